@@ -1,0 +1,202 @@
+// Command bench is urlhash's reproducible end-to-end benchmark. It builds the
+// urlhash binary and the baseline programs in bench/peer, derives a URL
+// corpus from hashkey/testdata with a fixed seed, runs every scenario on both
+// in the same run, and prints each figure as a ratio against its baseline.
+//
+//	go run ./bench                  # 1M URLs, best of 3 runs per scenario
+//	go run ./bench -n 200000 -runs 1 -only hash,canon-webrisk
+//
+// Whole-process wall time is measured, so start-up, I/O and both cores count.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urlhash/urlhash/internal/corpus"
+)
+
+type scenario struct {
+	name     string
+	input    string                 // file name under the work dir fed on stdin
+	prepare  func(w *work) error    // run before each timed run, untimed
+	ours     func(w *work) []string // command line of urlhash
+	baseline func(w *work) []string // command line of the baseline
+	check    func(ours, base []byte) error
+}
+
+type work struct {
+	dir     string
+	n       int
+	urlhash string
+	whatwg  string
+	badger  string
+	oursDB  string
+	plainDB string
+}
+
+func main() {
+	n := flag.Int("n", 1_000_000, "number of corpus-derived URLs")
+	runs := flag.Int("runs", 3, "timed runs per program and scenario; the best is kept")
+	only := flag.String("only", "", "comma-separated scenario names to run (default all)")
+	keep := flag.Bool("keep", false, "keep the work directory")
+	flag.Parse()
+	if err := run(*n, *runs, *only, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: error:", err)
+		os.Exit(2)
+	}
+}
+
+func run(n, runs int, only string, keep bool) error {
+	dir, err := os.MkdirTemp("", "urlhash-bench-")
+	if err != nil {
+		return err
+	}
+	if keep {
+		fmt.Fprintln(os.Stderr, "bench: work dir", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	w := &work{dir: dir, n: n,
+		urlhash: filepath.Join(dir, "urlhash"), whatwg: filepath.Join(dir, "whatwg"), badger: filepath.Join(dir, "badger"),
+		oursDB: filepath.Join(dir, "db-urlhash"), plainDB: filepath.Join(dir, "db-plain")}
+	for bin, pkg := range map[string]string{w.urlhash: "./cmd/urlhash", w.whatwg: "./bench/peer/whatwg", w.badger: "./bench/peer/badger"} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	base, err := corpus.ReadLines("hashkey/testdata/debian-package-urls.txt")
+	if err != nil {
+		return fmt.Errorf("%v (run from the module root)", err)
+	}
+	urls := corpus.Derive(base, n, corpus.Seed)
+	if err := writeLines(filepath.Join(dir, "urls.txt"), urls); err != nil {
+		return err
+	}
+	absent := make([]string, len(urls))
+	for i, u := range urls {
+		absent[i] = strings.TrimRight(u, "/") + fmt.Sprintf("/absent-%d", i)
+	}
+	if err := writeLines(filepath.Join(dir, "absent.txt"), absent); err != nil {
+		return err
+	}
+	fmt.Printf("urlhash end-to-end benchmark: %d corpus-derived URLs (seed %d), best of %d, %d cores\n\n",
+		n, corpus.Seed, runs, numCPU())
+
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\turlhash s\tbaseline s\tspeed-up\turlhash URLs/s\turlhash RSS MiB\tbaseline RSS MiB\t")
+	for _, sc := range scenarios() {
+		if only != "" && !slices.Contains(strings.Split(only, ","), sc.name) {
+			continue
+		}
+		ours, oursOut, err := measure(w, sc, sc.ours, runs)
+		if err != nil {
+			return fmt.Errorf("%s: urlhash: %w", sc.name, err)
+		}
+		basel, baseOut, err := measure(w, sc, sc.baseline, runs)
+		if err != nil {
+			return fmt.Errorf("%s: baseline: %w", sc.name, err)
+		}
+		if sc.check != nil {
+			if err := sc.check(oursOut, baseOut); err != nil {
+				return fmt.Errorf("%s: outputs disagree: %w", sc.name, err)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.1fx\t%.0f\t%.0f\t%.0f\t\n", sc.name,
+			ours.wall.Seconds(), basel.wall.Seconds(), basel.wall.Seconds()/ours.wall.Seconds(),
+			float64(n)/ours.wall.Seconds(), float64(ours.rss)/(1<<20), float64(basel.rss)/(1<<20))
+		tw.Flush()
+	}
+	return nil
+}
+
+type result struct {
+	wall time.Duration
+	rss  int64 // peak resident set, bytes
+}
+
+func measure(w *work, sc scenario, argv func(*work) []string, runs int) (result, []byte, error) {
+	best := result{wall: time.Duration(1<<63 - 1)}
+	var out []byte
+	for range runs {
+		if sc.prepare != nil {
+			if err := sc.prepare(w); err != nil {
+				return best, nil, err
+			}
+		}
+		in, err := os.Open(filepath.Join(w.dir, sc.input))
+		if err != nil {
+			return best, nil, err
+		}
+		args := argv(w)
+		cmd := exec.Command(args[0], args[1:]...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = in, &stdout, &stderr
+		start := time.Now()
+		err = cmd.Run()
+		wall := time.Since(start)
+		in.Close()
+		if err != nil && !isExit1(err) {
+			return best, nil, fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, lastLines(stderr.String(), 5))
+		}
+		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+		if wall < best.wall {
+			best = result{wall: wall, rss: rss}
+		}
+		out = stdout.Bytes()
+	}
+	return best, out, nil
+}
+
+// isExit1 accepts exit status 1: "not found" for membership commands.
+func isExit1(err error) bool {
+	ee, ok := err.(*exec.ExitError)
+	return ok && ee.ExitCode() == 1
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func writeLines(path string, lines []string) error {
+	var b bytes.Buffer
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+func numCPU() int {
+	out, err := exec.Command("nproc").Output()
+	if err != nil {
+		return 0
+	}
+	var n int
+	fmt.Sscan(string(out), &n)
+	return n
+}
+
+// sameLines checks that two outputs have the same lines, whatever the
+// number of inputs each one rejected: both must agree on what they print.
+func sameLines(a, b []byte) error {
+	if bytes.Equal(a, b) {
+		return nil
+	}
+	la, lb := bytes.Count(a, []byte{'\n'}), bytes.Count(b, []byte{'\n'})
+	return fmt.Errorf("%d lines vs %d lines", la, lb)
+}
+

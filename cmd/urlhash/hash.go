@@ -1,0 +1,247 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/pflag"
+	"github.com/urlhash/urlhash/hashkey"
+)
+
+// identityFlags are the flags that choose how a URL becomes a hash.
+type identityFlags struct {
+	profile      string
+	digest       string
+	dropFragment bool
+}
+
+func (o *identityFlags) addFlags(fs *pflag.FlagSet, profiles string) {
+	fs.StringVar(&o.profile, "profile", "urlhash", "canonicalisation profile: "+profiles)
+	fs.StringVar(&o.digest, "digest", "sha256", "digest for the urlhash profile: sha256 or url-hash-0.1.0")
+	fs.BoolVar(&o.dropFragment, "drop-fragment", false, "remove the fragment before hashing (urlhash profile)")
+}
+
+// canonicaliser turns one input into the string that is hashed.
+type canonicaliser struct {
+	name   string
+	append func(dst []byte, raw string) ([]byte, error)
+	sum    func(canonical []byte) hashkey.Hash
+}
+
+func (o *identityFlags) canonicaliser() (*canonicaliser, error) {
+	d, err := hashkey.ParseDigest(o.digest)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	switch o.profile {
+	case "urlhash":
+		opts := []hashkey.Option{hashkey.WithDigest(d)}
+		if o.dropFragment {
+			opts = append(opts, hashkey.DropFragment())
+		}
+		p := hashkey.New(opts...)
+		return &canonicaliser{name: p.Name(), append: p.AppendCanonical, sum: d.Sum}, nil
+	}
+	if c, ok, err := o.otherProfile(); ok || err != nil {
+		return c, err
+	}
+	return nil, usagef("unknown profile %q", o.profile)
+}
+
+// hashOutput is the --json object of hash and canon.
+type hashOutput struct {
+	Input     string   `json:"input"`
+	Canonical string   `json:"canonical,omitempty"`
+	Hash      string   `json:"hash,omitempty"`
+	Short     string   `json:"short,omitempty"`
+	VeryShort string   `json:"very_short,omitempty"`
+	Words     []string `json:"words,omitempty"`
+	Profile   string   `json:"profile,omitempty"`
+	Error     string   `json:"error,omitempty"`
+}
+
+func newHashOutput(input string, canonical []byte, h hashkey.Hash, profile string) hashOutput {
+	w := h.Words()
+	return hashOutput{
+		Input:     input,
+		Canonical: string(canonical),
+		Hash:      h.String(),
+		Short:     h.Short().String(),
+		VeryShort: h.VeryShort().String(),
+		Words: []string{
+			strconv.FormatUint(w[0], 10), strconv.FormatUint(w[1], 10),
+			strconv.FormatUint(w[2], 10), strconv.FormatUint(w[3], 10),
+		},
+		Profile: profile,
+	}
+}
+
+func writeJSON(c *chunk, v any) {
+	enc := json.NewEncoder(&c.out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // only plain structs of strings are encoded here
+	}
+}
+
+// reportFailure records a failed input in the chunk: a diagnostic on stderr
+// and, in JSON mode, an error object on stdout so that lines stay aligned.
+func reportFailure(c *chunk, r record, err error, asJSON bool) {
+	c.failed++
+	if r.line > 0 {
+		fmt.Fprintf(&c.errs, "urlhash: error: %s: %v\n", r.where(), err)
+	} else {
+		fmt.Fprintf(&c.errs, "urlhash: error: %v\n", err)
+	}
+	if asJSON {
+		writeJSON(c, hashOutput{Input: r.text, Error: err.Error()})
+	}
+}
+
+func hashCommand() *command {
+	return &command{
+		name:    "hash",
+		summary: "print the identity (SHA-256) of each URL",
+		usage: `Usage: urlhash hash [flags] [URL...]
+
+Prints the identity of each URL: the SHA-256 of its canonical form, as 64
+lowercase hex digits (or, with --format decimal, the url-hash crate's four
+little-endian words joined by '-'). URLs come from the arguments or, when
+there are none, from standard input one per line. Output is one line per
+input, in input order; a URL that fails is reported on stderr and the
+command exits 2 after processing every input.
+
+Flags:
+      --profile NAME     urlhash (default: the URL Standard serialisation),
+                         webrisk or safebrowsing-v5 (the Safe Browsing
+                         canonical URL)
+      --digest NAME      sha256 (default) or url-hash-0.1.0 (the first 32
+                         bytes of SHA-384, as the published url-hash 0.1.0
+                         crate computes)
+      --drop-fragment    remove the #fragment before hashing
+      --format FORMAT    hex (default) or decimal
+      --json             one JSON object per input: input, canonical, hash,
+                         short, very_short, words
+  -0, --null             inputs on stdin are NUL-separated, byte for byte
+
+Example:
+  $ urlhash hash 'HTTPS://Example.COM:443/a/../b'
+  e5ab6ff3... (64 hex digits)
+  $ urlhash hash --format decimal https://example.com/
+  15978973112404087055-11952159289928715011-16949433277703541955-15558110937471207048
+`,
+		run: runHash,
+	}
+}
+
+func runHash(e *env, args []string) error {
+	fs := newFlags("hash")
+	var id identityFlags
+	id.addFlags(fs, "urlhash, webrisk or safebrowsing-v5")
+	format := fs.String("format", "hex", "hex or decimal")
+	asJSON := fs.Bool("json", false, "JSON output")
+	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *format != "hex" && *format != "decimal" {
+		return usagef("unknown --format %q (want hex or decimal)", *format)
+	}
+	cz, err := id.canonicaliser()
+	if err != nil {
+		return err
+	}
+	decimal := *format == "decimal"
+	failed, err := processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
+		var buf [512]byte
+		canon, err := cz.append(buf[:0], r.text)
+		if err != nil {
+			reportFailure(c, r, err, *asJSON)
+			return
+		}
+		h := cz.sum(canon)
+		switch {
+		case *asJSON:
+			writeJSON(c, newHashOutput(r.text, canon, h, cz.name))
+		case decimal:
+			c.out.Write(h.AppendDecimal(buf[:0]))
+			c.out.WriteByte('\n')
+		default:
+			c.out.Write(hex.AppendEncode(buf[:0], h[:]))
+			c.out.WriteByte('\n')
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if failed > 0 {
+		return errReported
+	}
+	return nil
+}
+
+func canonCommand() *command {
+	return &command{
+		name:    "canon",
+		summary: "print the canonical form of each URL",
+		usage: `Usage: urlhash canon [flags] [URL...]
+
+Prints the canonical form of each URL under a profile: the string whose
+digest is the URL's identity. URLs come from the arguments or, when there
+are none, from standard input one per line; output is one line per input,
+in input order; failures are reported on stderr and exit 2.
+
+Flags:
+      --profile NAME     urlhash (default; the URL Standard serialisation),
+                         webrisk, safebrowsing-v5 (Safe Browsing canonical
+                         URL), hashed-n or hashed-p (draft-feather Appendix A)
+      --drop-fragment    remove the #fragment (urlhash profile)
+      --json             one JSON object per input: input, canonical, hash,
+                         short, very_short, words
+  -0, --null             inputs on stdin are NUL-separated, byte for byte
+
+Example:
+  $ urlhash canon 'hTTpS://exâmple.com/foo/../bar baz'
+  https://xn--exmple-xta.com/bar%20baz
+`,
+		run: runCanon,
+	}
+}
+
+func runCanon(e *env, args []string) error {
+	fs := newFlags("canon")
+	var id identityFlags
+	id.addFlags(fs, "urlhash, webrisk, safebrowsing-v5, hashed-n or hashed-p")
+	asJSON := fs.Bool("json", false, "JSON output")
+	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cz, err := id.canonicaliser()
+	if err != nil {
+		return err
+	}
+	failed, err := processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
+		var buf [512]byte
+		canon, err := cz.append(buf[:0], r.text)
+		if err != nil {
+			reportFailure(c, r, err, *asJSON)
+			return
+		}
+		if *asJSON {
+			writeJSON(c, newHashOutput(r.text, canon, cz.sum(canon), cz.name))
+			return
+		}
+		c.out.Write(canon)
+		c.out.WriteByte('\n')
+	})
+	if err != nil {
+		return err
+	}
+	if failed > 0 {
+		return errReported
+	}
+	return nil
+}

@@ -1,0 +1,10 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+)
+
+type testBuffer = bytes.Buffer
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

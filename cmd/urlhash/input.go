@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+)
+
+// maxRecord bounds one input record so that a file with no newlines cannot
+// exhaust memory.
+const maxRecord = 16 << 20
+
+// record is one input with where it came from, for error messages.
+type record struct {
+	text string
+	line int // 1-based line (or record) number on stdin; 0 for an argument
+}
+
+// where names a record's origin in diagnostics.
+func (r record) where() string {
+	if r.line == 0 {
+		return "argument"
+	}
+	return fmt.Sprintf("stdin:%d", r.line)
+}
+
+// readRecords calls fn with batches of records taken from args or, when
+// args is empty, from r: one per line with a trailing CR dropped, or
+// NUL-separated byte for byte when nul is set. A final separator does not
+// start an empty record. fn must not keep the batch after it returns.
+func readRecords(args []string, r io.Reader, nul bool, batchSize int, fn func([]record) error) error {
+	if len(args) > 0 {
+		batch := make([]record, len(args))
+		for i, a := range args {
+			batch[i] = record{text: a}
+		}
+		return fn(batch)
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxRecord)
+	sep := byte('\n')
+	if nul {
+		sep = 0
+	}
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		if i := bytes.IndexByte(data, sep); i >= 0 {
+			return i + 1, data[:i], nil
+		}
+		if atEOF && len(data) > 0 {
+			return len(data), data, nil
+		}
+		return 0, nil, nil
+	})
+	batch := make([]record, 0, batchSize)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if !nul && len(b) > 0 && b[len(b)-1] == '\r' {
+			b = b[:len(b)-1]
+		}
+		batch = append(batch, record{text: string(b), line: line})
+		if len(batch) == batchSize {
+			if err := fn(batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("stdin:%d: record longer than %d bytes", line+1, maxRecord)
+		}
+		return fmt.Errorf("reading stdin: %w", err)
+	}
+	if len(batch) > 0 {
+		return fn(batch)
+	}
+	return nil
+}
+
+// chunk is a batch's results: what goes to stdout and stderr, in order.
+type chunk struct {
+	out, errs bytes.Buffer
+	failed    int
+}
+
+// processOrdered runs work over every record on all cores and writes the
+// results in input order. work appends a record's output to c.out, or its
+// diagnostic to c.errs and counts c.failed. It returns the number of failed
+// records.
+func processOrdered(e *env, args []string, nul bool, work func(r record, c *chunk)) (int, error) {
+	const batchSize = 2048
+	workers := runtime.GOMAXPROCS(0)
+	if len(args) > 0 || workers < 2 {
+		var c chunk
+		err := readRecords(args, e.stdin, nul, batchSize, func(batch []record) error {
+			for _, r := range batch {
+				work(r, &c)
+			}
+			return flush(e, &c)
+		})
+		return c.failed, err
+	}
+
+	type job struct {
+		records []record
+		done    chan *chunk
+	}
+	jobs := make(chan job, workers)
+	order := make(chan chan *chunk, 2*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for j := range jobs {
+				c := new(chunk)
+				for _, r := range j.records {
+					work(r, c)
+				}
+				j.done <- c
+			}
+		})
+	}
+	var failed int
+	var writeErr error
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		for done := range order {
+			c := <-done
+			failed += c.failed
+			if writeErr == nil {
+				writeErr = flush(e, c)
+			}
+		}
+	}()
+	readErr := readRecords(nil, e.stdin, nul, batchSize, func(batch []record) error {
+		if writeErr != nil {
+			return writeErr
+		}
+		if err := e.ctx.Err(); err != nil {
+			return err
+		}
+		j := job{records: append([]record(nil), batch...), done: make(chan *chunk, 1)}
+		order <- j.done
+		jobs <- j
+		return nil
+	})
+	close(jobs)
+	close(order)
+	wg.Wait()
+	<-writerDone
+	if readErr != nil {
+		return failed, readErr
+	}
+	return failed, writeErr
+}
+
+func flush(e *env, c *chunk) error {
+	if c.errs.Len() > 0 {
+		e.stderr.Write(c.errs.Bytes())
+		c.errs.Reset()
+	}
+	_, err := e.stdout.Write(c.out.Bytes())
+	c.out.Reset()
+	return err
+}
