@@ -199,4 +199,3 @@ func sameLines(a, b []byte) error {
 	la, lb := bytes.Count(a, []byte{'\n'}), bytes.Count(b, []byte{'\n'})
 	return fmt.Errorf("%d lines vs %d lines", la, lb)
 }
-
