@@ -1,0 +1,196 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// addSeeds adds the named testdata files to f's corpus, with extra args.
+func addSeeds(f *testing.F, files []string, extra ...any) {
+	for _, name := range files {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(append([]any{b}, extra...)...)
+	}
+}
+
+// FuzzNTriples checks that the N-Triples reader never panics, that every
+// yielded IRI is valid UTF-8 with no character the grammar forbids, that
+// each line reads the same alone as in the file (all-or-nothing per line)
+// and that a yielded IRI written back as <iri> reads back unchanged.
+func FuzzNTriples(f *testing.F) {
+	addSeeds(f, []string{"sample.nt", "sample.nq"})
+	f.Add([]byte(`<http://a/\u00e9> <http://p> "x\"y"@en-US .`))
+	f.Add([]byte("_:a.b <http://p> \"1\"^^<http://dt> <http://g> . # c\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		type rec struct {
+			text string
+			err  bool
+		}
+		var all []rec
+		var byLine = map[int][]rec{}
+		for r, err := range Read(bytes.NewReader(data), "", NTriples, nil) {
+			if err != nil {
+				var le *LineError
+				if !errors.As(err, &le) {
+					t.Fatalf("fatal error from a bytes.Reader: %v", err)
+				}
+			}
+			if r.Line < 1 {
+				t.Fatalf("record %+v has line < 1", r)
+			}
+			if err == nil {
+				if !utf8.ValidString(r.Text) {
+					t.Fatalf("IRI %q is not valid UTF-8", r.Text)
+				}
+				for i := 0; i < len(r.Text); i++ {
+					if forbiddenInIRI(r.Text[i]) {
+						t.Fatalf("IRI %q holds forbidden byte %q", r.Text, r.Text[i])
+					}
+				}
+			}
+			all = append(all, rec{r.Text, err != nil})
+			byLine[r.Line] = append(byLine[r.Line], rec{r.Text, err != nil})
+		}
+		// Each line alone gives the same records.
+		var again []rec
+		for i, line := range bytes.Split(data, []byte("\n")) {
+			var got []rec
+			for r, err := range Read(bytes.NewReader(line), "", NTriples, nil) {
+				got = append(got, rec{r.Text, err != nil})
+			}
+			if len(got) != len(byLine[i+1]) {
+				t.Fatalf("line %d alone gives %v, in the file %v", i+1, got, byLine[i+1])
+			}
+			again = append(again, got...)
+		}
+		if len(again) != len(all) {
+			t.Fatalf("lines alone give %d records, the file %d", len(again), len(all))
+		}
+		for i := range all {
+			if all[i] != again[i] {
+				t.Fatalf("record %d: lines alone give %v, the file %v", i, again[i], all[i])
+			}
+		}
+		// Round trip.
+		for _, r := range all {
+			if r.err {
+				continue
+			}
+			line := "<" + r.text + "> <" + r.text + "> <" + r.text + "> .\n"
+			n := 0
+			for got, err := range Read(strings.NewReader(line), "", NTriples, nil) {
+				if err != nil || got.Text != r.text {
+					t.Fatalf("round trip of %q: got %q, %v", r.text, got.Text, err)
+				}
+				n++
+			}
+			if n != 3 {
+				t.Fatalf("round trip of %q: %d records, want 3", r.text, n)
+			}
+		}
+	})
+}
+
+// FuzzSitemap checks that the sitemap reader never panics, yields trimmed,
+// non-empty records with lines >= 1, and ends after a syntax error.
+func FuzzSitemap(f *testing.F) {
+	addSeeds(f, []string{"urlset.xml", "sitemapindex.xml", "nons.xml", "malformed.xml", "rss.xml"})
+	f.Add([]byte(`<sitemapindex><sitemap><loc> a&amp;b </loc></sitemap></sitemapindex>`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ended := false
+		for r, err := range Read(bytes.NewReader(data), "", Sitemap, &Options{MaxLineBytes: 64}) {
+			if ended {
+				t.Fatalf("record %+v after a syntax error", r)
+			}
+			if r.Line < 1 {
+				t.Fatalf("record %+v has line < 1", r)
+			}
+			if err != nil {
+				var le *LineError
+				if !errors.As(err, &le) {
+					t.Fatalf("fatal error from a bytes.Reader: %v", err)
+				}
+				ended = errors.Is(err, ErrSyntax) || errors.Is(err, ErrNotSitemap)
+				continue
+			}
+			if r.Text == "" || len(r.Text) > 64 || string(trimSpace([]byte(r.Text))) != r.Text {
+				t.Fatalf("record %q is empty, too long or not trimmed", r.Text)
+			}
+		}
+	})
+}
+
+// FuzzLines checks that the lines reader never panics and agrees with a
+// slow, obvious model built on bytes.Split.
+func FuzzLines(f *testing.F) {
+	addSeeds(f, []string{"lines.txt", "hashes.txt"}, false, uint8(200))
+	f.Add([]byte("a\x00b\r\n\x00\x00c"), true, uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, nul bool, max uint8) {
+		o := &Options{NUL: nul, MaxLineBytes: 1 + int(max)}
+		sep := []byte("\n")
+		if nul {
+			sep = []byte{0}
+		}
+		var want []string
+		raw := bytes.Split(data, sep)
+		if len(raw[len(raw)-1]) == 0 {
+			raw = raw[:len(raw)-1] // nothing after the last separator
+		}
+		for i, l := range raw {
+			switch {
+			case len(l) > o.MaxLineBytes:
+				want = append(want, fmt.Sprintf("%d error", i+1))
+				continue
+			case !nul:
+				l = bytes.TrimSuffix(l, []byte("\r"))
+			}
+			if len(trimSpace(l)) > 0 {
+				want = append(want, fmt.Sprintf("%d %q", i+1, l))
+			}
+		}
+		var got []string
+		for r, err := range Read(bytes.NewReader(data), "", Lines, o) {
+			switch {
+			case err == nil:
+				got = append(got, fmt.Sprintf("%d %q", r.Line, r.Text))
+			case errors.Is(err, ErrLineTooLong):
+				got = append(got, fmt.Sprintf("%d error", r.Line))
+			default:
+				t.Fatalf("unexpected error %v", err)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("Read gives %q, the model %q", got, want)
+		}
+	})
+}
+
+// FuzzHashes checks that the hashes reader never panics and yields only
+// lowercase hex of an even length from 8 to 64.
+func FuzzHashes(f *testing.F) {
+	addSeeds(f, []string{"hashes.txt"}, false)
+	f.Add([]byte("DEADBEEF\x00 #x\x00"), true)
+	f.Fuzz(func(t *testing.T, data []byte, nul bool) {
+		for r, err := range Read(bytes.NewReader(data), "", Hashes, &Options{NUL: nul}) {
+			if err != nil {
+				if !errors.Is(err, ErrInvalidHash) && !errors.Is(err, ErrLineTooLong) {
+					t.Fatalf("unexpected error %v", err)
+				}
+				continue
+			}
+			n := len(r.Text)
+			if n < 8 || n > 64 || n%2 != 0 || strings.Trim(r.Text, "0123456789abcdef") != "" {
+				t.Fatalf("bad hash record %q", r.Text)
+			}
+		}
+	})
+}

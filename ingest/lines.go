@@ -1,0 +1,181 @@
+package ingest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// lineReader splits its input on a delimiter, keeping memory bounded by max
+// however long a line is.
+type lineReader struct {
+	br    *bufio.Reader
+	delim byte
+	max   int
+	buf   []byte
+	line  int // 1-based number of the line last returned
+}
+
+func newLineReader(r io.Reader, delim byte, max int) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), delim: delim, max: max}
+}
+
+// next returns the next line without its delimiter, valid until the next
+// call. tooLong reports a line longer than max, whose bytes are dropped. err
+// is io.EOF at the end of the input, or the reader's error.
+func (lr *lineReader) next() (line []byte, tooLong bool, err error) {
+	lr.buf = lr.buf[:0]
+	n := 0 // bytes of the line read so far, delimiter included
+	for {
+		frag, err := lr.br.ReadSlice(lr.delim)
+		n += len(frag)
+		if len(lr.buf) <= lr.max {
+			lr.buf = append(lr.buf, frag...)
+		}
+		switch {
+		case err == nil:
+			lr.line++
+			n--
+			return lr.buf[:min(n, len(lr.buf))], n > lr.max, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			if n == 0 {
+				return nil, false, io.EOF
+			}
+			lr.line++
+			return lr.buf, n > lr.max, nil
+		default:
+			return nil, false, err
+		}
+	}
+}
+
+// readLines yields every line that is not blank, as is but for a trailing
+// carriage return (dropped unless NUL-separated).
+func readLines(r io.Reader, name string, o *Options, yield func(Record, error) bool) {
+	delim := byte('\n')
+	if o.NUL {
+		delim = 0
+	}
+	lr := newLineReader(r, delim, o.MaxLineBytes)
+	for {
+		line, tooLong, err := lr.next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				yield(Record{}, ioError(name, err))
+			}
+			return
+		}
+		if tooLong {
+			e := &LineError{File: name, Line: lr.line, Err: fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, o.MaxLineBytes)}
+			if !yield(Record{Line: lr.line}, e) {
+				return
+			}
+			continue
+		}
+		if !o.NUL && len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		if len(trimSpace(line)) == 0 {
+			continue
+		}
+		if !yield(Record{Text: string(line), Line: lr.line}, nil) {
+			return
+		}
+	}
+}
+
+// readHashes yields every hash line, trimmed and lowercased, skipping blank
+// lines and lines starting with '#'.
+func readHashes(r io.Reader, name string, o *Options, yield func(Record, error) bool) {
+	delim := byte('\n')
+	if o.NUL {
+		delim = 0
+	}
+	lr := newLineReader(r, delim, o.MaxLineBytes)
+	for {
+		line, tooLong, err := lr.next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				yield(Record{}, ioError(name, err))
+			}
+			return
+		}
+		if tooLong {
+			e := &LineError{File: name, Line: lr.line, Err: fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, o.MaxLineBytes)}
+			if !yield(Record{Line: lr.line}, e) {
+				return
+			}
+			continue
+		}
+		line = trimSpace(line)
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		text, err := parseHex(line)
+		if err != nil {
+			if !yield(Record{Line: lr.line}, &LineError{File: name, Line: lr.line, Err: err}) {
+				return
+			}
+			continue
+		}
+		if !yield(Record{Text: text, Line: lr.line}, nil) {
+			return
+		}
+	}
+}
+
+// Hash text lengths, in hex digits: a full SHA-256 hash, and the shortest
+// prefix entry (4 bytes).
+const (
+	fullHexLen   = 64
+	minPrefixHex = 8
+)
+
+// parseHex returns b as lowercase hex, or an error naming it when it is not an
+// even number of minPrefixHex..fullHexLen hex digits.
+func parseHex(b []byte) (string, error) {
+	for i, c := range b {
+		if !isHex(c) {
+			return "", fmt.Errorf("%w %s: non-hex character %q at column %d", ErrInvalidHash, quote(string(b)), c, i+1)
+		}
+	}
+	switch {
+	case len(b)%2 != 0:
+		return "", fmt.Errorf("%w %s: odd number of hex digits (%d)", ErrInvalidHash, quote(string(b)), len(b))
+	case len(b) < minPrefixHex || len(b) > fullHexLen:
+		return "", fmt.Errorf("%w %s: %d hex digits, want %d to %d", ErrInvalidHash, quote(string(b)), len(b), minPrefixHex, fullHexLen)
+	}
+	var out strings.Builder
+	out.Grow(len(b))
+	for _, c := range b {
+		if 'A' <= c && c <= 'F' {
+			c += 'a' - 'A'
+		}
+		out.WriteByte(c)
+	}
+	return out.String(), nil
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// isSpace reports whether c is ASCII white space.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// trimSpace returns b without leading and trailing ASCII white space.
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}

@@ -1,0 +1,404 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// readNTriples yields the IRIs of every N-Triples or N-Quads statement, line
+// by line. A malformed line yields one *LineError and none of its IRIs.
+func readNTriples(r io.Reader, name string, o *Options, yield func(Record, error) bool) {
+	lr := newLineReader(r, '\n', o.MaxLineBytes)
+	var p ntParser
+	for {
+		line, tooLong, err := lr.next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				yield(Record{}, ioError(name, err))
+			}
+			return
+		}
+		if tooLong {
+			err = fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, o.MaxLineBytes)
+		} else {
+			err = p.parseLine(line)
+		}
+		if err != nil {
+			if !yield(Record{Line: lr.line}, &LineError{File: name, Line: lr.line, Err: err}) {
+				return
+			}
+			continue
+		}
+		for _, iri := range p.iris {
+			if !yield(Record{Text: iri, Line: lr.line}, nil) {
+				return
+			}
+		}
+	}
+}
+
+// ntParser parses one line of N-Triples 1.1 or N-Quads 1.1
+// (https://www.w3.org/TR/n-triples/#n-triples-grammar,
+// https://www.w3.org/TR/n-quads/#sec-grammar). It keeps its buffers from line
+// to line.
+type ntParser struct {
+	s    []byte   // the statement being parsed
+	i    int      // the position in s
+	col  int      // column of s[0] in the line, 0-based
+	iris []string // the IRIs of the line, in order
+	buf  []byte   // the IRI being decoded
+}
+
+// term kinds
+const (
+	termIRI = iota
+	termBlank
+	termLiteral
+)
+
+// parseLine parses a line, which the grammar's EOL ([#xD#xA]+) may split
+// further at carriage returns, and leaves its IRIs in p.iris.
+func (p *ntParser) parseLine(line []byte) error {
+	p.iris = p.iris[:0]
+	col := 0
+	for {
+		seg := line
+		cr := bytes.IndexByte(line, '\r')
+		if cr >= 0 {
+			seg = line[:cr]
+		}
+		p.s, p.i, p.col = seg, 0, col
+		if err := p.statement(); err != nil {
+			p.iris = p.iris[:0]
+			return err
+		}
+		if cr < 0 {
+			return nil
+		}
+		line = line[cr+1:]
+		col += cr + 1
+	}
+}
+
+// errorf returns an ErrSyntax error at the current column.
+func (p *ntParser) errorf(format string, args ...any) error {
+	return fmt.Errorf("%w at column %d: %s", ErrSyntax, p.col+p.i+1, fmt.Sprintf(format, args...))
+}
+
+func (p *ntParser) eof() bool { return p.i >= len(p.s) }
+
+// skipWS skips spaces and tabs (the grammar's WS).
+func (p *ntParser) skipWS() {
+	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
+		p.i++
+	}
+}
+
+// statement parses subject predicate object graphLabel? '.' followed by
+// white space and an optional comment, or a line of only those.
+func (p *ntParser) statement() error {
+	p.skipWS()
+	if p.eof() || p.s[p.i] == '#' {
+		return nil
+	}
+	n := 0
+	for {
+		p.skipWS()
+		if p.eof() {
+			return p.errorf("missing final '.'")
+		}
+		start := p.i
+		var kind int
+		switch c := p.s[p.i]; c {
+		case '.':
+			if n < 3 {
+				return p.errorf("want 3 or 4 terms before '.', got %d", n)
+			}
+			p.i++
+			p.skipWS()
+			if !p.eof() && p.s[p.i] != '#' {
+				return p.errorf("unexpected %s after final '.'", quoteRune(p.s[p.i:]))
+			}
+			return nil
+		case '#':
+			return p.errorf("missing final '.' before comment")
+		case '<':
+			if err := p.iriRef(); err != nil {
+				return err
+			}
+			kind = termIRI
+		case '_':
+			if err := p.blankNode(); err != nil {
+				return err
+			}
+			kind = termBlank
+		case '"':
+			if err := p.literal(); err != nil {
+				return err
+			}
+			kind = termLiteral
+		default:
+			return p.errorf("unexpected %s", quoteRune(p.s[p.i:]))
+		}
+		if n == 4 {
+			p.i = start
+			return p.errorf("too many terms (want 3 or 4)")
+		}
+		var ok bool
+		switch n {
+		case 0, 3: // subject, graph label
+			ok = kind != termLiteral
+		case 1: // predicate
+			ok = kind == termIRI
+		case 2: // object
+			ok = true
+		}
+		if !ok {
+			p.i = start
+			what := [...]string{"subject", "predicate", "object", "graph label"}[n]
+			return p.errorf("%s cannot be a %s", what, [...]string{"IRI", "blank node", "literal"}[kind])
+		}
+		n++
+	}
+}
+
+// quoteRune quotes the rune starting s, for an error message.
+func quoteRune(s []byte) string {
+	r, size := utf8.DecodeRune(s)
+	if r == utf8.RuneError && size <= 1 {
+		return fmt.Sprintf("byte %#02x", s[0])
+	}
+	return fmt.Sprintf("%q", r)
+}
+
+// iriRef parses IRIREF at p.i (on '<'), decodes its UCHAR escapes and appends
+// it to p.iris.
+func (p *ntParser) iriRef() error {
+	p.i++ // '<'
+	p.buf = p.buf[:0]
+	for {
+		if p.eof() {
+			return p.errorf("unterminated IRI")
+		}
+		c := p.s[p.i]
+		switch {
+		case c == '>':
+			p.i++
+			p.iris = append(p.iris, string(p.buf))
+			return nil
+		case c == '\\':
+			r, err := p.uchar()
+			if err != nil {
+				return err
+			}
+			if r < utf8.RuneSelf && forbiddenInIRI(byte(r)) {
+				return fmt.Errorf("%w at column %d: escape of forbidden character %q", ErrInvalidIRI, p.col+p.i+1, r)
+			}
+			p.buf = utf8.AppendRune(p.buf, r)
+		case c < utf8.RuneSelf:
+			if forbiddenInIRI(c) {
+				return fmt.Errorf("%w at column %d: forbidden character %q", ErrInvalidIRI, p.col+p.i+1, c)
+			}
+			p.buf = append(p.buf, c)
+			p.i++
+		default:
+			r, size := utf8.DecodeRune(p.s[p.i:])
+			if r == utf8.RuneError && size == 1 {
+				return fmt.Errorf("%w at column %d: invalid UTF-8", ErrInvalidIRI, p.col+p.i+1)
+			}
+			p.buf = append(p.buf, p.s[p.i:p.i+size]...)
+			p.i += size
+		}
+	}
+}
+
+// forbiddenInIRI reports whether the ASCII byte c may not appear in an
+// IRIREF: [^#x00-#x20<>"{}|^`\].
+func forbiddenInIRI(c byte) bool {
+	switch c {
+	case '<', '>', '"', '{', '}', '|', '^', '`', '\\':
+		return true
+	}
+	return c <= 0x20
+}
+
+// uchar parses UCHAR at p.i (on '\'): \uXXXX or \UXXXXXXXX, naming a Unicode
+// scalar value.
+func (p *ntParser) uchar() (rune, error) {
+	start := p.i
+	if p.i+1 >= len(p.s) {
+		return 0, p.errorf("incomplete escape")
+	}
+	var n int
+	switch p.s[p.i+1] {
+	case 'u':
+		n = 4
+	case 'U':
+		n = 8
+	default:
+		return 0, p.errorf("invalid escape %s", quote(string(p.s[p.i:p.i+2])))
+	}
+	if p.i+2+n > len(p.s) {
+		return 0, p.errorf("incomplete escape %s", quote(string(p.s[p.i:])))
+	}
+	var r rune
+	for _, c := range p.s[p.i+2 : p.i+2+n] {
+		var d byte
+		switch {
+		case '0' <= c && c <= '9':
+			d = c - '0'
+		case 'a' <= c && c <= 'f':
+			d = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, p.errorf("invalid escape %s", quote(string(p.s[p.i:p.i+2+n])))
+		}
+		r = r<<4 | rune(d)
+	}
+	p.i += 2 + n
+	if !utf8.ValidRune(r) {
+		p.i = start
+		return 0, p.errorf("escape %s is not a Unicode scalar value", quote(string(p.s[start:start+2+n])))
+	}
+	return r, nil
+}
+
+// literal skips STRING_LITERAL_QUOTE at p.i (on '"') and an optional LANGTAG
+// or '^^' IRIREF; the datatype IRI is appended to p.iris.
+func (p *ntParser) literal() error {
+	p.i++ // '"'
+	for {
+		if p.eof() {
+			return p.errorf("unterminated literal")
+		}
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return p.literalSuffix()
+		case c == '\\':
+			if p.i+1 < len(p.s) {
+				switch p.s[p.i+1] {
+				case 't', 'b', 'n', 'r', 'f', '"', '\'', '\\':
+					p.i += 2
+					continue
+				}
+			}
+			if _, err := p.uchar(); err != nil {
+				return err
+			}
+		case c < utf8.RuneSelf:
+			p.i++
+		default:
+			r, size := utf8.DecodeRune(p.s[p.i:])
+			if r == utf8.RuneError && size == 1 {
+				return p.errorf("invalid UTF-8 in literal")
+			}
+			p.i += size
+		}
+	}
+}
+
+// literalSuffix parses the optional LANGTAG or '^^' IRIREF after a literal's
+// closing quote. White space may come before either, as between any two
+// terminals.
+func (p *ntParser) literalSuffix() error {
+	save := p.i
+	p.skipWS()
+	switch {
+	case p.i < len(p.s) && p.s[p.i] == '@':
+		p.i++
+		// LANGTAG ::= '@' [a-zA-Z]+ ('-' [a-zA-Z0-9]+)*
+		if p.skipWhile(isAlpha) == 0 {
+			return p.errorf("invalid language tag")
+		}
+		for p.i < len(p.s) && p.s[p.i] == '-' {
+			p.i++
+			if p.skipWhile(isAlnum) == 0 {
+				return p.errorf("invalid language tag")
+			}
+		}
+		return nil
+	case p.i+1 < len(p.s) && p.s[p.i] == '^' && p.s[p.i+1] == '^':
+		p.i += 2
+		p.skipWS()
+		if p.eof() || p.s[p.i] != '<' {
+			return p.errorf("datatype is not an IRI")
+		}
+		return p.iriRef()
+	}
+	p.i = save
+	return nil
+}
+
+// skipWhile skips ASCII bytes for which ok holds and returns how many.
+func (p *ntParser) skipWhile(ok func(byte) bool) int {
+	start := p.i
+	for p.i < len(p.s) && ok(p.s[p.i]) {
+		p.i++
+	}
+	return p.i - start
+}
+
+func isAlpha(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isAlnum(c byte) bool { return isAlpha(c) || '0' <= c && c <= '9' }
+
+// blankNode skips BLANK_NODE_LABEL at p.i (on '_'):
+// '_:' (PN_CHARS_U | [0-9]) ((PN_CHARS | '.')* PN_CHARS)?
+func (p *ntParser) blankNode() error {
+	if p.i+1 >= len(p.s) || p.s[p.i+1] != ':' {
+		return p.errorf("blank node without '_:'")
+	}
+	p.i += 2
+	r, size := utf8.DecodeRune(p.s[p.i:])
+	if size == 0 || !(isPNCharsU(r) || '0' <= r && r <= '9') || r == utf8.RuneError && size == 1 {
+		return p.errorf("invalid blank node label")
+	}
+	p.i += size
+	lastDot := -1 // position of a run of trailing dots, or -1
+	for p.i < len(p.s) {
+		r, size := utf8.DecodeRune(p.s[p.i:])
+		if r == '.' {
+			if lastDot < 0 {
+				lastDot = p.i
+			}
+		} else if r != utf8.RuneError && isPNChars(r) {
+			lastDot = -1
+		} else {
+			break
+		}
+		p.i += size
+	}
+	if lastDot >= 0 {
+		p.i = lastDot // a label does not end with '.': the dots follow it
+	}
+	return nil
+}
+
+// isPNCharsBase reports whether r is in PN_CHARS_BASE.
+func isPNCharsBase(r rune) bool {
+	switch {
+	case 'A' <= r && r <= 'Z', 'a' <= r && r <= 'z':
+		return true
+	case 0xC0 <= r && r <= 0xD6, 0xD8 <= r && r <= 0xF6, 0xF8 <= r && r <= 0x2FF,
+		0x370 <= r && r <= 0x37D, 0x37F <= r && r <= 0x1FFF, 0x200C <= r && r <= 0x200D,
+		0x2070 <= r && r <= 0x218F, 0x2C00 <= r && r <= 0x2FEF, 0x3001 <= r && r <= 0xD7FF,
+		0xF900 <= r && r <= 0xFDCF, 0xFDF0 <= r && r <= 0xFFFD, 0x10000 <= r && r <= 0xEFFFF:
+		return true
+	}
+	return false
+}
+
+// isPNCharsU reports whether r is in PN_CHARS_U: PN_CHARS_BASE | '_' | ':'.
+func isPNCharsU(r rune) bool { return isPNCharsBase(r) || r == '_' || r == ':' }
+
+// isPNChars reports whether r is in PN_CHARS: PN_CHARS_U | '-' | [0-9] |
+// #xB7 | [#x300-#x36F] | [#x203F-#x2040].
+func isPNChars(r rune) bool {
+	return isPNCharsU(r) || r == '-' || '0' <= r && r <= '9' || r == 0xB7 ||
+		0x300 <= r && r <= 0x36F || 0x203F <= r && r <= 0x2040
+}

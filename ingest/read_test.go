@@ -1,0 +1,432 @@
+package ingest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+var update = flag.Bool("update", false, "rewrite the testdata/*.golden files")
+
+// dump runs Read over r and formats every record as "LINE\tTEXT" and every
+// error as "LINE\terror: MESSAGE" (or "-\tfatal: MESSAGE"), one a line.
+func dump(t testing.TB, r io.Reader, name string, f Format, opts *Options) string {
+	t.Helper()
+	var b strings.Builder
+	for rec, err := range Read(r, name, f, opts) {
+		var le *LineError
+		switch {
+		case err == nil:
+			fmt.Fprintf(&b, "%d\t%s\n", rec.Line, rec.Text)
+		case errors.As(err, &le):
+			if le.Line != rec.Line || rec.Text != "" {
+				t.Errorf("LineError line %d with record %+v", le.Line, rec)
+			}
+			fmt.Fprintf(&b, "%d\terror: %v\n", rec.Line, err)
+		default:
+			fmt.Fprintf(&b, "-\tfatal: %v\n", err)
+		}
+	}
+	return b.String()
+}
+
+// TestReadGolden reads every testdata input and compares what Read yields with
+// the matching .golden file (regenerate with -update, then review the diff).
+func TestReadGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name   string // test and golden file name
+		file   string
+		format Format
+		opts   *Options
+	}{
+		// N-Triples 1.1: IRIs in every position, literals, blank nodes, bad lines.
+		{"ntriples", "sample.nt", NTriples, nil},
+		// N-Quads 1.1: graph labels.
+		{"nquads", "sample.nq", NTriples, nil},
+		// Sitemaps: urlset with entities, CDATA, extensions; sitemapindex; no namespace.
+		{"urlset", "urlset.xml", Sitemap, nil},
+		{"sitemapindex", "sitemapindex.xml", Sitemap, nil},
+		{"nons", "nons.xml", Sitemap, nil},
+		// Not well-formed XML: records before the error, then one LineError and the end.
+		{"malformed", "malformed.xml", Sitemap, nil},
+		{"rss", "rss.xml", Sitemap, nil},
+		// Lines: CRLF, blank lines, no final newline.
+		{"lines", "lines.txt", Lines, nil},
+		// Hashes: full and prefix entries, bad lines.
+		{"hashes", "hashes.txt", Hashes, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := os.Open(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			got := dump(t, f, tc.file, tc.format, tc.opts)
+			golden := filepath.Join("testdata", tc.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("Read(%s) =\n%s\nwant\n%s", tc.file, got, want)
+			}
+		})
+	}
+}
+
+// TestReadInline covers small cases, each with its expected dump.
+func TestReadInline(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		in     string
+		format Format
+		opts   *Options
+		want   string
+	}{
+		// Lines
+		{"lines empty", "", Lines, nil, ""},
+		{"lines only blanks", "\n\r\n \t\n", Lines, nil, ""},
+		{"lines keep spaces", " a \r\n", Lines, nil, "1\t a \n"},
+		{"lines inner CR kept", "a\rb\r\n", Lines, nil, "1\ta\rb\n"},
+		{"lines hash kept", "#frag\n", Lines, nil, "1\t#frag\n"},
+		{"lines NUL", "a b\x00\r\n\x00c\r\n\x00\x00d", Lines, &Options{NUL: true}, "1\ta b\n3\tc\r\n\n5\td\n"},
+		{"lines NUL keeps newlines", "a\nb\x00", Lines, &Options{NUL: true}, "1\ta\nb\n"},
+		{"lines max", "12345\n123456\n1234\n", Lines, &Options{MaxLineBytes: 5}, "1\t12345\n2\terror: f:2: line too long (more than 5 bytes)\n3\t1234\n"},
+		{"lines max CRLF", "12345\r\n", Lines, &Options{MaxLineBytes: 5}, "1\terror: f:1: line too long (more than 5 bytes)\n"},
+		// Hashes
+		{"hashes NUL", "DEADBEEF\x00#x\x00 abcdef01 \x00", Hashes, &Options{NUL: true}, "1\tdeadbeef\n3\tabcdef01\n"},
+		{"hashes 62", strings.Repeat("ab", 31) + "\n", Hashes, nil, "1\t" + strings.Repeat("ab", 31) + "\n"},
+		{"hashes 66", strings.Repeat("ab", 33), Hashes, nil, "1\terror: f:1: invalid hash \"" + strings.Repeat("ab", 32) + "\"...: 66 hex digits, want 8 to 64\n"},
+		// N-Triples
+		{"nt comment only", "# c\n   \n", NTriples, nil, ""},
+		{"nt escaped gt", `<http://a/\u003E> <http://p> <http://o> .`, NTriples, nil, "1\terror: f:1: invalid IRI at column 17: escape of forbidden character '>'\n"},
+		{"nt surrogate", `<http://a/\uD800> <http://p> <http://o> .`, NTriples, nil, "1\terror: f:1: syntax error at column 11: escape \"\\\\uD800\" is not a Unicode scalar value\n"},
+		{"nt bad utf8", "<http://a/\xff> <http://p> <http://o> .", NTriples, nil, "1\terror: f:1: invalid IRI at column 11: invalid UTF-8\n"},
+		{"nt DEL allowed", "<http://a/\x7f> <http://p> <http://o> .", NTriples, nil, "1\thttp://a/\x7f\n1\thttp://p\n1\thttp://o\n"},
+		{"nt CR splits", "<http://a> <http://p> <http://o> .\r<http://b> <http://p> <http://o> .\r\n", NTriples, nil,
+			"1\thttp://a\n1\thttp://p\n1\thttp://o\n1\thttp://b\n1\thttp://p\n1\thttp://o\n"},
+		{"nt two statements", "<http://a> <http://p> <http://o> . <http://b> <http://p> <http://o> .", NTriples, nil,
+			"1\terror: f:1: syntax error at column 36: unexpected '<' after final '.'\n"},
+		{"nt bnode dots", "_:a.b.. <http://p> _:c..", NTriples, nil, "1\terror: f:1: syntax error at column 6: want 3 or 4 terms before '.', got 1\n"},
+		{"nt bnode colon", "_:a:b <http://p> _:1 .", NTriples, nil, "1\thttp://p\n"},
+		{"nt bnode bad", "_:-a <http://p> <http://o> .", NTriples, nil, "1\terror: f:1: syntax error at column 3: invalid blank node label\n"},
+		{"nt ws around ^^", `<http://s> <http://p> "1" ^^ <http://dt> .`, NTriples, nil, "1\thttp://s\n1\thttp://p\n1\thttp://dt\n"},
+		{"nt datatype not IRI", `<http://s> <http://p> "1"^^_:x .`, NTriples, nil, "1\terror: f:1: syntax error at column 28: datatype is not an IRI\n"},
+		{"nt lang subtags", `<http://s> <http://p> "x"@en-Latn-US-1994 .`, NTriples, nil, "1\thttp://s\n1\thttp://p\n"},
+		{"nt empty IRI", `<> <http://p> "" .`, NTriples, nil, "1\t\n1\thttp://p\n"},
+		{"nt literal then lang and dt", `<http://s> <http://p> "x"@en^^<http://dt> .`, NTriples, nil, "1\terror: f:1: syntax error at column 29: unexpected '^'\n"},
+		// W3C minimal_whitespace and bad-struct/bad-lang/bad-num cases.
+		{"nt minimal ws lang", `_:s<http://p>"x"@en.`, NTriples, nil, "1\thttp://p\n"},
+		{"nt minimal ws bnode", `<http://s><http://p>_:o.#c`, NTriples, nil, "1\thttp://s\n1\thttp://p\n"},
+		{"nt comma", `<http://s> <http://p> <http://o>, <http://o2> .`, NTriples, nil, "1\terror: f:1: syntax error at column 33: unexpected ','\n"},
+		{"nt lang digit", `<http://s> <http://p> "x"@1 .`, NTriples, nil, "1\terror: f:1: syntax error at column 27: invalid language tag\n"},
+		{"nt number", `<http://s> <http://p> 1 .`, NTriples, nil, "1\terror: f:1: syntax error at column 23: unexpected '1'\n"},
+		{"nt prefix", `@prefix ex: <http://e/> .`, NTriples, nil, "1\terror: f:1: syntax error at column 1: unexpected '@'\n"},
+		{"nt max", "<http://aaaa> <http://p> <http://o> .\n", NTriples, &Options{MaxLineBytes: 10}, "1\terror: f:1: line too long (more than 10 bytes)\n"},
+		// Sitemap
+		{"sitemap empty", "", Sitemap, nil, "1\terror: f:1: not a sitemap: no root element\n"},
+		{"sitemap other ns", `<urlset xmlns="http://www.google.com/schemas/sitemap/0.84"/>`, Sitemap, nil,
+			"1\terror: f:1: not a sitemap: root element is <urlset> in namespace \"http://www.google.com/schemas/sitemap/0.84\", want urlset or sitemapindex\n"},
+		{"sitemap truncated", "<urlset>\n<url><loc>http://a/</loc></url>\n<url><loc>http://b", Sitemap, nil,
+			"2\thttp://a/\n3\terror: f:3: syntax error: malformed XML: unexpected EOF\n"},
+		{"sitemap entity", "<urlset><url><loc>http://a/&nbsp;</loc></url></urlset>", Sitemap, nil,
+			"1\terror: f:1: syntax error: malformed XML: invalid character entity &nbsp;\n"},
+		{"sitemap loc max", "<urlset><url><loc> 12345 </loc></url><url><loc>123456</loc></url></urlset>", Sitemap, &Options{MaxLineBytes: 5},
+			"1\t12345\n1\terror: f:1: line too long: <loc> of more than 5 bytes\n"},
+		{"sitemap nested loc", "<urlset><url><loc>http://a/<b>x</b>y</loc></url></urlset>", Sitemap, nil, "1\thttp://a/y\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := dump(t, strings.NewReader(tc.in), "f", tc.format, tc.opts)
+			if got != tc.want {
+				t.Errorf("Read(%q) =\n%s\nwant\n%s", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestLinesLongLine feeds lines over the default 1 MiB limit between good
+// lines, with CRLF endings: each is one *LineError and reading goes on.
+func TestLinesLongLine(t *testing.T) {
+	long := "http://example.com/" + strings.Repeat("a", DefaultMaxLineBytes)
+	in := "http://example.com/first\r\n" + long + "\r\nhttp://example.com/third\r\n" +
+		strings.Repeat("b", DefaultMaxLineBytes+1) + "\nhttp://example.com/fifth"
+	for _, f := range []Format{Lines, NTriples, Hashes} {
+		t.Run(f.String(), func(t *testing.T) {
+			var tooLong, other []int
+			for rec, err := range Read(strings.NewReader(in), "long.txt", f, nil) {
+				var le *LineError
+				switch {
+				case err == nil:
+					other = append(other, rec.Line)
+				case errors.Is(err, ErrLineTooLong) && errors.As(err, &le):
+					tooLong = append(tooLong, rec.Line)
+				case errors.As(err, &le):
+					other = append(other, rec.Line) // bad syntax for ntriples and hashes
+				default:
+					t.Fatalf("fatal error %v", err)
+				}
+			}
+			if fmt.Sprint(tooLong, other) != "[2 4] [1 3 5]" {
+				t.Errorf("too long on lines %v, other records on %v; want [2 4] [1 3 5]", tooLong, other)
+			}
+		})
+	}
+	// A line of exactly the limit is accepted.
+	exact := strings.Repeat("x", DefaultMaxLineBytes)
+	got := collect(t, strings.NewReader(exact+"\n"), Lines, nil)
+	if len(got) != 1 || got[0] != exact {
+		t.Errorf("line of exactly %d bytes: got %d records", DefaultMaxLineBytes, len(got))
+	}
+}
+
+// collect returns the texts of the records of r, failing on any error.
+func collect(t testing.TB, r io.Reader, f Format, opts *Options) []string {
+	t.Helper()
+	var out []string
+	for rec, err := range Read(r, "", f, opts) {
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		out = append(out, rec.Text)
+	}
+	return out
+}
+
+// TestOpenGzip checks that Open gunzips by content, not by name, and that a
+// gzipped sitemap reads like the plain one.
+func TestOpenGzip(t *testing.T) {
+	plain, err := os.ReadFile(filepath.Join("testdata", "urlset.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(plain)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		file string
+		data []byte
+	}{
+		{"sitemap.xml.gz", zb.Bytes()},
+		{"gzipped-without-suffix.xml", zb.Bytes()},
+		{"plain-with-suffix.xml.gz", plain},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			path := filepath.Join(dir, tc.file)
+			if err := os.WriteFile(path, tc.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rc, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rc.Close()
+			got := dump(t, rc, "urlset.xml", Sitemap, nil)
+			want := dump(t, bytes.NewReader(plain), "urlset.xml", Sitemap, nil)
+			if got != want {
+				t.Errorf("Open(%s) read\n%s\nwant\n%s", tc.file, got, want)
+			}
+			if err := rc.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+	}
+}
+
+// TestOpenStdin reads "-" from the given reader, gzipped or not, and never
+// closes it.
+func TestOpenStdin(t *testing.T) {
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	io.WriteString(zw, "http://a/\nhttp://b/\n")
+	zw.Close()
+	for _, in := range []string{zb.String(), "http://a/\nhttp://b/\n"} {
+		rc, err := OpenFile("-", strings.NewReader(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(collect(t, rc, Lines, nil), " "); got != "http://a/ http://b/" {
+			t.Errorf("got %q", got)
+		}
+		rc.Close()
+	}
+	if _, err := OpenFile("-", nil); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("OpenFile(-, nil) = %v, want ErrInvalidOptions", err)
+	}
+	if _, err := Open(filepath.Join(t.TempDir(), "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open(missing) = %v, want os.ErrNotExist", err)
+	}
+}
+
+// TestReadErrors checks that I/O and decompression errors end the sequence
+// with an error that is not a *LineError, after the records before them.
+func TestReadErrors(t *testing.T) {
+	boom := errors.New("boom")
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	io.WriteString(zw, "<urlset><url><loc>http://a/</loc></url>"+strings.Repeat("<!-- padding -->", 1000)+"</urlset>")
+	zw.Close()
+	corrupt := zb.Bytes()
+	corrupt = corrupt[:len(corrupt)-6] // truncated gzip stream
+
+	for _, f := range []Format{Lines, Hashes, NTriples, Sitemap} {
+		t.Run(f.String(), func(t *testing.T) {
+			var in string
+			switch f {
+			case Lines:
+				in = "http://a/\n"
+			case Hashes:
+				in = "deadbeef\n"
+			case NTriples:
+				in = "<http://a/> <http://p> <http://o> .\n"
+			case Sitemap:
+				in = "<urlset><url><loc>http://a/</loc></url>\n"
+			}
+			r := io.MultiReader(strings.NewReader(in), iotest.ErrReader(boom))
+			var n int
+			var last error
+			for _, err := range Read(r, "x", f, nil) {
+				if last != nil {
+					t.Fatalf("record after fatal error %v", last)
+				}
+				if err == nil {
+					n++
+					continue
+				}
+				last = err
+			}
+			var le *LineError
+			if !errors.Is(last, boom) || errors.As(last, &le) {
+				t.Errorf("last error = %v, want boom, not a *LineError", last)
+			}
+			if n == 0 {
+				t.Errorf("no record before the error")
+			}
+		})
+	}
+	t.Run("gzip", func(t *testing.T) {
+		rc, err := OpenFile("-", bytes.NewReader(corrupt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last error
+		for _, err := range Read(rc, "x.gz", Sitemap, nil) {
+			last = err
+		}
+		var le *LineError
+		if !errors.Is(last, io.ErrUnexpectedEOF) || errors.As(last, &le) {
+			t.Errorf("last error = %v, want io.ErrUnexpectedEOF, not a *LineError", last)
+		}
+	})
+	t.Run("options", func(t *testing.T) {
+		for _, tc := range []struct {
+			f    Format
+			opts *Options
+			want error
+		}{
+			{NTriples, &Options{NUL: true}, ErrInvalidOptions},
+			{Sitemap, &Options{NUL: true}, ErrInvalidOptions},
+			{Lines, &Options{MaxLineBytes: -1}, ErrInvalidOptions},
+			{Format(9), nil, ErrUnknownFormat},
+		} {
+			var errs []error
+			for _, err := range Read(strings.NewReader("x\n"), "", tc.f, tc.opts) {
+				errs = append(errs, err)
+			}
+			if len(errs) != 1 || !errors.Is(errs[0], tc.want) {
+				t.Errorf("Read(%v, %+v) errors %v, want one %v", tc.f, tc.opts, errs, tc.want)
+			}
+		}
+	})
+}
+
+// TestBreak checks that a consumer can stop early, after a record or an error.
+func TestBreak(t *testing.T) {
+	for _, tc := range []struct {
+		f  Format
+		in string
+	}{
+		{Lines, "a\nb\nc\n"},
+		{Hashes, "zz\nzz\nzz\n"},
+		{NTriples, "<http://a> <http://b> <http://c> .\n<x\n"},
+		{Sitemap, "<urlset><url><loc>a</loc></url><url><loc></loc></url><url><loc>c</loc></url></urlset>"},
+	} {
+		for stop := 1; stop <= 2; stop++ {
+			n := 0
+			for range Read(strings.NewReader(tc.in), "", tc.f, nil) {
+				n++
+				if n == stop {
+					break
+				}
+			}
+			if n != stop {
+				t.Errorf("%v: stopped after %d, want %d", tc.f, n, stop)
+			}
+		}
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Format
+		ok   bool
+	}{
+		{"lines", Lines, true},
+		{"ntriples", NTriples, true},
+		{"nquads", NTriples, true},
+		{"NTriples", NTriples, true},
+		{"sitemap", Sitemap, true},
+		{"hashes", Hashes, true},
+		{"", 0, false},
+		{"xml", 0, false},
+	} {
+		got, err := ParseFormat(tc.in)
+		if tc.ok != (err == nil) || got != tc.want {
+			t.Errorf("ParseFormat(%q) = %v, %v", tc.in, got, err)
+		}
+		if !tc.ok && !errors.Is(err, ErrUnknownFormat) {
+			t.Errorf("ParseFormat(%q) error %v does not wrap ErrUnknownFormat", tc.in, err)
+		}
+		if tc.ok && strings.ToLower(tc.in) != "nquads" && got.String() != strings.ToLower(tc.in) {
+			t.Errorf("%v.String() = %q", got, got.String())
+		}
+	}
+	if got := Format(7).String(); got != "Format(7)" {
+		t.Errorf("Format(7).String() = %q", got)
+	}
+}
+
+func TestLineError(t *testing.T) {
+	for _, tc := range []struct {
+		e    *LineError
+		want string
+	}{
+		{&LineError{File: "a.nt", Line: 3, Err: ErrSyntax}, "a.nt:3: syntax error"},
+		{&LineError{Line: 4, Err: fmt.Errorf("%w: x", ErrInvalidIRI)}, "4: invalid IRI: x"},
+		{&LineError{File: "f", Line: 1}, "f:1: bad record"},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
+	}
+	if e := (&LineError{Err: ErrEmptyLoc}); !errors.Is(e, ErrEmptyLoc) {
+		t.Errorf("LineError does not unwrap")
+	}
+}
