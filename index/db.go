@@ -1,0 +1,503 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+	"github.com/dgraph-io/badger/v4"
+)
+
+// snapshotChunk is the size of one persisted filter chunk.
+const snapshotChunk = 1 << 20
+
+// DB is an open index. Its methods are safe for concurrent use.
+type DB struct {
+	path string
+	opts Options
+	bo   badger.Options
+
+	// mu is held shared by every operation and exclusively by Close, Load
+	// and filter growth, which therefore see no operation in flight.
+	mu     sync.RWMutex
+	closed bool
+	bdb    *badger.DB
+
+	// Writers of full entries lock stripes[h[0]]; writers of prefix entries
+	// lock pmu. Locks are taken in ascending stripe order, then pmu.
+	stripes [256]sync.Mutex
+	pmu     sync.Mutex
+
+	fmu  sync.RWMutex // guards f, next and their bitmaps
+	f    *filter
+	next *filter // the wider filter being built, or nil
+
+	growing  atomic.Bool // a background filter growth runs
+	stopGrow atomic.Bool // Close asks it to stop
+	growWG   sync.WaitGroup
+
+	entries       atomic.Int64
+	prefixEntries atomic.Int64
+	profile       string
+
+	// loadedSnapshot records whether Open used the persisted filter
+	// (tests).
+	loadedSnapshot bool
+}
+
+// Open opens the index in dir, creating it unless opts says ReadOnly or
+// MustExist. A nil opts means defaults.
+//
+// Errors: ErrNoIndex (no index and creation not allowed), ErrLocked,
+// ErrNeedsRecovery (read-only after a crash), ErrFormat (newer or malformed
+// format), ErrProfileMismatch, ErrInvalidOptions; all may be wrapped.
+func Open(dir string, opts *Options) (*DB, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	o := opts.withDefaults()
+	if !o.InMemory {
+		if dir == "" {
+			return nil, fmt.Errorf("%w: empty directory name", ErrInvalidOptions)
+		}
+		if !hasIndexFiles(dir) {
+			if o.ReadOnly || o.MustExist {
+				return nil, fmt.Errorf("%w: %s", ErrNoIndex, dir)
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("index: create %s: %w", dir, err)
+			}
+		}
+	}
+	db := &DB{path: dir, opts: o, bo: o.badgerOptions(dir)}
+	if o.InMemory {
+		db.path = ""
+	}
+	bdb, err := openBadger(db.bo)
+	if err != nil {
+		return nil, err
+	}
+	db.bdb = bdb
+	if err := db.init(); err != nil {
+		bdb.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// hasIndexFiles reports whether dir holds a Badger database.
+func hasIndexFiles(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "MANIFEST"))
+	return err == nil
+}
+
+func openBadger(bo badger.Options) (*badger.DB, error) {
+	bdb, err := badger.Open(bo)
+	if err != nil {
+		if strings.Contains(err.Error(), "acquire directory lock") {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, bo.Dir)
+		}
+		if bo.ReadOnly && strings.Contains(err.Error(), "Log truncate required") {
+			return nil, fmt.Errorf("%w: %s", ErrNeedsRecovery, bo.Dir)
+		}
+		return nil, fmt.Errorf("index: open %s: %v", bo.Dir, err)
+	}
+	return bdb, nil
+}
+
+// init checks or writes the metadata and loads or rebuilds the filter.
+func (db *DB) init() error {
+	var format []byte
+	var profile []byte
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		var err error
+		if format, err = getCopy(txn, metaKey(metaFormat)); err != nil {
+			return err
+		}
+		profile, err = getCopy(txn, metaKey(metaProfile))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case format == nil:
+		if db.opts.ReadOnly {
+			return fmt.Errorf("%w: %s", ErrNoIndex, db.path)
+		}
+		if err := db.writeMeta(true); err != nil {
+			return err
+		}
+	default:
+		v, n := binary.Uvarint(format)
+		if n != len(format) {
+			return fmt.Errorf("%w: bad format record", ErrFormat)
+		}
+		if v > FormatVersion {
+			return fmt.Errorf("%w: version %d, this program reads up to %d", ErrFormat, v, FormatVersion)
+		}
+		db.profile = string(profile)
+		if p := db.opts.Profile; p != "" && db.profile != p {
+			if db.profile != "" {
+				return fmt.Errorf("%w: index has %q, asked for %q", ErrProfileMismatch, db.profile, p)
+			}
+			if !db.opts.ReadOnly {
+				if err := db.writeMeta(false); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return db.loadFilter()
+}
+
+// writeMeta records the format version (when format is set) and the
+// profile from the options.
+func (db *DB) writeMeta(format bool) error {
+	db.profile = db.opts.Profile
+	err := db.bdb.Update(func(txn *badger.Txn) error {
+		if format {
+			if err := txn.Set(metaKey(metaFormat), binary.AppendUvarint(nil, FormatVersion)); err != nil {
+				return err
+			}
+		}
+		if db.profile == "" {
+			return nil
+		}
+		return txn.Set(metaKey(metaProfile), []byte(db.profile))
+	})
+	return translate(err)
+}
+
+// getCopy returns a copy of the value of key, or nil when absent.
+func getCopy(txn *badger.Txn, key []byte) ([]byte, error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	v, err := item.ValueCopy(nil)
+	if v == nil {
+		v = []byte{}
+	}
+	return v, translate(err)
+}
+
+// loadFilter loads the persisted filter when it reflects the current
+// database state and rebuilds it from the keys otherwise.
+func (db *DB) loadFilter() error {
+	if !db.opts.InMemory {
+		ok, err := db.loadSnapshot()
+		if err != nil {
+			return err
+		}
+		if ok {
+			db.loadedSnapshot = true
+			return nil
+		}
+	}
+	return db.rebuildFilter(0)
+}
+
+func (db *DB) loadSnapshot() (bool, error) {
+	var hdr snapshotHeader
+	var data []byte
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		b, err := getCopy(txn, metaKey(metaSnapshot))
+		if err != nil || b == nil {
+			return err
+		}
+		if err := hdr.decode(b); err != nil {
+			return err
+		}
+		if hdr.State != db.bdb.MaxVersion() {
+			return nil // stale: written before later changes
+		}
+		data = make([]byte, 0, hdr.FullLen+hdr.ShortLen)
+		for i := range hdr.Chunks {
+			c, err := getCopy(txn, filterChunkKey(i))
+			if err != nil {
+				return err
+			}
+			if c == nil {
+				return fmt.Errorf("%w: filter chunk %d missing", ErrCorrupt, i)
+			}
+			data = append(data, c...)
+		}
+		return nil
+	})
+	if err != nil || data == nil {
+		return false, err
+	}
+	if crc32.Checksum(data, castagnoli) != hdr.CRC {
+		return false, nil // rebuild rather than trust it
+	}
+	f, err := unmarshalFilter(hdr.Bits, data, hdr.FullLen, hdr.ShortLen)
+	if err != nil {
+		return false, nil
+	}
+	db.f = f
+	db.entries.Store(int64(hdr.Entries))
+	db.prefixEntries.Store(int64(hdr.PrefixEntries))
+	return true, nil
+}
+
+// rebuildFilter rebuilds the filter and counts by key-only iteration, with
+// width at least k. The caller excludes writers.
+func (db *DB) rebuildFilter(k uint8) error {
+	var leads []uint64
+	var shorts []uint32
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tagFull}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			key := it.Item().Key()
+			if len(key) != fullKeyLen {
+				return fmt.Errorf("%w: full key of %d bytes", ErrCorrupt, len(key))
+			}
+			leads = append(leads, binary.BigEndian.Uint64(key[1:]))
+		}
+		it2 := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tagPrefix}})
+		defer it2.Close()
+		for it2.Rewind(); it2.Valid(); it2.Next() {
+			key := it2.Item().Key()
+			if len(key) < 1+MinPrefixLen || len(key) > 1+MaxPrefixLen {
+				return fmt.Errorf("%w: prefix key of %d bytes", ErrCorrupt, len(key))
+			}
+			shorts = append(shorts, binary.BigEndian.Uint32(key[1:]))
+		}
+		return nil
+	})
+	if err != nil {
+		return translate(err)
+	}
+	k = max(k, filterBitsFor(uint64(len(leads))))
+	f := newFilter(k)
+	shift := 64 - uint(k)
+	for i := range leads {
+		leads[i] >>= shift
+	}
+	f.full.AddMany(leads)
+	f.short.AddMany(shorts)
+	db.fmu.Lock()
+	db.f = f
+	db.fmu.Unlock()
+	db.entries.Store(int64(len(leads)))
+	db.prefixEntries.Store(int64(len(shorts)))
+	return nil
+}
+
+// maybeGrow starts widening the filter in the background when the entry
+// count outgrew it. The wider filter is built from a snapshot of the keys
+// while writers go on: from the moment the snapshot is taken (with every
+// writer stripe held, so no write is between its filter update and its
+// commit) writers add their keys to both filters, and lookups keep using
+// the old one until the new one is complete.
+func (db *DB) maybeGrow() {
+	if !db.needGrow() || !db.growing.CompareAndSwap(false, true) {
+		return
+	}
+	if err := db.begin(); err != nil {
+		db.growing.Store(false)
+		return
+	}
+	if db.stopGrow.Load() {
+		db.mu.RUnlock()
+		db.growing.Store(false)
+		return
+	}
+	for i := range db.stripes {
+		db.stripes[i].Lock()
+	}
+	db.pmu.Lock()
+	db.fmu.Lock()
+	k := filterBitsFor(2 * uint64(db.entries.Load())) // grow once per doubling
+	next := &filter{k: k, full: roaring64.New(), short: db.f.short}
+	db.next = next
+	db.fmu.Unlock()
+	txn := db.bdb.NewTransaction(false)
+	db.pmu.Unlock()
+	for i := range db.stripes {
+		db.stripes[i].Unlock()
+	}
+	db.growWG.Add(1)
+	go func() {
+		defer db.growWG.Done()
+		defer db.growing.Store(false)
+		defer db.mu.RUnlock()
+		defer txn.Discard()
+		ok := db.fillFilter(txn, next)
+		db.fmu.Lock()
+		if ok {
+			db.f = next
+		}
+		db.next = nil
+		db.fmu.Unlock()
+	}()
+}
+
+// fillFilter adds the full keys visible to txn to f, in batches, and
+// reports whether it finished (Close stops it).
+func (db *DB) fillFilter(txn *badger.Txn, f *filter) bool {
+	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tagFull}})
+	defer it.Close()
+	batch := make([]uint64, 0, 1<<16)
+	shift := 64 - uint(f.k)
+	flush := func() {
+		db.fmu.Lock()
+		f.full.AddMany(batch)
+		db.fmu.Unlock()
+		batch = batch[:0]
+	}
+	for it.Rewind(); it.Valid(); it.Next() {
+		if db.stopGrow.Load() {
+			return false
+		}
+		key := it.Item().Key()
+		if len(key) == fullKeyLen {
+			batch = append(batch, binary.BigEndian.Uint64(key[1:])>>shift)
+		}
+		if len(batch) == cap(batch) {
+			flush()
+		}
+	}
+	flush()
+	return true
+}
+
+func (db *DB) needGrow() bool {
+	db.fmu.RLock()
+	k := db.f.k
+	db.fmu.RUnlock()
+	return k < maxFilterBits && uint64(db.entries.Load()) > 1<<(k-filterHeadroom)
+}
+
+// writeSnapshot persists the filter and counts in one transaction. The
+// caller excludes writers.
+func (db *DB) writeSnapshot() error {
+	data, fl, sl, err := db.f.marshal()
+	if err != nil {
+		return err
+	}
+	hdr := snapshotHeader{
+		Entries:       uint64(db.entries.Load()),
+		PrefixEntries: uint64(db.prefixEntries.Load()),
+		Bits:          db.f.k,
+		Chunks:        uint32((len(data) + snapshotChunk - 1) / snapshotChunk),
+		FullLen:       fl,
+		ShortLen:      sl,
+		CRC:           crc32.Checksum(data, castagnoli),
+	}
+	// The transaction below commits at the next version; the snapshot is
+	// current exactly while no later write exists.
+	hdr.State = db.bdb.MaxVersion() + 1
+	err = db.bdb.Update(func(txn *badger.Txn) error {
+		var old snapshotHeader
+		if b, err := getCopy(txn, metaKey(metaSnapshot)); err == nil && b != nil && old.decode(b) == nil {
+			for i := hdr.Chunks; i < old.Chunks; i++ {
+				if err := txn.Delete(filterChunkKey(i)); err != nil {
+					return err
+				}
+			}
+		}
+		for i := range hdr.Chunks {
+			end := min(len(data), int(i+1)*snapshotChunk)
+			if err := txn.Set(filterChunkKey(i), data[int(i)*snapshotChunk:end]); err != nil {
+				return err
+			}
+		}
+		return txn.Set(metaKey(metaSnapshot), hdr.appendBinary(nil))
+	})
+	return translate(err)
+}
+
+// Close persists the filter, flushes and closes the index. Everything
+// written before Close returns survives a crash. Closing a closed DB
+// returns nil.
+func (db *DB) Close() error {
+	db.stopGrow.Store(true)
+	db.growWG.Wait()
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil
+	}
+	db.closed = true
+	var errSnap error
+	if !db.opts.InMemory && !db.opts.ReadOnly {
+		errSnap = db.writeSnapshot()
+	}
+	errClose := translate(db.bdb.Close())
+	return errors.Join(errSnap, errClose)
+}
+
+// Sync makes every write acknowledged so far durable on disk.
+func (db *DB) Sync() error {
+	if err := db.begin(); err != nil {
+		return err
+	}
+	defer db.mu.RUnlock()
+	if db.opts.InMemory || db.opts.ReadOnly {
+		return nil
+	}
+	return translate(db.bdb.Sync())
+}
+
+// Path returns the index directory ("" in memory).
+func (db *DB) Path() string { return db.path }
+
+// Profile returns the profile recorded in the index ("" if none).
+func (db *DB) Profile() string { return db.profile }
+
+// begin takes the shared lock for an operation; the caller must
+// db.mu.RUnlock when it returns nil.
+func (db *DB) begin() error {
+	db.mu.RLock()
+	if db.closed {
+		db.mu.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+// beginWrite is begin for writes.
+func (db *DB) beginWrite() error {
+	if err := db.begin(); err != nil {
+		return err
+	}
+	if db.opts.ReadOnly {
+		db.mu.RUnlock()
+		return ErrReadOnly
+	}
+	return nil
+}
+
+// translate maps Badger errors to the package's errors. Other Badger errors
+// are reported by text only, so callers never see Badger types.
+func translate(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, badger.ErrKeyNotFound):
+		return ErrNotFound
+	case errors.Is(err, badger.ErrDBClosed):
+		return ErrClosed
+	case errors.Is(err, badger.ErrReadOnlyTxn):
+		return ErrReadOnly
+	}
+	for _, e := range []error{ErrNotFound, ErrClosed, ErrCorrupt, ErrFormat, ErrReadOnly, ErrPrefixLength} {
+		if errors.Is(err, e) {
+			return err
+		}
+	}
+	return fmt.Errorf("index: %v", err)
+}

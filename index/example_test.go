@@ -1,0 +1,102 @@
+package index_test
+
+import (
+	"encoding/hex"
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index"
+)
+
+func ExampleOpen() {
+	dir, err := os.MkdirTemp("", "index-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	db, err := index.Open(dir, &index.Options{Profile: "url-hash/sha256"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	h := hashkey.Sum([]byte("https://example.com/"))
+	if err := db.Put(h, index.Value{Text: []byte("https://example.com/")}); err != nil {
+		log.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		log.Fatal(err)
+	}
+
+	// A read-only open of the same directory; a different profile is refused.
+	db, err = index.Open(dir, &index.Options{ReadOnly: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	v, err := db.Get(h)
+	fmt.Println(string(v.Text), err, db.Profile())
+	_, err = index.Open(dir, &index.Options{Profile: "other"})
+	fmt.Println(err != nil)
+	// Output:
+	// https://example.com/ <nil> url-hash/sha256
+	// true
+}
+
+func ExampleDB_AddIfAbsent() {
+	db, err := index.Open("", &index.Options{InMemory: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	for _, u := range []string{"https://a.example/", "https://b.example/", "https://a.example/"} {
+		added, err := db.AddIfAbsent(hashkey.Sum([]byte(u)), index.Value{})
+		if err != nil {
+			log.Fatal(err)
+		}
+		if added {
+			fmt.Println("new:", u)
+		}
+	}
+	// Output:
+	// new: https://a.example/
+	// new: https://b.example/
+}
+
+func ExampleDB_Match() {
+	db, err := index.Open("", &index.Options{InMemory: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	h := hashkey.Sum([]byte("https://evil.example/"))
+	// A Safe Browsing style 4-byte prefix and a longer 8-byte one.
+	db.PutPrefix(h[:4], index.Value{Data: []byte("list A")})
+	db.PutPrefix(h[:8], index.Value{Data: []byte("list B")})
+
+	m, ok, err := db.Match(h)
+	fmt.Println(ok, m.Len, m.IsFull(), string(m.Value.Data), err)
+	// Output:
+	// true 8 false list B <nil>
+}
+
+func ExampleDB_Scan() {
+	db, err := index.Open("", &index.Options{InMemory: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range []string{"00aa", "0abb", "0acc", "ff00"} {
+		var h hashkey.Hash
+		hex.Decode(h[:], []byte(s))
+		db.Put(h, index.Value{})
+	}
+	// Three hex digits "0ab" are 12 bits.
+	db.Scan([]byte{0x0a, 0xb0}, 12, 10, func(e index.Entry) error {
+		fmt.Printf("%x\n", e.Hash[:2])
+		return nil
+	})
+	// Output:
+	// 0abb
+}

@@ -1,0 +1,160 @@
+package index
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/urlhash/urlhash/hashkey"
+)
+
+// FormatVersion is the on-disk format this package writes and the newest it
+// reads.
+const FormatVersion = 1
+
+// Prefix entry lengths.
+const (
+	// MinPrefixLen is the shortest prefix entry in bytes.
+	MinPrefixLen = 4
+	// MaxPrefixLen is the longest prefix entry in bytes; a 32-byte key is a
+	// full entry.
+	MaxPrefixLen = hashkey.Size - 1
+)
+
+// Keyspace tags: the first byte of every Badger key the index writes.
+const (
+	tagMeta   = 0x00
+	tagFull   = 0x01
+	tagPrefix = 0x02
+)
+
+// Metadata keys (after tagMeta).
+const (
+	metaFormat   = "format"   // uvarint FormatVersion
+	metaProfile  = "profile"  // profile bytes
+	metaSnapshot = "snapshot" // snapshotHeader
+	metaFilter   = "filter/"  // + 4-byte big-endian chunk number
+)
+
+const fullKeyLen = 1 + hashkey.Size
+
+func fullKey(h *hashkey.Hash) [fullKeyLen]byte {
+	var k [fullKeyLen]byte
+	k[0] = tagFull
+	copy(k[1:], h[:])
+	return k
+}
+
+func prefixKey(p []byte) []byte {
+	k := make([]byte, 1+len(p))
+	k[0] = tagPrefix
+	copy(k[1:], p)
+	return k
+}
+
+func metaKey(name string) []byte { return append([]byte{tagMeta}, name...) }
+
+func filterChunkKey(i uint32) []byte {
+	return binary.BigEndian.AppendUint32(metaKey(metaFilter), i)
+}
+
+// Value is what an entry stores besides its key. Both parts are opaque to the
+// index; both empty is the common, smallest case (stored as zero bytes).
+type Value struct {
+	// Text is the entry's text, for example the URL the hash was computed
+	// from.
+	Text []byte
+	// Data is caller bytes.
+	Data []byte
+}
+
+// IsZero reports whether v stores nothing.
+func (v Value) IsZero() bool { return len(v.Text) == 0 && len(v.Data) == 0 }
+
+// valueVersion is the first byte of a non-empty encoded Value.
+const valueVersion = 0x01
+
+// appendValue encodes v: nothing for an empty value, else valueVersion,
+// uvarint len(Text), Text, Data.
+func appendValue(b []byte, v Value) []byte {
+	if v.IsZero() {
+		return b
+	}
+	b = append(b, valueVersion)
+	b = binary.AppendUvarint(b, uint64(len(v.Text)))
+	b = append(b, v.Text...)
+	return append(b, v.Data...)
+}
+
+// decodeValue decodes b; the returned slices alias b.
+func decodeValue(b []byte) (Value, error) {
+	if len(b) == 0 {
+		return Value{}, nil
+	}
+	if b[0] != valueVersion {
+		return Value{}, fmt.Errorf("%w: value version %d", ErrFormat, b[0])
+	}
+	n, w := binary.Uvarint(b[1:])
+	if w <= 0 || n > uint64(len(b)-1-w) {
+		return Value{}, fmt.Errorf("%w: bad value length", ErrCorrupt)
+	}
+	rest := b[1+w:]
+	v := Value{Text: rest[:n:n], Data: rest[n:]}
+	if len(v.Text) == 0 {
+		v.Text = nil
+	}
+	if len(v.Data) == 0 {
+		v.Data = nil
+	}
+	return v, nil
+}
+
+// snapshotHeader describes the persisted filter and counts, and the Badger
+// version they reflect.
+type snapshotHeader struct {
+	State         uint64 // Badger max version once the snapshot is committed
+	Entries       uint64
+	PrefixEntries uint64
+	Bits          uint8 // filter k
+	Chunks        uint32
+	FullLen       uint64 // bytes of the full-entry bitmap (roaring64 portable)
+	ShortLen      uint64 // bytes of the prefix-entry bitmap (roaring portable)
+	CRC           uint32 // CRC-32C of the concatenated bitmaps
+}
+
+const snapshotMagic = "uhsnap\x01"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func (s *snapshotHeader) appendBinary(b []byte) []byte {
+	b = append(b, snapshotMagic...)
+	b = binary.BigEndian.AppendUint64(b, s.State)
+	b = binary.BigEndian.AppendUint64(b, s.Entries)
+	b = binary.BigEndian.AppendUint64(b, s.PrefixEntries)
+	b = append(b, s.Bits)
+	b = binary.BigEndian.AppendUint32(b, s.Chunks)
+	b = binary.BigEndian.AppendUint64(b, s.FullLen)
+	b = binary.BigEndian.AppendUint64(b, s.ShortLen)
+	return binary.BigEndian.AppendUint32(b, s.CRC)
+}
+
+const snapshotHeaderLen = len(snapshotMagic) + 8*3 + 1 + 4 + 8*2 + 4
+
+func (s *snapshotHeader) decode(b []byte) error {
+	if len(b) != snapshotHeaderLen || string(b[:len(snapshotMagic)]) != snapshotMagic {
+		return fmt.Errorf("%w: snapshot header", ErrFormat)
+	}
+	b = b[len(snapshotMagic):]
+	s.State = binary.BigEndian.Uint64(b)
+	s.Entries = binary.BigEndian.Uint64(b[8:])
+	s.PrefixEntries = binary.BigEndian.Uint64(b[16:])
+	s.Bits = b[24]
+	s.Chunks = binary.BigEndian.Uint32(b[25:])
+	s.FullLen = binary.BigEndian.Uint64(b[29:])
+	s.ShortLen = binary.BigEndian.Uint64(b[37:])
+	s.CRC = binary.BigEndian.Uint32(b[45:])
+	if s.Bits < minFilterBits || s.Bits > maxFilterBits {
+		return fmt.Errorf("%w: filter bits %d", ErrCorrupt, s.Bits)
+	}
+	return nil
+}

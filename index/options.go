@@ -1,0 +1,153 @@
+package index
+
+import (
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+)
+
+// Default option values.
+const (
+	// DefaultBlockCacheSize is the default Options.BlockCacheSize (64 MiB)
+	// of decompressed table blocks.
+	DefaultBlockCacheSize = 64 << 20
+	// DefaultIndexCacheSize is the default Options.IndexCacheSize (64 MiB):
+	// table indexes and Badger bloom filters beyond it are evicted and
+	// re-read, so memory stays bounded however large the index grows.
+	DefaultIndexCacheSize = 64 << 20
+	// DefaultMemTableSize is the default Options.MemTableSize (64 MiB).
+	DefaultMemTableSize = 64 << 20
+)
+
+// Options configures Open. A nil *Options or a zero field means the default
+// documented on the field. Open copies the struct; later changes have no
+// effect.
+type Options struct {
+	// InMemory keeps everything in memory; dir is ignored and nothing is
+	// persisted. Default false.
+	InMemory bool
+
+	// ReadOnly opens an existing index without writing to it. A directory
+	// holding no index gives ErrNoIndex. Writes return ErrReadOnly.
+	// Default false.
+	ReadOnly bool
+
+	// MustExist makes a writable Open refuse (ErrNoIndex) a directory that
+	// holds no index instead of creating one. Default false.
+	MustExist bool
+
+	// Profile names the hashing profile (and digest) of the identities the
+	// index holds, for example "url-hash/sha256". It is recorded when the
+	// index is created (or first opened writable with a non-empty
+	// Profile); a later Open with a different non-empty Profile fails with
+	// ErrProfileMismatch. Empty means "any": nothing is checked or recorded.
+	Profile string
+
+	// BlockCacheSize is Badger's cache of decompressed table blocks, in
+	// bytes. Default 64 MiB (DefaultBlockCacheSize); a negative value
+	// disables it (right only with Options.Badger turning compression off).
+	BlockCacheSize int64
+
+	// IndexCacheSize bounds the memory Badger spends on table indexes and
+	// per-table bloom filters, in bytes. Default 64 MiB
+	// (DefaultIndexCacheSize). A negative value keeps every table index in
+	// memory (Badger's own default, unbounded).
+	IndexCacheSize int64
+
+	// MemTableSize is the size of one Badger memtable in bytes. Default
+	// 64 MiB (DefaultMemTableSize).
+	MemTableSize int64
+
+	// SyncWrites makes every write wait for fsync. Default false: writes
+	// reach the operating system at once (they survive the process being
+	// killed) and reach the disk at Sync, Close or the end of Load.
+	SyncWrites bool
+
+	// Badger, when not nil, replaces the Badger options the index derives
+	// from the fields above (expert use: compression, table sizes,
+	// logging). Dir, ValueDir, InMemory and ReadOnly are still taken from
+	// Open's arguments and the fields above.
+	Badger *badger.Options
+}
+
+// Validate reports whether the options are consistent.
+func (o *Options) Validate() error {
+	if o == nil {
+		return nil
+	}
+	if o.InMemory && o.ReadOnly {
+		return fmt.Errorf("%w: InMemory and ReadOnly together", ErrInvalidOptions)
+	}
+	if o.MemTableSize < 0 {
+		return fmt.Errorf("%w: negative MemTableSize %d", ErrInvalidOptions, o.MemTableSize)
+	}
+	if len(o.Profile) > 255 {
+		return fmt.Errorf("%w: Profile longer than 255 bytes", ErrInvalidOptions)
+	}
+	return nil
+}
+
+// withDefaults returns a copy of o with defaults filled in.
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.IndexCacheSize == 0 {
+		c.IndexCacheSize = DefaultIndexCacheSize
+	}
+	if c.BlockCacheSize == 0 {
+		c.BlockCacheSize = DefaultBlockCacheSize
+	}
+	if c.MemTableSize == 0 {
+		c.MemTableSize = DefaultMemTableSize
+	}
+	return c
+}
+
+// badgerOptions derives Badger's options for dir.
+func (o *Options) badgerOptions(dir string) badger.Options {
+	var bo badger.Options
+	if o.Badger != nil {
+		bo = *o.Badger
+	} else {
+		bo = badger.DefaultOptions(dir)
+		bo.Logger = nil
+		// Hash keys are random, but each table entry also carries an
+		// 8-byte version, a header and an offset that compress. At 250k
+		// keys (BenchmarkDiskOptions): none 54 B/entry, Snappy 43, ZSTD
+		// level 1 40 B/entry; ZSTD costs about 1 s of CPU per million keys
+		// loaded, Snappy a fraction of it. Snappy meets the 45 B/entry
+		// goal.
+		bo.Compression = options.Snappy
+		bo.BlockCacheSize = max(o.BlockCacheSize, 0)
+		if o.IndexCacheSize > 0 {
+			bo.IndexCacheSize = o.IndexCacheSize
+		} else {
+			bo.IndexCacheSize = 0
+		}
+		bo.MemTableSize = o.MemTableSize
+		bo.SyncWrites = o.SyncWrites
+		// Writers are serialised by the index's own locks.
+		bo.DetectConflicts = false
+		// Large metadata values (filter chunks) go to the value log, so a
+		// snapshot fits in one transaction; entries stay in the LSM tree.
+		bo.ValueThreshold = 4 << 10
+		bo.NumVersionsToKeep = 1
+		// An empty level 0 after Close lets the next Load stream its
+		// tables above the existing ones without flattening the tree.
+		bo.CompactL0OnClose = true
+		bo.MetricsEnabled = false
+		// The roaring filter answers most absent lookups; Badger's
+		// per-table blooms still help present lookups skip upper levels.
+		bo.BloomFalsePositive = 0.01
+	}
+	bo.Dir, bo.ValueDir = dir, dir
+	bo.InMemory = o.InMemory
+	if o.InMemory {
+		bo.Dir, bo.ValueDir = "", ""
+	}
+	bo.ReadOnly = o.ReadOnly
+	return bo
+}

@@ -1,0 +1,159 @@
+package index
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/urlhash/urlhash/hashkey"
+)
+
+// Stats describes an index.
+type Stats struct {
+	// Entries is the number of full entries.
+	Entries int64
+	// PrefixEntries is the number of prefix entries.
+	PrefixEntries int64
+	// FilterBits is the number of leading bits of each full entry the
+	// filter keeps (k).
+	FilterBits int
+	// FilterBytes is the size of the filter in roaring's portable format.
+	FilterBytes uint64
+	// FilterMemBytes is roaring's estimate of the filter's memory use.
+	FilterMemBytes uint64
+	// LSMBytes, VlogBytes and DiskBytes are the disk space allocated to
+	// table files, value-log files and every file of the directory (0 in
+	// memory).
+	LSMBytes, VlogBytes, DiskBytes int64
+	// Tables is the number of Badger tables.
+	Tables int
+	// FormatVersion is the format version of the index.
+	FormatVersion int
+	// Profile is the recorded profile ("" if none).
+	Profile string
+}
+
+// Stats returns the index's counts and sizes.
+func (db *DB) Stats() (Stats, error) {
+	if err := db.begin(); err != nil {
+		return Stats{}, err
+	}
+	defer db.mu.RUnlock()
+	s := Stats{
+		Entries:       db.entries.Load(),
+		PrefixEntries: db.prefixEntries.Load(),
+		FormatVersion: FormatVersion,
+		Profile:       db.profile,
+		Tables:        len(db.bdb.Tables()),
+	}
+	db.fmu.RLock()
+	s.FilterBits = int(db.f.k)
+	s.FilterBytes = db.f.sizeBytes()
+	s.FilterMemBytes = db.f.full.GetSizeInBytes() + db.f.short.GetSizeInBytes()
+	db.fmu.RUnlock()
+	if !db.opts.InMemory {
+		var err error
+		if s.LSMBytes, s.VlogBytes, s.DiskBytes, err = dirBytes(db.path); err != nil {
+			return Stats{}, err
+		}
+	}
+	return s, nil
+}
+
+// dirBytes sums the allocated size of the files in dir (value-log files are
+// sparse while open, so their apparent size would mislead).
+func dirBytes(dir string) (lsm, vlog, total int64, err error) {
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		n := info.Size()
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			n = min(n, st.Blocks*512)
+		}
+		switch {
+		case strings.HasSuffix(path, ".sst"):
+			lsm += n
+		case strings.HasSuffix(path, ".vlog"):
+			vlog += n
+		}
+		total += n
+		return nil
+	})
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("index: size of %s: %w", dir, err)
+	}
+	return lsm, vlog, total, nil
+}
+
+// Verify checks the index: every key is well formed and in its keyspace,
+// every value decodes, the filter covers every key, the counts match, and
+// the metadata is consistent. Other operations wait while it runs. It
+// returns an error wrapping ErrCorrupt when a check fails.
+func (db *DB) Verify() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return ErrClosed
+	}
+	var full, prefixes int64
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
+		defer it.Close()
+		sawFormat := false
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			key := item.Key()
+			switch key[0] {
+			case tagFull:
+				if len(key) != fullKeyLen {
+					return fmt.Errorf("%w: full key %x", ErrCorrupt, key)
+				}
+				h := hashkey.Hash(key[1:])
+				if !db.f.mayHaveFull(&h) {
+					return fmt.Errorf("%w: filter misses %x", ErrCorrupt, key[1:])
+				}
+				full++
+			case tagPrefix:
+				if len(key) < 1+MinPrefixLen || len(key) > 1+MaxPrefixLen {
+					return fmt.Errorf("%w: prefix key %x", ErrCorrupt, key)
+				}
+				if !db.f.short.Contains(binary.BigEndian.Uint32(key[1:])) {
+					return fmt.Errorf("%w: filter misses prefix %x", ErrCorrupt, key[1:])
+				}
+				prefixes++
+			case tagMeta:
+				if bytes.Equal(key, metaKey(metaFormat)) {
+					sawFormat = true
+				}
+				continue
+			default:
+				return fmt.Errorf("%w: key %x outside the keyspaces", ErrCorrupt, key)
+			}
+			if _, err := itemValue(item); err != nil {
+				return fmt.Errorf("%w: value of %x: %v", ErrCorrupt, key, err)
+			}
+		}
+		if !sawFormat {
+			return fmt.Errorf("%w: no format record", ErrCorrupt)
+		}
+		return nil
+	})
+	if err != nil {
+		return translate(err)
+	}
+	if full != db.entries.Load() || prefixes != db.prefixEntries.Load() {
+		return fmt.Errorf("%w: counted %d entries and %d prefix entries, recorded %d and %d",
+			ErrCorrupt, full, prefixes, db.entries.Load(), db.prefixEntries.Load())
+	}
+	return nil
+}

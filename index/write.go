@@ -1,0 +1,256 @@
+package index
+
+import (
+	"slices"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/urlhash/urlhash/hashkey"
+)
+
+// Put stores v under the full entry h, replacing any stored value.
+func (db *DB) Put(h hashkey.Hash, v Value) error {
+	_, err := db.write([]Entry{{Hash: h, Value: v}}, false)
+	return err
+}
+
+// PutPrefix stores v under the prefix entry p (MinPrefixLen..MaxPrefixLen
+// bytes, else ErrPrefixLength), replacing any stored value.
+func (db *DB) PutPrefix(p []byte, v Value) error {
+	e, err := PrefixEntry(p, v)
+	if err != nil {
+		return err
+	}
+	_, err = db.write([]Entry{e}, false)
+	return err
+}
+
+// PutBatch stores every entry (full or prefix), replacing stored values.
+// When a key repeats, the last entry wins. Each entry is written atomically;
+// the batch as a whole is not (a crash may keep a part of it).
+func (db *DB) PutBatch(entries []Entry) error {
+	_, err := db.write(entries, false)
+	return err
+}
+
+// AddIfAbsent stores v under h unless h is stored, and reports whether it
+// did. It is atomic with respect to every other write in this process.
+func (db *DB) AddIfAbsent(h hashkey.Hash, v Value) (added bool, err error) {
+	added1, err := db.write([]Entry{{Hash: h, Value: v}}, true)
+	if err != nil {
+		return false, err
+	}
+	return added1[0], nil
+}
+
+// AddIfAbsentBatch stores each entry whose key is not stored and reports,
+// in input order, which ones it added. When a key repeats in the batch, only
+// its first occurrence can be added. It is atomic with respect to every
+// other write in this process; after a crash a part of the batch may be
+// stored.
+func (db *DB) AddIfAbsentBatch(entries []Entry) ([]bool, error) {
+	return db.write(entries, true)
+}
+
+// Delete removes the full entry h. It returns ErrNotFound when h is not
+// stored.
+func (db *DB) Delete(h hashkey.Hash) error {
+	return db.remove(Entry{Hash: h})
+}
+
+// DeletePrefix removes the prefix entry p. It returns ErrNotFound when p is
+// not stored and ErrPrefixLength for a bad length.
+func (db *DB) DeletePrefix(p []byte) error {
+	e, err := PrefixEntry(p, Value{})
+	if err != nil {
+		return err
+	}
+	return db.remove(e)
+}
+
+// lockFor locks the stripes the entries need, in ascending order, and
+// returns the unlock function.
+func (db *DB) lockFor(entries []Entry) func() {
+	var need [256]bool
+	prefix := false
+	for i := range entries {
+		if entries[i].IsPrefix() {
+			prefix = true
+		} else {
+			need[entries[i].Hash[0]] = true
+		}
+	}
+	for i := range need {
+		if need[i] {
+			db.stripes[i].Lock()
+		}
+	}
+	if prefix {
+		db.pmu.Lock()
+	}
+	return func() {
+		if prefix {
+			db.pmu.Unlock()
+		}
+		for i := range need {
+			if need[i] {
+				db.stripes[i].Unlock()
+			}
+		}
+	}
+}
+
+// write implements Put*, AddIfAbsent*. For ifAbsent it returns, per
+// input entry, whether it was added; otherwise it returns nil.
+func (db *DB) write(entries []Entry, ifAbsent bool) ([]bool, error) {
+	for i := range entries {
+		if err := entries[i].check(); err != nil {
+			return nil, err
+		}
+	}
+	if err := db.beginWrite(); err != nil {
+		return nil, err
+	}
+	added, err := db.writeLocked(entries, ifAbsent)
+	db.mu.RUnlock()
+	if err == nil {
+		db.maybeGrow()
+	}
+	return added, err
+}
+
+func (db *DB) writeLocked(entries []Entry, ifAbsent bool) ([]bool, error) {
+	if len(entries) == 0 {
+		if ifAbsent {
+			return []bool{}, nil
+		}
+		return nil, nil
+	}
+	unlock := db.lockFor(entries)
+	defer unlock()
+
+	// Sort (stably) and keep one occurrence per key: the first for
+	// add-if-absent, the last for put.
+	order := make([]int, len(entries))
+	for i := range order {
+		order[i] = i
+	}
+	if len(entries) > 1 {
+		slices.SortFunc(order, func(a, b int) int {
+			if c := compareEntries(&entries[a], &entries[b]); c != 0 {
+				return c
+			}
+			return a - b
+		})
+	}
+	uniq := order[:0:0]
+	for j, i := range order {
+		if j > 0 && compareEntries(&entries[order[j-1]], &entries[i]) == 0 {
+			if !ifAbsent {
+				uniq[len(uniq)-1] = i
+			}
+			continue
+		}
+		uniq = append(uniq, i)
+	}
+
+	existed, err := db.existSorted(entries, uniq)
+	if err != nil {
+		return nil, err
+	}
+
+	// Add to the filter before the write becomes visible, so that the
+	// filter never says "absent" for a stored key.
+	db.fmu.Lock()
+	for _, i := range uniq {
+		e := &entries[i]
+		if e.IsPrefix() {
+			db.f.addPrefix(e.Hash[:e.Len]) // db.next shares short
+		} else {
+			db.f.addFull(&e.Hash)
+			if db.next != nil {
+				db.next.addFull(&e.Hash)
+			}
+		}
+	}
+	db.fmu.Unlock()
+
+	var result []bool
+	if ifAbsent {
+		result = make([]bool, len(entries))
+	}
+	var newFull, newPrefix int64
+	var wb *badger.WriteBatch
+	var txn *badger.Txn
+	if len(uniq) > 1 {
+		wb = db.bdb.NewWriteBatch()
+		defer wb.Cancel()
+	} else {
+		txn = db.bdb.NewTransaction(true)
+		defer txn.Discard()
+	}
+	for j, i := range uniq {
+		if ifAbsent && existed[j] {
+			continue
+		}
+		e := &entries[i]
+		key, val := e.dbKey(), appendValue(nil, e.Value)
+		if wb != nil {
+			err = wb.Set(key, val)
+		} else {
+			err = txn.Set(key, val)
+		}
+		if err != nil {
+			return nil, translate(err)
+		}
+		if ifAbsent {
+			result[i] = true
+		}
+		if !existed[j] {
+			if e.IsPrefix() {
+				newPrefix++
+			} else {
+				newFull++
+			}
+		}
+	}
+	if wb != nil {
+		err = wb.Flush()
+	} else {
+		err = txn.Commit()
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	db.entries.Add(newFull)
+	db.prefixEntries.Add(newPrefix)
+	return result, nil
+}
+
+func (db *DB) remove(e Entry) error {
+	if err := db.beginWrite(); err != nil {
+		return err
+	}
+	defer db.mu.RUnlock()
+	entries := []Entry{e}
+	unlock := db.lockFor(entries)
+	defer unlock()
+	existed, err := db.existSorted(entries, []int{0})
+	if err != nil {
+		return err
+	}
+	if !existed[0] {
+		return ErrNotFound
+	}
+	err = db.bdb.Update(func(txn *badger.Txn) error { return txn.Delete(e.dbKey()) })
+	if err != nil {
+		return translate(err)
+	}
+	// The filter keeps the deleted key's bits ("maybe"); a rebuild drops
+	// them.
+	if e.IsPrefix() {
+		db.prefixEntries.Add(-1)
+	} else {
+		db.entries.Add(-1)
+	}
+	return nil
+}
