@@ -1,0 +1,155 @@
+package pgindex
+
+import (
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index"
+)
+
+// benchN is the index size of the benchmarks: URLHASH_BENCH_N, default
+// 100k (a run of all of them takes about a minute).
+func benchN(b *testing.B) int {
+	if s := os.Getenv("URLHASH_BENCH_N"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1000 {
+			b.Fatalf("URLHASH_BENCH_N=%q: want an integer >= 1000", s)
+		}
+		return n
+	}
+	return 100_000
+}
+
+// benchBatch is the batch size of the batch benchmarks.
+const benchBatch = 1000
+
+// backends runs fn as sub-benchmarks on a new Badger index (in
+// b.TempDir) and a new PostgreSQL index, opened by open for each run.
+func backends(b *testing.B, fn func(b *testing.B, open func() backend)) {
+	b.Run("badger", func(b *testing.B) {
+		fn(b, func() backend { return openBadger(b) })
+	})
+	b.Run("postgres", func(b *testing.B) {
+		testURL(b)
+		fn(b, func() backend { return openTestDB(b, nil) })
+	})
+}
+
+func keyEntries(hs []hashkey.Hash) []index.Entry {
+	es := make([]index.Entry, len(hs))
+	for i := range hs {
+		es[i] = index.Entry{Hash: hs[i], Len: hashkey.Size}
+	}
+	return es
+}
+
+// BenchmarkLoad imports benchN keys into an empty index (urlhash import).
+func BenchmarkLoad(b *testing.B) {
+	n := benchN(b)
+	es := keyEntries(randHashes(rand.New(rand.NewPCG(1, 1)), n))
+	backends(b, func(b *testing.B, open func() backend) {
+		b.ReportAllocs()
+		for b.Loop() {
+			b.StopTimer()
+			db := open()
+			b.StartTimer()
+			res, err := db.Load(slices.Values(es))
+			if err != nil || res.Added != int64(n) {
+				b.Fatalf("Load = %+v, %v", res, err)
+			}
+			b.StopTimer()
+			db.Close() // Badger's caches; the schema is dropped at the end
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/key")
+	})
+}
+
+// loaded returns an index holding hs.
+func loaded(b *testing.B, open func() backend, hs []hashkey.Hash) backend {
+	db := open()
+	if _, err := db.Load(slices.Values(keyEntries(hs))); err != nil {
+		b.Fatal(err)
+	}
+	return db
+}
+
+// BenchmarkAddIfAbsentBatch adds batches of benchBatch keys, half of them
+// stored already, to an index of benchN keys (urlhash dedupe).
+func BenchmarkAddIfAbsentBatch(b *testing.B) {
+	r := rand.New(rand.NewPCG(2, 2))
+	hs := randHashes(r, benchN(b))
+	backends(b, func(b *testing.B, open func() backend) {
+		db := loaded(b, open, hs)
+		r := rand.New(rand.NewPCG(3, 3))
+		batch := make([]index.Entry, benchBatch)
+		b.ReportAllocs()
+		for b.Loop() {
+			fresh := randHashes(r, benchBatch/2)
+			for i := range batch {
+				if i%2 == 0 {
+					batch[i] = index.Entry{Hash: hs[r.IntN(len(hs))]}
+				} else {
+					batch[i] = index.Entry{Hash: fresh[i/2]}
+				}
+			}
+			if _, err := db.AddIfAbsentBatch(batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/key")
+	})
+}
+
+// BenchmarkAddIfAbsent adds one key per call, half of them stored
+// already: one round trip each on PostgreSQL.
+func BenchmarkAddIfAbsent(b *testing.B) {
+	r := rand.New(rand.NewPCG(4, 4))
+	hs := randHashes(r, benchN(b))
+	backends(b, func(b *testing.B, open func() backend) {
+		db := loaded(b, open, hs)
+		r := rand.New(rand.NewPCG(5, 5))
+		i := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			h := hs[r.IntN(len(hs))]
+			if i++; i%2 == 0 {
+				h = randHashes(r, 1)[0]
+			}
+			if _, err := db.AddIfAbsent(h, index.Value{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkHasBatch looks up batches of benchBatch keys, half of them
+// stored, in an index of benchN keys (urlhash has).
+func BenchmarkHasBatch(b *testing.B) {
+	r := rand.New(rand.NewPCG(6, 6))
+	hs := randHashes(r, benchN(b))
+	backends(b, func(b *testing.B, open func() backend) {
+		db := loaded(b, open, hs)
+		r := rand.New(rand.NewPCG(7, 7))
+		batch := make([]hashkey.Hash, benchBatch)
+		b.ReportAllocs()
+		for b.Loop() {
+			absent := randHashes(r, benchBatch/2)
+			for i := range batch {
+				if i%2 == 0 {
+					batch[i] = hs[r.IntN(len(hs))]
+				} else {
+					batch[i] = absent[i/2]
+				}
+			}
+			if _, err := db.HasBatch(batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchBatch), "ns/key")
+	})
+}

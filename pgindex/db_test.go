@@ -1,0 +1,560 @@
+package pgindex
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index"
+)
+
+// backend is the method set the comparison drives on both indexes.
+type backend interface {
+	Put(hashkey.Hash, index.Value) error
+	PutPrefix([]byte, index.Value) error
+	PutBatch([]index.Entry) error
+	Get(hashkey.Hash) (index.Value, error)
+	Has(hashkey.Hash) (bool, error)
+	HasBatch([]hashkey.Hash) ([]bool, error)
+	Delete(hashkey.Hash) error
+	DeletePrefix([]byte) error
+	AddIfAbsent(hashkey.Hash, index.Value) (bool, error)
+	AddIfAbsentBatch([]index.Entry) ([]bool, error)
+	Match(hashkey.Hash) (index.Match, bool, error)
+	Scan(prefix []byte, bits, limit int, fn func(index.Entry) error) error
+	ForEach(fn func(index.Entry) error) error
+	Count(prefix []byte, bits int) (int64, int64, error)
+	Load(iter.Seq[index.Entry]) (index.LoadResult, error)
+	Stats() (index.Stats, error)
+	Verify() error
+	Sync() error
+	Close() error
+	Path() string
+	Profile() string
+}
+
+var (
+	_ backend = (*DB)(nil)
+	_ backend = (*index.DB)(nil)
+)
+
+func randHashes(r *rand.Rand, n int) []hashkey.Hash {
+	hs := make([]hashkey.Hash, n)
+	for i := range hs {
+		for j := range hs[i] {
+			hs[i][j] = byte(r.Uint32())
+		}
+	}
+	return hs
+}
+
+func entries(r *rand.Rand, hs []hashkey.Hash) []index.Entry {
+	es := make([]index.Entry, len(hs))
+	for i, h := range hs {
+		es[i] = index.Entry{Hash: h, Len: hashkey.Size}
+		switch r.IntN(4) {
+		case 0:
+			es[i].Value.Text = fmt.Appendf(nil, "https://example.com/%d", i)
+		case 1:
+			es[i].Value.Data = []byte{byte(i), 0, byte(i >> 8)}
+		}
+	}
+	return es
+}
+
+// same runs op on both backends and fails unless the answers are equal.
+func same[T any](t *testing.T, what string, op func(backend) (T, error), a, b backend) T {
+	t.Helper()
+	ga, ea := op(a)
+	gb, eb := op(b)
+	if fmt.Sprint(ea) != fmt.Sprint(eb) && !(errors.Is(ea, index.ErrNotFound) && errors.Is(eb, index.ErrNotFound)) {
+		t.Fatalf("%s: errors differ: badger %v, postgres %v", what, ea, eb)
+	}
+	if fmt.Sprintf("%v", ga) != fmt.Sprintf("%v", gb) {
+		t.Fatalf("%s: answers differ:\nbadger   %v\npostgres %v", what, ga, gb)
+	}
+	return ga
+}
+
+// load runs Load and drops Streamed, which only Badger sets.
+func load(db backend, es []index.Entry) (index.LoadResult, error) {
+	res, err := db.Load(slices.Values(es))
+	res.Streamed = false
+	return res, err
+}
+
+func collect(db backend, prefix []byte, bits, limit int) ([]index.Entry, error) {
+	var out []index.Entry
+	err := db.Scan(prefix, bits, limit, func(e index.Entry) error {
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+func exportAll(db backend) ([]index.Entry, error) {
+	var out []index.Entry
+	err := db.ForEach(func(e index.Entry) error {
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+// TestSameAsBadger drives a Badger index and a PostgreSQL index with the
+// same writes and compares every read.
+func TestSameAsBadger(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	bdb, pdb := openBadger(t), openTestDB(t, nil)
+	hs := randHashes(r, 2000)
+	es := entries(r, hs)
+
+	// Writes: Load with repeats, AddIfAbsentBatch with repeats, Put,
+	// PutBatch replacing values, prefix entries of every length (some of
+	// them prefixes of stored hashes).
+	loadIn := append(slices.Clone(es[:1000]), es[10], es[20], es[999])
+	same(t, "Load", func(db backend) (index.LoadResult, error) { return load(db, loadIn) }, bdb, pdb)
+	addIn := append(slices.Clone(es[900:1600]), es[1500], es[5])
+	same(t, "AddIfAbsentBatch", func(db backend) ([]bool, error) { return db.AddIfAbsentBatch(addIn) }, bdb, pdb)
+	for i := 1600; i < 1700; i++ {
+		same(t, "AddIfAbsent", func(db backend) (bool, error) { return db.AddIfAbsent(hs[i], es[i].Value) }, bdb, pdb)
+		same(t, "AddIfAbsent again", func(db backend) (bool, error) { return db.AddIfAbsent(hs[i], index.Value{}) }, bdb, pdb)
+	}
+	for i := 1700; i < 1800; i++ {
+		same(t, "Put", func(db backend) (int, error) { return 0, db.Put(hs[i], es[i].Value) }, bdb, pdb)
+	}
+	putIn := slices.Clone(es[1800:])
+	for i := range 50 {
+		e := es[r.IntN(1800)]
+		e.Value = index.Value{Text: []byte("replaced"), Data: []byte{byte(i)}}
+		putIn = append(putIn, e)
+	}
+	same(t, "PutBatch", func(db backend) (int, error) { return 0, db.PutBatch(putIn) }, bdb, pdb)
+	var prefixes []index.Entry
+	for i := range 400 {
+		var src hashkey.Hash
+		if i%2 == 0 {
+			src = hs[r.IntN(len(hs))]
+		} else {
+			src = randHashes(r, 1)[0]
+		}
+		n := index.MinPrefixLen + i%(index.MaxPrefixLen-index.MinPrefixLen+1)
+		e, err := index.PrefixEntry(src[:n], index.Value{Data: []byte{byte(n)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefixes = append(prefixes, e)
+	}
+	same(t, "AddIfAbsentBatch prefixes", func(db backend) ([]bool, error) { return db.AddIfAbsentBatch(prefixes[:200]) }, bdb, pdb)
+	for _, e := range prefixes[150:300] {
+		same(t, "PutPrefix", func(db backend) (int, error) { return 0, db.PutPrefix(e.Key(), index.Value{Text: []byte("p")}) }, bdb, pdb)
+	}
+	same(t, "Load prefixes", func(db backend) (index.LoadResult, error) { return load(db, prefixes[250:]) }, bdb, pdb)
+	// Nested prefixes of one hash, for Match's longest-prefix rule.
+	nest := randHashes(r, 1)[0]
+	for _, n := range []int{4, 9, 17} {
+		same(t, "PutPrefix nested", func(db backend) (int, error) { return 0, db.PutPrefix(nest[:n], index.Value{Data: []byte{byte(n)}}) }, bdb, pdb)
+	}
+
+	// A short prefix entry just past a scan range whose upper bound
+	// carries: only the length rule keeps it out of Scan(01020304ff, 40).
+	same(t, "PutPrefix edge", func(db backend) (int, error) { return 0, db.PutPrefix([]byte{1, 2, 3, 5}, index.Value{}) }, bdb, pdb)
+	same(t, "PutPrefix edge 2", func(db backend) (int, error) {
+		return 0, db.PutPrefix([]byte{1, 2, 3, 4, 0xff, 9}, index.Value{})
+	}, bdb, pdb)
+
+	// Deletes, including absent keys.
+	for i := 0; i < 2000; i += 97 {
+		same(t, "Delete", func(db backend) (int, error) { return 0, db.Delete(hs[i]) }, bdb, pdb)
+	}
+	same(t, "Delete absent", func(db backend) (int, error) { return 0, db.Delete(hs[0]) }, bdb, pdb)
+	same(t, "DeletePrefix", func(db backend) (int, error) { return 0, db.DeletePrefix(prefixes[3].Key()) }, bdb, pdb)
+	same(t, "DeletePrefix absent", func(db backend) (int, error) { return 0, db.DeletePrefix(prefixes[3].Key()) }, bdb, pdb)
+
+	// Reads.
+	all := same(t, "export", exportAll, bdb, pdb)
+	if len(all) < 2000 {
+		t.Fatalf("export has %d entries, want at least 2000", len(all))
+	}
+	probes := append(slices.Clone(hs), randHashes(r, 300)...)
+	for _, p := range prefixes {
+		h := p.Hash
+		for j := p.Len; j < hashkey.Size; j++ {
+			h[j] = byte(r.Uint32())
+		}
+		probes = append(probes, h)
+	}
+	for _, n := range []int{4, 8, 9, 16, 17, 20} {
+		h := nest
+		for j := n; j < hashkey.Size; j++ {
+			h[j] ^= 0x5a
+		}
+		probes = append(probes, h)
+	}
+	same(t, "HasBatch", func(db backend) ([]bool, error) { return db.HasBatch(probes) }, bdb, pdb)
+	for i, h := range probes {
+		if i%5 == 0 {
+			same(t, "Has", func(db backend) (bool, error) { return db.Has(h) }, bdb, pdb)
+			same(t, "Get", func(db backend) (index.Value, error) { return db.Get(h) }, bdb, pdb)
+		}
+		if i%3 == 0 || i >= 2300 {
+			same(t, "Match", func(db backend) ([]any, error) {
+				m, ok, err := db.Match(h)
+				return []any{m, ok}, err
+			}, bdb, pdb)
+		}
+	}
+	type scanCase struct {
+		prefix      []byte
+		bits, limit int
+	}
+	cases := []scanCase{{nil, 0, 0}, {nil, 0, 7}, {[]byte{0xff, 0xff}, 16, 0}, {[]byte{0}, 1, 0}, {[]byte{0x80}, 1, 1500}, {[]byte{1, 2, 3, 4, 0xff}, 40, 0}}
+	for i := range 60 {
+		src := probes[r.IntN(len(probes))]
+		bits := []int{2, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 5, 13, 256}[i%14]
+		cases = append(cases, scanCase{src[:(bits+7)/8], bits, []int{0, 0, 1, 3}[i%4]})
+	}
+	for _, c := range cases {
+		what := fmt.Sprintf("Scan(%x, %d, %d)", c.prefix, c.bits, c.limit)
+		same(t, what, func(db backend) ([]index.Entry, error) { return collect(db, c.prefix, c.bits, c.limit) }, bdb, pdb)
+		same(t, "Count "+what, func(db backend) ([]int64, error) {
+			f, p, err := db.Count(c.prefix, c.bits)
+			return []int64{f, p}, err
+		}, bdb, pdb)
+	}
+	same(t, "Scan past end", func(db backend) ([]index.Entry, error) { return collect(db, []byte{1}, 9, 0) }, bdb, pdb)
+	same(t, "Stats counts", func(db backend) ([]int64, error) {
+		s, err := db.Stats()
+		return []int64{s.Entries, s.PrefixEntries}, err
+	}, bdb, pdb)
+	same(t, "Verify", func(db backend) (int, error) { return 0, db.Verify() }, bdb, pdb)
+}
+
+// TestScanPages checks Scan's paging across several pages with a callback
+// that stops early and one that calls the DB.
+func TestScanPages(t *testing.T) {
+	db := openTestDB(t, nil)
+	r := rand.New(rand.NewPCG(3, 4))
+	hs := randHashes(r, 2*scanPage+17)
+	if _, err := db.Load(slices.Values(entries(r, hs))); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(hs, func(a, b hashkey.Hash) int { return bytes.Compare(a[:], b[:]) })
+	var got []hashkey.Hash
+	err := db.ForEach(func(e index.Entry) error {
+		ok, err := db.Has(e.Hash) // fn may call db
+		if !ok || err != nil {
+			return fmt.Errorf("Has inside Scan: %v, %v", ok, err)
+		}
+		got = append(got, e.Hash)
+		return nil
+	})
+	if err != nil || !slices.Equal(got, hs) {
+		t.Fatalf("ForEach: %d entries, err %v; want %d in order", len(got), err, len(hs))
+	}
+	stop := errors.New("stop")
+	n := 0
+	err = db.Scan(nil, 0, 0, func(index.Entry) error {
+		if n++; n == scanPage+5 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || n != scanPage+5 {
+		t.Fatalf("Scan stopped with %v after %d entries, want %v after %d", err, n, stop, scanPage+5)
+	}
+	got = got[:0]
+	err = db.Scan(nil, 0, scanPage+1, func(e index.Entry) error { got = append(got, e.Hash); return nil })
+	if err != nil || !slices.Equal(got, hs[:scanPage+1]) {
+		t.Fatalf("Scan limit %d: %d entries, err %v", scanPage+1, len(got), err)
+	}
+}
+
+// TestAddIfAbsentConcurrent adds the same keys from goroutines sharing a
+// DB and from two DBs on one schema (two pools, as two processes would
+// have): every key must be reported new exactly once.
+func TestAddIfAbsentConcurrent(t *testing.T) {
+	schema := newSchema(t)
+	dbs := []*DB{openSchema(t, &Options{Schema: schema}), openSchema(t, &Options{Schema: schema, BatchSize: 64})}
+	r := rand.New(rand.NewPCG(5, 6))
+	hs := randHashes(r, 2000)
+	const workers = 8
+	counts := make([][]int, workers)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		counts[w] = make([]int, len(hs))
+		order := rand.New(rand.NewPCG(uint64(w), 9)).Perm(len(hs))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			db := dbs[w%len(dbs)]
+			for start := 0; start < len(order); start += 150 {
+				idx := order[start:min(start+150, len(order))]
+				if w%4 == 3 { // single adds
+					for _, i := range idx {
+						added, err := db.AddIfAbsent(hs[i], index.Value{})
+						if err != nil {
+							errs <- err
+							return
+						}
+						if added {
+							counts[w][i]++
+						}
+					}
+					continue
+				}
+				batch := make([]index.Entry, 0, len(idx)+1)
+				for _, i := range idx {
+					batch = append(batch, index.Entry{Hash: hs[i]})
+				}
+				batch = append(batch, batch[0]) // a repeat within the batch
+				added, err := db.AddIfAbsentBatch(batch)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if added[len(added)-1] {
+					errs <- fmt.Errorf("repeated key reported added twice in one batch")
+					return
+				}
+				for j, i := range idx {
+					if added[j] {
+						counts[w][i]++
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	perWorker := make([]int, workers)
+	for i := range hs {
+		total := 0
+		for w := range workers {
+			total += counts[w][i]
+			perWorker[w] += counts[w][i]
+		}
+		if total != 1 {
+			t.Fatalf("key %d reported added %d times", i, total)
+		}
+	}
+	t.Logf("keys added per worker: %v", perWorker)
+	full, _, err := dbs[0].Count(nil, 0)
+	if err != nil || full != int64(len(hs)) {
+		t.Fatalf("Count = %d, %v; want %d", full, err, len(hs))
+	}
+}
+
+// TestConcurrentLoad runs two Loads of overlapping input through two DBs:
+// the keys added by both add up to the distinct keys.
+func TestConcurrentLoad(t *testing.T) {
+	schema := newSchema(t)
+	a, b := openSchema(t, &Options{Schema: schema}), openSchema(t, &Options{Schema: schema})
+	r := rand.New(rand.NewPCG(7, 7))
+	es := entries(r, randHashes(r, 3000))
+	var ra, rb index.LoadResult
+	var ea, eb error
+	var wg sync.WaitGroup
+	wg.Go(func() { ra, ea = a.Load(slices.Values(es[:2000])) })
+	wg.Go(func() { rb, eb = b.Load(slices.Values(es[1000:])) })
+	wg.Wait()
+	if ea != nil || eb != nil {
+		t.Fatal(ea, eb)
+	}
+	if ra.Added+rb.Added != 3000 || ra.Present+rb.Present != 1000 {
+		t.Fatalf("loads added %d+%d, present %d+%d; want 3000 added, 1000 present", ra.Added, rb.Added, ra.Present, rb.Present)
+	}
+}
+
+func TestProfile(t *testing.T) {
+	schema := newSchema(t)
+	ctx, u := context.Background(), testURL(t)
+	db, err := Open(ctx, u, &Options{Schema: schema, Profile: "url-hash/sha256"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := Open(ctx, u, &Options{Schema: schema, Profile: "safebrowsing"}); !errors.Is(err, index.ErrProfileMismatch) {
+		t.Fatalf("Open with another profile: %v, want ErrProfileMismatch", err)
+	}
+	db = openSchema(t, &Options{Schema: schema})
+	if got := db.Profile(); got != "url-hash/sha256" {
+		t.Fatalf("Profile() = %q, want the recorded one", got)
+	}
+	// An index created without a profile records the first one asked for.
+	other := newSchema(t)
+	openSchema(t, &Options{Schema: other}).Close()
+	if db := openSchema(t, &Options{Schema: other, Profile: "p1"}); db.Profile() != "p1" {
+		t.Fatalf("Profile() = %q, want p1", db.Profile())
+	}
+	if _, err := Open(ctx, u, &Options{Schema: other, Profile: "p2"}); !errors.Is(err, index.ErrProfileMismatch) {
+		t.Fatalf("Open with p2: %v, want ErrProfileMismatch", err)
+	}
+}
+
+func TestMustExistReadOnlyFormat(t *testing.T) {
+	schema := newSchema(t)
+	ctx, u := context.Background(), testURL(t)
+	for _, o := range []Options{{Schema: schema, MustExist: true}, {Schema: schema, ReadOnly: true}} {
+		if _, err := Open(ctx, u, &o); !errors.Is(err, index.ErrNoIndex) {
+			t.Fatalf("Open(%+v) of a missing index: %v, want ErrNoIndex", o, err)
+		}
+	}
+	w := openSchema(t, &Options{Schema: schema})
+	h := hashkey.Sum([]byte("x"))
+	if err := w.Put(h, index.Value{}); err != nil {
+		t.Fatal(err)
+	}
+	ro := openSchema(t, &Options{Schema: schema, ReadOnly: true})
+	if ok, err := ro.Has(h); !ok || err != nil {
+		t.Fatalf("read-only Has = %v, %v", ok, err)
+	}
+	if err := ro.Put(h, index.Value{}); !errors.Is(err, index.ErrReadOnly) {
+		t.Fatalf("read-only Put: %v, want ErrReadOnly", err)
+	}
+	if _, err := ro.Load(slices.Values([]index.Entry{{Hash: h}})); !errors.Is(err, index.ErrReadOnly) {
+		t.Fatalf("read-only Load: %v, want ErrReadOnly", err)
+	}
+	// A newer format is refused; Verify catches a missing record.
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	meta := pgx.Identifier{schema, "meta"}.Sanitize()
+	if _, err := conn.Exec(ctx, `UPDATE `+meta+` SET value = '99' WHERE name = 'format'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, u, &Options{Schema: schema}); !errors.Is(err, index.ErrFormat) {
+		t.Fatalf("Open of format 99: %v, want ErrFormat", err)
+	}
+	if _, err := conn.Exec(ctx, `DELETE FROM `+meta+` WHERE name = 'format'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Verify(); !errors.Is(err, index.ErrCorrupt) {
+		t.Fatalf("Verify without a format record: %v, want ErrCorrupt", err)
+	}
+}
+
+func TestBadPrefixLength(t *testing.T) {
+	db := openTestDB(t, nil)
+	h := hashkey.Sum([]byte("x"))
+	for _, n := range []int{0, 3, 32} {
+		if err := db.PutPrefix(h[:n], index.Value{}); !errors.Is(err, index.ErrPrefixLength) {
+			t.Errorf("PutPrefix(%d bytes): %v, want ErrPrefixLength", n, err)
+		}
+		if err := db.DeletePrefix(h[:n]); !errors.Is(err, index.ErrPrefixLength) {
+			t.Errorf("DeletePrefix(%d bytes): %v, want ErrPrefixLength", n, err)
+		}
+	}
+	for _, n := range []int{-1, 2, 33} {
+		bad := []index.Entry{{Hash: h}, {Hash: h, Len: n}}
+		if err := db.PutBatch(bad); !errors.Is(err, index.ErrPrefixLength) {
+			t.Errorf("PutBatch(Len %d): %v, want ErrPrefixLength", n, err)
+		}
+		if _, err := db.AddIfAbsentBatch(bad); !errors.Is(err, index.ErrPrefixLength) {
+			t.Errorf("AddIfAbsentBatch(Len %d): %v, want ErrPrefixLength", n, err)
+		}
+		if _, err := db.Load(slices.Values(bad)); !errors.Is(err, index.ErrPrefixLength) {
+			t.Errorf("Load(Len %d): %v, want ErrPrefixLength", n, err)
+		}
+	}
+	for _, c := range []struct {
+		prefix []byte
+		bits   int
+	}{{nil, 4}, {h[:1], 9}, {h[:], 257}, {h[:], -1}} {
+		if err := db.Scan(c.prefix, c.bits, 0, func(index.Entry) error { return nil }); !errors.Is(err, index.ErrPrefixLength) {
+			t.Errorf("Scan(%d bytes, %d bits): %v, want ErrPrefixLength", len(c.prefix), c.bits, err)
+		}
+		if _, _, err := db.Count(c.prefix, c.bits); !errors.Is(err, index.ErrPrefixLength) {
+			t.Errorf("Count(%d bytes, %d bits): %v, want ErrPrefixLength", len(c.prefix), c.bits, err)
+		}
+	}
+	// Nothing of the refused writes is stored.
+	if n, p, err := db.Count(nil, 0); n != 0 || p != 0 || err != nil {
+		t.Fatalf("Count after refused writes = %d, %d, %v", n, p, err)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	db := openTestDB(t, nil)
+	h := hashkey.Sum([]byte("x"))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	calls := map[string]error{
+		"Put":       db.Put(h, index.Value{}),
+		"PutPrefix": db.PutPrefix(h[:4], index.Value{}),
+		"PutBatch":  db.PutBatch([]index.Entry{{Hash: h}}),
+		"Delete":    db.Delete(h),
+		"Scan":      db.Scan(nil, 0, 0, func(index.Entry) error { return nil }),
+		"ForEach":   db.ForEach(func(index.Entry) error { return nil }),
+		"Verify":    db.Verify(),
+		"Sync":      db.Sync(),
+	}
+	_, calls["Get"] = db.Get(h)
+	_, calls["Has"] = db.Has(h)
+	_, calls["HasBatch"] = db.HasBatch([]hashkey.Hash{h})
+	_, calls["AddIfAbsent"] = db.AddIfAbsent(h, index.Value{})
+	_, calls["AddIfAbsentBatch"] = db.AddIfAbsentBatch([]index.Entry{{Hash: h}})
+	_, _, calls["Match"] = db.Match(h)
+	_, _, calls["Count"] = db.Count(nil, 0)
+	_, calls["Load"] = db.Load(slices.Values([]index.Entry{{Hash: h}}))
+	_, calls["Stats"] = db.Stats()
+	for name, err := range calls {
+		if !errors.Is(err, index.ErrClosed) {
+			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+		}
+	}
+}
+
+func TestPathRedacted(t *testing.T) {
+	db := openTestDB(t, nil)
+	if got, want := db.Path(), Redact(testURL(t)); got != want {
+		t.Fatalf("Path() = %q, want %q", got, want)
+	}
+	if _, err := Open(context.Background(), "postgres://u:secret@127.0.0.1:1/db?connect_timeout=x", nil); err == nil ||
+		bytes.Contains([]byte(err.Error()), []byte("secret")) {
+		t.Fatalf("Open with a bad connection string: %v (want an error without the password)", err)
+	}
+}
+
+func TestStatsVerify(t *testing.T) {
+	db := openTestDB(t, &Options{Profile: "url-hash/sha256"})
+	r := rand.New(rand.NewPCG(9, 9))
+	if _, err := db.Load(slices.Values(entries(r, randHashes(r, 500)))); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutPrefix([]byte{1, 2, 3, 4}, index.Value{}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := db.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Entries != 500 || s.PrefixEntries != 1 || s.FormatVersion != FormatVersion || s.Profile != "url-hash/sha256" ||
+		s.DiskBytes <= 0 || s.LSMBytes <= 0 || s.LSMBytes > s.DiskBytes {
+		t.Fatalf("Stats = %+v", s)
+	}
+	if err := db.Verify(); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if err := db.Sync(); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+}

@@ -1,0 +1,68 @@
+package pgindex
+
+import (
+	"iter"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/urlhash/urlhash/index"
+)
+
+// Load stores every entry of seq whose key is not stored yet (like
+// AddIfAbsentBatch, the first of repeated keys wins; stored values are
+// kept) and returns the counts. It is one transaction: the entries are
+// streamed with COPY into a temporary table (nothing is held in client
+// memory), then moved with INSERT ... SELECT ... ORDER BY key ON CONFLICT
+// DO NOTHING, once for full and once for prefix entries. Present counts
+// the input entries not added (already stored, or repeated); Streamed is
+// always false. A bad entry fails the load and nothing is written. Other
+// writers may run during Load: a key they add first counts as present.
+func (db *DB) Load(seq iter.Seq[index.Entry]) (index.LoadResult, error) {
+	if err := db.beginWrite(); err != nil {
+		return index.LoadResult{}, err
+	}
+	var res index.LoadResult
+	var n int64
+	var errEntry error // a bad entry, reported as itself rather than as pgx's COPY failure
+	err := pgx.BeginFunc(db.ctx, db.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(db.ctx, db.q.dropTmp); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(db.ctx, db.q.loadTemp); err != nil {
+			return err
+		}
+		next, stop := iter.Pull(seq)
+		defer stop()
+		src := pgx.CopyFromFunc(func() ([]any, error) {
+			e, ok := next()
+			if !ok {
+				return nil, nil
+			}
+			if err := checkEntry(&e); err != nil {
+				errEntry = err
+				return nil, err
+			}
+			n++
+			return []any{e.Key(), n, nilIfEmpty(e.Value.Text), nilIfEmpty(e.Value.Data)}, nil
+		})
+		if _, err := tx.CopyFrom(db.ctx, pgx.Identifier{loadTable}, []string{"k", "ord", "text", "data"}, src); err != nil {
+			return err
+		}
+		for _, sql := range []string{db.q.loadFull, db.q.loadPrefix} {
+			tag, err := tx.Exec(db.ctx, sql)
+			if err != nil {
+				return err
+			}
+			res.Added += tag.RowsAffected()
+		}
+		_, err := tx.Exec(db.ctx, db.q.dropTmp)
+		return err
+	})
+	if errEntry != nil {
+		return index.LoadResult{}, errEntry
+	}
+	if err != nil {
+		return index.LoadResult{}, db.translate(err)
+	}
+	res.Present = n - res.Added
+	return res, nil
+}

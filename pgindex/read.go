@@ -1,0 +1,262 @@
+package pgindex
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index"
+)
+
+// scanPage is the number of rows Scan fetches per query.
+const scanPage = 1000
+
+// Get returns the value of the full entry h, or index.ErrNotFound. The
+// value's slices belong to the caller.
+func (db *DB) Get(h hashkey.Hash) (index.Value, error) {
+	if err := db.begin(); err != nil {
+		return index.Value{}, err
+	}
+	var v index.Value
+	err := db.pool.QueryRow(db.ctx, db.q.get, h[:]).Scan(&v.Text, &v.Data)
+	if err != nil {
+		return index.Value{}, db.translate(err)
+	}
+	return normValue(v), nil
+}
+
+// Has reports whether the full entry h is stored.
+func (db *DB) Has(h hashkey.Hash) (bool, error) {
+	if err := db.begin(); err != nil {
+		return false, err
+	}
+	var ok bool
+	err := db.pool.QueryRow(db.ctx, db.q.has, h[:]).Scan(&ok)
+	return ok, db.translate(err)
+}
+
+// HasBatch reports, in input order, which full entries are stored. The
+// hashes are sent sorted, Options.BatchSize per query (= ANY($1)).
+func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
+	if err := db.begin(); err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(hs))
+	if len(hs) == 0 {
+		return out, nil
+	}
+	keys := make([][]byte, len(hs))
+	for i := range hs {
+		keys[i] = hs[i][:]
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	keys = slices.CompactFunc(keys, bytes.Equal)
+	found := make(map[hashkey.Hash]struct{})
+	for chunk := range slices.Chunk(keys, db.opts.BatchSize) {
+		rows, err := db.pool.Query(db.ctx, db.q.hasBatch, chunk)
+		if err != nil {
+			return nil, db.translate(err)
+		}
+		var k []byte
+		_, err = pgx.ForEachRow(rows, []any{&k}, func() error {
+			if len(k) != hashkey.Size {
+				return fmt.Errorf("%w: full key of %d bytes", index.ErrCorrupt, len(k))
+			}
+			found[hashkey.Hash(k)] = struct{}{}
+			return nil
+		})
+		if err != nil {
+			return nil, db.translate(err)
+		}
+	}
+	for i := range hs {
+		_, out[i] = found[hs[i]]
+	}
+	return out, nil
+}
+
+// Match returns the full entry h when it is stored, else the longest stored
+// prefix entry that h starts with. The bool is false when neither exists.
+// It is one query: the full key, and the 28 prefixes of h
+// (index.MinPrefixLen..index.MaxPrefixLen bytes) with = ANY.
+func (db *DB) Match(h hashkey.Hash) (index.Match, bool, error) {
+	if err := db.begin(); err != nil {
+		return index.Match{}, false, err
+	}
+	prefixes := make([][]byte, 0, index.MaxPrefixLen-index.MinPrefixLen+1)
+	for n := index.MinPrefixLen; n <= index.MaxPrefixLen; n++ {
+		prefixes = append(prefixes, h[:n])
+	}
+	var m index.Match
+	var n int32
+	err := db.pool.QueryRow(db.ctx, db.q.match, h[:], prefixes).Scan(&n, &m.Value.Text, &m.Value.Data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return index.Match{}, false, nil
+	}
+	if err != nil {
+		return index.Match{}, false, db.translate(err)
+	}
+	m.Len = int(n)
+	m.Value = normValue(m.Value)
+	return m, true, nil
+}
+
+// Scan calls fn for each entry whose key starts with the leading bits of
+// prefix (bits may be any value 0..256, so a half-byte prefix is
+// bits = 4*hex digits), in key order: first the full entries, then the
+// prefix entries at least that long; at most limit entries in all
+// (limit <= 0: no limit). It stops at the first error fn returns and
+// returns it. The entry's value slices belong to fn.
+//
+// Scan reads pages of rows by key range (h >= lo AND h < hi ORDER BY h),
+// each page one query; no connection or transaction is held while fn
+// runs, so fn may call methods of db. Unlike index.DB.Scan, the pages are
+// not one snapshot: an entry written or deleted during the scan may or
+// may not be visited, but every key is visited at most once, in order.
+func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(index.Entry) error) error {
+	if bits < 0 || bits > 8*hashkey.Size || len(prefix)*8 < bits {
+		return fmt.Errorf("%w: %d bits of a %d-byte prefix", index.ErrPrefixLength, bits, len(prefix))
+	}
+	if err := db.begin(); err != nil {
+		return err
+	}
+	lo, hi, nbytes := keyRange(prefix, bits)
+	n := 0
+	for _, isPrefix := range []bool{false, true} {
+		from := lo
+		for {
+			if err := db.begin(); err != nil {
+				return err
+			}
+			page := scanPage
+			if limit > 0 {
+				page = min(page, limit-n)
+			}
+			if page <= 0 {
+				return nil
+			}
+			var rows pgx.Rows
+			var err error
+			if isPrefix {
+				rows, err = db.pool.Query(db.ctx, db.q.scanPrefix, from, hi, nbytes, page)
+			} else {
+				rows, err = db.pool.Query(db.ctx, db.q.scanFull, from, hi, page)
+			}
+			if err != nil {
+				return db.translate(err)
+			}
+			entries, err := collectEntries(rows, isPrefix)
+			if err != nil {
+				return db.translate(err)
+			}
+			for _, e := range entries {
+				if err := fn(e); err != nil {
+					return err
+				}
+			}
+			n += len(entries)
+			if len(entries) < page {
+				break
+			}
+			// The smallest key after the last one visited.
+			last := entries[len(entries)-1]
+			from = append(slices.Clone(last.Key()), 0)
+		}
+	}
+	return nil
+}
+
+// collectEntries reads the rows of a scan query.
+func collectEntries(rows pgx.Rows, isPrefix bool) ([]index.Entry, error) {
+	var out []index.Entry
+	var k []byte
+	var v index.Value
+	_, err := pgx.ForEachRow(rows, []any{&k, &v.Text, &v.Data}, func() error {
+		var e index.Entry
+		if isPrefix {
+			if len(k) < index.MinPrefixLen || len(k) > index.MaxPrefixLen {
+				return fmt.Errorf("%w: prefix key %x", index.ErrCorrupt, k)
+			}
+			e.Len = len(k)
+		} else {
+			if len(k) != hashkey.Size {
+				return fmt.Errorf("%w: full key %x", index.ErrCorrupt, k)
+			}
+			e.Len = hashkey.Size
+		}
+		copy(e.Hash[:], k)
+		e.Value = normValue(index.Value{Text: slices.Clone(v.Text), Data: slices.Clone(v.Data)})
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+// ForEach calls fn for every entry in key order (full entries, then prefix
+// entries), stopping at the first error fn returns. See Scan.
+func (db *DB) ForEach(fn func(index.Entry) error) error { return db.Scan(nil, 0, 0, fn) }
+
+// Count returns the number of full entries and of prefix entries that
+// Scan(prefix, bits, 0, ...) would visit: two count(*) queries over key
+// ranges.
+func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
+	if bits < 0 || bits > 8*hashkey.Size || len(prefix)*8 < bits {
+		return 0, 0, fmt.Errorf("%w: %d bits of a %d-byte prefix", index.ErrPrefixLength, bits, len(prefix))
+	}
+	if err := db.begin(); err != nil {
+		return 0, 0, err
+	}
+	lo, hi, nbytes := keyRange(prefix, bits)
+	if err := db.pool.QueryRow(db.ctx, db.q.countFull, lo, hi).Scan(&full); err != nil {
+		return 0, 0, db.translate(err)
+	}
+	if err := db.pool.QueryRow(db.ctx, db.q.countPrefix, lo, hi, nbytes).Scan(&prefixes); err != nil {
+		return 0, 0, db.translate(err)
+	}
+	return full, prefixes, nil
+}
+
+// maxKey sorts after every stored key (32 bytes at most).
+var maxKey = bytes.Repeat([]byte{0xff}, hashkey.Size+1)
+
+// keyRange returns the key range [lo, hi) of the keys whose leading bits
+// equal those of prefix, and the number of bytes those bits occupy (a
+// prefix entry shorter than that cannot match). lo is the prefix's bytes
+// with the bits past the prefix cleared; hi is lo plus one in the last
+// prefix bit, or maxKey when that overflows.
+func keyRange(prefix []byte, bits int) (lo, hi []byte, nbytes int) {
+	nbytes = (bits + 7) / 8
+	lo = make([]byte, nbytes)
+	copy(lo, prefix[:nbytes])
+	if r := bits % 8; r != 0 {
+		lo[nbytes-1] &= 0xff << (8 - r)
+	}
+	hi = slices.Clone(lo)
+	unit := 1
+	if r := bits % 8; r != 0 {
+		unit = 1 << (8 - r)
+	}
+	for i := nbytes - 1; i >= 0; i-- {
+		s := int(hi[i]) + unit
+		hi[i] = byte(s)
+		if s <= 0xff {
+			return lo, hi, nbytes
+		}
+		unit = 1
+	}
+	return lo, maxKey, nbytes // all ones (or no prefix): no upper bound
+}
+
+// normValue makes empty parts nil, as index.DB returns them.
+func normValue(v index.Value) index.Value {
+	if len(v.Text) == 0 {
+		v.Text = nil
+	}
+	if len(v.Data) == 0 {
+		v.Data = nil
+	}
+	return v
+}

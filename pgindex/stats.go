@@ -1,0 +1,77 @@
+package pgindex
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/urlhash/urlhash/index"
+)
+
+// Stats returns the index's counts (exact: count(*) over both tables,
+// which reads every key of a large index) and sizes: DiskBytes is
+// pg_total_relation_size of the three tables (heap, primary-key index and
+// TOAST), LSMBytes that of the full and prefix tables; both are 0 where
+// the server lacks the function (CockroachDB). FormatVersion is the
+// schema version recorded in the meta table. The filter fields, VlogBytes
+// and Tables are 0.
+func (db *DB) Stats() (index.Stats, error) {
+	if err := db.begin(); err != nil {
+		return index.Stats{}, err
+	}
+	s := index.Stats{Profile: db.profile}
+	var format string
+	err := db.pool.QueryRow(db.ctx, `SELECT
+		(SELECT count(*) FROM `+db.full+`),
+		(SELECT count(*) FROM `+db.prefix+`),
+		(SELECT value FROM `+db.meta+` WHERE name = 'format')`).Scan(&s.Entries, &s.PrefixEntries, &format)
+	if err != nil {
+		return index.Stats{}, db.translate(err)
+	}
+	if s.FormatVersion, err = strconv.Atoi(format); err != nil {
+		return index.Stats{}, fmt.Errorf("%w: bad format record %q", index.ErrFormat, format)
+	}
+	err = db.pool.QueryRow(db.ctx, `SELECT
+		pg_total_relation_size($1::regclass) + pg_total_relation_size($2::regclass),
+		pg_total_relation_size($1::regclass) + pg_total_relation_size($2::regclass) + pg_total_relation_size($3::regclass)`,
+		db.full, db.prefix, db.meta).Scan(&s.LSMBytes, &s.DiskBytes)
+	var pe *pgconn.PgError
+	if err != nil && !(errors.As(err, &pe) && pe.Code == "42883") { // undefined_function
+		return index.Stats{}, db.translate(err)
+	}
+	return s, nil
+}
+
+// Verify checks the index: the format record is present and readable, and
+// every key is well formed (32-byte full keys, 4..31-byte prefix keys, no
+// NULL). It reads every key. It returns an error wrapping
+// index.ErrCorrupt when a check fails.
+func (db *DB) Verify() error {
+	if err := db.begin(); err != nil {
+		return err
+	}
+	var format *string
+	var badFull, badPrefix int64
+	err := db.pool.QueryRow(db.ctx, `SELECT
+		(SELECT value FROM `+db.meta+` WHERE name = 'format'),
+		(SELECT count(*) FROM `+db.full+` WHERE h IS NULL OR length(h) <> 32),
+		(SELECT count(*) FROM `+db.prefix+` WHERE p IS NULL OR length(p) NOT BETWEEN 4 AND 31)`).
+		Scan(&format, &badFull, &badPrefix)
+	if err != nil {
+		return db.translate(err)
+	}
+	switch {
+	case format == nil:
+		return fmt.Errorf("%w: no format record", index.ErrCorrupt)
+	case badFull > 0:
+		return fmt.Errorf("%w: %d full keys not %d bytes long", index.ErrCorrupt, badFull, 32)
+	case badPrefix > 0:
+		return fmt.Errorf("%w: %d prefix keys not %d..%d bytes long", index.ErrCorrupt, badPrefix,
+			index.MinPrefixLen, index.MaxPrefixLen)
+	}
+	if v, err := strconv.Atoi(*format); err != nil || v < 1 || v > FormatVersion {
+		return fmt.Errorf("%w: format record %q", index.ErrCorrupt, *format)
+	}
+	return nil
+}

@@ -1,0 +1,221 @@
+package pgindex
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index"
+)
+
+// Put stores v under the full entry h, replacing any stored value.
+func (db *DB) Put(h hashkey.Hash, v index.Value) error {
+	_, err := db.write([]index.Entry{{Hash: h, Value: v}}, false)
+	return err
+}
+
+// PutPrefix stores v under the prefix entry p (index.MinPrefixLen..
+// index.MaxPrefixLen bytes, else index.ErrPrefixLength), replacing any
+// stored value.
+func (db *DB) PutPrefix(p []byte, v index.Value) error {
+	e, err := index.PrefixEntry(p, v)
+	if err != nil {
+		return err
+	}
+	_, err = db.write([]index.Entry{e}, false)
+	return err
+}
+
+// PutBatch stores every entry (full or prefix), replacing stored values.
+// When a key repeats, the last entry wins. Each statement of
+// Options.BatchSize rows is one transaction; the batch as a whole is not
+// (a failure may keep a part of it).
+func (db *DB) PutBatch(entries []index.Entry) error {
+	_, err := db.write(entries, false)
+	return err
+}
+
+// AddIfAbsent stores v under h unless h is stored, and reports whether it
+// did. It is one INSERT ... ON CONFLICT DO NOTHING RETURNING: atomic with
+// respect to every other writer of the database, in any process on any
+// host.
+func (db *DB) AddIfAbsent(h hashkey.Hash, v index.Value) (added bool, err error) {
+	added1, err := db.write([]index.Entry{{Hash: h, Value: v}}, true)
+	if err != nil {
+		return false, err
+	}
+	return added1[0], nil
+}
+
+// AddIfAbsentBatch stores each entry whose key is not stored and reports,
+// in input order, which ones it added. When a key repeats in the batch, only
+// its first occurrence can be added. Each key is reported added by exactly
+// one caller however many processes add it at once. Each statement of
+// Options.BatchSize rows is one transaction; the batch as a whole is not.
+func (db *DB) AddIfAbsentBatch(entries []index.Entry) ([]bool, error) {
+	return db.write(entries, true)
+}
+
+// Delete removes the full entry h. It returns index.ErrNotFound when h is
+// not stored.
+func (db *DB) Delete(h hashkey.Hash) error {
+	return db.remove(db.q.deleteFull, h[:])
+}
+
+// DeletePrefix removes the prefix entry p. It returns index.ErrNotFound
+// when p is not stored and index.ErrPrefixLength for a bad length.
+func (db *DB) DeletePrefix(p []byte) error {
+	if _, err := index.PrefixEntry(p, index.Value{}); err != nil {
+		return err
+	}
+	return db.remove(db.q.deletePrefix, p)
+}
+
+func (db *DB) remove(sql string, key []byte) error {
+	if err := db.beginWrite(); err != nil {
+		return err
+	}
+	tag, err := db.pool.Exec(db.ctx, sql, key)
+	if err != nil {
+		return db.translate(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return index.ErrNotFound
+	}
+	return nil
+}
+
+// entryKey identifies an entry's key: its bytes (zero past n) and length.
+type entryKey struct {
+	h hashkey.Hash
+	n uint8
+}
+
+func keyOf(e *index.Entry) entryKey {
+	var k entryKey
+	b := e.Key()
+	copy(k.h[:], b)
+	k.n = uint8(len(b))
+	return k
+}
+
+func keyOfBytes(b []byte) entryKey {
+	var k entryKey
+	copy(k.h[:], b)
+	k.n = uint8(len(b))
+	return k
+}
+
+func (k *entryKey) bytes() []byte { return k.h[:k.n] }
+
+// checkEntry returns index.ErrPrefixLength for an entry that is neither
+// full nor a 4..31-byte prefix entry.
+func checkEntry(e *index.Entry) error {
+	if e.Len < 0 || e.Len > hashkey.Size || (e.IsPrefix() && e.Len < index.MinPrefixLen) {
+		return fmt.Errorf("%w: %d bytes", index.ErrPrefixLength, e.Len)
+	}
+	return nil
+}
+
+// write implements Put*, AddIfAbsent*. For ifAbsent it returns, per input
+// entry, whether it was added; otherwise it returns nil.
+func (db *DB) write(entries []index.Entry, ifAbsent bool) ([]bool, error) {
+	for i := range entries {
+		if err := checkEntry(&entries[i]); err != nil {
+			return nil, err
+		}
+	}
+	if err := db.beginWrite(); err != nil {
+		return nil, err
+	}
+	var result []bool
+	if ifAbsent {
+		result = make([]bool, len(entries))
+	}
+	if len(entries) == 0 {
+		return result, nil
+	}
+	// One occurrence per key: the first for add-if-absent, the last for
+	// put (a statement must not touch a row twice).
+	pos := make(map[entryKey]int, len(entries))
+	for i := range entries {
+		k := keyOf(&entries[i])
+		if _, dup := pos[k]; dup && ifAbsent {
+			continue
+		}
+		pos[k] = i
+	}
+	// Sorted keys: concurrent batches then take row locks in one order,
+	// which keeps them from deadlocking.
+	var full, prefixes []entryKey
+	for k := range pos {
+		if k.n == hashkey.Size {
+			full = append(full, k)
+		} else {
+			prefixes = append(prefixes, k)
+		}
+	}
+	byBytes := func(a, b entryKey) int { return bytes.Compare(a.bytes(), b.bytes()) }
+	slices.SortFunc(full, byBytes)
+	slices.SortFunc(prefixes, byBytes)
+	for _, part := range []struct {
+		keys     []entryKey
+		put, add string
+	}{{full, db.q.putFull, db.q.addFull}, {prefixes, db.q.putPrefix, db.q.addPrefix}} {
+		for chunk := range slices.Chunk(part.keys, db.opts.BatchSize) {
+			ks := make([][]byte, len(chunk))
+			texts := make([][]byte, len(chunk))
+			datas := make([][]byte, len(chunk))
+			for j := range chunk {
+				ks[j] = chunk[j].bytes()
+				v := &entries[pos[chunk[j]]].Value
+				texts[j], datas[j] = nilIfEmpty(v.Text), nilIfEmpty(v.Data)
+			}
+			if !ifAbsent {
+				err := db.retry(func() error {
+					_, err := db.pool.Exec(db.ctx, part.put, ks, texts, datas)
+					return err
+				})
+				if err != nil {
+					return nil, db.translate(err)
+				}
+				continue
+			}
+			var added [][]byte
+			err := db.retry(func() error {
+				added = added[:0]
+				rows, err := db.pool.Query(db.ctx, part.add, ks, texts, datas)
+				if err != nil {
+					return err
+				}
+				var k []byte
+				_, err = pgx.ForEachRow(rows, []any{&k}, func() error {
+					added = append(added, slices.Clone(k))
+					return nil
+				})
+				return err
+			})
+			if err != nil {
+				return nil, db.translate(err)
+			}
+			for _, k := range added {
+				i, ok := pos[keyOfBytes(k)]
+				if !ok {
+					return nil, fmt.Errorf("%w: insert returned a key not sent: %x", index.ErrCorrupt, k)
+				}
+				result[i] = true
+			}
+		}
+	}
+	return result, nil
+}
+
+// nilIfEmpty makes an empty value part NULL.
+func nilIfEmpty(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
