@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"fmt"
+	"strings"
 )
 
 // Digest names the function that turns a canonical URL string into a Hash.
@@ -125,4 +126,24 @@ func (p *Profile) Hash(rawURL string) (Hash, error) {
 		return Hash{}, err
 	}
 	return p.digest.Sum(c), nil
+}
+
+// ParseProfile returns the profile whose Name is name, such as
+// "urlhash+sha256" or "urlhash-nofragment+url-hash-0.1.0".
+func ParseProfile(name string) (*Profile, error) {
+	base, digest, ok := strings.Cut(name, "+")
+	if !ok {
+		return nil, fmt.Errorf("hashkey: unknown profile %q (want urlhash[-nofragment]+DIGEST)", name)
+	}
+	d, err := ParseDigest(digest)
+	if err != nil {
+		return nil, err
+	}
+	switch base {
+	case "urlhash":
+		return New(WithDigest(d)), nil
+	case "urlhash-nofragment":
+		return New(WithDigest(d), DropFragment()), nil
+	}
+	return nil, fmt.Errorf("hashkey: unknown profile %q (want urlhash[-nofragment]+DIGEST)", name)
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package hashkey
+
+const raceEnabled = false
