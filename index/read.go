@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/hashkey"
@@ -94,7 +96,7 @@ func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
 		copy(k[1:], hs[i][:])
 		keys[j] = k
 	}
-	found, err := db.seekAll(keys, []byte{tagFull})
+	found, err := db.seekAllParallel(keys, []byte{tagFull})
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +104,30 @@ func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
 		out[i] = found[j]
 	}
 	return out, nil
+}
+
+// seekAllParallel is seekAll over contiguous runs of keys on every core: a
+// run's seeks stay in key order, and the runs touch disjoint key ranges.
+func (db *DB) seekAllParallel(keys [][]byte, prefix []byte) ([]bool, error) {
+	const minRun = 256 // below this a goroutine and an iterator cost more than they save
+	workers := min(runtime.GOMAXPROCS(0), len(keys)/minRun)
+	if workers < 2 {
+		return db.seekAll(keys, prefix)
+	}
+	found := make([]bool, len(keys))
+	errs := make([]error, workers)
+	per := (len(keys) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*per, min((w+1)*per, len(keys))
+		wg.Go(func() {
+			f, err := db.seekAll(keys[lo:hi], prefix)
+			copy(found[lo:hi], f)
+			errs[w] = err
+		})
+	}
+	wg.Wait()
+	return found, errors.Join(errs...)
 }
 
 // existSorted reports, for entries[idx[j]] (idx in key order), whether the
