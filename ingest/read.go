@@ -128,13 +128,25 @@ func OpenFile(path string, stdin io.Reader) (io.ReadCloser, error) {
 		}
 		src, closer = f, f
 	}
+	return newReader(path, src, closer)
+}
+
+// NewReader returns r, gunzipped when it starts with the gzip magic bytes.
+// name names r in errors. Closing the result does not close r. Use it for
+// inputs that are not files, or files the caller opened itself (to count
+// progress, say).
+func NewReader(name string, r io.Reader) (io.ReadCloser, error) {
+	return newReader(name, r, nil)
+}
+
+func newReader(name string, src io.Reader, closer io.Closer) (io.ReadCloser, error) {
 	br := bufio.NewReaderSize(src, 64<<10)
 	head, err := br.Peek(len(gzipMagic))
 	if err != nil && !errors.Is(err, io.EOF) {
 		if closer != nil {
 			closer.Close()
 		}
-		return nil, ioError(path, err)
+		return nil, ioError(name, err)
 	}
 	rc := &readCloser{r: br, c: closer}
 	if len(head) == len(gzipMagic) && [2]byte(head) == gzipMagic {
@@ -143,7 +155,7 @@ func OpenFile(path string, stdin io.Reader) (io.ReadCloser, error) {
 			if closer != nil {
 				closer.Close()
 			}
-			return nil, fmt.Errorf("ingest: gunzip %s: %w", path, err)
+			return nil, fmt.Errorf("ingest: gunzip %s: %w", name, err)
 		}
 		rc.r, rc.z = zr, zr
 	}
