@@ -1,6 +1,10 @@
 package main
 
-import "os"
+import (
+	"fmt"
+	"os"
+	"os/exec"
+)
 
 func scenarios() []scenario {
 	freshDBs := func(w *work) error {
@@ -9,12 +13,42 @@ func scenarios() []scenario {
 		}
 		return os.RemoveAll(w.plainDB)
 	}
+	// loadedDBs builds both stores from urls.txt once, untimed, for the
+	// lookup scenarios.
+	loadedDBs := func(w *work) error {
+		if w.loaded {
+			return nil
+		}
+		if err := freshDBs(w); err != nil {
+			return err
+		}
+		for _, argv := range [][]string{
+			{w.urlhash, "import", "--db", w.oursDB, "urls.txt"},
+			{w.badger, "import", w.plainDB},
+		} {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Dir = w.dir
+			in, err := os.Open(w.path("urls.txt"))
+			if err != nil {
+				return err
+			}
+			cmd.Stdin = in
+			out, err := cmd.CombinedOutput()
+			in.Close()
+			if err != nil {
+				return fmt.Errorf("%v: %v\n%s", argv, err, out)
+			}
+		}
+		w.loaded = true
+		return nil
+	}
 	return []scenario{
 		{
 			name:     "hash",
 			input:    "urls.txt",
 			ours:     func(w *work) []string { return []string{w.urlhash, "hash"} },
 			baseline: func(w *work) []string { return []string{w.whatwg, "hash"} },
+			check:    sameLines,
 		},
 		{
 			name:     "canon-webrisk",
@@ -28,6 +62,28 @@ func scenarios() []scenario {
 			prepare:  freshDBs,
 			ours:     func(w *work) []string { return []string{w.urlhash, "import", "--db", w.oursDB, "-"} },
 			baseline: func(w *work) []string { return []string{w.badger, "import", w.plainDB} },
+		},
+		{
+			name:     "dedupe",
+			input:    "urls.txt",
+			prepare:  freshDBs,
+			ours:     func(w *work) []string { return []string{w.urlhash, "dedupe", "--db", w.oursDB} },
+			baseline: func(w *work) []string { return []string{w.badger, "dedupe", w.plainDB} },
+			check:    sameLines,
+		},
+		{
+			name:     "has-present",
+			input:    "urls.txt",
+			prepare:  loadedDBs,
+			ours:     func(w *work) []string { return []string{w.urlhash, "has", "-q", "--db", w.oursDB} },
+			baseline: func(w *work) []string { return []string{w.badger, "has", w.plainDB} },
+		},
+		{
+			name:     "has-absent",
+			input:    "absent.txt",
+			prepare:  loadedDBs,
+			ours:     func(w *work) []string { return []string{w.urlhash, "has", "-q", "--db", w.oursDB} },
+			baseline: func(w *work) []string { return []string{w.badger, "has", w.plainDB} },
 		},
 	}
 }

@@ -49,7 +49,9 @@ type command struct {
 
 func commands() map[string]*command {
 	cs := []*command{
-		hashCommand(), canonCommand(),
+		hashCommand(), canonCommand(), expressionsCommand(), hashedURICommand(), matchCommand(),
+		addCommand(), importCommand(), hasCommand(), getCommand(), deleteCommand(), dedupeCommand(),
+		scanCommand(), lookupCommand(), statsCommand(), exportCommand(), verifyCommand(),
 	}
 	m := make(map[string]*command, len(cs))
 	for _, c := range cs {

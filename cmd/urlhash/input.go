@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // maxRecord bounds one input record so that a file with no newlines cannot
@@ -18,6 +19,7 @@ const maxRecord = 16 << 20
 type record struct {
 	text string
 	line int // 1-based line (or record) number on stdin; 0 for an argument
+	seq  int // 0-based position among all inputs
 }
 
 // where names a record's origin in diagnostics.
@@ -36,7 +38,7 @@ func readRecords(args []string, r io.Reader, nul bool, batchSize int, fn func([]
 	if len(args) > 0 {
 		batch := make([]record, len(args))
 		for i, a := range args {
-			batch[i] = record{text: a}
+			batch[i] = record{text: a, seq: i}
 		}
 		return fn(batch)
 	}
@@ -63,7 +65,7 @@ func readRecords(args []string, r io.Reader, nul bool, batchSize int, fn func([]
 		if !nul && len(b) > 0 && b[len(b)-1] == '\r' {
 			b = b[:len(b)-1]
 		}
-		batch = append(batch, record{text: string(b), line: line})
+		batch = append(batch, record{text: string(b), line: line, seq: line - 1})
 		if len(batch) == batchSize {
 			if err := fn(batch); err != nil {
 				return err
@@ -125,8 +127,11 @@ func processOrdered(e *env, args []string, nul bool, work func(r record, c *chun
 			}
 		})
 	}
+	// The writer owns failed and writeErr until writerDone; the reader
+	// only polls writeFailed to stop early.
 	var failed int
 	var writeErr error
+	var writeFailed atomic.Bool
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -134,13 +139,15 @@ func processOrdered(e *env, args []string, nul bool, work func(r record, c *chun
 			c := <-done
 			failed += c.failed
 			if writeErr == nil {
-				writeErr = flush(e, c)
+				if writeErr = flush(e, c); writeErr != nil {
+					writeFailed.Store(true)
+				}
 			}
 		}
 	}()
 	readErr := readRecords(nil, e.stdin, nul, batchSize, func(batch []record) error {
-		if writeErr != nil {
-			return writeErr
+		if writeFailed.Load() {
+			return errWriteFailed
 		}
 		if err := e.ctx.Err(); err != nil {
 			return err
@@ -154,11 +161,15 @@ func processOrdered(e *env, args []string, nul bool, work func(r record, c *chun
 	close(order)
 	wg.Wait()
 	<-writerDone
-	if readErr != nil {
-		return failed, readErr
+	if writeErr != nil {
+		return failed, writeErr
 	}
-	return failed, writeErr
+	return failed, readErr
 }
+
+// errWriteFailed stops reading once output can no longer be written; the
+// write error itself is reported.
+var errWriteFailed = errors.New("output failed")
 
 func flush(e *env, c *chunk) error {
 	if c.errs.Len() > 0 {

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -19,7 +24,39 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the end-to-end CLI scenarios in testdata/script.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: "testdata/script"})
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		// Scripts that need PostgreSQL start with [!postgres] skip; under CI
+		// the server must be there.
+		Condition: func(cond string) (bool, error) {
+			if cond == "postgres" {
+				return os.Getenv("URLHASH_TEST_POSTGRES") != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Setup: func(env *testscript.Env) error {
+			pg := os.Getenv("URLHASH_TEST_POSTGRES")
+			if pg == "" && os.Getenv("CI") == "true" {
+				return errors.New("URLHASH_TEST_POSTGRES is unset under CI: .ci/run starts PostgreSQL with .ci/postgres.sh")
+			}
+			env.Setenv("URLHASH_TEST_POSTGRES", pg)
+			env.Setenv("PGSCHEMA", fmt.Sprintf("t%d_%d", time.Now().UnixNano(), os.Getpid()))
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// gzip FILE writes FILE.gz, so that scripts can test compressed input.
+			"gzip": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: gzip FILE")
+				}
+				var b bytes.Buffer
+				zw := gzip.NewWriter(&b)
+				zw.Write([]byte(ts.ReadFile(args[0])))
+				ts.Check(zw.Close())
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]+".gz"), b.Bytes(), 0o644))
+			},
+		},
+	})
 }
 
 // TestEveryCommandHasHelp reads every subcommand's --help.

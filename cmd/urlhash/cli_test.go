@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/urlhash/urlhash/query"
+)
+
+// runCLI runs the CLI in-process with the given stdin.
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errs bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errs)
+	return code, out.String(), errs.String()
+}
+
+func TestNULSeparatedInput(t *testing.T) {
+	code, out, errs := runCLI(t, "https://example.com/a\nb\x00HTTPS://EXAMPLE.COM\x00", "canon", "-0")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	// The URL Standard removes the newline inside the first record.
+	if want := "https://example.com/ab\nhttps://example.com/\n"; out != want {
+		t.Fatalf("stdout = %q, want %q", out, want)
+	}
+}
+
+func TestLockedIndexIsRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	ix, err := query.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	code, _, errs := runCLI(t, "", "has", "--db", dir, "https://example.com/")
+	if code != exitError || !strings.Contains(errs, "locked") || !strings.Contains(errs, "--wait") {
+		t.Fatalf("exit %d, stderr %q; want 2 and a locked error with a --wait hint", code, errs)
+	}
+}
+
+func TestOrderPreservedOnAllCores(t *testing.T) {
+	// Enough input for several parallel batches; output order is input order.
+	var in, want strings.Builder
+	for i := range 10000 {
+		u := "https://example.com/p/" + strings.Repeat("x", i%7) + "/" + strconv.Itoa(i)
+		in.WriteString(u + "\n")
+		want.WriteString(u + "\n")
+	}
+	code, out, errs := runCLI(t, in.String(), "canon")
+	if code != exitOK || out != want.String() {
+		t.Fatalf("exit %d, stderr %q; output differs from input order", code, errs)
+	}
+}

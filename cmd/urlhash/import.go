@@ -1,0 +1,272 @@
+package main
+
+import (
+	"io"
+	"os"
+	"time"
+
+	"bufio"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/ingest"
+	"github.com/urlhash/urlhash/query"
+)
+
+func importCommand() *command {
+	return &command{
+		name:    "import",
+		summary: "bulk-load URLs or hashes from files into an index",
+		usage: `Usage: urlhash import --db DIR [flags] FILE...|-
+
+Bulk-loads every URL (or hash) of the files into the index, creating it if
+needed: the fastest way to fill an index. Gzipped files are read
+transparently; "-" is standard input. A bad line is reported on stderr as
+FILE:LINE: reason and skipped; --strict stops at the first one instead
+(exit 2), keeping what was stored before it. The last line on stderr is
+the summary "N stored, M duplicates, K skipped". Everything stored is
+durable when the command exits.
+
+Flags:
+      --db DIR           the index directory, or a postgres:// connection
+                         string (with --schema NAME, default "urlhash")
+      --wait DURATION    queue behind another urlhash using the index
+                         (default 0: fail at once)
+      --format FORMAT    lines (one URL a line, default), ntriples or nquads
+                         (every IRI of an N-Triples/N-Quads file), sitemap
+                         (the <loc> URLs of a sitemaps.org urlset or
+                         sitemapindex), or hashes (hex: 64 digits a full
+                         entry, an even 8..62 digits a 4..31-byte prefix)
+      --store-url        keep each URL's text in its entry
+      --strict           stop at the first bad line
+      --json             print the summary as one JSON object on stdout
+  -0, --null             lines and hashes are NUL-separated
+      --profile, --digest, --drop-fragment
+                         the identity of a new index (default urlhash,
+                         sha256); an existing index keeps the one it records
+
+Example:
+  $ urlhash import --db idx urls.txt.gz
+  urlhash: import: 30088 stored, 0 duplicates, 2 skipped
+  $ urlhash import --db idx --format ntriples data.nt
+`,
+		run: runImport,
+	}
+}
+
+// importSummary is the --json summary of import.
+type importSummary struct {
+	Stored     int64 `json:"stored"`
+	Duplicates int64 `json:"duplicates"`
+	Skipped    int64 `json:"skipped"`
+}
+
+func runImport(e *env, args []string) error {
+	fs := newFlags("import")
+	var db dbFlags
+	db.addFlags(fs)
+	formatName := fs.String("format", "lines", "lines, ntriples, nquads, sitemap or hashes")
+	storeURL := fs.Bool("store-url", false, "keep URL text")
+	strict := fs.Bool("strict", false, "stop at the first bad line")
+	asJSON := fs.Bool("json", false, "JSON summary")
+	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	format, err := ingest.ParseFormat(*formatName)
+	if err != nil {
+		return usageError{err}
+	}
+	files := fs.Args()
+	if len(files) == 0 {
+		return usagef("no input files (use - for standard input)")
+	}
+	ropts := &ingest.Options{NUL: *nul}
+	if err := ropts.Validate(format); err != nil {
+		return usageError{err}
+	}
+	ix, err := db.open(true, *storeURL)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+
+	var skipped int64
+	var stopErr error // what ended the input early: a read error, or a bad line under --strict
+	bad := func(err error) bool {
+		skipped++
+		e.warnf("%v", err)
+		if *strict {
+			stopErr = errReported
+			return false
+		}
+		return true
+	}
+	entries := func(yield func(index.Entry) bool) {
+		for _, name := range files {
+			if !importFile(e, ix, name, format, ropts, *storeURL, bad, yield, &stopErr) {
+				return
+			}
+		}
+	}
+	res, err := ix.Load(entries)
+	if err != nil {
+		return err
+	}
+	if err := ix.Close(); err != nil {
+		return err
+	}
+	sum := importSummary{Stored: res.Added, Duplicates: res.Present, Skipped: skipped}
+	if *asJSON {
+		out := bufio.NewWriter(e.stdout)
+		newJSONWriter(out).Encode(sum)
+		out.Flush()
+	}
+	fmt.Fprintf(e.stderr, "urlhash: import: %d stored, %d duplicates, %d skipped\n", sum.Stored, sum.Duplicates, sum.Skipped)
+	if stopErr != nil {
+		return stopErr
+	}
+	if skipped > 0 && *strict {
+		return errReported
+	}
+	return nil
+}
+
+// importFile yields the entries of one file. It returns false when the
+// import must stop: the consumer stopped, a bad line under --strict, or a
+// read error (left in *stopErr).
+func importFile(e *env, ix *query.Index, name string, format ingest.Format, ropts *ingest.Options, storeURL bool,
+	bad func(error) bool, yield func(index.Entry) bool, stopErr *error) bool {
+	display := name
+	if name == "-" {
+		display = "stdin"
+	}
+	src, closeSrc, err := openInput(e, name)
+	if err != nil {
+		*stopErr = err
+		return false
+	}
+	defer closeSrc()
+	f, err := ingest.NewReader(display, src)
+	if err != nil {
+		*stopErr = err
+		return false
+	}
+	defer f.Close()
+	const batchSize = 8192
+	batch := make([]ingest.Record, 0, batchSize)
+	flushBatch := func() bool {
+		ok := emit(ix, display, format, batch, storeURL, bad, yield)
+		batch = batch[:0]
+		return ok
+	}
+	for rec, err := range ingest.Read(f, display, format, ropts) {
+		if err != nil {
+			var le *ingest.LineError
+			if errors.As(err, &le) {
+				if !flushBatch() || !bad(err) {
+					return false
+				}
+				continue
+			}
+			*stopErr = fmt.Errorf("%s: %w", display, err)
+			flushBatch()
+			return false
+		}
+		batch = append(batch, rec)
+		if len(batch) == batchSize && !flushBatch() {
+			return false
+		}
+		if e.ctx.Err() != nil {
+			*stopErr = e.ctx.Err()
+			return false
+		}
+	}
+	return flushBatch()
+}
+
+// emit turns a batch of records into entries (hashing URLs on every core)
+// and yields them in order, reporting bad ones.
+func emit(ix *query.Index, file string, format ingest.Format, batch []ingest.Record, storeURL bool,
+	bad func(error) bool, yield func(index.Entry) bool) bool {
+	if format == ingest.Hashes {
+		for _, r := range batch {
+			b, err := hex.DecodeString(r.Text)
+			if err != nil {
+				if !bad(&ingest.LineError{File: file, Line: r.Line, Err: err}) {
+					return false
+				}
+				continue
+			}
+			var en index.Entry
+			if len(b) == hashkey.Size {
+				en = index.Entry{Hash: hashkey.Hash(b), Len: hashkey.Size}
+			} else if en, err = index.PrefixEntry(b, index.Value{}); err != nil {
+				if !bad(&ingest.LineError{File: file, Line: r.Line, Err: err}) {
+					return false
+				}
+				continue
+			}
+			if !yield(en) {
+				return false
+			}
+		}
+		return true
+	}
+	urls := make([]string, len(batch))
+	for i, r := range batch {
+		urls[i] = r.Text
+	}
+	for i, res := range ix.HashBatch(urls) {
+		if res.Err != nil {
+			if !bad(&ingest.LineError{File: file, Line: batch[i].Line, Err: res.Err}) {
+				return false
+			}
+			continue
+		}
+		en := index.Entry{Hash: res.Hash, Len: hashkey.Size}
+		if storeURL {
+			en.Value.Text = []byte(urls[i])
+		}
+		if !yield(en) {
+			return false
+		}
+	}
+	return true
+}
+
+// openInput opens a named input ("-" is stdin) and, when stderr is a
+// terminal, reports its progress there: bytes read, rate and time left
+// (for a gzipped file, of the compressed bytes). Piped, it stays quiet.
+func openInput(e *env, name string) (io.Reader, func(), error) {
+	var src io.Reader = e.stdin
+	size := int64(-1)
+	closeSrc := func() {}
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
+		src, closeSrc = f, func() { f.Close() }
+	}
+	if !isTerminal(e.stderr) {
+		return src, closeSrc, nil
+	}
+	bar := progressbar.NewOptions64(size,
+		progressbar.OptionSetWriter(e.stderr),
+		progressbar.OptionSetDescription(name),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+	r := progressbar.NewReader(src, bar)
+	return &r, func() { bar.Finish(); closeSrc() }, nil
+}

@@ -1,0 +1,367 @@
+package main
+
+import (
+	"bufio"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/urlhash/urlhash/hashkey/hasheduri"
+	"github.com/urlhash/urlhash/hashkey/safebrowsing"
+)
+
+func expressionsCommand() *command {
+	return &command{
+		name:    "expressions",
+		summary: "print a URL's Safe Browsing host-suffix/path-prefix expressions",
+		usage: `Usage: urlhash expressions --profile webrisk|safebrowsing-v5 [flags] [URL...]
+
+Prints the host-suffix/path-prefix expressions of each URL that a Safe
+Browsing or Web Risk client looks up, one per line, with a blank line
+between inputs. The webrisk profile (Web Risk, Safe Browsing v4) takes
+hosts from the last five host components, safebrowsing-v5 from the
+registrable domain (eTLD+1) of the Public Suffix List.
+
+Flags:
+      --profile NAME     webrisk (default) or safebrowsing-v5
+      --prefix-len N     bytes of hash prefix in --json output, 4..32 (default 4)
+      --json             one object per input: input, canonical, expressions
+                         [{expression, hash, prefix}]
+  -0, --null             inputs on stdin are NUL-separated
+
+Example:
+  $ urlhash expressions 'http://a.b.c/1/2.html?param=1'
+  a.b.c/1/2.html?param=1
+  a.b.c/1/2.html
+  a.b.c/
+  a.b.c/1/
+  b.c/1/2.html?param=1
+  b.c/1/2.html
+  b.c/
+  b.c/1/
+`,
+		run: runExpressions,
+	}
+}
+
+type expressionOutput struct {
+	Expression string `json:"expression"`
+	Hash       string `json:"hash"`
+	Prefix     string `json:"prefix"`
+}
+
+type expressionsOutput struct {
+	Input       string             `json:"input"`
+	Canonical   string             `json:"canonical,omitempty"`
+	Expressions []expressionOutput `json:"expressions,omitempty"`
+	Error       string             `json:"error,omitempty"`
+}
+
+func runExpressions(e *env, args []string) error {
+	fs := newFlags("expressions")
+	profile := fs.String("profile", "webrisk", "webrisk or safebrowsing-v5")
+	prefixLen := fs.Int("prefix-len", 4, "prefix bytes")
+	asJSON := fs.Bool("json", false, "JSON output")
+	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	p, err := safebrowsing.ParseProfile(*profile)
+	if err != nil {
+		return usageError{err}
+	}
+	if *prefixLen < 4 || *prefixLen > 32 {
+		return usagef("--prefix-len %d: want 4..32", *prefixLen)
+	}
+	failed, err := processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
+		var b safebrowsing.Buffer
+		if err := p.Expand(&b, r.text); err != nil {
+			reportFailure(c, r, err, false)
+			if *asJSON {
+				writeJSON(c, expressionsOutput{Input: r.text, Error: err.Error()})
+			}
+			return
+		}
+		if *asJSON {
+			o := expressionsOutput{Input: r.text, Canonical: string(b.Canonical())}
+			for i := range b.Len() {
+				h := b.Hash(i)
+				o.Expressions = append(o.Expressions, expressionOutput{
+					Expression: string(b.Expression(i)), Hash: h.String(), Prefix: hex.EncodeToString(h[:*prefixLen]),
+				})
+			}
+			writeJSON(c, o)
+			return
+		}
+		if r.seq > 0 {
+			c.out.WriteByte('\n') // a blank line between inputs
+		}
+		for i := range b.Len() {
+			c.out.Write(b.Expression(i))
+			c.out.WriteByte('\n')
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if failed > 0 {
+		return errReported
+	}
+	return nil
+}
+
+func lookupCommand() *command {
+	return &command{
+		name:    "lookup",
+		summary: "check URLs against a Safe Browsing style list index",
+		usage: `Usage: urlhash lookup --db DIR --profile webrisk|safebrowsing-v5 [flags] [URL...]
+
+Expands each URL into its Safe Browsing host-suffix/path-prefix
+expressions and checks each expression's SHA-256 against the index: a
+stored full hash, or a stored prefix entry (4..31 bytes, such as a list's
+4-byte prefixes) that the hash starts with. Prints each matching input
+with the expression and matched length in bytes, tab-separated. Exit
+status: 0 if any URL matched, 1 if none did, 2 on an error.
+
+Flags:
+      --db DIR           the index directory, or a postgres:// connection
+                         string (with --schema NAME, default "urlhash") (fill it with "urlhash import
+                         --format hashes" or "urlhash add --hashes")
+      --wait DURATION    queue behind another urlhash using the index
+                         (default 0: fail at once)
+      --profile NAME     webrisk or safebrowsing-v5: how URLs are expanded
+      --json             one object per input: input, matched, hits
+                         [{expression, hash, length, full}]
+  -0, --null             inputs on stdin are NUL-separated
+
+Example:
+  $ urlhash expressions --json evil.example/ | jq -r '.expressions[0].prefix'
+  $ urlhash add --db list --profile webrisk --hashes 5c5e4b2e   # a 4-byte prefix
+  $ urlhash lookup --db list --profile webrisk 'http://www.evil.example/login?x=1'
+`,
+		run: runLookup,
+	}
+}
+
+type hitOutput struct {
+	Expression string `json:"expression"`
+	Hash       string `json:"hash"`
+	Length     int    `json:"length"`
+	Full       bool   `json:"full"`
+}
+
+type lookupOutput struct {
+	Input   string      `json:"input"`
+	Matched bool        `json:"matched"`
+	Hits    []hitOutput `json:"hits,omitempty"`
+	Error   string      `json:"error,omitempty"`
+}
+
+func runLookup(e *env, args []string) error {
+	fs := newFlags("lookup")
+	var db dbFlags
+	db.addFlags(fs)
+	asJSON := fs.Bool("json", false, "JSON output")
+	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	p, err := safebrowsing.ParseProfile(db.id.profile)
+	if err != nil {
+		return usagef("--profile webrisk or --profile safebrowsing-v5 is required")
+	}
+	ix, err := db.open(false, false)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	out := bufio.NewWriter(e.stdout)
+	defer out.Flush()
+	enc := newJSONWriter(out)
+	failed, matched := 0, 0
+	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
+		for _, r := range batch {
+			hits, err := ix.Lookup(r.text, p)
+			if err != nil {
+				failed++
+				e.inputFailed(r, err)
+				if *asJSON {
+					enc.Encode(lookupOutput{Input: r.text, Error: err.Error()})
+				}
+				continue
+			}
+			if len(hits) > 0 {
+				matched++
+			}
+			if *asJSON {
+				o := lookupOutput{Input: r.text, Matched: len(hits) > 0}
+				for _, h := range hits {
+					o.Hits = append(o.Hits, hitOutput{Expression: h.Expression, Hash: h.Hash.String(), Length: h.Len, Full: h.IsFull()})
+				}
+				enc.Encode(o)
+				continue
+			}
+			for _, h := range hits {
+				fmt.Fprintf(out, "%s\t%s\t%d\n", r.text, h.Expression, h.Len)
+			}
+		}
+		return out.Flush()
+	})
+	switch {
+	case err != nil:
+		return err
+	case failed > 0:
+		return errReported
+	case matched == 0:
+		return errNotFound
+	}
+	return nil
+}
+
+func hashedURICommand() *command {
+	return &command{
+		name:    "hashed-uri",
+		summary: "print the hashed: URI (draft-feather) of each URL",
+		usage: `Usage: urlhash hashed-uri [flags] [URL...]
+
+Prints the hashed URI of each URL (draft-feather-hashed-uri-03): the URL
+without its fragment and query (unless kept), canonicalised per Appendix A,
+hashed, as hashed:ALG=HEX[+frag][+query]. Publish such a list to let
+clients test URLs against it without revealing the URLs.
+
+Flags:
+      --alg ALG          md5 (default), sha1 or sha256 (written x-sha256)
+      --keep WHAT        none (default), frag, query or both
+      --variant V        n (default) or p: Appendix A's variant
+      --json             one object per input: input, canonical, hashed_uri
+  -0, --null             inputs on stdin are NUL-separated
+
+Example:
+  $ urlhash hashed-uri --alg sha1 http://www.thus.net
+`,
+		run: runHashedURI,
+	}
+}
+
+type hashedOutput struct {
+	Input     string `json:"input"`
+	Canonical string `json:"canonical,omitempty"`
+	HashedURI string `json:"hashed_uri,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+func runHashedURI(e *env, args []string) error {
+	fs := newFlags("hashed-uri")
+	algName := fs.String("alg", "md5", "md5, sha1 or sha256")
+	keepName := fs.String("keep", "none", "none, frag, query or both")
+	variantName := fs.String("variant", "n", "n or p")
+	asJSON := fs.Bool("json", false, "JSON output")
+	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	alg, err := hasheduri.ParseAlg(*algName)
+	if err != nil {
+		return usageError{err}
+	}
+	keep, err := hasheduri.ParseKeep(*keepName)
+	if err != nil {
+		return usageError{err}
+	}
+	v, err := hasheduri.ParseVariant(*variantName)
+	if err != nil {
+		return usageError{err}
+	}
+	failed, err := processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
+		u, err := hasheduri.Generate(r.text, alg, keep, v)
+		if err != nil {
+			reportFailure(c, r, err, false)
+			if *asJSON {
+				writeJSON(c, hashedOutput{Input: r.text, Error: err.Error()})
+			}
+			return
+		}
+		if *asJSON {
+			canon, _ := hasheduri.CanonicalKeep(r.text, keep, v)
+			writeJSON(c, hashedOutput{Input: r.text, Canonical: canon, HashedURI: u.String()})
+			return
+		}
+		c.out.WriteString(u.String())
+		c.out.WriteByte('\n')
+	})
+	if err != nil {
+		return err
+	}
+	if failed > 0 {
+		return errReported
+	}
+	return nil
+}
+
+func matchCommand() *command {
+	return &command{
+		name:    "match",
+		summary: "check whether URLs match a hashed: URI",
+		usage: `Usage: urlhash match [--variant n|p] HASHED-URI URL...
+
+Reports whether each URL matches the hashed URI: the URL keeps the
+components the URI's flags name, is canonicalised (Appendix A variant) and
+hashed with the URI's algorithm, and the digests are compared in constant
+time. Prints "match" or "no match", a tab and the URL, per URL. Exit
+status: 0 if every URL matches, 1 if one does not, 2 on a malformed hashed
+URI or URL.
+
+Flags:
+      --variant V        n (default) or p: the variant the publisher used
+  -q, --quiet            print nothing
+
+Example:
+  $ urlhash match "$(urlhash hashed-uri http://example.com/a)" http://EXAMPLE.com:80/a
+  match	http://EXAMPLE.com:80/a
+`,
+		run: runMatch,
+	}
+}
+
+func runMatch(e *env, args []string) error {
+	fs := newFlags("match")
+	variantName := fs.String("variant", "n", "n or p")
+	quiet := fs.BoolP("quiet", "q", false, "no output")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	v, err := hasheduri.ParseVariant(*variantName)
+	if err != nil {
+		return usageError{err}
+	}
+	if fs.NArg() < 2 {
+		return usagef("want a hashed URI and at least one URL")
+	}
+	u, err := hasheduri.Parse(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	failed, missed := 0, 0
+	for _, raw := range fs.Args()[1:] {
+		ok, err := u.Match(raw, v)
+		if err != nil {
+			failed++
+			e.warnf("%v", err)
+			continue
+		}
+		word := "match"
+		if !ok {
+			missed++
+			word = "no match"
+		}
+		if !*quiet {
+			fmt.Fprintf(e.stdout, "%s\t%s\n", word, raw)
+		}
+	}
+	switch {
+	case failed > 0:
+		return errReported
+	case missed > 0:
+		return errNotFound
+	}
+	return nil
+}

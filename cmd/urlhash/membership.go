@@ -1,0 +1,497 @@
+package main
+
+import (
+	"bufio"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/query"
+)
+
+// memberOutput is the --json object of has, get, add, delete and dedupe.
+type memberOutput struct {
+	Input   string  `json:"input"`
+	Hash    string  `json:"hash,omitempty"`
+	Present *bool   `json:"present,omitempty"`
+	New     *bool   `json:"new,omitempty"`
+	Text    *string `json:"text,omitempty"`
+	Data    string  `json:"data,omitempty"`
+	Error   string  `json:"error,omitempty"`
+}
+
+func newJSONWriter(w *bufio.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
+}
+
+func hasCommand() *command {
+	return &command{
+		name:    "has",
+		summary: "report whether URLs (or hashes) are in an index",
+		usage: `Usage: urlhash has --db DIR [flags] [URL|HASH...]
+
+Looks each URL (or, with --hashes, each hash) up in the index and prints
+one line per input, in input order: "present" or "absent", a tab, and the
+input. Inputs come from the arguments or, when there are none, from
+standard input, one per line. Exit status: 0 if every input is present,
+1 if any is absent, 2 on an error (a bad input is reported and the others
+are still answered).
+
+Flags:
+      --db DIR           the index directory, or a postgres:// connection
+                         string (with --schema NAME, default "urlhash")
+      --wait DURATION    queue behind another urlhash using the index
+                         (default 0: fail at once)
+      --hashes           inputs are hashes: 64 hex digits or w0-w1-w2-w3
+      --json             one object per input: input, hash, present
+  -q, --quiet            print nothing; only the exit status answers
+  -0, --null             inputs on stdin are NUL-separated
+      --profile, --digest, --drop-fragment
+                         the identity; default: the one the index records
+
+Example:
+  $ urlhash has --db idx https://example.com/ https://example.org/
+  present	https://example.com/
+  absent	https://example.org/
+`,
+		run: runHas,
+	}
+}
+
+func runHas(e *env, args []string) error {
+	fs := newFlags("has")
+	var db dbFlags
+	db.addFlags(fs)
+	hashes := fs.Bool("hashes", false, "inputs are hashes")
+	asJSON := fs.Bool("json", false, "JSON output")
+	quiet := fs.BoolP("quiet", "q", false, "no output")
+	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	ix, err := db.open(false, false)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	out := bufio.NewWriterSize(e.stdout, 64<<10)
+	defer out.Flush()
+	enc := newJSONWriter(out)
+	failed, absent := 0, 0
+	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
+		rs := resolve(ix, batch, *hashes, false)
+		found, err := hasResolved(ix, rs)
+		if err != nil {
+			return err
+		}
+		for i, r := range rs {
+			if r.err != nil {
+				failed++
+				e.inputFailed(r.r, r.err)
+				if *asJSON {
+					enc.Encode(memberOutput{Input: r.r.text, Error: r.err.Error()})
+				}
+				continue
+			}
+			if !found[i] {
+				absent++
+			}
+			switch {
+			case *quiet:
+			case *asJSON:
+				enc.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), Present: &found[i]})
+			case found[i]:
+				out.WriteString("present\t" + r.r.text + "\n")
+			default:
+				out.WriteString("absent\t" + r.r.text + "\n")
+			}
+		}
+		return out.Flush()
+	})
+	switch {
+	case err != nil:
+		return err
+	case failed > 0:
+		return errReported
+	case absent > 0:
+		return errNotFound
+	}
+	return nil
+}
+
+// hasResolved answers a resolved batch with one sorted pass.
+func hasResolved(ix *query.Index, rs []resolved) ([]bool, error) {
+	hs := make([]hashkey.Hash, 0, len(rs))
+	pos := make([]int, 0, len(rs))
+	for i := range rs {
+		if rs[i].err == nil {
+			hs = append(hs, rs[i].entry.Hash)
+			pos = append(pos, i)
+		}
+	}
+	found, err := ix.HasHashes(hs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(rs))
+	for i, p := range pos {
+		out[p] = found[i]
+	}
+	return out, nil
+}
+
+func getCommand() *command {
+	return &command{
+		name:    "get",
+		summary: "print what an index stores for URLs (or hashes)",
+		usage: `Usage: urlhash get --db DIR [flags] [URL|HASH...]
+
+Prints, for each URL (or hash with --hashes), the hash and the text stored
+with it (the URL, when it was added with --store-url), tab-separated, one
+line per input. Exit status: 0 if every input is stored, 1 if any is not,
+2 on an error.
+
+Flags:
+      --db DIR           the index directory, or a postgres:// connection
+                         string (with --schema NAME, default "urlhash")
+      --wait DURATION    queue behind another urlhash using the index
+                         (default 0: fail at once)
+      --hashes           inputs are hashes: 64 hex digits or w0-w1-w2-w3
+      --json             one object per input: input, hash, present, text, data (hex)
+  -0, --null             inputs on stdin are NUL-separated
+      --profile, --digest, --drop-fragment
+                         the identity; default: the one the index records
+
+Example:
+  $ urlhash add --db idx --store-url https://example.com/
+  $ urlhash get --db idx HTTPS://EXAMPLE.COM
+  0f115db062b7c0dd030b16878c99dea5c354b49dc37b38eb8846179c7783e9d7	https://example.com/
+`,
+		run: runGet,
+	}
+}
+
+func runGet(e *env, args []string) error {
+	fs := newFlags("get")
+	var db dbFlags
+	db.addFlags(fs)
+	hashes := fs.Bool("hashes", false, "inputs are hashes")
+	asJSON := fs.Bool("json", false, "JSON output")
+	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	ix, err := db.open(false, false)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	out := bufio.NewWriter(e.stdout)
+	defer out.Flush()
+	enc := newJSONWriter(out)
+	failed, absent := 0, 0
+	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
+		for _, r := range resolve(ix, batch, *hashes, false) {
+			if r.err != nil {
+				failed++
+				e.inputFailed(r.r, r.err)
+				if *asJSON {
+					enc.Encode(memberOutput{Input: r.r.text, Error: r.err.Error()})
+				}
+				continue
+			}
+			v, err := ix.GetHash(r.entry.Hash)
+			present := err == nil
+			switch {
+			case errors.Is(err, index.ErrNotFound):
+				absent++
+			case err != nil:
+				return err
+			}
+			if *asJSON {
+				o := memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), Present: &present}
+				if present {
+					text := string(v.Text)
+					o.Text, o.Data = &text, hex.EncodeToString(v.Data)
+				}
+				enc.Encode(o)
+				continue
+			}
+			if present {
+				out.WriteString(hexKey(&r.entry) + "\t" + string(v.Text) + "\n")
+			} else {
+				out.WriteString(hexKey(&r.entry) + "\tabsent\n")
+			}
+		}
+		return out.Flush()
+	})
+	switch {
+	case err != nil:
+		return err
+	case failed > 0:
+		return errReported
+	case absent > 0:
+		return errNotFound
+	}
+	return nil
+}
+
+func addCommand() *command {
+	return &command{
+		name:    "add",
+		summary: "add URLs (or hashes and prefixes) to an index",
+		usage: `Usage: urlhash add --db DIR [flags] [URL|HASH...]
+
+Adds each URL's identity (or, with --hashes, each full hash or 4..31-byte
+hex prefix entry) to the index, creating the index if needed. Everything
+is durable when the command exits 0. Prints nothing unless --json.
+
+Flags:
+      --db DIR           the index directory, or a postgres:// connection
+                         string (with --schema NAME, default "urlhash")
+      --wait DURATION    queue behind another urlhash using the index
+                         (default 0: fail at once)
+      --hashes           inputs are hex: 64 digits a full entry, an even
+                         8..62 digits a prefix entry
+      --store-url        keep each URL's text in its entry
+      --json             one object per input: input, hash, new
+  -0, --null             inputs on stdin are NUL-separated
+      --profile, --digest, --drop-fragment
+                         the identity of a new index (default urlhash,
+                         sha256); an existing index keeps the one it records
+
+Example:
+  $ urlhash add --db idx --store-url https://example.com/ https://example.org/
+  $ urlhash add --db list --profile webrisk --hashes 0a1b2c3d
+`,
+		run: func(e *env, args []string) error { return runAdd(e, "add", args) },
+	}
+}
+
+func deleteCommand() *command {
+	return &command{
+		name:    "delete",
+		summary: "remove URLs (or hashes and prefixes) from an index",
+		usage: `Usage: urlhash delete --db DIR [flags] [URL|HASH...]
+
+Removes each URL's identity (or, with --hashes, each full hash or prefix
+entry) from the index. Durable when the command exits. Exit status: 0 if
+every input was stored (and is now removed), 1 if any was not stored, 2 on
+an error.
+
+Flags:
+      --db DIR           the index directory, or a postgres:// connection
+                         string (with --schema NAME, default "urlhash")
+      --wait DURATION    queue behind another urlhash using the index
+                         (default 0: fail at once)
+      --hashes           inputs are hex: 64 digits or an even 8..62 digits
+  -0, --null             inputs on stdin are NUL-separated
+      --profile, --digest, --drop-fragment
+                         the identity; default: the one the index records
+
+Example:
+  $ urlhash delete --db idx https://example.com/
+`,
+		run: func(e *env, args []string) error { return runAdd(e, "delete", args) },
+	}
+}
+
+func runAdd(e *env, name string, args []string) error {
+	fs := newFlags(name)
+	var db dbFlags
+	db.addFlags(fs)
+	hashes := fs.Bool("hashes", false, "inputs are hashes")
+	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	var storeURL, asJSON *bool
+	if name == "add" {
+		storeURL = fs.Bool("store-url", false, "keep URL text")
+		asJSON = fs.Bool("json", false, "JSON output")
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	ix, err := db.open(true, storeURL != nil && *storeURL)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	out := bufio.NewWriter(e.stdout)
+	defer out.Flush()
+	enc := newJSONWriter(out)
+	failed, absent := 0, 0
+	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
+		rs := resolve(ix, batch, *hashes, true)
+		entries := make([]index.Entry, 0, len(rs))
+		for _, r := range rs {
+			if r.err != nil {
+				failed++
+				e.inputFailed(r.r, r.err)
+				continue
+			}
+			if storeURL != nil && *storeURL && !*hashes {
+				r.entry.Value.Text = []byte(r.r.text)
+			}
+			entries = append(entries, r.entry)
+		}
+		if name == "delete" {
+			for _, en := range entries {
+				switch err := ix.DeleteEntry(en); {
+				case errors.Is(err, index.ErrNotFound):
+					absent++
+				case err != nil:
+					return err
+				}
+			}
+			return ix.Sync()
+		}
+		added, err := ix.AddEntries(entries)
+		if err != nil {
+			return err
+		}
+		if err := ix.Sync(); err != nil {
+			return err
+		}
+		if *asJSON {
+			j := 0
+			for _, r := range rs {
+				if r.err != nil {
+					enc.Encode(memberOutput{Input: r.r.text, Error: r.err.Error()})
+					continue
+				}
+				enc.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &added[j]})
+				j++
+			}
+		}
+		return out.Flush()
+	})
+	if err != nil {
+		return err
+	}
+	if err := ix.Close(); err != nil {
+		return err
+	}
+	switch {
+	case failed > 0:
+		return errReported
+	case absent > 0:
+		return errNotFound
+	}
+	return nil
+}
+
+func dedupeCommand() *command {
+	return &command{
+		name:    "dedupe",
+		summary: "print only URLs not seen before, and remember them",
+		usage: `Usage: urlhash dedupe --db DIR [flags] [URL|HASH...]
+
+The crawler frontier filter: reads URLs (or hashes with --hashes) and
+prints each one whose identity the index did not hold, then stores it, so
+that each identity is printed once across runs. Repeats within the input
+are printed only the first time. A URL is printed only after it is durably
+stored. Answers arrive as input arrives, so a crawler can feed one URL
+at a time and read the answer.
+
+Flags:
+      --db DIR           the index directory, or a postgres:// connection
+                         string (with --schema NAME, default "urlhash") (created if needed)
+      --wait DURATION    queue behind another urlhash using the index
+                         (default 0: fail at once)
+      --hashes           inputs are hashes: 64 hex digits or w0-w1-w2-w3
+      --store-url        keep each URL's text in its entry
+      --json             one object per input: input, hash, new
+  -0, --null             inputs on stdin are NUL-separated (and output
+                         NUL-separated too)
+      --profile, --digest, --drop-fragment
+                         the identity of a new index; e.g. --drop-fragment
+                         makes page#a and page#b one page
+
+Example:
+  $ printf 'https://a.example/\nhttps://A.example/\nhttps://b.example/\n' | urlhash dedupe --db seen
+  https://a.example/
+  https://b.example/
+`,
+		run: runDedupe,
+	}
+}
+
+func runDedupe(e *env, args []string) error {
+	fs := newFlags("dedupe")
+	var db dbFlags
+	db.addFlags(fs)
+	hashes := fs.Bool("hashes", false, "inputs are hashes")
+	storeURL := fs.Bool("store-url", false, "keep URL text")
+	asJSON := fs.Bool("json", false, "JSON output")
+	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	ix, err := db.open(true, *storeURL)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	out := bufio.NewWriterSize(e.stdout, 64<<10)
+	defer out.Flush()
+	enc := newJSONWriter(out)
+	sep := byte('\n')
+	if *nul {
+		sep = 0
+	}
+	failed := 0
+	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
+		rs := resolve(ix, batch, *hashes, false)
+		entries := make([]index.Entry, 0, len(rs))
+		for _, r := range rs {
+			if r.err == nil {
+				if *storeURL && !*hashes {
+					r.entry.Value.Text = []byte(r.r.text)
+				}
+				entries = append(entries, r.entry)
+			}
+		}
+		added, err := ix.AddEntries(entries)
+		if err != nil {
+			return err
+		}
+		// Acknowledge nothing before it is durable.
+		if err := ix.Sync(); err != nil {
+			return err
+		}
+		j := 0
+		for _, r := range rs {
+			if r.err != nil {
+				failed++
+				e.inputFailed(r.r, r.err)
+				if *asJSON {
+					enc.Encode(memberOutput{Input: r.r.text, Error: r.err.Error()})
+				}
+				continue
+			}
+			isNew := added[j]
+			j++
+			switch {
+			case *asJSON:
+				enc.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &isNew})
+			case isNew:
+				out.WriteString(r.r.text)
+				out.WriteByte(sep)
+			}
+		}
+		return out.Flush()
+	})
+	if err != nil {
+		return err
+	}
+	if err := ix.Close(); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return errReported
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+// Command hashed-uri shows how a filtering vendor publishes a URL list as
+// hashed: URIs (draft-feather-hashed-uri-03) and how a client matches URLs
+// against it without ever learning the listed URLs.
+//
+//	go run ./examples/hashed-uri
+package main
+
+import (
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/urlhash/urlhash/hashkey/hasheduri"
+	"github.com/urlhash/urlhash/query"
+)
+
+func main() {
+	if err := run(); err != nil {
+		log.Fatal("hashed-uri: ", err)
+	}
+}
+
+func run() error {
+	// The vendor's side: hash each listed URL. Query strings are kept for
+	// the entry whose query matters.
+	type entry struct {
+		url  string
+		keep hasheduri.Keep
+	}
+	private := []entry{
+		{"http://gambling.example/", hasheduri.KeepNone},
+		{"http://forum.example/board/offtopic/", hasheduri.KeepNone},
+		{"http://video.example/watch?v=abc123", hasheduri.KeepQuery},
+	}
+	var published []string
+	for _, e := range private {
+		u, err := hasheduri.Generate(e.url, hasheduri.SHA256, e.keep, hasheduri.N)
+		if err != nil {
+			return err
+		}
+		published = append(published, u.String())
+	}
+	fmt.Println("published list:")
+	for _, p := range published {
+		fmt.Println("  " + p)
+	}
+
+	// The client's side: load the published URIs into an index, then test
+	// URLs. Only digests are stored; the list reveals no URL.
+	dir, err := os.MkdirTemp("", "hashed-uri-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ix, err := query.Open(dir, nil)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	for _, p := range published {
+		u, err := hasheduri.Parse(p)
+		if err != nil {
+			return err
+		}
+		if err := ix.AddHashedURI(u); err != nil {
+			return err
+		}
+	}
+	fmt.Println("\nclient checks:")
+	for _, raw := range []string{
+		"HTTP://Gambling.Example:80/#top",
+		"http://forum.example/board/offtopic/",
+		"http://forum.example/board/news/",
+		"http://video.example/watch?v=abc123",
+		"http://video.example/watch?v=zzz999",
+	} {
+		matches, err := ix.MatchHashed(raw, hasheduri.N)
+		if err != nil {
+			return err
+		}
+		verdict := "not listed"
+		if len(matches) > 0 {
+			verdict = "listed (" + matches[0].String()[:30] + "...)"
+		}
+		fmt.Printf("  %-40s %s\n", raw, verdict)
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+// Command rdf-dictionary shows urlhash as the IRI dictionary of a graph
+// store: every IRI of an N-Triples file gets a stable 32-byte identity, the
+// index maps identities back to IRIs, and the 8-byte very-short hash serves
+// as a compact term id, with collisions detected rather than assumed away.
+//
+//	go run ./examples/rdf-dictionary
+package main
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/ingest"
+	"github.com/urlhash/urlhash/query"
+)
+
+//go:embed data.nt
+var graph []byte
+
+func main() {
+	if err := run(); err != nil {
+		log.Fatal("rdf-dictionary: ", err)
+	}
+}
+
+func run() error {
+	dir, err := os.MkdirTemp("", "rdf-dictionary-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	// StoreURL keeps each IRI's text, so that hash -> IRI lookups work.
+	dict, err := query.Open(dir, &query.Options{StoreURL: true})
+	if err != nil {
+		return err
+	}
+	defer dict.Close()
+
+	triples := 0
+	for rec, err := range ingest.Read(bytes.NewReader(graph), "data.nt", ingest.NTriples, nil) {
+		if err != nil {
+			return err
+		}
+		triples++
+		added, err := dict.AddIfAbsent(rec.Text)
+		if err != nil {
+			return err
+		}
+		if !added {
+			continue
+		}
+		// The term id is the very-short hash. A new term whose id another
+		// stored hash already starts with would merge two terms: detect it
+		// with a prefix count instead of assuming 64 bits never collide.
+		h, err := dict.Hash(rec.Text)
+		if err != nil {
+			return err
+		}
+		id := h.VeryShort()
+		full, _, err := dict.Count(id[:], 8*hashkey.Size8)
+		if err != nil {
+			return err
+		}
+		if full > 1 {
+			return fmt.Errorf("term id %s is shared by %d IRIs; widen ids to the short hash", id, full)
+		}
+		fmt.Printf("term %s  %s\n", id, rec.Text)
+	}
+	st, err := dict.Stats()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n%d IRI occurrences, %d distinct terms, no term id collisions\n", triples, st.Entries)
+
+	// The homepage was written HTTP://Example.ORG:80/~bob/; its identity is
+	// that of the canonical form, so any spelling finds it.
+	for _, iri := range []string{"http://example.org/~bob/", "http://example.org/people/dave"} {
+		v, err := dict.Get(iri)
+		switch {
+		case err == nil:
+			fmt.Printf("lookup %s -> stored as %q\n", iri, v.Text)
+		case errors.Is(err, index.ErrNotFound):
+			fmt.Printf("lookup %s -> not in the dictionary\n", iri)
+		default:
+			return err
+		}
+	}
+
+	// Resolve a term id back to its IRI: a prefix scan by very-short hash.
+	h, _ := dict.Hash("http://xmlns.com/foaf/0.1/knows")
+	id := h.VeryShort()
+	return dict.Scan(id[:], 8*hashkey.Size8, 0, func(e index.Entry) error {
+		fmt.Printf("term %s resolves to %s\n", id, e.Value.Text)
+		return nil
+	})
+}

@@ -1,0 +1,296 @@
+package query
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/hashkey/hasheduri"
+	"github.com/urlhash/urlhash/hashkey/safebrowsing"
+	"github.com/urlhash/urlhash/index"
+)
+
+// openTestIndex opens a fresh index under t.TempDir, closed at cleanup.
+func openTestIndex(t testing.TB, opts *Options) (*Index, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "idx")
+	ix, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix, dir
+}
+
+func TestMembership(t *testing.T) {
+	ix, _ := openTestIndex(t, &Options{StoreURL: true})
+	if err := ix.Add("HTTPS://Example.COM:443/a/../b"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		url  string
+		want bool
+	}{
+		{"https://example.com/b", true},
+		{"https://EXAMPLE.com/./b", true},
+		{"https://example.com/b#frag", false}, // the default profile keeps fragments
+		{"https://example.com/c", false},
+	} {
+		got, err := ix.Has(tc.url)
+		if err != nil || got != tc.want {
+			t.Errorf("Has(%q) = %v, %v; want %v", tc.url, got, err, tc.want)
+		}
+	}
+	v, err := ix.Get("https://example.com/b")
+	if err != nil || string(v.Text) != "HTTPS://Example.COM:443/a/../b" {
+		t.Errorf("Get = %q, %v; want the URL as added", v.Text, err)
+	}
+	if _, err := ix.Get("https://example.com/c"); !errors.Is(err, index.ErrNotFound) {
+		t.Errorf("Get(absent) error = %v, want index.ErrNotFound", err)
+	}
+	if _, err := ix.Has("not a url"); err == nil {
+		t.Error("Has(not a url) succeeded")
+	}
+	if err := ix.Delete("https://example.com/b"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := ix.Has("https://example.com/b"); ok {
+		t.Error("Has after Delete = true")
+	}
+}
+
+func TestBatches(t *testing.T) {
+	ix, _ := openTestIndex(t, &Options{Profile: hashkey.New(hashkey.DropFragment()), Workers: 2})
+	var urls []string
+	for i := range 3000 {
+		urls = append(urls, fmt.Sprintf("https://example.com/p/%d#s%d", i%1000, i))
+	}
+	urls = append(urls, "bad url")
+	rs, err := ix.AddIfAbsentBatch(urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := 0
+	for i, r := range rs[:3000] {
+		if r.Err != nil {
+			t.Fatalf("url %d: %v", i, r.Err)
+		}
+		if r.OK {
+			added++
+			if i >= 1000 {
+				t.Errorf("url %d (a repeat) reported new", i)
+			}
+		}
+	}
+	if added != 1000 {
+		t.Errorf("added %d, want 1000 (fragments dropped)", added)
+	}
+	if rs[3000].Err == nil {
+		t.Error("bad url has no error")
+	}
+	has, err := ix.HasBatch([]string{"https://example.com/p/5", "https://example.com/p/5000", "bad url"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !has[0].OK || has[1].OK || has[2].Err == nil {
+		t.Errorf("HasBatch = %+v", has)
+	}
+}
+
+// TestConcurrentAddIfAbsent: among goroutines adding overlapping URLs,
+// each URL is reported new exactly once.
+func TestConcurrentAddIfAbsent(t *testing.T) {
+	ix, _ := openTestIndex(t, nil)
+	const workers, n = 8, 500
+	counts := make([]int, n)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range n {
+				j := (i + w*37) % n
+				u := fmt.Sprintf("https://example.com/%d", j)
+				var ok bool
+				var err error
+				if w%2 == 0 {
+					ok, err = ix.AddIfAbsent(u)
+				} else {
+					var rs []Result
+					rs, err = ix.AddIfAbsentBatch([]string{u})
+					if err == nil {
+						ok = rs[0].OK
+					}
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ok {
+					mu.Lock()
+					counts[j]++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for j, c := range counts {
+		if c != 1 {
+			t.Errorf("url %d reported new %d times", j, c)
+		}
+	}
+}
+
+func TestProfileRecorded(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	ix, err := Open(dir, &Options{Profile: hashkey.New(hashkey.DropFragment())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Add("https://example.com/a#x")
+	ix.Close()
+
+	// No profile given: the recorded one is used.
+	ix, err = Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ix.ProfileName(); got != "urlhash-nofragment+sha256" {
+		t.Errorf("ProfileName = %q", got)
+	}
+	if ok, _ := ix.Has("https://example.com/a#y"); !ok {
+		t.Error("recorded profile not used: fragment not dropped")
+	}
+	ix.Close()
+
+	// Another profile is refused.
+	for _, o := range []*Options{{Profile: hashkey.URLHash}, {SafeBrowsing: safebrowsing.WebRisk}} {
+		if _, err := Open(dir, o); !errors.Is(err, index.ErrProfileMismatch) {
+			t.Errorf("Open with another profile: error %v, want ErrProfileMismatch", err)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	ix, _ := openTestIndex(t, &Options{SafeBrowsing: safebrowsing.V5})
+	full := hashkey.Sum([]byte("bank.example.net/login/"))
+	prefix := hashkey.Sum([]byte("malware.example/"))
+	if err := ix.AddHash(full, index.Value{Data: []byte("phishing")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.AddPrefix(prefix[:4], index.Value{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		url  string
+		want []Hit
+	}{
+		{"http://www.malware.example/x/y.exe", []Hit{{Expression: "malware.example/", Hash: prefix, Len: 4}}},
+		{"https://bank.example.net/login/step?a=1", []Hit{{Expression: "bank.example.net/login/", Hash: full, Len: 32}}},
+		{"https://bank.example.net/about", nil},
+		{"https://example.org/", nil},
+	} {
+		got, err := ix.Lookup(tc.url, safebrowsing.V5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("Lookup(%q) = %+v, want %+v", tc.url, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i].Expression != tc.want[i].Expression || got[i].Hash != tc.want[i].Hash || got[i].Len != tc.want[i].Len {
+				t.Errorf("Lookup(%q)[%d] = %+v, want %+v", tc.url, i, got[i], tc.want[i])
+			}
+		}
+	}
+	// A list index keys a URL by its exact expression.
+	if err := ix.Add("http://evil.example/a?b"); err != nil {
+		t.Fatal(err)
+	}
+	hits, _ := ix.Lookup("https://evil.example/a?b", safebrowsing.V5)
+	if len(hits) != 1 || hits[0].Expression != "evil.example/a?b" || !hits[0].IsFull() {
+		t.Errorf("Lookup after Add = %+v", hits)
+	}
+	if _, err := ix.Lookup("mailto:x@example.com", safebrowsing.V5); !errors.Is(err, hashkey.ErrUnsupportedURL) {
+		t.Errorf("Lookup(mailto) error = %v", err)
+	}
+}
+
+func TestMatchHashed(t *testing.T) {
+	ix, _ := openTestIndex(t, nil)
+	var stored []hasheduri.URI
+	for _, g := range []struct {
+		url  string
+		alg  hasheduri.Alg
+		keep hasheduri.Keep
+	}{
+		{"http://a.example/x", hasheduri.MD5, hasheduri.KeepNone},
+		{"http://b.example/y?q=1", hasheduri.SHA1, hasheduri.KeepQuery},
+		{"http://c.example/z", hasheduri.SHA256, hasheduri.KeepNone},
+	} {
+		u, err := hasheduri.Generate(g.url, g.alg, g.keep, hasheduri.N)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.AddHashedURI(u); err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, u)
+	}
+	for _, tc := range []struct {
+		url  string
+		want int // index into stored, or -1
+	}{
+		{"HTTP://A.EXAMPLE:80/x?ignored#ignored", 0},
+		{"http://b.example/y?q=1", 1},
+		{"http://b.example/y?q=2", -1}, // the query is part of that entry
+		{"http://c.example/z", 2},
+		{"http://d.example/", -1},
+	} {
+		got, err := ix.MatchHashed(tc.url, hasheduri.N)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case tc.want < 0 && len(got) != 0:
+			t.Errorf("MatchHashed(%q) = %v, want none", tc.url, got)
+		case tc.want >= 0 && (len(got) != 1 || !got[0].Equal(stored[tc.want])):
+			t.Errorf("MatchHashed(%q) = %v, want %v", tc.url, got, stored[tc.want])
+		}
+	}
+	if _, err := ix.MatchHashed("no scheme", hasheduri.N); err == nil {
+		t.Error("MatchHashed(bad url) succeeded")
+	}
+}
+
+func TestParseHexPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		want  string
+		bits  int
+		isErr bool
+	}{
+		{in: "0", want: "00", bits: 4},
+		{in: "0f1", want: "0f10", bits: 12},
+		{in: "ABcd", want: "abcd", bits: 16},
+		{in: "0f115db062b7c0dd030b16878c99dea5c354b49dc37b38eb8846179c7783e9d7", want: "0f115db062b7c0dd030b16878c99dea5c354b49dc37b38eb8846179c7783e9d7", bits: 256},
+		{in: "", isErr: true},
+		{in: "0g", isErr: true},
+		{in: "0f115db062b7c0dd030b16878c99dea5c354b49dc37b38eb8846179c7783e9d70", isErr: true},
+	} {
+		b, bits, err := ParseHexPrefix(tc.in)
+		if tc.isErr {
+			if !errors.Is(err, ErrBadPrefix) {
+				t.Errorf("ParseHexPrefix(%q) error = %v, want ErrBadPrefix", tc.in, err)
+			}
+			continue
+		}
+		if got := fmt.Sprintf("%x", b); err != nil || got != tc.want || bits != tc.bits {
+			t.Errorf("ParseHexPrefix(%q) = %s, %d, %v; want %s, %d", tc.in, got, bits, err, tc.want, tc.bits)
+		}
+	}
+}
