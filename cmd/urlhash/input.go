@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -30,10 +30,15 @@ func (r record) where() string {
 	return fmt.Sprintf("stdin:%d", r.line)
 }
 
-// readRecords calls fn with batches of records taken from args or, when
-// args is empty, from r: one per line with a trailing CR dropped, or
-// NUL-separated byte for byte when nul is set. A final separator does not
-// start an empty record. fn must not keep the batch after it returns.
+// readRecords calls fn with batches of at most batchSize records taken
+// from args or, when args is empty, from r: one per line with a trailing CR
+// dropped, or NUL-separated byte for byte when nul is set. A final
+// separator does not start an empty record. fn owns each batch it is given.
+//
+// Records are handed over as soon as a read returns them, so a producer
+// that writes one line and waits for the answer is not kept waiting; the
+// texts of one read share one string, so a fast producer costs one
+// allocation per read rather than one per record.
 func readRecords(args []string, r io.Reader, nul bool, batchSize int, fn func([]record) error) error {
 	if len(args) > 0 {
 		batch := make([]record, len(args))
@@ -42,47 +47,66 @@ func readRecords(args []string, r io.Reader, nul bool, batchSize int, fn func([]
 		}
 		return fn(batch)
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxRecord)
 	sep := byte('\n')
 	if nul {
 		sep = 0
 	}
-	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
-		if i := bytes.IndexByte(data, sep); i >= 0 {
-			return i + 1, data[:i], nil
-		}
-		if atEOF && len(data) > 0 {
-			return len(data), data, nil
-		}
-		return 0, nil, nil
-	})
-	batch := make([]record, 0, batchSize)
 	line := 0
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
-		if !nul && len(b) > 0 && b[len(b)-1] == '\r' {
-			b = b[:len(b)-1]
-		}
-		batch = append(batch, record{text: string(b), line: line, seq: line - 1})
-		if len(batch) == batchSize {
-			if err := fn(batch); err != nil {
-				return err
+	// split hands fn the records of text, whose last byte is a separator
+	// unless atEOF.
+	split := func(text string, atEOF bool) error {
+		batch := make([]record, 0, min(batchSize, 1+strings.Count(text, string(sep))))
+		for len(text) > 0 {
+			i := strings.IndexByte(text, sep)
+			rec := text
+			if i >= 0 {
+				rec, text = text[:i], text[i+1:]
+			} else {
+				text = ""
 			}
-			batch = batch[:0]
+			if !nul && len(rec) > 0 && rec[len(rec)-1] == '\r' {
+				rec = rec[:len(rec)-1]
+			}
+			line++
+			batch = append(batch, record{text: rec, line: line, seq: line - 1})
+			if len(batch) == batchSize {
+				if err := fn(batch); err != nil {
+					return err
+				}
+				batch = make([]record, 0, batchSize)
+			}
+		}
+		if len(batch) > 0 {
+			return fn(batch)
+		}
+		return nil
+	}
+	buf := make([]byte, 0, 256<<10)
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) >= maxRecord {
+				return fmt.Errorf("stdin:%d: record longer than %d bytes", line+1, maxRecord)
+			}
+			buf = append(buf, make([]byte, len(buf))...)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if last := bytes.LastIndexByte(buf, sep); last >= 0 {
+			if serr := split(string(buf[:last+1]), false); serr != nil {
+				return serr
+			}
+			buf = buf[:copy(buf, buf[last+1:])]
+		}
+		if errors.Is(err, io.EOF) {
+			if len(buf) > 0 {
+				return split(string(buf), true)
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading stdin: %w", err)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("stdin:%d: record longer than %d bytes", line+1, maxRecord)
-		}
-		return fmt.Errorf("reading stdin: %w", err)
-	}
-	if len(batch) > 0 {
-		return fn(batch)
-	}
-	return nil
 }
 
 // chunk is a batch's results: what goes to stdout and stderr, in order.
@@ -120,6 +144,7 @@ func processOrdered(e *env, args []string, nul bool, work func(r record, c *chun
 		wg.Go(func() {
 			for j := range jobs {
 				c := new(chunk)
+				c.out.Grow(80 * len(j.records))
 				for _, r := range j.records {
 					work(r, c)
 				}
@@ -152,7 +177,7 @@ func processOrdered(e *env, args []string, nul bool, work func(r record, c *chun
 		if err := e.ctx.Err(); err != nil {
 			return err
 		}
-		j := job{records: append([]record(nil), batch...), done: make(chan *chunk, 1)}
+		j := job{records: batch, done: make(chan *chunk, 1)}
 		order <- j.done
 		jobs <- j
 		return nil
