@@ -33,6 +33,9 @@ type scenario struct {
 	ours     func(w *work) []string // command line of urlhash
 	baseline func(w *work) []string // command line of the baseline
 	check    func(ours, base []byte) error
+	// exitOurs is the exit status urlhash must end with (has-absent: 1,
+	// "not found"); any other is a failed run.
+	exitOurs int
 }
 
 type work struct {
@@ -122,11 +125,11 @@ func run(n, runs int, only string, keep bool) error {
 		if only != "" && !slices.Contains(strings.Split(only, ","), sc.name) {
 			continue
 		}
-		ours, oursOut, err := measure(w, sc, sc.ours, runs)
+		ours, oursOut, err := measure(w, sc, sc.ours, sc.exitOurs, runs)
 		if err != nil {
 			return fmt.Errorf("%s: urlhash: %w", sc.name, err)
 		}
-		basel, baseOut, err := measure(w, sc, sc.baseline, runs)
+		basel, baseOut, err := measure(w, sc, sc.baseline, 0, runs)
 		if err != nil {
 			return fmt.Errorf("%s: baseline: %w", sc.name, err)
 		}
@@ -149,7 +152,7 @@ type result struct {
 	rss  int64 // peak resident set, bytes
 }
 
-func measure(w *work, sc scenario, argv func(*work) []string, runs int) (result, []byte, error) {
+func measure(w *work, sc scenario, argv func(*work) []string, want, runs int) (result, []byte, error) {
 	best := result{wall: time.Duration(1<<63 - 1)}
 	var out []byte
 	for range runs {
@@ -170,8 +173,11 @@ func measure(w *work, sc scenario, argv func(*work) []string, runs int) (result,
 		err = cmd.Run()
 		wall := time.Since(start)
 		in.Close()
-		if err != nil && !isExit1(err) {
-			return best, nil, fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, lastLines(stderr.String(), 5))
+		if cmd.ProcessState == nil {
+			return best, nil, fmt.Errorf("%s: %v", strings.Join(args, " "), err)
+		}
+		if code := cmd.ProcessState.ExitCode(); code != want {
+			return best, nil, fmt.Errorf("%s: exit status %d, want %d\n%s", strings.Join(args, " "), code, want, lastLines(stderr.String(), 5))
 		}
 		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
 		if wall < best.wall {
@@ -180,12 +186,6 @@ func measure(w *work, sc scenario, argv func(*work) []string, runs int) (result,
 		out = stdout.Bytes()
 	}
 	return best, out, nil
-}
-
-// isExit1 accepts exit status 1: "not found" for membership commands.
-func isExit1(err error) bool {
-	ee, ok := err.(*exec.ExitError)
-	return ok && ee.ExitCode() == 1
 }
 
 func lastLines(s string, n int) string {

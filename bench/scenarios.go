@@ -8,6 +8,7 @@ import (
 
 func scenarios() []scenario {
 	freshDBs := func(w *work) error {
+		w.loaded = false
 		if err := os.RemoveAll(w.oursDB); err != nil {
 			return err
 		}
@@ -81,6 +82,7 @@ func scenarios() []scenario {
 		{
 			name:     "has-absent",
 			input:    "absent.txt",
+			exitOurs: 1,
 			prepare:  loadedDBs,
 			ours:     func(w *work) []string { return []string{w.urlhash, "has", "-q", "--db", w.oursDB} },
 			baseline: func(w *work) []string { return []string{w.badger, "has", w.plainDB} },

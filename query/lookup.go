@@ -119,3 +119,8 @@ func (ix *Index) MatchHashed(rawURL string, v hasheduri.Variant) ([]hasheduri.UR
 	}
 	return out, nil
 }
+
+// MatchHash returns the full entry h when it is stored, else the longest
+// stored prefix entry h starts with; the bool is false when neither is.
+// It is Lookup for a caller that already holds an expression's hash.
+func (ix *Index) MatchHash(h hashkey.Hash) (index.Match, bool, error) { return ix.db.Match(h) }

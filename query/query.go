@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"runtime"
@@ -350,10 +349,6 @@ func valid(rs []Result) ([]hashkey.Hash, []int) {
 	}
 	return hs, pos
 }
-
-// ErrBadPrefix is returned, wrapped, for a scan prefix that is not 1..64
-// hex digits.
-var ErrBadPrefix = errors.New("query: bad prefix")
 
 // ParseHexPrefix reads a hash prefix written as 1..64 hex digits, either
 // case; an odd number of digits is a half-byte prefix. It returns the prefix

@@ -97,6 +97,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case errors.Is(err, errReported):
 		return exitError
 	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "urlhash: error: interrupted")
+		return exitError
+	}
 	var ue usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "urlhash: error: %s: %v\n", name, ue.err)

@@ -3,52 +3,10 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"strconv"
 
-	"github.com/spf13/pflag"
 	"github.com/urlhash/urlhash/hashkey"
 )
-
-// identityFlags are the flags that choose how a URL becomes a hash.
-type identityFlags struct {
-	profile      string
-	digest       string
-	dropFragment bool
-}
-
-func (o *identityFlags) addFlags(fs *pflag.FlagSet, profiles string) {
-	fs.StringVar(&o.profile, "profile", "urlhash", "canonicalisation profile: "+profiles)
-	fs.StringVar(&o.digest, "digest", "sha256", "digest for the urlhash profile: sha256 or url-hash-0.1.0")
-	fs.BoolVar(&o.dropFragment, "drop-fragment", false, "remove the fragment before hashing (urlhash profile)")
-}
-
-// canonicaliser turns one input into the string that is hashed.
-type canonicaliser struct {
-	name   string
-	append func(dst []byte, raw string) ([]byte, error)
-	sum    func(canonical []byte) hashkey.Hash
-}
-
-func (o *identityFlags) canonicaliser() (*canonicaliser, error) {
-	d, err := hashkey.ParseDigest(o.digest)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	switch o.profile {
-	case "urlhash":
-		opts := []hashkey.Option{hashkey.WithDigest(d)}
-		if o.dropFragment {
-			opts = append(opts, hashkey.DropFragment())
-		}
-		p := hashkey.New(opts...)
-		return &canonicaliser{name: p.Name(), append: p.AppendCanonical, sum: d.Sum}, nil
-	}
-	if c, ok, err := o.otherProfile(); ok || err != nil {
-		return c, err
-	}
-	return nil, usagef("unknown profile %q", o.profile)
-}
 
 // hashOutput is the --json object of hash and canon.
 type hashOutput struct {
@@ -86,17 +44,15 @@ func writeJSON(c *chunk, v any) {
 	}
 }
 
-// reportFailure records a failed input in the chunk: a diagnostic on stderr
-// and, in JSON mode, an error object on stdout so that lines stay aligned.
-func reportFailure(c *chunk, r record, err error, asJSON bool) {
-	c.failed++
-	if r.line > 0 {
-		fmt.Fprintf(&c.errs, "urlhash: error: %s: %v\n", r.where(), err)
-	} else {
-		fmt.Fprintf(&c.errs, "urlhash: error: %v\n", err)
-	}
+// failLine records a failed input of a one-line-per-input command: a
+// diagnostic on stderr and, so that output lines stay aligned with inputs,
+// an error object (--json) or an empty line on stdout.
+func failLine(c *chunk, r record, err error, asJSON bool) {
+	c.fail(r, err)
 	if asJSON {
 		writeJSON(c, hashOutput{Input: r.text, Error: err.Error()})
+	} else {
+		c.out.WriteByte('\n')
 	}
 }
 
@@ -128,7 +84,7 @@ Flags:
 
 Example:
   $ urlhash hash 'HTTPS://Example.COM:443/a/../b'
-  e5ab6ff3... (64 hex digits)
+  d7fe568b31ae0fb9ee8a1311409b521aeb6a1b50f459bdf15c6f4a3f29dde53b
   $ urlhash hash --format decimal https://example.com/
   15978973112404087055-11952159289928715011-16949433277703541955-15558110937471207048
 `,
@@ -149,7 +105,7 @@ func runHash(e *env, args []string) error {
 	if *format != "hex" && *format != "decimal" {
 		return usagef("unknown --format %q (want hex or decimal)", *format)
 	}
-	cz, err := id.canonicaliser()
+	cz, err := id.canonicaliser(false)
 	if err != nil {
 		return err
 	}
@@ -158,7 +114,7 @@ func runHash(e *env, args []string) error {
 		var buf [512]byte
 		canon, err := cz.append(buf[:0], r.text)
 		if err != nil {
-			reportFailure(c, r, err, *asJSON)
+			failLine(c, r, err, *asJSON)
 			return
 		}
 		h := cz.sum(canon)
@@ -219,7 +175,7 @@ func runCanon(e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cz, err := id.canonicaliser()
+	cz, err := id.canonicaliser(true)
 	if err != nil {
 		return err
 	}
@@ -227,11 +183,15 @@ func runCanon(e *env, args []string) error {
 		var buf [512]byte
 		canon, err := cz.append(buf[:0], r.text)
 		if err != nil {
-			reportFailure(c, r, err, *asJSON)
+			failLine(c, r, err, *asJSON)
 			return
 		}
 		if *asJSON {
-			writeJSON(c, newHashOutput(r.text, canon, cz.sum(canon), cz.name))
+			if cz.sum == nil {
+				writeJSON(c, hashOutput{Input: r.text, Canonical: string(canon), Profile: cz.name})
+			} else {
+				writeJSON(c, newHashOutput(r.text, canon, cz.sum(canon), cz.name))
+			}
 			return
 		}
 		c.out.Write(canon)

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"io"
-	"os"
-	"time"
-
 	"bufio"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/schollz/progressbar/v3"
+	"io"
+	"os"
+	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/ingest"
@@ -50,8 +49,8 @@ Flags:
                          sha256); an existing index keeps the one it records
 
 Example:
-  $ urlhash import --db idx urls.txt.gz
-  urlhash: import: 30088 stored, 0 duplicates, 2 skipped
+  $ urlhash import --db idx hashkey/testdata/debian-package-urls.txt
+  urlhash: import: 30022 stored, 66 duplicates, 0 skipped
   $ urlhash import --db idx --format ntriples data.nt
 `,
 		run: runImport,
@@ -89,7 +88,7 @@ func runImport(e *env, args []string) error {
 	if err := ropts.Validate(format); err != nil {
 		return usageError{err}
 	}
-	ix, err := db.open(true, *storeURL)
+	ix, err := db.open(e, true, *storeURL, true)
 	if err != nil {
 		return err
 	}
@@ -126,11 +125,13 @@ func runImport(e *env, args []string) error {
 		newJSONWriter(out).Encode(sum)
 		out.Flush()
 	}
+	// The summary is the last line on stderr, after any error that ended
+	// the input early.
+	if stopErr != nil && !errors.Is(stopErr, errReported) {
+		e.warnf("%v", stopErr)
+	}
 	fmt.Fprintf(e.stderr, "urlhash: import: %d stored, %d duplicates, %d skipped\n", sum.Stored, sum.Duplicates, sum.Skipped)
 	if stopErr != nil {
-		return stopErr
-	}
-	if skipped > 0 && *strict {
 		return errReported
 	}
 	return nil

@@ -22,12 +22,13 @@ type record struct {
 	seq  int // 0-based position among all inputs
 }
 
-// where names a record's origin in diagnostics.
-func (r record) where() string {
+// diagnostic formats the error of a failed record: "urlhash: error:",
+// then "stdin:LINE: " for a record read from standard input, then err.
+func (r record) diagnostic(err error) string {
 	if r.line == 0 {
-		return "argument"
+		return fmt.Sprintf("urlhash: error: %v\n", err)
 	}
-	return fmt.Sprintf("stdin:%d", r.line)
+	return fmt.Sprintf("urlhash: error: stdin:%d: %v\n", r.line, err)
 }
 
 // readRecords calls fn with batches of at most batchSize records taken
@@ -113,6 +114,12 @@ func readRecords(args []string, r io.Reader, nul bool, batchSize int, fn func([]
 type chunk struct {
 	out, errs bytes.Buffer
 	failed    int
+}
+
+// fail counts a failed record and queues its diagnostic.
+func (c *chunk) fail(r record, err error) {
+	c.failed++
+	c.errs.WriteString(r.diagnostic(err))
 }
 
 // processOrdered runs work over every record on all cores and writes the

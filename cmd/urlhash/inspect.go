@@ -93,7 +93,7 @@ func runScan(e *env, args []string) error {
 	if set != 1 {
 		return usagef("give exactly one of --prefix, --short and --very-short")
 	}
-	ix, err := db.open(false, false)
+	ix, err := db.open(e, false, false, true)
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func runExport(e *env, args []string) error {
 	if *format != "hex" && *format != "binary" && *format != "json" {
 		return usagef("unknown --format %q (want hex, binary or json)", *format)
 	}
-	ix, err := db.open(false, false)
+	ix, err := db.open(e, false, false, true)
 	if err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ disk_bytes, disk_bytes_per_entry, lsm_bytes, vlog_bytes, format_version).
 Example:
   $ urlhash stats --db idx
   profile: urlhash+sha256
-  entries: 30088
+  entries: 30022
   ...
 `,
 		run: runStats,
@@ -242,7 +242,7 @@ func runStats(e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	ix, err := db.open(false, false)
+	ix, err := db.open(e, false, false, true)
 	if err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ Prints "ok" and exits 0, or reports the first problem and exits 2.
 
 Example:
   $ urlhash verify --db idx
-  ok: 30088 entries, 0 prefix entries
+  ok: 30022 entries, 0 prefix entries
 `,
 		run: runVerify,
 	}
@@ -299,7 +299,7 @@ func runVerify(e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	ix, err := db.open(false, false)
+	ix, err := db.open(e, false, false, true)
 	if err != nil {
 		return err
 	}

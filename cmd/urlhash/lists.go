@@ -7,6 +7,7 @@ import (
 
 	"github.com/urlhash/urlhash/hashkey/hasheduri"
 	"github.com/urlhash/urlhash/hashkey/safebrowsing"
+	"github.com/urlhash/urlhash/query"
 )
 
 func expressionsCommand() *command {
@@ -75,7 +76,8 @@ func runExpressions(e *env, args []string) error {
 	failed, err := processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
 		var b safebrowsing.Buffer
 		if err := p.Expand(&b, r.text); err != nil {
-			reportFailure(c, r, err, false)
+			// A failed input's group of expressions is empty.
+			c.fail(r, err)
 			if *asJSON {
 				writeJSON(c, expressionsOutput{Input: r.text, Error: err.Error()})
 			}
@@ -114,6 +116,7 @@ func lookupCommand() *command {
 		name:    "lookup",
 		summary: "check URLs against a Safe Browsing style list index",
 		usage: `Usage: urlhash lookup --db DIR --profile webrisk|safebrowsing-v5 [flags] [URL...]
+       urlhash lookup --db DIR --hashes [flags] [HASH...]
 
 Expands each URL into its Safe Browsing host-suffix/path-prefix
 expressions and checks each expression's SHA-256 against the index: a
@@ -129,14 +132,18 @@ Flags:
       --wait DURATION    queue behind another urlhash using the index
                          (default 0: fail at once)
       --profile NAME     webrisk or safebrowsing-v5: how URLs are expanded
+                         (the index may have been built with either)
+      --hashes           inputs are expression hashes (64 hex digits)
       --json             one object per input: input, matched, hits
                          [{expression, hash, length, full}]
   -0, --null             inputs on stdin are NUL-separated
 
 Example:
   $ urlhash expressions --json evil.example/ | jq -r '.expressions[0].prefix'
-  $ urlhash add --db list --profile webrisk --hashes 5c5e4b2e   # a 4-byte prefix
+  f001957c
+  $ urlhash add --db list --profile webrisk --hashes f001957c   # a 4-byte prefix
   $ urlhash lookup --db list --profile webrisk 'http://www.evil.example/login?x=1'
+  http://www.evil.example/login?x=1	evil.example/	4
 `,
 		run: runLookup,
 	}
@@ -160,16 +167,19 @@ func runLookup(e *env, args []string) error {
 	fs := newFlags("lookup")
 	var db dbFlags
 	db.addFlags(fs)
+	hashes := fs.Bool("hashes", false, "inputs are expression hashes")
 	asJSON := fs.Bool("json", false, "JSON output")
 	nul := fs.BoolP("null", "0", false, "NUL-separated input")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	p, err := safebrowsing.ParseProfile(db.id.profile)
-	if err != nil {
+	if err != nil && !*hashes {
 		return usagef("--profile webrisk or --profile safebrowsing-v5 is required")
 	}
-	ix, err := db.open(false, false)
+	// --profile says how URLs expand; the index is read whatever profile
+	// it records: its entries are expression hashes either way.
+	ix, err := db.open(e, false, false, false)
 	if err != nil {
 		return err
 	}
@@ -180,7 +190,7 @@ func runLookup(e *env, args []string) error {
 	failed, matched := 0, 0
 	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
 		for _, r := range batch {
-			hits, err := ix.Lookup(r.text, p)
+			hits, err := lookupOne(ix, p, r.text, *hashes)
 			if err != nil {
 				failed++
 				e.inputFailed(r, err)
@@ -215,6 +225,23 @@ func runLookup(e *env, args []string) error {
 		return errNotFound
 	}
 	return nil
+}
+
+// lookupOne looks up a URL's expressions or, with hashes, one expression
+// hash.
+func lookupOne(ix *query.Index, p *safebrowsing.Profile, input string, hashes bool) ([]query.Hit, error) {
+	if !hashes {
+		return ix.Lookup(input, p)
+	}
+	en, err := parseHashInput(input, false)
+	if err != nil {
+		return nil, err
+	}
+	m, ok, err := ix.MatchHash(en.Hash)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return []query.Hit{{Expression: "", Hash: en.Hash, Len: m.Len, Value: m.Value}}, nil
 }
 
 func hashedURICommand() *command {
@@ -274,10 +301,7 @@ func runHashedURI(e *env, args []string) error {
 	failed, err := processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
 		u, err := hasheduri.Generate(r.text, alg, keep, v)
 		if err != nil {
-			reportFailure(c, r, err, false)
-			if *asJSON {
-				writeJSON(c, hashedOutput{Input: r.text, Error: err.Error()})
-			}
+			failLine(c, r, err, *asJSON)
 			return
 		}
 		if *asJSON {
@@ -301,9 +325,10 @@ func matchCommand() *command {
 	return &command{
 		name:    "match",
 		summary: "check whether URLs match a hashed: URI",
-		usage: `Usage: urlhash match [--variant n|p] HASHED-URI URL...
+		usage: `Usage: urlhash match [flags] HASHED-URI [URL...]
 
-Reports whether each URL matches the hashed URI: the URL keeps the
+Reports whether each URL (from the arguments or, when there are none, from
+standard input) matches the hashed URI: the URL keeps the
 components the URI's flags name, is canonicalised (Appendix A variant) and
 hashed with the URI's algorithm, and the digests are compared in constant
 time. Prints "match" or "no match", a tab and the URL, per URL. Exit
@@ -313,6 +338,7 @@ URI or URL.
 Flags:
       --variant V        n (default) or p: the variant the publisher used
   -q, --quiet            print nothing
+  -0, --null             URLs on stdin are NUL-separated
 
 Example:
   $ urlhash match "$(urlhash hashed-uri http://example.com/a)" http://EXAMPLE.com:80/a
@@ -326,6 +352,7 @@ func runMatch(e *env, args []string) error {
 	fs := newFlags("match")
 	variantName := fs.String("variant", "n", "n or p")
 	quiet := fs.BoolP("quiet", "q", false, "no output")
+	nul := fs.BoolP("null", "0", false, "NUL-separated input")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -333,31 +360,36 @@ func runMatch(e *env, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	if fs.NArg() < 2 {
-		return usagef("want a hashed URI and at least one URL")
+	if fs.NArg() < 1 {
+		return usagef("want a hashed URI, then URLs (or URLs on standard input)")
 	}
 	u, err := hasheduri.Parse(fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	failed, missed := 0, 0
-	for _, raw := range fs.Args()[1:] {
-		ok, err := u.Match(raw, v)
-		if err != nil {
-			failed++
-			e.warnf("%v", err)
-			continue
+	err = readRecords(fs.Args()[1:], e.stdin, *nul, storeBatch, func(batch []record) error {
+		for _, r := range batch {
+			ok, err := u.Match(r.text, v)
+			if err != nil {
+				failed++
+				e.inputFailed(r, err)
+				continue
+			}
+			word := "match"
+			if !ok {
+				missed++
+				word = "no match"
+			}
+			if !*quiet {
+				fmt.Fprintf(e.stdout, "%s\t%s\n", word, r.text)
+			}
 		}
-		word := "match"
-		if !ok {
-			missed++
-			word = "no match"
-		}
-		if !*quiet {
-			fmt.Fprintf(e.stdout, "%s\t%s\n", word, raw)
-		}
-	}
+		return nil
+	})
 	switch {
+	case err != nil:
+		return err
 	case failed > 0:
 		return errReported
 	case missed > 0:

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,12 +64,12 @@ func TestScripts(t *testing.T) {
 func TestEveryCommandHasHelp(t *testing.T) {
 	for name, c := range commands() {
 		t.Run(name, func(t *testing.T) {
-			var out, errs testBuffer
+			var out, errs bytes.Buffer
 			code := run(context.Background(), []string{name, "--help"}, nil, &out, &errs)
 			if code != exitOK || out.String() != c.usage || errs.String() != "" {
 				t.Fatalf("%s --help: code %d, stdout %q, stderr %q", name, code, out.String(), errs.String())
 			}
-			if len(c.usage) < 100 || !contains(c.usage, "Usage: urlhash "+name) || !contains(c.usage, "Example") {
+			if len(c.usage) < 100 || !strings.Contains(c.usage, "Usage: urlhash "+name) || !strings.Contains(c.usage, "Example") {
 				t.Errorf("%s usage lacks a synopsis or an example", name)
 			}
 		})

@@ -73,7 +73,7 @@ func runHas(e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	ix, err := db.open(false, false)
+	ix, err := db.open(e, false, false, true)
 	if err != nil {
 		return err
 	}
@@ -150,10 +150,10 @@ func getCommand() *command {
 		summary: "print what an index stores for URLs (or hashes)",
 		usage: `Usage: urlhash get --db DIR [flags] [URL|HASH...]
 
-Prints, for each URL (or hash with --hashes), the hash and the text stored
-with it (the URL, when it was added with --store-url), tab-separated, one
-line per input. Exit status: 0 if every input is stored, 1 if any is not,
-2 on an error.
+Prints one line per input, tab-separated: "present", the hash and the text
+stored with it (the URL, when it was added with --store-url; empty
+otherwise), or "absent" and the hash. Exit status: 0 if every input is
+stored, 1 if any is not, 2 on an error.
 
 Flags:
       --db DIR           the index directory, or a postgres:// connection
@@ -168,8 +168,9 @@ Flags:
 
 Example:
   $ urlhash add --db idx --store-url https://example.com/
-  $ urlhash get --db idx HTTPS://EXAMPLE.COM
-  0f115db062b7c0dd030b16878c99dea5c354b49dc37b38eb8846179c7783e9d7	https://example.com/
+  $ urlhash get --db idx HTTPS://EXAMPLE.COM https://example.org/
+  present	0f115db062b7c0dd030b16878c99dea5c354b49dc37b38eb8846179c7783e9d7	https://example.com/
+  absent	8198d1bac40a1033653a78e48800cefc9e6b974ff075c66e5548b5c1e145a2b0
 `,
 		run: runGet,
 	}
@@ -185,7 +186,7 @@ func runGet(e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	ix, err := db.open(false, false)
+	ix, err := db.open(e, false, false, true)
 	if err != nil {
 		return err
 	}
@@ -222,9 +223,9 @@ func runGet(e *env, args []string) error {
 				continue
 			}
 			if present {
-				out.WriteString(hexKey(&r.entry) + "\t" + string(v.Text) + "\n")
+				out.WriteString("present\t" + hexKey(&r.entry) + "\t" + string(v.Text) + "\n")
 			} else {
-				out.WriteString(hexKey(&r.entry) + "\tabsent\n")
+				out.WriteString("absent\t" + hexKey(&r.entry) + "\n")
 			}
 		}
 		return out.Flush()
@@ -314,7 +315,7 @@ func runAdd(e *env, name string, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	ix, err := db.open(true, storeURL != nil && *storeURL)
+	ix, err := db.open(e, true, storeURL != nil && *storeURL, true)
 	if err != nil {
 		return err
 	}
@@ -430,7 +431,7 @@ func runDedupe(e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	ix, err := db.open(true, *storeURL)
+	ix, err := db.open(e, true, *storeURL, true)
 	if err != nil {
 		return err
 	}

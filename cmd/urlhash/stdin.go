@@ -32,16 +32,31 @@ func streamBatches(e *env, args []string, nul bool, max int, fn func([]record) e
 			readErr = err
 		}
 	})
+	// finish stops the reader. After an error the reader may be blocked in
+	// a read; it is left to end with the process rather than waited for.
 	finish := func(err error) error {
 		close(stop)
-		wg.Wait()
 		if err != nil {
 			return err
 		}
+		wg.Wait()
 		return readErr
 	}
 	batch := make([]record, 0, max)
-	for r := range records {
+	for {
+		var r record
+		select {
+		case <-e.ctx.Done():
+			// The reader may be blocked in a read that only more input
+			// ends: do not wait for it.
+			close(stop)
+			return e.ctx.Err()
+		case next, ok := <-records:
+			if !ok {
+				return finish(nil)
+			}
+			r = next
+		}
 		batch = append(batch[:0], r)
 	drain:
 		for len(batch) < max {
@@ -62,5 +77,4 @@ func streamBatches(e *env, args []string, nul bool, max int, fn func([]record) e
 			return finish(err)
 		}
 	}
-	return finish(nil)
 }

@@ -4,11 +4,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/urlhash/urlhash/hashkey"
-	"github.com/urlhash/urlhash/hashkey/safebrowsing"
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/pgindex"
 	"github.com/urlhash/urlhash/query"
@@ -23,54 +23,41 @@ type dbFlags struct {
 	schema string
 	wait   time.Duration
 	id     identityFlags
-	fs     *pflag.FlagSet
 }
 
 func (o *dbFlags) addFlags(fs *pflag.FlagSet) {
-	o.fs = fs
 	fs.StringVar(&o.dir, "db", "", "index directory (required)")
 	fs.DurationVar(&o.wait, "wait", 0, "wait this long for another process to release the index")
 	fs.StringVar(&o.schema, "schema", "", "PostgreSQL schema of the index (with --db postgres://...)")
-	fs.StringVar(&o.id.profile, "profile", "urlhash", "identity profile: urlhash, webrisk or safebrowsing-v5")
-	fs.StringVar(&o.id.digest, "digest", "sha256", "digest for the urlhash profile: sha256 or url-hash-0.1.0")
-	fs.BoolVar(&o.id.dropFragment, "drop-fragment", false, "remove the fragment before hashing (urlhash profile)")
+	o.id.addFlags(fs, "urlhash, webrisk or safebrowsing-v5")
 }
 
-// open opens the index. Unless an identity flag was given, the profile
-// recorded in the index is used (the default profile for a new index). A
-// command that only reads refuses a directory that holds no index.
-func (o *dbFlags) open(write, storeURL bool) (*query.Index, error) {
+// open opens the index. Unless an identity flag was given (and
+// useIdentity), the profile recorded in the index is used (the default
+// profile for a new index). A command that only reads refuses a directory
+// that holds no index.
+func (o *dbFlags) open(e *env, write, storeURL, useIdentity bool) (*query.Index, error) {
 	if o.dir == "" {
 		return nil, usagef("--db DIR is required")
 	}
 	opts := &query.Options{StoreURL: storeURL}
 	opts.Index.MustExist = !write
 	opts.Postgres.Schema = o.schema
-	if o.fs.Changed("profile") || o.fs.Changed("digest") || o.fs.Changed("drop-fragment") {
-		switch o.id.profile {
-		case "urlhash":
-			d, err := hashkey.ParseDigest(o.id.digest)
-			if err != nil {
-				return nil, usageError{err}
-			}
-			hopts := []hashkey.Option{hashkey.WithDigest(d)}
-			if o.id.dropFragment {
-				hopts = append(hopts, hashkey.DropFragment())
-			}
-			opts.Profile = hashkey.New(hopts...)
-		default:
-			p, err := safebrowsing.ParseProfile(o.id.profile)
-			if err != nil {
-				return nil, usagef("unknown profile %q (want urlhash, webrisk or safebrowsing-v5)", o.id.profile)
-			}
-			opts.SafeBrowsing = p
+	if useIdentity && o.id.changed() {
+		var err error
+		if opts.Profile, opts.SafeBrowsing, err = o.id.identity(); err != nil {
+			return nil, err
 		}
 	}
 	ix, err := query.Open(o.dir, opts)
 	// One process at a time holds an index; --wait queues behind it, so
 	// that concurrent dedupe runs take turns instead of failing.
 	for deadline := time.Now().Add(o.wait); errors.Is(err, index.ErrLocked) && time.Now().Before(deadline); {
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-e.ctx.Done():
+			return nil, e.ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
 		ix, err = query.Open(o.dir, opts)
 	}
 	if errors.Is(err, index.ErrLocked) {
@@ -131,12 +118,9 @@ func resolve(ix *query.Index, batch []record, hashes, prefixOK bool) []resolved 
 	return out
 }
 
+// inputFailed reports a failed input at once.
 func (e *env) inputFailed(r record, err error) {
-	if r.line > 0 {
-		e.warnf("%s: %v", r.where(), err)
-	} else {
-		e.warnf("%v", err)
-	}
+	io.WriteString(e.stderr, r.diagnostic(err))
 }
 
 // hexKey is the hex of the bytes an entry keys.

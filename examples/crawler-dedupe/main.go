@@ -85,7 +85,9 @@ func run() error {
 		return err
 	}
 
-	errs := make(chan error, workers)
+	// The first error wins; later ones are dropped so that no worker blocks.
+	var firstErr error
+	var errOnce sync.Once
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
@@ -96,7 +98,7 @@ func run() error {
 				mu.Unlock()
 				for _, l := range links(t.page) {
 					if err := enqueue(l.url, l.page); err != nil {
-						errs <- err
+						errOnce.Do(func() { firstErr = err })
 					}
 				}
 				pending.Done()
@@ -106,9 +108,8 @@ func run() error {
 	pending.Wait()
 	close(frontier)
 	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return err
+	if firstErr != nil {
+		return firstErr
 	}
 	sort.Ints(crawled)
 	for i, p := range crawled {

@@ -42,12 +42,12 @@ func run() error {
 	}
 	defer dict.Close()
 
-	triples := 0
+	occurrences := 0
 	for rec, err := range ingest.Read(bytes.NewReader(graph), "data.nt", ingest.NTriples, nil) {
 		if err != nil {
 			return err
 		}
-		triples++
+		occurrences++
 		added, err := dict.AddIfAbsent(rec.Text)
 		if err != nil {
 			return err
@@ -76,7 +76,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n%d IRI occurrences, %d distinct terms, no term id collisions\n", triples, st.Entries)
+	fmt.Printf("\n%d IRI occurrences, %d distinct terms, no term id collisions\n", occurrences, st.Entries)
 
 	// The homepage was written HTTP://Example.ORG:80/~bob/; its identity is
 	// that of the canonical form, so any spelling finds it.
@@ -93,7 +93,10 @@ func run() error {
 	}
 
 	// Resolve a term id back to its IRI: a prefix scan by very-short hash.
-	h, _ := dict.Hash("http://xmlns.com/foaf/0.1/knows")
+	h, err := dict.Hash("http://xmlns.com/foaf/0.1/knows")
+	if err != nil {
+		return err
+	}
 	id := h.VeryShort()
 	return dict.Scan(id[:], 8*hashkey.Size8, 0, func(e index.Entry) error {
 		fmt.Printf("term %s resolves to %s\n", id, e.Value.Text)
