@@ -14,15 +14,17 @@ func streamBatches(e *env, args []string, nul bool, max int, fn func([]record) e
 	if len(args) > 0 {
 		return readRecords(args, nil, nul, max, fn)
 	}
-	records := make(chan record, 2*max)
+	// readRecords hands over the records of each read as soon as it
+	// returns, so batches arrive without waiting for more input.
+	batches := make(chan []record, 4)
 	stop := make(chan struct{})
 	var readErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		defer close(records)
-		err := readRecords(nil, e.stdin, nul, 1, func(b []record) error {
+		defer close(batches)
+		err := readRecords(nil, e.stdin, nul, max, func(b []record) error {
 			select {
-			case records <- b[0]:
+			case batches <- b:
 				return nil
 			case <-stop:
 				return io.EOF
@@ -42,30 +44,28 @@ func streamBatches(e *env, args []string, nul bool, max int, fn func([]record) e
 		wg.Wait()
 		return readErr
 	}
-	batch := make([]record, 0, max)
 	for {
-		var r record
+		var batch []record
 		select {
 		case <-e.ctx.Done():
 			// The reader may be blocked in a read that only more input
 			// ends: do not wait for it.
 			close(stop)
 			return e.ctx.Err()
-		case next, ok := <-records:
+		case next, ok := <-batches:
 			if !ok {
 				return finish(nil)
 			}
-			r = next
+			batch = next
 		}
-		batch = append(batch[:0], r)
 	drain:
 		for len(batch) < max {
 			select {
-			case more, ok := <-records:
+			case more, ok := <-batches:
 				if !ok {
 					break drain
 				}
-				batch = append(batch, more)
+				batch = append(batch, more...)
 			default:
 				break drain
 			}
