@@ -111,22 +111,20 @@ func runHash(e *env, args []string) error {
 	}
 	decimal := *format == "decimal"
 	failed, err := processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
-		var buf [512]byte
-		canon, err := cz.append(buf[:0], r.text)
+		canon, err := cz.append(c.scratch[:0], r.text)
 		if err != nil {
 			failLine(c, r, err, *asJSON)
 			return
 		}
+		c.scratch = canon
 		h := cz.sum(canon)
 		switch {
 		case *asJSON:
 			writeJSON(c, newHashOutput(r.text, canon, h, cz.name))
 		case decimal:
-			c.out.Write(h.AppendDecimal(buf[:0]))
-			c.out.WriteByte('\n')
+			c.out.Write(append(h.AppendDecimal(c.out.AvailableBuffer()), '\n'))
 		default:
-			c.out.Write(hex.AppendEncode(buf[:0], h[:]))
-			c.out.WriteByte('\n')
+			c.out.Write(append(hex.AppendEncode(c.out.AvailableBuffer(), h[:]), '\n'))
 		}
 	})
 	if err != nil {
@@ -180,12 +178,12 @@ func runCanon(e *env, args []string) error {
 		return err
 	}
 	failed, err := processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
-		var buf [512]byte
-		canon, err := cz.append(buf[:0], r.text)
+		canon, err := cz.append(c.scratch[:0], r.text)
 		if err != nil {
 			failLine(c, r, err, *asJSON)
 			return
 		}
+		c.scratch = canon
 		if *asJSON {
 			if cz.sum == nil {
 				writeJSON(c, hashOutput{Input: r.text, Canonical: string(canon), Profile: cz.name})

@@ -116,6 +116,7 @@ func readRecords(args []string, r io.Reader, nul bool, batchSize int, fn func([]
 type chunk struct {
 	out, errs bytes.Buffer
 	failed    int
+	scratch   []byte // a work buffer reused across the chunk's records
 }
 
 // fail counts a failed record and queues its diagnostic.
