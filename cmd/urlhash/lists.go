@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/hex"
 	"fmt"
 
@@ -184,47 +183,36 @@ func runLookup(e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	out := bufio.NewWriter(e.stdout)
-	defer out.Flush()
-	enc := newJSONWriter(out)
-	failed, matched := 0, 0
+	a := newAnswers(e, *asJSON)
+	matched := 0
 	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
 		for _, r := range batch {
 			hits, err := lookupOne(ix, p, r.text, *hashes)
 			if err != nil {
-				failed++
-				e.inputFailed(r, err)
-				if *asJSON {
-					enc.Encode(lookupOutput{Input: r.text, Error: err.Error()})
-				}
+				a.fail(r, err)
 				continue
 			}
 			if len(hits) > 0 {
 				matched++
 			}
-			if *asJSON {
+			if a.json != nil {
 				o := lookupOutput{Input: r.text, Matched: len(hits) > 0}
 				for _, h := range hits {
 					o.Hits = append(o.Hits, hitOutput{Expression: h.Expression, Hash: h.Hash.String(), Length: h.Len, Full: h.IsFull()})
 				}
-				enc.Encode(o)
+				a.json.Encode(o)
 				continue
 			}
 			for _, h := range hits {
-				fmt.Fprintf(out, "%s\t%s\t%d\n", r.text, h.Expression, h.Len)
+				fmt.Fprintf(a.out, "%s\t%s\t%d\n", r.text, h.Expression, h.Len)
 			}
 		}
-		return out.Flush()
+		return a.out.Flush()
 	})
-	switch {
-	case err != nil:
-		return err
-	case failed > 0:
-		return errReported
-	case matched == 0:
-		return errNotFound
+	if err == nil && a.failed == 0 && matched == 0 {
+		a.missed++ // exit 1: no URL matched
 	}
-	return nil
+	return a.status(err)
 }
 
 // lookupOne looks up a URL's expressions or, with hashes, one expression
@@ -367,33 +355,23 @@ func runMatch(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	failed, missed := 0, 0
-	err = readRecords(fs.Args()[1:], e.stdin, *nul, storeBatch, func(batch []record) error {
+	a := newAnswers(e, false)
+	return a.status(readRecords(fs.Args()[1:], e.stdin, *nul, storeBatch, func(batch []record) error {
 		for _, r := range batch {
 			ok, err := u.Match(r.text, v)
 			if err != nil {
-				failed++
-				e.inputFailed(r, err)
+				a.fail(r, err)
 				continue
 			}
 			word := "match"
 			if !ok {
-				missed++
+				a.missed++
 				word = "no match"
 			}
 			if !*quiet {
-				fmt.Fprintf(e.stdout, "%s\t%s\n", word, r.text)
+				fmt.Fprintf(a.out, "%s\t%s\n", word, r.text)
 			}
 		}
 		return nil
-	})
-	switch {
-	case err != nil:
-		return err
-	case failed > 0:
-		return errReported
-	case missed > 0:
-		return errNotFound
-	}
-	return nil
+	}))
 }

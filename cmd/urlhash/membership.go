@@ -78,11 +78,8 @@ func runHas(e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	out := bufio.NewWriterSize(e.stdout, 64<<10)
-	defer out.Flush()
-	enc := newJSONWriter(out)
-	failed, absent := 0, 0
-	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
+	a := newAnswers(e, *asJSON)
+	return a.status(streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
 		rs := resolve(ix, batch, *hashes, false)
 		found, err := hasResolved(ix, rs)
 		if err != nil {
@@ -90,37 +87,24 @@ func runHas(e *env, args []string) error {
 		}
 		for i, r := range rs {
 			if r.err != nil {
-				failed++
-				e.inputFailed(r.r, r.err)
-				if *asJSON {
-					enc.Encode(memberOutput{Input: r.r.text, Error: r.err.Error()})
-				}
+				a.fail(r.r, r.err)
 				continue
 			}
 			if !found[i] {
-				absent++
+				a.missed++
 			}
 			switch {
 			case *quiet:
-			case *asJSON:
-				enc.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), Present: &found[i]})
+			case a.json != nil:
+				a.json.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), Present: &found[i]})
 			case found[i]:
-				out.WriteString("present\t" + r.r.text + "\n")
+				a.out.WriteString("present\t" + r.r.text + "\n")
 			default:
-				out.WriteString("absent\t" + r.r.text + "\n")
+				a.out.WriteString("absent\t" + r.r.text + "\n")
 			}
 		}
-		return out.Flush()
-	})
-	switch {
-	case err != nil:
-		return err
-	case failed > 0:
-		return errReported
-	case absent > 0:
-		return errNotFound
-	}
-	return nil
+		return a.out.Flush()
+	}))
 }
 
 // hasResolved answers a resolved batch with one sorted pass.
@@ -191,54 +175,38 @@ func runGet(e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	out := bufio.NewWriter(e.stdout)
-	defer out.Flush()
-	enc := newJSONWriter(out)
-	failed, absent := 0, 0
-	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
+	a := newAnswers(e, *asJSON)
+	return a.status(streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
 		for _, r := range resolve(ix, batch, *hashes, false) {
 			if r.err != nil {
-				failed++
-				e.inputFailed(r.r, r.err)
-				if *asJSON {
-					enc.Encode(memberOutput{Input: r.r.text, Error: r.err.Error()})
-				}
+				a.fail(r.r, r.err)
 				continue
 			}
 			v, err := ix.GetHash(r.entry.Hash)
 			present := err == nil
 			switch {
 			case errors.Is(err, index.ErrNotFound):
-				absent++
+				a.missed++
 			case err != nil:
 				return err
 			}
-			if *asJSON {
+			if a.json != nil {
 				o := memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), Present: &present}
 				if present {
 					text := string(v.Text)
 					o.Text, o.Data = &text, hex.EncodeToString(v.Data)
 				}
-				enc.Encode(o)
+				a.json.Encode(o)
 				continue
 			}
 			if present {
-				out.WriteString("present\t" + hexKey(&r.entry) + "\t" + string(v.Text) + "\n")
+				a.out.WriteString("present\t" + hexKey(&r.entry) + "\t" + string(v.Text) + "\n")
 			} else {
-				out.WriteString("absent\t" + hexKey(&r.entry) + "\n")
+				a.out.WriteString("absent\t" + hexKey(&r.entry) + "\n")
 			}
 		}
-		return out.Flush()
-	})
-	switch {
-	case err != nil:
-		return err
-	case failed > 0:
-		return errReported
-	case absent > 0:
-		return errNotFound
-	}
-	return nil
+		return a.out.Flush()
+	}))
 }
 
 func addCommand() *command {
@@ -320,68 +288,51 @@ func runAdd(e *env, name string, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	out := bufio.NewWriter(e.stdout)
-	defer out.Flush()
-	enc := newJSONWriter(out)
-	failed, absent := 0, 0
+	a := newAnswers(e, asJSON != nil && *asJSON)
 	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
 		rs := resolve(ix, batch, *hashes, true)
 		entries := make([]index.Entry, 0, len(rs))
 		for _, r := range rs {
-			if r.err != nil {
-				failed++
-				e.inputFailed(r.r, r.err)
-				continue
+			if r.err == nil {
+				if storeURL != nil && *storeURL && !*hashes {
+					r.entry.Value.Text = []byte(r.r.text)
+				}
+				entries = append(entries, r.entry)
 			}
-			if storeURL != nil && *storeURL && !*hashes {
-				r.entry.Value.Text = []byte(r.r.text)
-			}
-			entries = append(entries, r.entry)
 		}
+		var added []bool
 		if name == "delete" {
 			for _, en := range entries {
 				switch err := ix.DeleteEntry(en); {
 				case errors.Is(err, index.ErrNotFound):
-					absent++
+					a.missed++
 				case err != nil:
 					return err
 				}
 			}
-			return ix.Sync()
-		}
-		added, err := ix.AddEntries(entries)
-		if err != nil {
+		} else if added, err = ix.AddEntries(entries); err != nil {
 			return err
 		}
 		if err := ix.Sync(); err != nil {
 			return err
 		}
-		if *asJSON {
-			j := 0
-			for _, r := range rs {
-				if r.err != nil {
-					enc.Encode(memberOutput{Input: r.r.text, Error: r.err.Error()})
-					continue
-				}
-				enc.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &added[j]})
-				j++
+		j := 0
+		for _, r := range rs {
+			if r.err != nil {
+				a.fail(r.r, r.err)
+				continue
 			}
+			if a.json != nil {
+				a.json.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &added[j]})
+			}
+			j++
 		}
-		return out.Flush()
+		return a.out.Flush()
 	})
-	if err != nil {
-		return err
+	if cerr := ix.Close(); err == nil {
+		err = cerr
 	}
-	if err := ix.Close(); err != nil {
-		return err
-	}
-	switch {
-	case failed > 0:
-		return errReported
-	case absent > 0:
-		return errNotFound
-	}
-	return nil
+	return a.status(err)
 }
 
 func dedupeCommand() *command {
@@ -436,14 +387,11 @@ func runDedupe(e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	out := bufio.NewWriterSize(e.stdout, 64<<10)
-	defer out.Flush()
-	enc := newJSONWriter(out)
+	a := newAnswers(e, *asJSON)
 	sep := byte('\n')
 	if *nul {
 		sep = 0
 	}
-	failed := 0
 	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
 		rs := resolve(ix, batch, *hashes, false)
 		entries := make([]index.Entry, 0, len(rs))
@@ -466,33 +414,23 @@ func runDedupe(e *env, args []string) error {
 		j := 0
 		for _, r := range rs {
 			if r.err != nil {
-				failed++
-				e.inputFailed(r.r, r.err)
-				if *asJSON {
-					enc.Encode(memberOutput{Input: r.r.text, Error: r.err.Error()})
-				}
+				a.fail(r.r, r.err)
 				continue
 			}
 			isNew := added[j]
 			j++
 			switch {
-			case *asJSON:
-				enc.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &isNew})
+			case a.json != nil:
+				a.json.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &isNew})
 			case isNew:
-				out.WriteString(r.r.text)
-				out.WriteByte(sep)
+				a.out.WriteString(r.r.text)
+				a.out.WriteByte(sep)
 			}
 		}
-		return out.Flush()
+		return a.out.Flush()
 	})
-	if err != nil {
-		return err
+	if cerr := ix.Close(); err == nil {
+		err = cerr
 	}
-	if err := ix.Close(); err != nil {
-		return err
-	}
-	if failed > 0 {
-		return errReported
-	}
-	return nil
+	return a.status(err)
 }
