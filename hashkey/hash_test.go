@@ -173,3 +173,33 @@ func TestAllocations(t *testing.T) {
 		t.Errorf("got %v allocs, want 0", n)
 	}
 }
+
+// FuzzParseHash: the text-form parsers never panic, and whatever parses
+// prints back in both forms and parses to the same value.
+func FuzzParseHash(f *testing.F) {
+	h := Sum([]byte("https://example.com/"))
+	for _, s := range []string{h.String(), h.Decimal(), h.Short().Decimal(), h.VeryShort().Decimal(), "", "1-2-3-4", "18446744073709551616-0-0-0", "--", strings.Repeat("f", 16)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if h, err := ParseHash(s); err == nil {
+			for _, text := range []string{h.String(), h.Decimal()} {
+				if back, err := ParseHash(text); err != nil || back != h {
+					t.Fatalf("ParseHash(%q) = %v; %q parses to %v, %v", s, h, text, back, err)
+				}
+			}
+		}
+		if v, err := ParseShort(s); err == nil {
+			if back, err := ParseShort(v.Decimal()); err != nil || back != v {
+				t.Fatalf("ParseShort(%q) = %v; its decimal form parses to %v, %v", s, v, back, err)
+			}
+		}
+		if v, err := ParseVeryShort(s); err == nil {
+			// A 16-digit decimal word reads as hex, so only the hex form
+			// must round-trip.
+			if back, err := ParseVeryShort(v.String()); err != nil || back != v {
+				t.Fatalf("ParseVeryShort(%q) = %v; its hex form parses to %v, %v", s, v, back, err)
+			}
+		}
+	})
+}
