@@ -5,6 +5,9 @@ import (
 	"strings"
 
 	"golang.org/x/net/idna"
+	"golang.org/x/text/secure/bidirule"
+	"golang.org/x/text/unicode/bidi"
+	"golang.org/x/text/unicode/norm"
 )
 
 // This file implements the URL Standard's "domain to ASCII" with UTS 46
@@ -17,9 +20,12 @@ var errInvalidDomain = errors.New("invalid domain")
 // uts46 is ToASCII with the flags the URL Standard passes: CheckHyphens
 // false, CheckBidi true, CheckJoiners true, UseSTD3ASCIIRules false,
 // Transitional_Processing false, VerifyDnsLength false. It is immutable.
+//
+// CheckBidi is not x/net's BidiRule, which holds every label of a Bidi
+// domain name to RFC 5893 and so rejects "1.ي", which the URL Standard's
+// tests accept: checkBidi does it instead.
 var uts46 = idna.New(
 	idna.MapForLookup(),
-	idna.BidiRule(),
 	idna.Transitional(false),
 	idna.StrictDomainName(false),
 	idna.CheckHyphens(false),
@@ -36,7 +42,7 @@ func domainToASCII(domain string) (string, error) {
 	} else {
 		var err error
 		out, err = uts46.ToASCII(domain)
-		if err != nil {
+		if err != nil || hasEmptyACELabel(domain) || !checkBidi(out) {
 			return "", errInvalidDomain
 		}
 		// x/net/idna's Punycode decoder refuses labels whose Unicode form
@@ -59,6 +65,57 @@ func domainToASCII(domain string) (string, error) {
 		}
 	}
 	return out, nil
+}
+
+// hasEmptyACELabel reports whether a label of domain is "xn--" once mapped
+// (in any case or width): its Punycode decodes to nothing, which UTS 46
+// makes an error, while x/net/idna quietly returns an empty label.
+func hasEmptyACELabel(domain string) bool {
+	mapped := strings.ToLower(norm.NFKC.String(strings.ReplaceAll(domain, "\u00ad", "")))
+	for _, l := range strings.FieldsFunc(mapped, func(r rune) bool { return r == '.' || r == '\u3002' }) {
+		if l == "xn--" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkBidi reports whether the ASCII domain passes the URL Standard's
+// CheckBidi. In a domain with a right-to-left character (Bidi class R, AL
+// or AN), the labels must satisfy the RFC 5893 Bidi rule, except plain
+// ASCII labels that come before the first right-to-left label: the URL
+// Standard's tests accept "1.\u064a" (whatwg/url#543), while a digit label
+// after one ("\u064a.1", or "\u06ee.0a0") would read as part of the
+// right-to-left run and stays an error, as RFC 5893 intends.
+func checkBidi(ascii string) bool {
+	uni, err := uts46.ToUnicode(ascii)
+	if err != nil {
+		return false
+	}
+	if !strings.ContainsFunc(uni, isRTL) {
+		return true
+	}
+	seenRTL := false
+	for _, l := range strings.Split(uni, ".") {
+		seenRTL = seenRTL || strings.ContainsFunc(l, isRTL)
+		if l == "" || (!seenRTL && isASCII(l)) {
+			continue
+		}
+		if !bidirule.ValidString(l) {
+			return false
+		}
+	}
+	return true
+}
+
+// isRTL reports whether r has Bidi class R, AL or AN.
+func isRTL(r rune) bool {
+	if r < 0x80 {
+		return false
+	}
+	p, _ := bidi.LookupRune(r)
+	c := p.Class()
+	return c == bidi.R || c == bidi.AL || c == bidi.AN
 }
 
 // isASCII reports whether s is all ASCII.

@@ -156,7 +156,7 @@ func loadWPTHostCases(t testing.TB, path string) []wptHostCase {
 }
 
 func TestWPTToASCII(t *testing.T) {
-	for _, file := range []string{"testdata/wpt/toascii.json", "testdata/wpt/IdnaTestV2.json"} {
+	for _, file := range []string{"testdata/wpt/toascii.json", "testdata/wpt/toascii-current.json", "testdata/wpt/IdnaTestV2.json"} {
 		cases := loadWPTHostCases(t, file)
 		passed := 0
 		skipped := 0
