@@ -208,15 +208,15 @@ func (db *DB) loadStream(items []loadItem, values []Value) (bool, error) {
 	if db.opts.InMemory {
 		return false, nil
 	}
-	err := db.stream(items, values, false)
+	err := db.stream(items, values)
 	if errors.Is(err, errMemtable) {
-		if db.entries.Load() == 0 && db.prefixEntries.Load() == 0 {
-			// Nothing but metadata: start from an empty tree.
-			if err = db.stream(items, values, true); err == nil {
-				err = db.writeMeta(true)
-			}
-		} else if err = db.reopen(); err == nil {
-			err = db.stream(items, values, false)
+		// Flush the memtables by reopening Badger, then stream above the
+		// tree. (Dropping the tree to stream into an empty one would be
+		// faster, but the counts that say "empty" may be wrong after a
+		// crash or a failed batch, and the metadata would be gone until
+		// rewritten.)
+		if err = db.reopen(); err == nil {
+			err = db.stream(items, values)
 		}
 	}
 	if errors.Is(err, errMemtable) {
@@ -225,31 +225,23 @@ func (db *DB) loadStream(items []loadItem, values []Value) (bool, error) {
 	return err == nil, err
 }
 
-// stream runs one StreamWriter. fresh drops every key first (Prepare);
-// otherwise the tables go above the existing ones (PrepareIncremental).
-func (db *DB) stream(items []loadItem, values []Value, fresh bool) error {
-	if !fresh {
-		// PrepareIncremental flattens the tree itself when level 0 holds
-		// tables and then assumes the data landed in the last level, which
-		// is not always so (badger v4.9.6: "Inter: Biggest(j-1)" overlap).
-		// Flatten first so it sees the level the data is really in.
-		if lv := db.bdb.Levels(); len(lv) > 0 && lv[0].NumTables > 0 {
-			if err := db.bdb.Flatten(2); err != nil {
-				return translate(err)
-			}
+// stream runs one StreamWriter whose tables go above the existing ones
+// (PrepareIncremental). It returns errMemtable when a memtable holds data.
+func (db *DB) stream(items []loadItem, values []Value) error {
+	// PrepareIncremental flattens the tree itself when level 0 holds
+	// tables and then assumes the data landed in the last level, which is
+	// not always so (badger v4.9.6: "Inter: Biggest(j-1)" overlap).
+	// Flatten first so it sees the level the data is really in.
+	if lv := db.bdb.Levels(); len(lv) > 0 && lv[0].NumTables > 0 {
+		if err := db.bdb.Flatten(2); err != nil {
+			return translate(err)
 		}
 	}
 	ver := db.bdb.MaxVersion() + 1
 	sw := db.bdb.NewStreamWriter()
-	var err error
-	if fresh {
-		err = sw.Prepare()
-	} else {
-		err = sw.PrepareIncremental()
-	}
-	if err != nil {
+	if err := sw.PrepareIncremental(); err != nil {
 		sw.Cancel()
-		if !fresh && bytes.Contains([]byte(err.Error()), []byte("MemTable has data")) {
+		if bytes.Contains([]byte(err.Error()), []byte("MemTable has data")) {
 			return errMemtable
 		}
 		return translate(err)

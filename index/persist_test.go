@@ -335,3 +335,53 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	t.Logf("recovered after %d acknowledged batches", acked+1)
 }
+
+// TestLoadKeepsRecordedProfile: a Load through an index opened without a
+// profile (as query opens one to read the recorded profile) after writes
+// that left the memtable non-empty must keep the recorded profile, now and
+// after reopening.
+func TestLoadKeepsRecordedProfile(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, &Options{Profile: "webrisk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := randHashes(rand.New(rand.NewPCG(7, 8)), 3)
+	if err := db.Put(hs[0], Value{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Delete(hs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Load(slices.Values(entriesOf(hs[1:]))); err != nil {
+		t.Fatal(err)
+	}
+	if got := db.Profile(); got != "webrisk" {
+		t.Errorf("Profile() after Load = %q, want webrisk", got)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(dir, &Options{Profile: "urlhash+sha256"})
+	if err == nil {
+		db.Close()
+		t.Fatal("reopening with another profile succeeded: the recorded profile was lost")
+	}
+	db, err = Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, h := range hs[1:] {
+		if ok, err := db.Has(h); err != nil || !ok {
+			t.Errorf("Has(loaded key) = %v, %v", ok, err)
+		}
+	}
+}
