@@ -85,8 +85,9 @@ func (db *DB) Load(seq iter.Seq[Entry]) (LoadResult, error) {
 			it.n = uint8(e.Len)
 		}
 		if !e.Value.IsZero() {
+			// The caller may reuse its buffers between yields.
 			it.val = int32(len(values))
-			values = append(values, e.Value)
+			values = append(values, Value{Text: bytes.Clone(e.Value.Text), Data: bytes.Clone(e.Value.Data)})
 		}
 		items = append(items, it)
 	}

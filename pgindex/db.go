@@ -88,8 +88,10 @@ func Open(ctx context.Context, connString string, opts *Options) (*DB, error) {
 
 // init creates the schema when allowed and checks the metadata.
 func (db *DB) init(ctx context.Context) error {
+	// The prefix table is created last: when it exists, so do the others
+	// (an index made before creation became one transaction may lack it).
 	var exists bool
-	err := db.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, db.meta).Scan(&exists)
+	err := db.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, db.prefix).Scan(&exists)
 	if err != nil {
 		return db.translate(err)
 	}
@@ -186,14 +188,18 @@ func (db *DB) create(ctx context.Context) error {
 			text BYTEA,
 			data BYTEA` + pkey + `)`,
 	}
+	// One transaction: a crash or a concurrent Open sees all the tables
+	// or none (PostgreSQL's DDL is transactional).
 	var err error
 	for attempt := range 5 {
-		err = nil
-		for _, s := range stmts {
-			if _, err = db.pool.Exec(ctx, s); err != nil {
-				break
+		err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+			for _, s := range stmts {
+				if _, err := tx.Exec(ctx, s); err != nil {
+					return err
+				}
 			}
-		}
+			return nil
+		})
 		if err == nil || !isCatalogRace(err) {
 			break
 		}

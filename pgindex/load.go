@@ -44,7 +44,7 @@ func (db *DB) Load(seq iter.Seq[index.Entry]) (index.LoadResult, error) {
 			n++
 			return []any{e.Key(), n, nilIfEmpty(e.Value.Text), nilIfEmpty(e.Value.Data)}, nil
 		})
-		if _, err := tx.CopyFrom(db.ctx, pgx.Identifier{loadTable}, []string{"k", "ord", "text", "data"}, src); err != nil {
+		if _, err := tx.CopyFrom(db.ctx, pgx.Identifier{"pg_temp", loadTable}, []string{"k", "ord", "text", "data"}, src); err != nil {
 			return err
 		}
 		for _, sql := range []string{db.q.loadFull, db.q.loadPrefix} {

@@ -49,11 +49,12 @@ func newQueries(full, prefix string) queries {
 		// lacks; on PostgreSQL a rollback drops it as well.
 		loadTemp: `CREATE TEMP TABLE ` + loadTable + ` (k BYTEA NOT NULL, ord BIGINT NOT NULL, text BYTEA, data BYTEA)`,
 		loadFull: `INSERT INTO ` + full + ` (h, text, data)
-			SELECT k, text, data FROM ` + loadTable + ` WHERE length(k) = 32 ORDER BY k, ord
+			SELECT k, text, data FROM pg_temp.` + loadTable + ` WHERE length(k) = 32 ORDER BY k, ord
 			ON CONFLICT DO NOTHING`,
 		loadPrefix: `INSERT INTO ` + prefix + ` (p, text, data)
-			SELECT k, text, data FROM ` + loadTable + ` WHERE length(k) < 32 ORDER BY k, ord
+			SELECT k, text, data FROM pg_temp.` + loadTable + ` WHERE length(k) < 32 ORDER BY k, ord
 			ON CONFLICT DO NOTHING`,
-		dropTmp: `DROP TABLE IF EXISTS ` + loadTable,
+		// pg_temp: never a permanent table of that name on the search path.
+		dropTmp: `DROP TABLE IF EXISTS pg_temp.` + loadTable,
 	}
 }
