@@ -110,7 +110,7 @@ func runHash(e *env, args []string) error {
 		return err
 	}
 	decimal := *format == "decimal"
-	failed, err := processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
+	return processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
 		canon, err := cz.append(c.scratch[:0], r.text)
 		if err != nil {
 			failLine(c, r, err, *asJSON)
@@ -127,13 +127,6 @@ func runHash(e *env, args []string) error {
 			c.out.Write(append(hex.AppendEncode(c.out.AvailableBuffer(), h[:]), '\n'))
 		}
 	})
-	if err != nil {
-		return err
-	}
-	if failed > 0 {
-		return errReported
-	}
-	return nil
 }
 
 func canonCommand() *command {
@@ -177,7 +170,7 @@ func runCanon(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	failed, err := processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
+	return processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
 		canon, err := cz.append(c.scratch[:0], r.text)
 		if err != nil {
 			failLine(c, r, err, *asJSON)
@@ -195,11 +188,4 @@ func runCanon(e *env, args []string) error {
 		c.out.Write(canon)
 		c.out.WriteByte('\n')
 	})
-	if err != nil {
-		return err
-	}
-	if failed > 0 {
-		return errReported
-	}
-	return nil
 }

@@ -126,10 +126,11 @@ func (c *chunk) fail(r record, err error) {
 }
 
 // processOrdered runs work over every record on all cores and writes the
-// results in input order. work appends a record's output to c.out, or its
-// diagnostic to c.errs and counts c.failed. It returns the number of failed
-// records.
-func processOrdered(e *env, args []string, nul bool, work func(r record, c *chunk)) (int, error) {
+// results in input order. work appends a record's output to c.out, or
+// records its failure with c.fail. The error is errReported when a record
+// failed (its diagnostic already written), else what stopped reading or
+// writing.
+func processOrdered(e *env, args []string, nul bool, work func(r record, c *chunk)) error {
 	const batchSize = 8192
 	workers := runtime.GOMAXPROCS(0)
 	// These commands keep nothing between batches: a sparser GC costs a few
@@ -146,7 +147,7 @@ func processOrdered(e *env, args []string, nul bool, work func(r record, c *chun
 			}
 			return flush(e, &c)
 		})
-		return c.failed, err
+		return outcome(c.failed, err)
 	}
 
 	type job struct {
@@ -203,9 +204,18 @@ func processOrdered(e *env, args []string, nul bool, work func(r record, c *chun
 	wg.Wait()
 	<-writerDone
 	if writeErr != nil {
-		return failed, writeErr
+		return writeErr
 	}
-	return failed, readErr
+	return outcome(failed, readErr)
+}
+
+// outcome is the result of a run that failed on err, or had failed
+// records.
+func outcome(failed int, err error) error {
+	if err == nil && failed > 0 {
+		return errReported
+	}
+	return err
 }
 
 // errWriteFailed stops reading once output can no longer be written; the

@@ -72,7 +72,7 @@ func runExpressions(e *env, args []string) error {
 	if *prefixLen < 4 || *prefixLen > 32 {
 		return usagef("--prefix-len %d: want 4..32", *prefixLen)
 	}
-	failed, err := processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
+	return processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
 		var b safebrowsing.Buffer
 		if err := p.Expand(&b, r.text); err != nil {
 			// A failed input's group of expressions is empty.
@@ -101,13 +101,6 @@ func runExpressions(e *env, args []string) error {
 			c.out.WriteByte('\n')
 		}
 	})
-	if err != nil {
-		return err
-	}
-	if failed > 0 {
-		return errReported
-	}
-	return nil
 }
 
 func lookupCommand() *command {
@@ -286,7 +279,7 @@ func runHashedURI(e *env, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	failed, err := processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
+	return processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
 		u, err := hasheduri.Generate(r.text, alg, keep, v)
 		if err != nil {
 			failLine(c, r, err, *asJSON)
@@ -300,13 +293,6 @@ func runHashedURI(e *env, args []string) error {
 		c.out.WriteString(u.String())
 		c.out.WriteByte('\n')
 	})
-	if err != nil {
-		return err
-	}
-	if failed > 0 {
-		return errReported
-	}
-	return nil
 }
 
 func matchCommand() *command {

@@ -41,13 +41,8 @@ func (a *answers) status(err error) error {
 	if ferr := a.out.Flush(); err == nil {
 		err = ferr
 	}
-	switch {
-	case err != nil:
-		return err
-	case a.failed > 0:
-		return errReported
-	case a.missed > 0:
+	if err == nil && a.failed == 0 && a.missed > 0 {
 		return errNotFound
 	}
-	return nil
+	return outcome(a.failed, err)
 }
