@@ -53,9 +53,11 @@ func (lr *lineReader) next() (line []byte, tooLong bool, err error) {
 	}
 }
 
-// readLines yields every line that is not blank, as is but for a trailing
-// carriage return (dropped unless NUL-separated).
-func readLines(r io.Reader, name string, o *Options, yield func(Record, error) bool) {
+// eachLine reads r line by line (NUL-separated with o.NUL) and yields what
+// decode makes of each line: a record, nothing (skip), or a *LineError. An
+// over-long line is a LineError; a read error ends the sequence.
+func eachLine(r io.Reader, name string, o *Options, yield func(Record, error) bool,
+	decode func(line []byte) (text string, skip bool, err error)) {
 	delim := byte('\n')
 	if o.NUL {
 		delim = 0
@@ -70,62 +72,47 @@ func readLines(r io.Reader, name string, o *Options, yield func(Record, error) b
 			return
 		}
 		if tooLong {
-			e := &LineError{File: name, Line: lr.line, Err: fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, o.MaxLineBytes)}
-			if !yield(Record{Line: lr.line}, e) {
-				return
+			err = fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, o.MaxLineBytes)
+		}
+		var text string
+		if err == nil {
+			var skip bool
+			if text, skip, err = decode(line); skip {
+				continue
 			}
-			continue
 		}
-		if !o.NUL && len(line) > 0 && line[len(line)-1] == '\r' {
-			line = line[:len(line)-1]
+		rec := Record{Text: text, Line: lr.line}
+		if err != nil {
+			rec, err = Record{Line: lr.line}, &LineError{File: name, Line: lr.line, Err: err}
 		}
-		if len(trimSpace(line)) == 0 {
-			continue
-		}
-		if !yield(Record{Text: string(line), Line: lr.line}, nil) {
+		if !yield(rec, err) {
 			return
 		}
 	}
 }
 
+// readLines yields every line that is not blank, as is but for a trailing
+// carriage return (dropped unless NUL-separated).
+func readLines(r io.Reader, name string, o *Options, yield func(Record, error) bool) {
+	eachLine(r, name, o, yield, func(line []byte) (string, bool, error) {
+		if !o.NUL && len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		return string(line), len(trimSpace(line)) == 0, nil
+	})
+}
+
 // readHashes yields every hash line, trimmed and lowercased, skipping blank
 // lines and lines starting with '#'.
 func readHashes(r io.Reader, name string, o *Options, yield func(Record, error) bool) {
-	delim := byte('\n')
-	if o.NUL {
-		delim = 0
-	}
-	lr := newLineReader(r, delim, o.MaxLineBytes)
-	for {
-		line, tooLong, err := lr.next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				yield(Record{}, ioError(name, err))
-			}
-			return
-		}
-		if tooLong {
-			e := &LineError{File: name, Line: lr.line, Err: fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, o.MaxLineBytes)}
-			if !yield(Record{Line: lr.line}, e) {
-				return
-			}
-			continue
-		}
+	eachLine(r, name, o, yield, func(line []byte) (string, bool, error) {
 		line = trimSpace(line)
 		if len(line) == 0 || line[0] == '#' {
-			continue
+			return "", true, nil
 		}
 		text, err := parseHex(line)
-		if err != nil {
-			if !yield(Record{Line: lr.line}, &LineError{File: name, Line: lr.line, Err: err}) {
-				return
-			}
-			continue
-		}
-		if !yield(Record{Text: text, Line: lr.line}, nil) {
-			return
-		}
-	}
+		return text, false, err
+	})
 }
 
 // Hash text lengths, in hex digits: a full SHA-256 hash, and the shortest
