@@ -56,6 +56,16 @@ func (f *filter) mayHavePrefixOf(h *hashkey.Hash) bool {
 	return !f.short.IsEmpty() && f.short.Contains(binary.BigEndian.Uint32(h[:4]))
 }
 
+// mayHaveEntry reports whether the entry keyed by h (all of it, or a prefix
+// of it when prefix is set) may be stored: every prefix entry is at least 4
+// bytes, so the prefix bitmap over first 4 bytes answers for it.
+func (f *filter) mayHaveEntry(h *hashkey.Hash, prefix bool) bool {
+	if prefix {
+		return f.mayHavePrefixOf(h)
+	}
+	return f.mayHaveFull(h)
+}
+
 // sizeBytes is the serialized size of both bitmaps.
 func (f *filter) sizeBytes() uint64 {
 	return f.full.GetSerializedSizeInBytes() + f.short.GetSerializedSizeInBytes()

@@ -123,13 +123,7 @@ func (db *DB) Load(seq iter.Seq[Entry]) (LoadResult, error) {
 	var pos []int
 	for i := range items {
 		it := &items[i]
-		var maybe bool
-		if it.isPrefix() {
-			maybe = db.f.short.Contains(beUint32(it.h[:4]))
-		} else {
-			maybe = db.f.mayHaveFull(&it.h)
-		}
-		if maybe {
+		if db.f.mayHaveEntry(&it.h, it.isPrefix()) {
 			keys = append(keys, it.dbKey())
 			pos = append(pos, i)
 		}

@@ -163,13 +163,7 @@ func (db *DB) existSorted(entries []Entry, idx []int) ([]bool, error) {
 	db.fmu.RLock()
 	for j, i := range idx {
 		e := &entries[i]
-		var maybe bool
-		if e.IsPrefix() {
-			maybe = db.f.short.Contains(beUint32(e.Hash[:4]))
-		} else {
-			maybe = db.f.mayHaveFull(&e.Hash)
-		}
-		if maybe {
+		if db.f.mayHaveEntry(&e.Hash, e.IsPrefix()) {
 			keys = append(keys, e.dbKey())
 			pos = append(pos, j)
 		}
@@ -201,10 +195,6 @@ func (db *DB) existSorted(entries []Entry, idx []int) ([]bool, error) {
 		out[p] = found[j]
 	}
 	return out, nil
-}
-
-func beUint32(b []byte) uint32 {
-	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 
 // seekAll reports which of the sorted keys are stored, in one forward pass
