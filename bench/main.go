@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/hashkey/urlhash"
 	"github.com/urlhash/urlhash/internal/corpus"
 )
 
@@ -80,7 +80,7 @@ func run(n, runs int, only string, keep bool) error {
 			return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}
 	}
-	base, err := corpus.ReadLines("hashkey/testdata/debian-package-urls.txt")
+	base, err := corpus.ReadLines("testdata/debian-package-urls.txt")
 	if err != nil {
 		return fmt.Errorf("%v (run from the module root)", err)
 	}
@@ -92,7 +92,7 @@ func run(n, runs int, only string, keep bool) error {
 		if len(urls) == n {
 			break
 		}
-		if _, err := hashkey.URLHash.Canonical(u); err != nil {
+		if _, err := urlhash.Default.Canonical(u); err != nil {
 			rejected++
 			continue
 		}

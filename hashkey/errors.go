@@ -21,7 +21,8 @@ func (e *TextError) Error() string {
 	return "hashkey: invalid " + e.Kind + " " + quote(e.Input) + ": " + e.Reason
 }
 
-// URLError reports a URL that a profile could not canonicalise.
+// URLError reports a URL that a profile could not canonicalise. Every
+// profile in the subpackages returns it.
 // Err carries the cause and may be a sentinel such as ErrUnsupportedURL.
 type URLError struct {
 	Profile string // the profile's name, e.g. "urlhash"

@@ -40,8 +40,8 @@ var (
 )
 
 // Sum returns the SHA-256 digest of data as a Hash.
-// It is the digest the url-hash specification names; see Profile for the
-// canonical string a URL is reduced to before hashing.
+// It is the digest the url-hash specification names; see package
+// hashkey/urlhash for the canonical string a URL is reduced to first.
 func Sum(data []byte) Hash { return sha256.Sum256(data) }
 
 // Short returns the first 16 bytes of h.
@@ -227,11 +227,7 @@ func MustParseHash(s string) Hash {
 // also 16 hex digits, and is read as hex (roughly 1 value in 2000 has 16
 // decimal digits; callers that know they hold decimal use strconv.ParseUint).
 func parseDigest(dst []byte, kind, s string) error {
-	if len(s) == 2*len(dst) && isHex(s) {
-		_, err := hex.Decode(dst, []byte(s))
-		if err != nil {
-			return &TextError{Kind: kind, Input: s, Reason: err.Error()}
-		}
+	if len(s) == 2*len(dst) && decodeHex(dst, s) {
 		return nil
 	}
 	words := len(dst) / 8
@@ -246,16 +242,6 @@ func parseDigest(dst []byte, kind, s string) error {
 		binary.LittleEndian.PutUint64(dst[8*i:], w)
 	}
 	return nil
-}
-
-func isHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }
 
 func isDecimalWords(s string) bool {

@@ -147,9 +147,9 @@ func TestTextMarshalRoundTrip(t *testing.T) {
 
 func TestDigestCompat(t *testing.T) {
 	// url-hash 0.1.0 truncates SHA-384; SHA-384("abc") is cb00753f...
-	got := URLHash010.Sum([]byte("abc"))
+	got := TruncatedSHA384.Sum([]byte("abc"))
 	if want := "cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed"; got.String() != want {
-		t.Errorf("URLHash010.Sum(abc) = %s, want %s", got, want)
+		t.Errorf("TruncatedSHA384.Sum(abc) = %s, want %s", got, want)
 	}
 	for _, name := range []string{"sha256", "url-hash-0.1.0"} {
 		d, err := ParseDigest(name)

@@ -14,6 +14,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/store"
 )
 
 // benchN is the index size for BenchmarkIndex: URLHASH_BENCH_N, default 1M.
@@ -286,7 +287,7 @@ func BenchmarkIndex(b *testing.B) {
 		j, seen := 0, 0
 		for b.Loop() {
 			p := keys[j%n][:2]
-			if err := ours.Scan(p, 12, 0, func(Entry) error { seen++; return nil }); err != nil {
+			if err := ours.Scan(p, 12, 0, func(store.Entry) error { seen++; return nil }); err != nil {
 				b.Fatal(err)
 			}
 			j += 7919
@@ -326,7 +327,7 @@ func BenchmarkIndex(b *testing.B) {
 		for b.Loop() {
 			h := extra[i%len(extra)]
 			freshen(&h, i/len(extra))
-			if _, err := ours.AddIfAbsent(h, Value{}); err != nil {
+			if _, err := ours.Add(h, store.Value{}); err != nil {
 				b.Fatal(err)
 			}
 			i++

@@ -13,10 +13,13 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/dgraph-io/badger/v4"
+	"github.com/urlhash/urlhash/store"
 )
 
 // snapshotChunk is the size of one persisted filter chunk.
 const snapshotChunk = 1 << 20
+
+var _ store.Backend = (*DB)(nil)
 
 // DB is an open index. Its methods are safe for concurrent use.
 type DB struct {
@@ -45,7 +48,9 @@ type DB struct {
 
 	entries       atomic.Int64
 	prefixEntries atomic.Int64
-	profile       string
+
+	profileMu sync.Mutex // guards profile after Open
+	profile   string
 
 	// loadedSnapshot records whether Open used the persisted filter
 	// (tests).
@@ -55,9 +60,9 @@ type DB struct {
 // Open opens the index in dir, creating it unless opts says ReadOnly or
 // MustExist. A nil opts means defaults.
 //
-// Errors: ErrNoIndex (no index and creation not allowed), ErrLocked,
-// ErrNeedsRecovery (read-only after a crash), ErrFormat (newer or malformed
-// format), ErrProfileMismatch, ErrInvalidOptions; all may be wrapped.
+// Errors: store.ErrNoIndex (no index and creation not allowed), store.ErrLocked,
+// store.ErrNeedsRecovery (read-only after a crash), store.ErrFormat (newer or malformed
+// format), store.ErrProfileMismatch, store.ErrInvalidOptions; all may be wrapped.
 func Open(dir string, opts *Options) (*DB, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -65,11 +70,11 @@ func Open(dir string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
 	if !o.InMemory {
 		if dir == "" {
-			return nil, fmt.Errorf("%w: empty directory name", ErrInvalidOptions)
+			return nil, fmt.Errorf("%w: empty directory name", store.ErrInvalidOptions)
 		}
 		if !hasIndexFiles(dir) {
 			if o.ReadOnly || o.MustExist {
-				return nil, fmt.Errorf("%w: %s", ErrNoIndex, dir)
+				return nil, fmt.Errorf("%w: %s", store.ErrNoIndex, dir)
 			}
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return nil, fmt.Errorf("index: create %s: %w", dir, err)
@@ -102,10 +107,10 @@ func openBadger(bo badger.Options) (*badger.DB, error) {
 	bdb, err := badger.Open(bo)
 	if err != nil {
 		if strings.Contains(err.Error(), "acquire directory lock") {
-			return nil, fmt.Errorf("%w: %s", ErrLocked, bo.Dir)
+			return nil, fmt.Errorf("%w: %s", store.ErrLocked, bo.Dir)
 		}
 		if bo.ReadOnly && strings.Contains(err.Error(), "Log truncate required") {
-			return nil, fmt.Errorf("%w: %s", ErrNeedsRecovery, bo.Dir)
+			return nil, fmt.Errorf("%w: %s", store.ErrNeedsRecovery, bo.Dir)
 		}
 		return nil, fmt.Errorf("index: open %s: %v", bo.Dir, err)
 	}
@@ -130,7 +135,7 @@ func (db *DB) init() error {
 	switch {
 	case format == nil:
 		if db.opts.ReadOnly {
-			return fmt.Errorf("%w: %s", ErrNoIndex, db.path)
+			return fmt.Errorf("%w: %s", store.ErrNoIndex, db.path)
 		}
 		if err := db.writeMeta(true); err != nil {
 			return err
@@ -138,15 +143,15 @@ func (db *DB) init() error {
 	default:
 		v, n := binary.Uvarint(format)
 		if n != len(format) {
-			return fmt.Errorf("%w: bad format record", ErrFormat)
+			return fmt.Errorf("%w: bad format record", store.ErrFormat)
 		}
 		if v > FormatVersion {
-			return fmt.Errorf("%w: version %d, this program reads up to %d", ErrFormat, v, FormatVersion)
+			return fmt.Errorf("%w: version %d, this program reads up to %d", store.ErrFormat, v, FormatVersion)
 		}
 		db.profile = string(profile)
 		if p := db.opts.Profile; p != "" && db.profile != p {
 			if db.profile != "" {
-				return fmt.Errorf("%w: index has %q, asked for %q", ErrProfileMismatch, db.profile, p)
+				return fmt.Errorf("%w: index has %q, asked for %q", store.ErrProfileMismatch, db.profile, p)
 			}
 			if !db.opts.ReadOnly {
 				if err := db.writeMeta(false); err != nil {
@@ -231,7 +236,7 @@ func (db *DB) loadSnapshot() (bool, error) {
 				return err
 			}
 			if c == nil {
-				return fmt.Errorf("%w: filter chunk %d missing", ErrCorrupt, i)
+				return fmt.Errorf("%w: filter chunk %d missing", store.ErrCorrupt, i)
 			}
 			data = append(data, c...)
 		}
@@ -264,7 +269,7 @@ func (db *DB) rebuildFilter(k uint8) error {
 		for it.Rewind(); it.Valid(); it.Next() {
 			key := it.Item().Key()
 			if len(key) != fullKeyLen {
-				return fmt.Errorf("%w: full key of %d bytes", ErrCorrupt, len(key))
+				return fmt.Errorf("%w: full key of %d bytes", store.ErrCorrupt, len(key))
 			}
 			leads = append(leads, binary.BigEndian.Uint64(key[1:]))
 		}
@@ -272,8 +277,8 @@ func (db *DB) rebuildFilter(k uint8) error {
 		defer it2.Close()
 		for it2.Rewind(); it2.Valid(); it2.Next() {
 			key := it2.Item().Key()
-			if len(key) < 1+MinPrefixLen || len(key) > 1+MaxPrefixLen {
-				return fmt.Errorf("%w: prefix key of %d bytes", ErrCorrupt, len(key))
+			if len(key) < 1+store.MinPrefixEntryLen || len(key) > 1+store.MaxPrefixEntryLen {
+				return fmt.Errorf("%w: prefix key of %d bytes", store.ErrCorrupt, len(key))
 			}
 			shorts = append(shorts, binary.BigEndian.Uint32(key[1:]))
 		}
@@ -487,7 +492,37 @@ func (db *DB) syncMemtables() error {
 func (db *DB) Path() string { return db.path }
 
 // Profile returns the profile recorded in the index ("" if none).
-func (db *DB) Profile() string { return db.profile }
+func (db *DB) Profile() string {
+	db.profileMu.Lock()
+	defer db.profileMu.Unlock()
+	return db.profile
+}
+
+// SetProfile records name as the index's profile when it records none. It
+// returns an error wrapping store.ErrProfileMismatch when the index records
+// another, and store.ErrReadOnly on a read-only index that records none.
+func (db *DB) SetProfile(name string) error {
+	if err := db.begin(); err != nil {
+		return err
+	}
+	defer db.mu.RUnlock()
+	db.profileMu.Lock()
+	defer db.profileMu.Unlock()
+	switch {
+	case db.profile == name:
+		return nil
+	case db.profile != "":
+		return fmt.Errorf("%w: %s records %q, not %q", store.ErrProfileMismatch, db.path, db.profile, name)
+	case db.opts.ReadOnly:
+		return store.ErrReadOnly
+	}
+	err := db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaProfile), []byte(name)) })
+	if err != nil {
+		return translate(err)
+	}
+	db.profile = name
+	return nil
+}
 
 // begin takes the shared lock for an operation; the caller must
 // db.mu.RUnlock when it returns nil.
@@ -495,7 +530,7 @@ func (db *DB) begin() error {
 	db.mu.RLock()
 	if db.closed {
 		db.mu.RUnlock()
-		return ErrClosed
+		return store.ErrClosed
 	}
 	return nil
 }
@@ -507,7 +542,7 @@ func (db *DB) beginWrite() error {
 	}
 	if db.opts.ReadOnly {
 		db.mu.RUnlock()
-		return ErrReadOnly
+		return store.ErrReadOnly
 	}
 	return nil
 }
@@ -519,13 +554,13 @@ func translate(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, badger.ErrKeyNotFound):
-		return ErrNotFound
+		return store.ErrNotFound
 	case errors.Is(err, badger.ErrDBClosed):
-		return ErrClosed
+		return store.ErrClosed
 	case errors.Is(err, badger.ErrReadOnlyTxn):
-		return ErrReadOnly
+		return store.ErrReadOnly
 	}
-	for _, e := range []error{ErrNotFound, ErrClosed, ErrCorrupt, ErrFormat, ErrReadOnly, ErrPrefixLength} {
+	for _, e := range []error{store.ErrNotFound, store.ErrClosed, store.ErrCorrupt, store.ErrFormat, store.ErrReadOnly, store.ErrPrefixLength} {
 		if errors.Is(err, e) {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/store"
 )
 
 // openTestDB opens an index under t.TempDir (or in memory when mem is set)
@@ -67,10 +68,10 @@ func TestPutGetHasDelete(t *testing.T) {
 			if got, err := db.Has(h); err != nil || got {
 				t.Fatalf("Has before Put = %v, %v; want false, nil", got, err)
 			}
-			if _, err := db.Get(h); !errors.Is(err, ErrNotFound) {
-				t.Fatalf("Get before Put: err = %v, want ErrNotFound", err)
+			if _, err := db.Get(h); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("Get before Put: err = %v, want store.ErrNotFound", err)
 			}
-			want := Value{Text: []byte("https://example.com/"), Data: []byte{1, 2}}
+			want := store.Value{Text: []byte("https://example.com/"), Data: []byte{1, 2}}
 			if err := db.Put(h, want); err != nil {
 				t.Fatal(err)
 			}
@@ -81,17 +82,17 @@ func TestPutGetHasDelete(t *testing.T) {
 			if ok, _ := db.Has(h); !ok {
 				t.Fatal("Has after Put = false")
 			}
-			if err := db.Put(h, Value{}); err != nil { // overwrite: count unchanged
+			if err := db.Put(h, store.Value{}); err != nil { // overwrite: count unchanged
 				t.Fatal(err)
 			}
 			if s, _ := db.Stats(); s.Entries != 1 {
 				t.Fatalf("Entries = %d, want 1", s.Entries)
 			}
-			if err := db.Delete(h); err != nil {
+			if err := db.Delete(store.FullEntry(h, store.Value{})); err != nil {
 				t.Fatal(err)
 			}
-			if err := db.Delete(h); !errors.Is(err, ErrNotFound) {
-				t.Fatalf("second Delete: %v, want ErrNotFound", err)
+			if err := db.Delete(store.FullEntry(h, store.Value{})); !errors.Is(err, store.ErrNotFound) {
+				t.Fatalf("second Delete: %v, want store.ErrNotFound", err)
 			}
 			if ok, _ := db.Has(h); ok {
 				t.Fatal("Has after Delete = true")
@@ -112,7 +113,7 @@ func TestPutGetHasDelete(t *testing.T) {
 func TestKeyspaceIsolation(t *testing.T) {
 	db := openTestDB(t, true, nil)
 	h := hashOf("a")
-	if err := db.PutPrefix(h[:4], Value{Data: []byte("p4")}); err != nil {
+	if err := db.PutPrefix(h[:4], store.Value{Data: []byte("p4")}); err != nil {
 		t.Fatal(err)
 	}
 	if ok, _ := db.Has(h); ok {
@@ -122,17 +123,21 @@ func TestKeyspaceIsolation(t *testing.T) {
 	if ok, _ := db.Has(meta); ok {
 		t.Fatal("metadata shows as full entry")
 	}
-	if err := db.Put(h, Value{Data: []byte("full")}); err != nil {
+	if err := db.Put(h, store.Value{Data: []byte("full")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.DeletePrefix(h[:4]); err != nil {
+	pe, err := store.PrefixEntry(h[:4], store.Value{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Delete(pe); err != nil {
 		t.Fatal(err)
 	}
 	if ok, _ := db.Has(h); !ok {
-		t.Fatal("DeletePrefix removed the full entry")
+		t.Fatal("deleting the prefix entry removed the full entry")
 	}
 	var n int
-	if err := db.ForEach(func(e Entry) error { n++; return nil }); err != nil || n != 1 {
+	if err := db.ForEach(func(e store.Entry) error { n++; return nil }); err != nil || n != 1 {
 		t.Fatalf("ForEach saw %d entries (%v), want 1", n, err)
 	}
 	if err := db.Verify(); err != nil {
@@ -145,12 +150,12 @@ func TestMatch(t *testing.T) {
 	h := hashOf("https://evil.example/")
 	other := hashOf("https://good.example/")
 	for _, n := range []int{4, 8, 16} {
-		if err := db.PutPrefix(h[:n], Value{Data: []byte{byte(n)}}); err != nil {
+		if err := db.PutPrefix(h[:n], store.Value{Data: []byte{byte(n)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	p5 := append(slices.Clone(h[:4]), h[4]^0xff) // shares 4 bytes, not a prefix of h
-	if err := db.PutPrefix(p5, Value{}); err != nil {
+	if err := db.PutPrefix(p5, store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -166,19 +171,19 @@ func TestMatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m, ok, err := db.Match(tc.h)
 			if err != nil || ok != tc.wantOK || m.Len != tc.wantLen {
-				t.Fatalf("Match = %+v, %v, %v; want len %d, %v", m, ok, err, tc.wantLen, tc.wantOK)
+				t.Fatalf("store.Match = %+v, %v, %v; want len %d, %v", m, ok, err, tc.wantLen, tc.wantOK)
 			}
 			if ok && m.Value.Data[0] != byte(tc.wantLen) {
-				t.Fatalf("Match value %v, want %d", m.Value.Data, tc.wantLen)
+				t.Fatalf("store.Match value %v, want %d", m.Value.Data, tc.wantLen)
 			}
 		})
 	}
-	if err := db.Put(h, Value{Text: []byte("full")}); err != nil {
+	if err := db.Put(h, store.Value{Text: []byte("full")}); err != nil {
 		t.Fatal(err)
 	}
 	m, ok, err := db.Match(h)
 	if err != nil || !ok || !m.IsFull() || string(m.Value.Text) != "full" {
-		t.Fatalf("Match after Put = %+v, %v, %v; want the full entry", m, ok, err)
+		t.Fatalf("store.Match after Put = %+v, %v, %v; want the full entry", m, ok, err)
 	}
 }
 
@@ -186,15 +191,15 @@ func TestBadPrefixLength(t *testing.T) {
 	db := openTestDB(t, true, nil)
 	for _, n := range []int{0, 3, 32, 33} {
 		p := make([]byte, n)
-		if err := db.PutPrefix(p, Value{}); !errors.Is(err, ErrPrefixLength) {
-			t.Errorf("PutPrefix(%d bytes) = %v, want ErrPrefixLength", n, err)
+		if err := db.PutPrefix(p, store.Value{}); !errors.Is(err, store.ErrPrefixLength) {
+			t.Errorf("PutPrefix(%d bytes) = %v, want store.ErrPrefixLength", n, err)
 		}
 	}
-	if err := db.PutBatch([]Entry{{Len: 2}}); !errors.Is(err, ErrPrefixLength) {
-		t.Errorf("PutBatch(Len 2) = %v, want ErrPrefixLength", err)
+	if err := db.PutBatch([]store.Entry{{Len: 2}}); !errors.Is(err, store.ErrPrefixLength) {
+		t.Errorf("PutBatch(Len 2) = %v, want store.ErrPrefixLength", err)
 	}
-	if err := db.Scan([]byte{1}, 12, 0, func(Entry) error { return nil }); !errors.Is(err, ErrPrefixLength) {
-		t.Errorf("Scan(12 bits of 1 byte) = %v, want ErrPrefixLength", err)
+	if err := db.Scan([]byte{1}, 12, 0, func(store.Entry) error { return nil }); !errors.Is(err, store.ErrPrefixLength) {
+		t.Errorf("Scan(12 bits of 1 byte) = %v, want store.ErrPrefixLength", err)
 	}
 }
 
@@ -208,17 +213,17 @@ func TestUseAfterClose(t *testing.T) {
 	}
 	h := hashOf("x")
 	checks := map[string]error{
-		"Put":  db.Put(h, Value{}),
+		"Put":  db.Put(h, store.Value{}),
 		"Sync": db.Sync(),
-		"Scan": db.ForEach(func(Entry) error { return nil }),
+		"Scan": db.ForEach(func(store.Entry) error { return nil }),
 	}
 	_, checks["Has"] = db.Has(h)
 	_, checks["Get"] = db.Get(h)
-	_, checks["Stats"] = db.Stats()
-	_, checks["Load"] = db.Load(slices.Values([]Entry{{Hash: h}}))
+	_, checks["store.Stats"] = db.Stats()
+	_, checks["Load"] = db.Load(slices.Values([]store.Entry{{Hash: h}}))
 	for name, err := range checks {
-		if !errors.Is(err, ErrClosed) {
-			t.Errorf("%s after Close = %v, want ErrClosed", name, err)
+		if !errors.Is(err, store.ErrClosed) {
+			t.Errorf("%s after Close = %v, want store.ErrClosed", name, err)
 		}
 	}
 	if err := db.Close(); err != nil {
@@ -244,7 +249,7 @@ func TestAddIfAbsentConcurrent(t *testing.T) {
 			r.Shuffle(len(mine), func(i, j int) { mine[i], mine[j] = mine[j], mine[i] })
 			for i := 0; i < len(mine); {
 				if w%2 == 0 { // single adds
-					added, err := db.AddIfAbsent(mine[i], Value{})
+					added, err := db.Add(mine[i], store.Value{})
 					if err != nil {
 						t.Error(err)
 						return
@@ -258,11 +263,11 @@ func TestAddIfAbsentConcurrent(t *testing.T) {
 					continue
 				}
 				n := min(1+r.IntN(50), len(mine)-i)
-				batch := make([]Entry, n)
+				batch := make([]store.Entry, n)
 				for j := range batch {
-					batch[j] = Entry{Hash: mine[i+j]}
+					batch[j] = store.Entry{Hash: mine[i+j]}
 				}
-				added, err := db.AddIfAbsentBatch(batch)
+				added, err := db.AddBatch(batch)
 				if err != nil {
 					t.Error(err)
 					return
@@ -304,13 +309,13 @@ func TestAddIfAbsentConcurrent(t *testing.T) {
 func TestAddIfAbsentBatchDuplicates(t *testing.T) {
 	db := openTestDB(t, true, nil)
 	a, b := hashOf("a"), hashOf("b")
-	if err := db.Put(b, Value{}); err != nil {
+	if err := db.Put(b, store.Value{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := db.AddIfAbsentBatch([]Entry{{Hash: a}, {Hash: b}, {Hash: a}})
+	got, err := db.AddBatch([]store.Entry{{Hash: a}, {Hash: b}, {Hash: a}})
 	want := []bool{true, false, false}
 	if err != nil || !slices.Equal(got, want) {
-		t.Fatalf("AddIfAbsentBatch = %v, %v; want %v", got, err, want)
+		t.Fatalf("AddBatch = %v, %v; want %v", got, err, want)
 	}
 }
 
@@ -319,9 +324,9 @@ func TestHasBatch(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	hs := randHashes(r, 3000)
 	stored := hs[:1500]
-	entries := make([]Entry, len(stored))
+	entries := make([]store.Entry, len(stored))
 	for i, h := range stored {
-		entries[i] = Entry{Hash: h}
+		entries[i] = store.Entry{Hash: h}
 	}
 	if err := db.PutBatch(entries); err != nil {
 		t.Fatal(err)
@@ -346,15 +351,15 @@ func TestHasBatch(t *testing.T) {
 func TestScan(t *testing.T) {
 	db := openTestDB(t, true, nil)
 	hs := randHashes(rand.New(rand.NewPCG(5, 6)), 5000)
-	entries := make([]Entry, len(hs))
+	entries := make([]store.Entry, len(hs))
 	for i, h := range hs {
-		entries[i] = Entry{Hash: h}
+		entries[i] = store.Entry{Hash: h}
 	}
 	if err := db.PutBatch(entries); err != nil {
 		t.Fatal(err)
 	}
-	pe, _ := PrefixEntry([]byte{hs[0][0], hs[0][1], 0, 0, 0}, Value{})
-	if err := db.PutBatch([]Entry{pe}); err != nil {
+	pe, _ := store.PrefixEntry([]byte{hs[0][0], hs[0][1], 0, 0, 0}, store.Value{})
+	if err := db.PutBatch([]store.Entry{pe}); err != nil {
 		t.Fatal(err)
 	}
 	sorted := slices.Clone(hs)
@@ -384,7 +389,7 @@ func TestScan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []hashkey.Hash
 			var prefixes int
-			err := db.Scan(tc.p, tc.bits, 0, func(e Entry) error {
+			err := db.Scan(tc.p, tc.bits, 0, func(e store.Entry) error {
 				if e.IsPrefix() {
 					prefixes++
 					return nil
@@ -413,11 +418,11 @@ func TestScan(t *testing.T) {
 		})
 	}
 	var n int
-	if err := db.Scan(nil, 0, 7, func(Entry) error { n++; return nil }); err != nil || n != 7 {
+	if err := db.Scan(nil, 0, 7, func(store.Entry) error { n++; return nil }); err != nil || n != 7 {
 		t.Fatalf("Scan with limit 7 visited %d (%v)", n, err)
 	}
 	stop := errors.New("stop")
-	if err := db.ForEach(func(Entry) error { return stop }); err != stop {
+	if err := db.ForEach(func(store.Entry) error { return stop }); err != stop {
 		t.Fatalf("ForEach returned %v, want the callback's error", err)
 	}
 }

@@ -12,18 +12,18 @@
 //
 //	db, err := index.Open(dir, nil)
 //	...
-//	added, err := db.AddIfAbsent(h, index.Value{})
+//	added, err := db.Add(h, store.Value{})
 //	ok, err := db.Has(h)
 //	err = db.Close()
 //
-// Writes: Put, PutBatch, PutPrefix, Delete, DeletePrefix, AddIfAbsent,
-// AddIfAbsentBatch (atomic with respect to every other write in the
+// Writes: Put, PutBatch, PutPrefix, Delete, DeletePrefix, Add,
+// AddBatch (atomic with respect to every other write in the
 // process: each key is reported new once), and Load for bulk imports
 // (sorted, written as Badger tables with its StreamWriter, also into a
 // non-empty index). Reads: Get, Has, HasBatch (one ordered iterator pass
-// over the keys the filter lets through), Match (the full entry or the
+// over the keys the filter lets through), store.Match (the full entry or the
 // longest stored prefix entry a hash starts with), Scan by a bit prefix
-// (half bytes allowed), Count, ForEach, Stats and Verify.
+// (half bytes allowed), Count, ForEach, store.Stats and Verify.
 //
 // Errors are the package's sentinels (errors.go), possibly wrapped: use
 // errors.Is. No Badger type or error escapes the package, except the expert
@@ -40,7 +40,7 @@
 //	0x02 prefix[4:31] prefix entries (Safe Browsing prefixes, short hashes)
 //
 // A value is empty (zero bytes, the common case) or 0x01, uvarint
-// len(Text), Text, Data (see Value). testdata/format.golden pins these
+// len(Text), Text, Data (see store.Value). testdata/format.golden pins these
 // encodings. Keys are sorted, so every hash starting with a given short or
 // very-short hash is found by a seek in the full keyspace; no second copy
 // is kept.
@@ -97,5 +97,5 @@
 //     cache (64 MiB each by default) and Badger's memtables (up to 5 x
 //     64 MiB while writing).
 //   - One process at a time: a second Open of the directory, in this
-//     process or another, fails with ErrLocked.
+//     process or another, fails with store.ErrLocked.
 package index

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
 )
 
 func ExampleOpen() {
@@ -22,7 +23,7 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	h := hashkey.Sum([]byte("https://example.com/"))
-	if err := db.Put(h, index.Value{Text: []byte("https://example.com/")}); err != nil {
+	if err := db.Put(h, store.Value{Text: []byte("https://example.com/")}); err != nil {
 		log.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -44,14 +45,14 @@ func ExampleOpen() {
 	// true
 }
 
-func ExampleDB_AddIfAbsent() {
+func ExampleDB_Add() {
 	db, err := index.Open("", &index.Options{InMemory: true})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer db.Close()
 	for _, u := range []string{"https://a.example/", "https://b.example/", "https://a.example/"} {
-		added, err := db.AddIfAbsent(hashkey.Sum([]byte(u)), index.Value{})
+		added, err := db.Add(hashkey.Sum([]byte(u)), store.Value{})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -72,8 +73,8 @@ func ExampleDB_Match() {
 	defer db.Close()
 	h := hashkey.Sum([]byte("https://evil.example/"))
 	// A Safe Browsing style 4-byte prefix and a longer 8-byte one.
-	db.PutPrefix(h[:4], index.Value{Data: []byte("list A")})
-	db.PutPrefix(h[:8], index.Value{Data: []byte("list B")})
+	db.PutPrefix(h[:4], store.Value{Data: []byte("list A")})
+	db.PutPrefix(h[:8], store.Value{Data: []byte("list B")})
 
 	m, ok, err := db.Match(h)
 	fmt.Println(ok, m.Len, m.IsFull(), string(m.Value.Data), err)
@@ -90,10 +91,10 @@ func ExampleDB_Scan() {
 	for _, s := range []string{"00aa", "0abb", "0acc", "ff00"} {
 		var h hashkey.Hash
 		hex.Decode(h[:], []byte(s))
-		db.Put(h, index.Value{})
+		db.Put(h, store.Value{})
 	}
 	// Three hex digits "0ab" are 12 bits.
-	db.Scan([]byte{0x0a, 0xb0}, 12, 10, func(e index.Entry) error {
+	db.Scan([]byte{0x0a, 0xb0}, 12, 10, func(e store.Entry) error {
 		fmt.Printf("%x\n", e.Hash[:2])
 		return nil
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/store"
 )
 
 // Filter width limits. The filter keeps the leading k bits of every full
@@ -89,36 +90,36 @@ func (f *filter) marshal() (data []byte, fullLen, shortLen uint64, err error) {
 // unmarshalFilter decodes and validates a filter written by marshal.
 func unmarshalFilter(k uint8, data []byte, fullLen, shortLen uint64) (f *filter, err error) {
 	if fullLen+shortLen != uint64(len(data)) || fullLen < 8 {
-		return nil, fmt.Errorf("%w: filter length", ErrCorrupt)
+		return nil, fmt.Errorf("%w: filter length", store.ErrCorrupt)
 	}
 	// roaring64's portable format starts with the number of 32-bit
 	// bitmaps, each at least 12 bytes; roaring64.ReadFrom (v2.30.0) panics
 	// on a huge count (found by FuzzSnapshot), so check it first.
 	if n := binary.LittleEndian.Uint64(data); n > fullLen/12 {
-		return nil, fmt.Errorf("%w: filter of %d bitmaps in %d bytes", ErrCorrupt, n, fullLen)
+		return nil, fmt.Errorf("%w: filter of %d bitmaps in %d bytes", store.ErrCorrupt, n, fullLen)
 	}
 	// The roaring decoders are not hardened against every malformed
 	// input; a snapshot that makes them panic is corrupt.
 	defer func() {
 		if r := recover(); r != nil {
-			f, err = nil, fmt.Errorf("%w: filter: %v", ErrCorrupt, r)
+			f, err = nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, r)
 		}
 	}()
 	f = newFilter(k)
 	if _, err := f.full.ReadFrom(bytes.NewReader(data[:fullLen])); err != nil {
-		return nil, fmt.Errorf("%w: filter: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
 	}
 	if _, err := f.short.ReadFrom(bytes.NewReader(data[fullLen:])); err != nil {
-		return nil, fmt.Errorf("%w: filter: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
 	}
 	if err := f.full.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: filter: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
 	}
 	if err := f.short.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: filter: %v", ErrCorrupt, err)
+		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
 	}
 	if k < 64 && !f.full.IsEmpty() && f.full.Maximum() >= 1<<k {
-		return nil, fmt.Errorf("%w: filter value beyond %d bits", ErrCorrupt, k)
+		return nil, fmt.Errorf("%w: filter value beyond %d bits", store.ErrCorrupt, k)
 	}
 	return f, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/store"
 )
 
 // The filter never says "absent" for a stored key, through growth, prefix
@@ -21,21 +22,21 @@ func TestFilterNoFalseNegatives(t *testing.T) {
 	for i, h := range full {
 		switch i % 3 {
 		case 0:
-			if _, err := db.AddIfAbsent(h, Value{}); err != nil {
+			if _, err := db.Add(h, store.Value{}); err != nil {
 				t.Fatal(err)
 			}
 		case 1:
-			if err := db.Put(h, Value{}); err != nil {
+			if err := db.Put(h, store.Value{}); err != nil {
 				t.Fatal(err)
 			}
 		case 2:
 			p := randHashes(r, 1)[0]
-			n := MinPrefixLen + r.IntN(MaxPrefixLen-MinPrefixLen+1)
-			if err := db.PutPrefix(p[:n], Value{}); err != nil {
+			n := store.MinPrefixEntryLen + r.IntN(store.MaxPrefixEntryLen-store.MinPrefixEntryLen+1)
+			if err := db.PutPrefix(p[:n], store.Value{}); err != nil {
 				t.Fatal(err)
 			}
 			prefixes = append(prefixes, p[:n])
-			if err := db.Put(h, Value{}); err != nil {
+			if err := db.Put(h, store.Value{}); err != nil {
 				t.Fatal(err)
 			}
 		}

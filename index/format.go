@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/store"
 )
 
 // FormatVersion is the on-disk format this package writes and the newest it
@@ -13,14 +14,6 @@ import (
 const FormatVersion = 1
 
 // Prefix entry lengths.
-const (
-	// MinPrefixLen is the shortest prefix entry in bytes.
-	MinPrefixLen = 4
-	// MaxPrefixLen is the longest prefix entry in bytes; a 32-byte key is a
-	// full entry.
-	MaxPrefixLen = hashkey.Size - 1
-)
-
 // Keyspace tags: the first byte of every Badger key the index writes.
 const (
 	tagMeta   = 0x00
@@ -58,25 +51,12 @@ func filterChunkKey(i uint32) []byte {
 	return binary.BigEndian.AppendUint32(metaKey(metaFilter), i)
 }
 
-// Value is what an entry stores besides its key. Both parts are opaque to the
-// index; both empty is the common, smallest case (stored as zero bytes).
-type Value struct {
-	// Text is the entry's text, for example the URL the hash was computed
-	// from.
-	Text []byte
-	// Data is caller bytes.
-	Data []byte
-}
-
-// IsZero reports whether v stores nothing.
-func (v Value) IsZero() bool { return len(v.Text) == 0 && len(v.Data) == 0 }
-
-// valueVersion is the first byte of a non-empty encoded Value.
+// valueVersion is the first byte of a non-empty encoded store.Value.
 const valueVersion = 0x01
 
 // appendValue encodes v: nothing for an empty value, else valueVersion,
 // uvarint len(Text), Text, Data.
-func appendValue(b []byte, v Value) []byte {
+func appendValue(b []byte, v store.Value) []byte {
 	if v.IsZero() {
 		return b
 	}
@@ -87,19 +67,19 @@ func appendValue(b []byte, v Value) []byte {
 }
 
 // decodeValue decodes b; the returned slices alias b.
-func decodeValue(b []byte) (Value, error) {
+func decodeValue(b []byte) (store.Value, error) {
 	if len(b) == 0 {
-		return Value{}, nil
+		return store.Value{}, nil
 	}
 	if b[0] != valueVersion {
-		return Value{}, fmt.Errorf("%w: value version %d", ErrFormat, b[0])
+		return store.Value{}, fmt.Errorf("%w: value version %d", store.ErrFormat, b[0])
 	}
 	n, w := binary.Uvarint(b[1:])
 	if w <= 0 || n > uint64(len(b)-1-w) {
-		return Value{}, fmt.Errorf("%w: bad value length", ErrCorrupt)
+		return store.Value{}, fmt.Errorf("%w: bad value length", store.ErrCorrupt)
 	}
 	rest := b[1+w:]
-	v := Value{Text: rest[:n:n], Data: rest[n:]}
+	v := store.Value{Text: rest[:n:n], Data: rest[n:]}
 	if len(v.Text) == 0 {
 		v.Text = nil
 	}
@@ -142,7 +122,7 @@ const snapshotHeaderLen = len(snapshotMagic) + 8*3 + 1 + 4 + 8*2 + 4
 
 func (s *snapshotHeader) decode(b []byte) error {
 	if len(b) != snapshotHeaderLen || string(b[:len(snapshotMagic)]) != snapshotMagic {
-		return fmt.Errorf("%w: snapshot header", ErrFormat)
+		return fmt.Errorf("%w: snapshot header", store.ErrFormat)
 	}
 	b = b[len(snapshotMagic):]
 	s.State = binary.BigEndian.Uint64(b)
@@ -154,7 +134,7 @@ func (s *snapshotHeader) decode(b []byte) error {
 	s.ShortLen = binary.BigEndian.Uint64(b[37:])
 	s.CRC = binary.BigEndian.Uint32(b[45:])
 	if s.Bits < minFilterBits || s.Bits > maxFilterBits {
-		return fmt.Errorf("%w: filter bits %d", ErrCorrupt, s.Bits)
+		return fmt.Errorf("%w: filter bits %d", store.ErrCorrupt, s.Bits)
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/urlhash/urlhash/store"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/format.golden")
@@ -36,10 +38,10 @@ func goldenRecords(t *testing.T) [][2]string {
 		rec("key meta format", metaKey(metaFormat)),
 		rec("key meta filter chunk 1", filterChunkKey(1)),
 		rec("meta format value", []byte{FormatVersion}),
-		rec("value empty", appendValue(nil, Value{})),
-		rec("value text", appendValue(nil, Value{Text: []byte("https://example.com/")})),
-		rec("value data", appendValue(nil, Value{Data: []byte{0xde, 0xad}})),
-		rec("value text+data", appendValue(nil, Value{Text: []byte("u"), Data: []byte("d")})),
+		rec("value empty", appendValue(nil, store.Value{})),
+		rec("value text", appendValue(nil, store.Value{Text: []byte("https://example.com/")})),
+		rec("value data", appendValue(nil, store.Value{Data: []byte{0xde, 0xad}})),
+		rec("value text+data", appendValue(nil, store.Value{Text: []byte("u"), Data: []byte("d")})),
 		rec("snapshot header", hdr.appendBinary(nil)),
 		rec("snapshot filter", data),
 	}
@@ -125,7 +127,7 @@ func TestDecodeValueErrors(t *testing.T) {
 }
 
 func FuzzDecodeValue(f *testing.F) {
-	for _, v := range []Value{{}, {Text: []byte("u")}, {Data: []byte("d")}, {Text: []byte("u"), Data: []byte("d")}} {
+	for _, v := range []store.Value{{}, {Text: []byte("u")}, {Data: []byte("d")}, {Text: []byte("u"), Data: []byte("d")}} {
 		f.Add(appendValue(nil, v))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

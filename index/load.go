@@ -13,20 +13,8 @@ import (
 	"github.com/dgraph-io/badger/v4/pb"
 	"github.com/dgraph-io/ristretto/v2/z"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/store"
 )
-
-// LoadResult counts what Load did.
-type LoadResult struct {
-	// Added is the number of keys stored by the load.
-	Added int64
-	// Present is the number of input entries whose key was already
-	// stored, or repeated an earlier input entry; their values were left
-	// as they were.
-	Present int64
-	// Streamed reports whether the new keys were written as sorted tables
-	// (Badger's StreamWriter) rather than through the write-ahead log.
-	Streamed bool
-}
 
 // loadItem is an input entry in compact form.
 type loadItem struct {
@@ -61,7 +49,7 @@ func compareItems(a, b *loadItem) int {
 }
 
 // Load stores every entry of seq whose key is not stored yet (like
-// AddIfAbsentBatch, the first of repeated keys wins; stored values are
+// AddBatch, the first of repeated keys wins; stored values are
 // kept) and returns the counts. It collects and sorts the whole input
 // (about 40 bytes per entry plus values), then writes the new keys as
 // sorted tables straight into the LSM tree when Badger allows (always for
@@ -70,15 +58,15 @@ func compareItems(a, b *loadItem) int {
 // otherwise. Everything Load added is durable when it returns. Other
 // operations wait while Load runs. A bad entry fails the load before
 // anything is written.
-func (db *DB) Load(seq iter.Seq[Entry]) (LoadResult, error) {
+func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 	var items []loadItem
-	var values []Value
+	var values []store.Value
 	for e := range seq {
-		if err := e.check(); err != nil {
-			return LoadResult{}, err
+		if err := e.Check(); err != nil {
+			return store.LoadResult{}, err
 		}
 		if len(items) == math.MaxInt32 {
-			return LoadResult{}, fmt.Errorf("%w: more than %d entries in one load", ErrInvalidOptions, math.MaxInt32)
+			return store.LoadResult{}, fmt.Errorf("%w: more than %d entries in one load", store.ErrInvalidOptions, math.MaxInt32)
 		}
 		it := loadItem{h: e.Hash, n: hashkey.Size, val: -1, ord: int32(len(items))}
 		if e.IsPrefix() {
@@ -87,7 +75,7 @@ func (db *DB) Load(seq iter.Seq[Entry]) (LoadResult, error) {
 		if !e.Value.IsZero() {
 			// The caller may reuse its buffers between yields.
 			it.val = int32(len(values))
-			values = append(values, Value{Text: bytes.Clone(e.Value.Text), Data: bytes.Clone(e.Value.Data)})
+			values = append(values, store.Value{Text: bytes.Clone(e.Value.Text), Data: bytes.Clone(e.Value.Data)})
 		}
 		items = append(items, it)
 	}
@@ -95,10 +83,10 @@ func (db *DB) Load(seq iter.Seq[Entry]) (LoadResult, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
-		return LoadResult{}, ErrClosed
+		return store.LoadResult{}, store.ErrClosed
 	}
 	if db.opts.ReadOnly {
-		return LoadResult{}, ErrReadOnly
+		return store.LoadResult{}, store.ErrReadOnly
 	}
 
 	slices.SortFunc(items, func(a, b loadItem) int {
@@ -107,7 +95,7 @@ func (db *DB) Load(seq iter.Seq[Entry]) (LoadResult, error) {
 		}
 		return cmp.Compare(a.ord, b.ord)
 	})
-	var res LoadResult
+	var res store.LoadResult
 	uniq := items[:0]
 	for i := range items {
 		if i > 0 && compareItems(&items[i-1], &items[i]) == 0 {
@@ -132,7 +120,7 @@ func (db *DB) Load(seq iter.Seq[Entry]) (LoadResult, error) {
 	if len(keys) > 0 {
 		found, err := db.seekAll(keys, nil)
 		if err != nil {
-			return LoadResult{}, err
+			return store.LoadResult{}, err
 		}
 		for j, p := range pos {
 			present[p] = found[j]
@@ -160,7 +148,7 @@ func (db *DB) Load(seq iter.Seq[Entry]) (LoadResult, error) {
 	// Widen the filter first if the load outgrows it, then add the keys.
 	if k := filterBitsFor(uint64(db.entries.Load() + newFull)); k > db.f.k {
 		if err := db.rebuildFilter(k); err != nil {
-			return LoadResult{}, err
+			return store.LoadResult{}, err
 		}
 	}
 	db.fmu.Lock()
@@ -175,11 +163,11 @@ func (db *DB) Load(seq iter.Seq[Entry]) (LoadResult, error) {
 
 	streamed, err := db.loadStream(fresh, values)
 	if err != nil {
-		return LoadResult{}, err
+		return store.LoadResult{}, err
 	}
 	if !streamed {
 		if err := db.loadBatch(fresh, values); err != nil {
-			return LoadResult{}, err
+			return store.LoadResult{}, err
 		}
 	}
 	db.entries.Add(newFull)
@@ -189,7 +177,7 @@ func (db *DB) Load(seq iter.Seq[Entry]) (LoadResult, error) {
 		// The tables are synced; this syncs metadata rewritten after a
 		// fresh stream.
 		if err := db.bdb.Sync(); err != nil {
-			return LoadResult{}, translate(err)
+			return store.LoadResult{}, translate(err)
 		}
 	}
 	return res, nil
@@ -199,7 +187,7 @@ var errMemtable = errors.New("index: memtable not empty")
 
 // loadStream writes sorted new items with a StreamWriter. It reports false
 // (and writes nothing) when Badger cannot take them that way.
-func (db *DB) loadStream(items []loadItem, values []Value) (bool, error) {
+func (db *DB) loadStream(items []loadItem, values []store.Value) (bool, error) {
 	if db.opts.InMemory {
 		return false, nil
 	}
@@ -222,7 +210,7 @@ func (db *DB) loadStream(items []loadItem, values []Value) (bool, error) {
 
 // stream runs one StreamWriter whose tables go above the existing ones
 // (PrepareIncremental). It returns errMemtable when a memtable holds data.
-func (db *DB) stream(items []loadItem, values []Value) error {
+func (db *DB) stream(items []loadItem, values []store.Value) error {
 	// PrepareIncremental flattens the tree itself when level 0 holds
 	// tables and then assumes the data landed in the last level, which is
 	// not always so (badger v4.9.6: "Inter: Biggest(j-1)" overlap).
@@ -286,7 +274,7 @@ func (db *DB) reopen() error {
 }
 
 // loadBatch writes items through a WriteBatch.
-func (db *DB) loadBatch(items []loadItem, values []Value) error {
+func (db *DB) loadBatch(items []loadItem, values []store.Value) error {
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()
 	for i := range items {

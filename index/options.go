@@ -5,6 +5,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
+	"github.com/urlhash/urlhash/store"
 )
 
 // Default option values.
@@ -29,11 +30,11 @@ type Options struct {
 	InMemory bool
 
 	// ReadOnly opens an existing index without writing to it. A directory
-	// holding no index gives ErrNoIndex. Writes return ErrReadOnly.
+	// holding no index gives store.ErrNoIndex. Writes return store.ErrReadOnly.
 	// Default false.
 	ReadOnly bool
 
-	// MustExist makes a writable Open refuse (ErrNoIndex) a directory that
+	// MustExist makes a writable Open refuse (store.ErrNoIndex) a directory that
 	// holds no index instead of creating one. Default false.
 	MustExist bool
 
@@ -41,7 +42,7 @@ type Options struct {
 	// index holds, for example "url-hash/sha256". It is recorded when the
 	// index is created (or first opened writable with a non-empty
 	// Profile); a later Open with a different non-empty Profile fails with
-	// ErrProfileMismatch. Empty means "any": nothing is checked or recorded.
+	// store.ErrProfileMismatch. Empty means "any": nothing is checked or recorded.
 	Profile string
 
 	// BlockCacheSize is Badger's cache of decompressed table blocks, in
@@ -77,13 +78,13 @@ func (o *Options) Validate() error {
 		return nil
 	}
 	if o.InMemory && o.ReadOnly {
-		return fmt.Errorf("%w: InMemory and ReadOnly together", ErrInvalidOptions)
+		return fmt.Errorf("%w: InMemory and ReadOnly together", store.ErrInvalidOptions)
 	}
 	if o.MemTableSize < 0 {
-		return fmt.Errorf("%w: negative MemTableSize %d", ErrInvalidOptions, o.MemTableSize)
+		return fmt.Errorf("%w: negative MemTableSize %d", store.ErrInvalidOptions, o.MemTableSize)
 	}
 	if len(o.Profile) > 255 {
-		return fmt.Errorf("%w: Profile longer than 255 bytes", ErrInvalidOptions)
+		return fmt.Errorf("%w: Profile longer than 255 bytes", store.ErrInvalidOptions)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/store"
 )
 
 func mustOpen(t testing.TB, dir string, opts *Options) *DB {
@@ -29,10 +30,10 @@ func mustOpen(t testing.TB, dir string, opts *Options) *DB {
 	return db
 }
 
-func entriesOf(hs []hashkey.Hash) []Entry {
-	es := make([]Entry, len(hs))
+func entriesOf(hs []hashkey.Hash) []store.Entry {
+	es := make([]store.Entry, len(hs))
 	for i, h := range hs {
-		es[i] = Entry{Hash: h}
+		es[i] = store.Entry{Hash: h}
 	}
 	return es
 }
@@ -49,7 +50,7 @@ func TestReopenSnapshot(t *testing.T) {
 	if err := db.PutBatch(entriesOf(hs[:2000])); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.PutPrefix(hs[2000][:4], Value{}); err != nil {
+	if err := db.PutPrefix(hs[2000][:4], store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -62,13 +63,13 @@ func TestReopenSnapshot(t *testing.T) {
 	}
 	s, _ := db.Stats()
 	if s.Entries != 2000 || s.PrefixEntries != 1 {
-		t.Fatalf("Stats after reopen = %+v", s)
+		t.Fatalf("store.Stats after reopen = %+v", s)
 	}
 	if err := db.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Put(hs[0], Value{}); !errors.Is(err, ErrReadOnly) {
-		t.Fatalf("Put on read-only = %v, want ErrReadOnly", err)
+	if err := db.Put(hs[0], store.Value{}); !errors.Is(err, store.ErrReadOnly) {
+		t.Fatalf("Put on read-only = %v, want store.ErrReadOnly", err)
 	}
 	db.Close()
 
@@ -102,7 +103,7 @@ func TestLoad(t *testing.T) {
 			hs := randHashes(rand.New(rand.NewPCG(9, 10)), 20000)
 			first := entriesOf(hs[:10000])
 			first = append(first, first[0]) // repeated key
-			pe, _ := PrefixEntry(hs[19999][:6], Value{Text: []byte("p")})
+			pe, _ := store.PrefixEntry(hs[19999][:6], store.Value{Text: []byte("p")})
 			first = append(first, pe)
 			res, err := db.Load(slices.Values(first))
 			if err != nil {
@@ -112,7 +113,7 @@ func TestLoad(t *testing.T) {
 				t.Fatalf("first Load = %+v", res)
 			}
 			// Into a non-empty index, after ordinary writes.
-			if err := db.Put(hs[15000], Value{}); err != nil {
+			if err := db.Put(hs[15000], store.Value{}); err != nil {
 				t.Fatal(err)
 			}
 			res, err = db.Load(slices.Values(entriesOf(hs[5000:])))
@@ -132,13 +133,13 @@ func TestLoad(t *testing.T) {
 				}
 			}
 			if m, ok, _ := db.Match(hs[19999]); !ok || m.Len != hashkey.Size {
-				t.Fatalf("Match = %+v %v", m, ok)
+				t.Fatalf("store.Match = %+v %v", m, ok)
 			}
 			if err := db.Verify(); err != nil {
 				t.Fatal(err)
 			}
 			if s, _ := db.Stats(); s.Entries != 20000 || s.PrefixEntries != 1 {
-				t.Fatalf("Stats = %+v", s)
+				t.Fatalf("store.Stats = %+v", s)
 			}
 		})
 	}
@@ -148,8 +149,8 @@ func TestRefusals(t *testing.T) {
 	t.Run("no index", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "none")
 		for _, o := range []*Options{{ReadOnly: true}, {MustExist: true}} {
-			if _, err := Open(dir, o); !errors.Is(err, ErrNoIndex) {
-				t.Fatalf("Open(%+v) = %v, want ErrNoIndex", o, err)
+			if _, err := Open(dir, o); !errors.Is(err, store.ErrNoIndex) {
+				t.Fatalf("Open(%+v) = %v, want store.ErrNoIndex", o, err)
 			}
 		}
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -160,16 +161,16 @@ func TestRefusals(t *testing.T) {
 		dir := t.TempDir()
 		db := mustOpen(t, dir, nil)
 		defer db.Close()
-		if _, err := Open(dir, nil); !errors.Is(err, ErrLocked) {
-			t.Fatalf("second Open = %v, want ErrLocked", err)
+		if _, err := Open(dir, nil); !errors.Is(err, store.ErrLocked) {
+			t.Fatalf("second Open = %v, want store.ErrLocked", err)
 		}
 	})
 	t.Run("profile mismatch", func(t *testing.T) {
 		dir := t.TempDir()
 		db := mustOpen(t, dir, &Options{Profile: "url-hash/sha256"})
 		db.Close()
-		if _, err := Open(dir, &Options{Profile: "safebrowsing"}); !errors.Is(err, ErrProfileMismatch) {
-			t.Fatalf("Open = %v, want ErrProfileMismatch", err)
+		if _, err := Open(dir, &Options{Profile: "safebrowsing"}); !errors.Is(err, store.ErrProfileMismatch) {
+			t.Fatalf("Open = %v, want store.ErrProfileMismatch", err)
 		}
 		db = mustOpen(t, dir, nil) // empty profile: any
 		if db.Profile() != "url-hash/sha256" {
@@ -191,13 +192,13 @@ func TestRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Open(dir, nil); !errors.Is(err, ErrFormat) {
-			t.Fatalf("Open = %v, want ErrFormat", err)
+		if _, err := Open(dir, nil); !errors.Is(err, store.ErrFormat) {
+			t.Fatalf("Open = %v, want store.ErrFormat", err)
 		}
 	})
 	t.Run("invalid options", func(t *testing.T) {
-		if _, err := Open(t.TempDir(), &Options{InMemory: true, ReadOnly: true}); !errors.Is(err, ErrInvalidOptions) {
-			t.Fatalf("Open = %v, want ErrInvalidOptions", err)
+		if _, err := Open(t.TempDir(), &Options{InMemory: true, ReadOnly: true}); !errors.Is(err, store.ErrInvalidOptions) {
+			t.Fatalf("Open = %v, want store.ErrInvalidOptions", err)
 		}
 	})
 }
@@ -221,8 +222,8 @@ func TestLockedByOtherProcess(t *testing.T) {
 	if line, _ := out.ReadString('\n'); strings.TrimSpace(line) != "open" {
 		t.Fatalf("child: %q", line)
 	}
-	if _, err := Open(dir, nil); !errors.Is(err, ErrLocked) {
-		t.Fatalf("Open = %v, want ErrLocked", err)
+	if _, err := Open(dir, nil); !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("Open = %v, want store.ErrLocked", err)
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
@@ -244,7 +245,7 @@ func startChild(t *testing.T, test, mode, dir string) (*exec.Cmd, *bufio.Reader)
 	return cmd, bufio.NewReader(stdout)
 }
 
-// A child writes batches (AddIfAbsentBatch, Put and Load), acknowledges
+// A child writes batches (AddBatch, Put and Load), acknowledges
 // each with "ack N" after Sync (or Load) returns, and is killed with SIGKILL
 // in the middle of further writes. The parent reopens: the index opens,
 // rebuilds its filter, verifies, holds every acknowledged key and takes the
@@ -264,10 +265,10 @@ func TestCrashRecovery(t *testing.T) {
 			hs := keys(i)
 			switch i % 3 {
 			case 0:
-				_, err = db.AddIfAbsentBatch(entriesOf(hs))
+				_, err = db.AddBatch(entriesOf(hs))
 			case 1:
 				for _, h := range hs {
-					if err = db.Put(h, Value{Data: []byte{byte(i)}}); err != nil {
+					if err = db.Put(h, store.Value{Data: []byte{byte(i)}}); err != nil {
 						break
 					}
 				}
@@ -305,8 +306,8 @@ func TestCrashRecovery(t *testing.T) {
 	// log); the refusal says so.
 	if ro, err := Open(dir, &Options{ReadOnly: true}); err == nil {
 		ro.Close() // the child happened to die between log records
-	} else if !errors.Is(err, ErrNeedsRecovery) {
-		t.Fatalf("read-only Open after crash = %v, want ErrNeedsRecovery", err)
+	} else if !errors.Is(err, store.ErrNeedsRecovery) {
+		t.Fatalf("read-only Open after crash = %v, want store.ErrNeedsRecovery", err)
 	}
 
 	db := mustOpen(t, dir, nil)
@@ -354,10 +355,10 @@ func TestLoadKeepsRecordedProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	hs := randHashes(rand.New(rand.NewPCG(7, 8)), 3)
-	if err := db.Put(hs[0], Value{}); err != nil {
+	if err := db.Put(hs[0], store.Value{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Delete(hs[0]); err != nil {
+	if err := db.Delete(store.FullEntry(hs[0], store.Value{})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Load(slices.Values(entriesOf(hs[1:]))); err != nil {

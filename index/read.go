@@ -10,23 +10,24 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/store"
 )
 
-// Get returns the value of the full entry h, or ErrNotFound. The value's
+// Get returns the value of the full entry h, or store.ErrNotFound. The value's
 // slices belong to the caller.
-func (db *DB) Get(h hashkey.Hash) (Value, error) {
+func (db *DB) Get(h hashkey.Hash) (store.Value, error) {
 	if err := db.begin(); err != nil {
-		return Value{}, err
+		return store.Value{}, err
 	}
 	defer db.mu.RUnlock()
 	db.fmu.RLock()
 	maybe := db.f.mayHaveFull(&h)
 	db.fmu.RUnlock()
 	if !maybe {
-		return Value{}, ErrNotFound
+		return store.Value{}, store.ErrNotFound
 	}
 	k := fullKey(&h)
-	var v Value
+	var v store.Value
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(k[:])
 		if err != nil {
@@ -156,7 +157,7 @@ func (db *DB) seekAllParallel(keys [][]byte, prefix []byte) ([]bool, error) {
 
 // existSorted reports, for entries[idx[j]] (idx in key order), whether the
 // entry is stored. The caller holds the entries' write locks.
-func (db *DB) existSorted(entries []Entry, idx []int) ([]bool, error) {
+func (db *DB) existSorted(entries []store.Entry, idx []int) ([]bool, error) {
 	out := make([]bool, len(idx))
 	var keys [][]byte
 	var pos []int
@@ -164,7 +165,7 @@ func (db *DB) existSorted(entries []Entry, idx []int) ([]bool, error) {
 	for j, i := range idx {
 		e := &entries[i]
 		if db.f.mayHaveEntry(&e.Hash, e.IsPrefix()) {
-			keys = append(keys, e.dbKey())
+			keys = append(keys, dbKey(e))
 			pos = append(pos, j)
 		}
 	}
@@ -221,18 +222,18 @@ func (db *DB) seekAll(keys [][]byte, prefix []byte) ([]bool, error) {
 
 // Match returns the full entry h when it is stored, else the longest stored
 // prefix entry that h starts with. The bool is false when neither exists.
-func (db *DB) Match(h hashkey.Hash) (Match, bool, error) {
+func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
 	if err := db.begin(); err != nil {
-		return Match{}, false, err
+		return store.Match{}, false, err
 	}
 	defer db.mu.RUnlock()
 	db.fmu.RLock()
 	full, short := db.f.mayHaveFull(&h), db.f.mayHavePrefixOf(&h)
 	db.fmu.RUnlock()
 	if !full && !short {
-		return Match{}, false, nil
+		return store.Match{}, false, nil
 	}
-	var m Match
+	var m store.Match
 	var ok bool
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		if full {
@@ -251,7 +252,7 @@ func (db *DB) Match(h hashkey.Hash) (Match, bool, error) {
 			return nil
 		}
 		// Every prefix entry h starts with shares h's first 4 bytes.
-		pk := prefixKey(h[:MinPrefixLen])
+		pk := prefixKey(h[:store.MinPrefixEntryLen])
 		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: pk})
 		defer it.Close()
 		for it.Seek(pk); it.Valid(); it.Next() {
@@ -265,7 +266,7 @@ func (db *DB) Match(h hashkey.Hash) (Match, bool, error) {
 				if err != nil {
 					return err
 				}
-				m, ok = Match{Len: len(key) - 1, Value: v}, true
+				m, ok = store.Match{Len: len(key) - 1, Value: v}, true
 			}
 		}
 		return nil
@@ -274,13 +275,13 @@ func (db *DB) Match(h hashkey.Hash) (Match, bool, error) {
 }
 
 // itemValue decodes a copy of item's value.
-func itemValue(item *badger.Item) (Value, error) {
+func itemValue(item *badger.Item) (store.Value, error) {
 	if item.ValueSize() == 0 {
-		return Value{}, nil
+		return store.Value{}, nil
 	}
 	b, err := item.ValueCopy(nil)
 	if err != nil {
-		return Value{}, err
+		return store.Value{}, err
 	}
 	return decodeValue(b)
 }
@@ -293,16 +294,16 @@ func itemValue(item *badger.Item) (Value, error) {
 // it. The entry's value slices belong to fn. The scan reads one consistent
 // snapshot; fn must not call methods of db (a pending Load, Close or filter
 // growth would deadlock).
-func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(Entry) error) error {
+func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) error) error {
 	if bits < 0 || bits > 8*hashkey.Size || len(prefix)*8 < bits {
-		return fmt.Errorf("%w: %d bits of a %d-byte prefix", ErrPrefixLength, bits, len(prefix))
+		return fmt.Errorf("%w: %d bits of a %d-byte prefix", store.ErrPrefixLength, bits, len(prefix))
 	}
 	if err := db.begin(); err != nil {
 		return err
 	}
 	defer db.mu.RUnlock()
 	n := 0
-	return db.scan(prefix, bits, true, func(e *Entry) error {
+	return db.scan(prefix, bits, true, func(e *store.Entry) error {
 		n++
 		if err := fn(*e); err != nil {
 			return err
@@ -316,19 +317,19 @@ func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(Entry) error) err
 
 // ForEach calls fn for every entry in key order (full entries, then prefix
 // entries), stopping at the first error fn returns.
-func (db *DB) ForEach(fn func(Entry) error) error { return db.Scan(nil, 0, 0, fn) }
+func (db *DB) ForEach(fn func(store.Entry) error) error { return db.Scan(nil, 0, 0, fn) }
 
 // Count returns the number of full entries and of prefix entries that
 // Scan(prefix, bits, 0, ...) would visit.
 func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
 	if bits < 0 || bits > 8*hashkey.Size || len(prefix)*8 < bits {
-		return 0, 0, fmt.Errorf("%w: %d bits of a %d-byte prefix", ErrPrefixLength, bits, len(prefix))
+		return 0, 0, fmt.Errorf("%w: %d bits of a %d-byte prefix", store.ErrPrefixLength, bits, len(prefix))
 	}
 	if err := db.begin(); err != nil {
 		return 0, 0, err
 	}
 	defer db.mu.RUnlock()
-	err = db.scan(prefix, bits, false, func(e *Entry) error {
+	err = db.scan(prefix, bits, false, func(e *store.Entry) error {
 		if e.IsPrefix() {
 			prefixes++
 		} else {
@@ -342,7 +343,7 @@ func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
 var errStop = errors.New("index: stop")
 
 // scan visits the entries under the bit prefix. fn's entry is reused.
-func (db *DB) scan(prefix []byte, bits int, values bool, fn func(*Entry) error) error {
+func (db *DB) scan(prefix []byte, bits int, values bool, fn func(*store.Entry) error) error {
 	nb := bits / 8           // whole bytes
 	nbytes := (bits + 7) / 8 // bytes that hold the prefix
 	var mask byte
@@ -356,7 +357,7 @@ func (db *DB) scan(prefix []byte, bits int, values bool, fn func(*Entry) error) 
 	}
 	var fnErr error
 	err := db.bdb.View(func(txn *badger.Txn) error {
-		var e Entry
+		var e store.Entry
 		for _, tag := range []byte{tagFull, tagPrefix} {
 			seek[0] = tag
 			it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: seek[:1+nb]})
@@ -369,7 +370,7 @@ func (db *DB) scan(prefix []byte, bits int, values bool, fn func(*Entry) error) 
 				if mask != 0 && key[1+nb]&mask != seek[1+nb] {
 					break // keys are sorted: past the prefix
 				}
-				e = Entry{Len: len(key) - 1}
+				e = store.Entry{Len: len(key) - 1}
 				copy(e.Hash[:], key[1:])
 				if values {
 					v, err := itemValue(item)

@@ -11,44 +11,20 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/store"
 )
 
-// Stats describes an index.
-type Stats struct {
-	// Entries is the number of full entries.
-	Entries int64
-	// PrefixEntries is the number of prefix entries.
-	PrefixEntries int64
-	// FilterBits is the number of leading bits of each full entry the
-	// filter keeps (k).
-	FilterBits int
-	// FilterBytes is the size of the filter in roaring's portable format.
-	FilterBytes uint64
-	// FilterMemBytes is roaring's estimate of the filter's memory use.
-	FilterMemBytes uint64
-	// LSMBytes, VlogBytes and DiskBytes are the disk space allocated to
-	// table files, value-log files and every file of the directory (0 in
-	// memory).
-	LSMBytes, VlogBytes, DiskBytes int64
-	// Tables is the number of Badger tables.
-	Tables int
-	// FormatVersion is the format version of the index.
-	FormatVersion int
-	// Profile is the recorded profile ("" if none).
-	Profile string
-}
-
 // Stats returns the index's counts and sizes.
-func (db *DB) Stats() (Stats, error) {
+func (db *DB) Stats() (store.Stats, error) {
 	if err := db.begin(); err != nil {
-		return Stats{}, err
+		return store.Stats{}, err
 	}
 	defer db.mu.RUnlock()
-	s := Stats{
+	s := store.Stats{
 		Entries:       db.entries.Load(),
 		PrefixEntries: db.prefixEntries.Load(),
 		FormatVersion: FormatVersion,
-		Profile:       db.profile,
+		Profile:       db.Profile(),
 		Tables:        len(db.bdb.Tables()),
 	}
 	db.fmu.RLock()
@@ -59,7 +35,7 @@ func (db *DB) Stats() (Stats, error) {
 	if !db.opts.InMemory {
 		var err error
 		if s.LSMBytes, s.VlogBytes, s.DiskBytes, err = dirBytes(db.path); err != nil {
-			return Stats{}, err
+			return store.Stats{}, err
 		}
 	}
 	return s, nil
@@ -98,12 +74,12 @@ func dirBytes(dir string) (lsm, vlog, total int64, err error) {
 // Verify checks the index: every key is well formed and in its keyspace,
 // every value decodes, the filter covers every key, the counts match, and
 // the metadata is consistent. Other operations wait while it runs. It
-// returns an error wrapping ErrCorrupt when a check fails.
+// returns an error wrapping store.ErrCorrupt when a check fails.
 func (db *DB) Verify() error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	var full, prefixes int64
 	err := db.bdb.View(func(txn *badger.Txn) error {
@@ -116,19 +92,19 @@ func (db *DB) Verify() error {
 			switch key[0] {
 			case tagFull:
 				if len(key) != fullKeyLen {
-					return fmt.Errorf("%w: full key %x", ErrCorrupt, key)
+					return fmt.Errorf("%w: full key %x", store.ErrCorrupt, key)
 				}
 				h := hashkey.Hash(key[1:])
 				if !db.f.mayHaveFull(&h) {
-					return fmt.Errorf("%w: filter misses %x", ErrCorrupt, key[1:])
+					return fmt.Errorf("%w: filter misses %x", store.ErrCorrupt, key[1:])
 				}
 				full++
 			case tagPrefix:
-				if len(key) < 1+MinPrefixLen || len(key) > 1+MaxPrefixLen {
-					return fmt.Errorf("%w: prefix key %x", ErrCorrupt, key)
+				if len(key) < 1+store.MinPrefixEntryLen || len(key) > 1+store.MaxPrefixEntryLen {
+					return fmt.Errorf("%w: prefix key %x", store.ErrCorrupt, key)
 				}
 				if !db.f.short.Contains(binary.BigEndian.Uint32(key[1:])) {
-					return fmt.Errorf("%w: filter misses prefix %x", ErrCorrupt, key[1:])
+					return fmt.Errorf("%w: filter misses prefix %x", store.ErrCorrupt, key[1:])
 				}
 				prefixes++
 			case tagMeta:
@@ -137,14 +113,14 @@ func (db *DB) Verify() error {
 				}
 				continue
 			default:
-				return fmt.Errorf("%w: key %x outside the keyspaces", ErrCorrupt, key)
+				return fmt.Errorf("%w: key %x outside the keyspaces", store.ErrCorrupt, key)
 			}
 			if _, err := itemValue(item); err != nil {
-				return fmt.Errorf("%w: value of %x: %v", ErrCorrupt, key, err)
+				return fmt.Errorf("%w: value of %x: %v", store.ErrCorrupt, key, err)
 			}
 		}
 		if !sawFormat {
-			return fmt.Errorf("%w: no format record", ErrCorrupt)
+			return fmt.Errorf("%w: no format record", store.ErrCorrupt)
 		}
 		return nil
 	})
@@ -153,7 +129,7 @@ func (db *DB) Verify() error {
 	}
 	if full != db.entries.Load() || prefixes != db.prefixEntries.Load() {
 		return fmt.Errorf("%w: counted %d entries and %d prefix entries, recorded %d and %d",
-			ErrCorrupt, full, prefixes, db.entries.Load(), db.prefixEntries.Load())
+			store.ErrCorrupt, full, prefixes, db.entries.Load(), db.prefixEntries.Load())
 	}
 	return nil
 }

@@ -1,67 +1,64 @@
 package index
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/store"
 )
 
 // Put stores v under the full entry h, replacing any stored value.
-func (db *DB) Put(h hashkey.Hash, v Value) error {
-	_, err := db.write([]Entry{{Hash: h, Value: v}}, false)
+func (db *DB) Put(h hashkey.Hash, v store.Value) error {
+	_, err := db.write([]store.Entry{{Hash: h, Value: v}}, false)
 	return err
 }
 
-// PutPrefix stores v under the prefix entry p (MinPrefixLen..MaxPrefixLen
-// bytes, else ErrPrefixLength), replacing any stored value.
-func (db *DB) PutPrefix(p []byte, v Value) error {
-	e, err := PrefixEntry(p, v)
+// PutPrefix stores v under the prefix entry p (store.MinPrefixEntryLen..
+// store.MaxPrefixEntryLen bytes, else store.ErrPrefixLength), replacing any
+// stored value.
+func (db *DB) PutPrefix(p []byte, v store.Value) error {
+	e, err := store.PrefixEntry(p, v)
 	if err != nil {
 		return err
 	}
-	_, err = db.write([]Entry{e}, false)
+	_, err = db.write([]store.Entry{e}, false)
 	return err
 }
 
 // PutBatch stores every entry (full or prefix), replacing stored values.
 // When a key repeats, the last entry wins. Each entry is written atomically;
 // the batch as a whole is not (a crash may keep a part of it).
-func (db *DB) PutBatch(entries []Entry) error {
+func (db *DB) PutBatch(entries []store.Entry) error {
 	_, err := db.write(entries, false)
 	return err
 }
 
-// AddIfAbsent stores v under h unless h is stored, and reports whether it
+// Add stores v under h unless h is stored, and reports whether it
 // did. It is atomic with respect to every other write in this process.
-func (db *DB) AddIfAbsent(h hashkey.Hash, v Value) (added bool, err error) {
-	added1, err := db.write([]Entry{{Hash: h, Value: v}}, true)
+func (db *DB) Add(h hashkey.Hash, v store.Value) (added bool, err error) {
+	added1, err := db.write([]store.Entry{{Hash: h, Value: v}}, true)
 	if err != nil {
 		return false, err
 	}
 	return added1[0], nil
 }
 
-// AddIfAbsentBatch stores each entry whose key is not stored and reports,
+// AddBatch stores each entry whose key is not stored and reports,
 // in input order, which ones it added. When a key repeats in the batch, only
 // its first occurrence can be added. It is atomic with respect to every
 // other write in this process; after a crash a part of the batch may be
 // stored.
-func (db *DB) AddIfAbsentBatch(entries []Entry) ([]bool, error) {
+func (db *DB) AddBatch(entries []store.Entry) ([]bool, error) {
 	return db.write(entries, true)
 }
 
-// Delete removes the full entry h. It returns ErrNotFound when h is not
-// stored.
-func (db *DB) Delete(h hashkey.Hash) error {
-	return db.remove(Entry{Hash: h})
-}
-
-// DeletePrefix removes the prefix entry p. It returns ErrNotFound when p is
-// not stored and ErrPrefixLength for a bad length.
-func (db *DB) DeletePrefix(p []byte) error {
-	e, err := PrefixEntry(p, Value{})
-	if err != nil {
+// Delete removes a full or prefix entry. It returns an error wrapping
+// store.ErrNotFound when the key is not stored and store.ErrPrefixLength
+// for a bad prefix length.
+func (db *DB) Delete(e store.Entry) error {
+	if err := e.Check(); err != nil {
 		return err
 	}
 	return db.remove(e)
@@ -69,7 +66,7 @@ func (db *DB) DeletePrefix(p []byte) error {
 
 // lockFor locks the stripes the entries need, in ascending order, and
 // returns the unlock function.
-func (db *DB) lockFor(entries []Entry) func() {
+func (db *DB) lockFor(entries []store.Entry) func() {
 	var need [256]bool
 	prefix := false
 	for i := range entries {
@@ -99,11 +96,11 @@ func (db *DB) lockFor(entries []Entry) func() {
 	}
 }
 
-// write implements Put*, AddIfAbsent*. For ifAbsent it returns, per
+// write implements Put*, Add*. For ifAbsent it returns, per
 // input entry, whether it was added; otherwise it returns nil.
-func (db *DB) write(entries []Entry, ifAbsent bool) ([]bool, error) {
+func (db *DB) write(entries []store.Entry, ifAbsent bool) ([]bool, error) {
 	for i := range entries {
-		if err := entries[i].check(); err != nil {
+		if err := entries[i].Check(); err != nil {
 			return nil, err
 		}
 	}
@@ -118,7 +115,7 @@ func (db *DB) write(entries []Entry, ifAbsent bool) ([]bool, error) {
 	return added, err
 }
 
-func (db *DB) writeLocked(entries []Entry, ifAbsent bool) ([]bool, error) {
+func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool) ([]bool, error) {
 	if len(entries) == 0 {
 		if ifAbsent {
 			return []bool{}, nil
@@ -193,7 +190,7 @@ func (db *DB) writeLocked(entries []Entry, ifAbsent bool) ([]bool, error) {
 			continue
 		}
 		e := &entries[i]
-		key, val := e.dbKey(), appendValue(nil, e.Value)
+		key, val := dbKey(e), appendValue(nil, e.Value)
 		if wb != nil {
 			err = wb.Set(key, val)
 		} else {
@@ -226,12 +223,12 @@ func (db *DB) writeLocked(entries []Entry, ifAbsent bool) ([]bool, error) {
 	return result, nil
 }
 
-func (db *DB) remove(e Entry) error {
+func (db *DB) remove(e store.Entry) error {
 	if err := db.beginWrite(); err != nil {
 		return err
 	}
 	defer db.mu.RUnlock()
-	entries := []Entry{e}
+	entries := []store.Entry{e}
 	unlock := db.lockFor(entries)
 	defer unlock()
 	existed, err := db.existSorted(entries, []int{0})
@@ -239,9 +236,9 @@ func (db *DB) remove(e Entry) error {
 		return err
 	}
 	if !existed[0] {
-		return ErrNotFound
+		return fmt.Errorf("%w: %x", store.ErrNotFound, e.Key())
 	}
-	err = db.bdb.Update(func(txn *badger.Txn) error { return txn.Delete(e.dbKey()) })
+	err = db.bdb.Update(func(txn *badger.Txn) error { return txn.Delete(dbKey(&e)) })
 	if err != nil {
 		return translate(err)
 	}

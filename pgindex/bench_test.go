@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/urlhash/urlhash/hashkey"
-	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
 )
 
 // benchN is the index size of the benchmarks: URLHASH_BENCH_N, default
@@ -39,10 +39,10 @@ func backends(b *testing.B, fn func(b *testing.B, open func() backend)) {
 	})
 }
 
-func keyEntries(hs []hashkey.Hash) []index.Entry {
-	es := make([]index.Entry, len(hs))
+func keyEntries(hs []hashkey.Hash) []store.Entry {
+	es := make([]store.Entry, len(hs))
 	for i := range hs {
-		es[i] = index.Entry{Hash: hs[i], Len: hashkey.Size}
+		es[i] = store.Entry{Hash: hs[i], Len: hashkey.Size}
 	}
 	return es
 }
@@ -86,18 +86,18 @@ func BenchmarkAddIfAbsentBatch(b *testing.B) {
 	backends(b, func(b *testing.B, open func() backend) {
 		db := loaded(b, open, hs)
 		r := rand.New(rand.NewPCG(3, 3))
-		batch := make([]index.Entry, benchBatch)
+		batch := make([]store.Entry, benchBatch)
 		b.ReportAllocs()
 		for b.Loop() {
 			fresh := randHashes(r, benchBatch/2)
 			for i := range batch {
 				if i%2 == 0 {
-					batch[i] = index.Entry{Hash: hs[r.IntN(len(hs))]}
+					batch[i] = store.Entry{Hash: hs[r.IntN(len(hs))]}
 				} else {
-					batch[i] = index.Entry{Hash: fresh[i/2]}
+					batch[i] = store.Entry{Hash: fresh[i/2]}
 				}
 			}
-			if _, err := db.AddIfAbsentBatch(batch); err != nil {
+			if _, err := db.AddBatch(batch); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -120,7 +120,7 @@ func BenchmarkAddIfAbsent(b *testing.B) {
 			if i++; i%2 == 0 {
 				h = randHashes(r, 1)[0]
 			}
-			if _, err := db.AddIfAbsent(h, index.Value{}); err != nil {
+			if _, err := db.Add(h, store.Value{}); err != nil {
 				b.Fatal(err)
 			}
 		}

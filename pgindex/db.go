@@ -8,30 +8,34 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
 )
 
 // FormatVersion is the schema version this package creates and the newest
 // it reads. It is recorded in the meta table under "format".
 const FormatVersion = 1
 
+var _ store.Backend = (*DB)(nil)
+
 // DB is an index in a PostgreSQL (or PostgreSQL-protocol) database. Its
 // methods are safe for concurrent use, and several DBs, in this process or
 // others, on this host or others, may use one index at the same time.
 type DB struct {
-	pool    *pgxpool.Pool
-	ctx     context.Context // operations' context; cancelled by Close
-	cancel  context.CancelFunc
-	opts    Options
-	path    string // connection string, password redacted
-	profile string
-	closed  atomic.Bool
+	pool      *pgxpool.Pool
+	ctx       context.Context // operations' context; cancelled by Close
+	cancel    context.CancelFunc
+	opts      Options
+	path      string     // connection string, password redacted
+	profileMu sync.Mutex // guards profile after Open
+	profile   string
+	closed    atomic.Bool
 
 	// Qualified table names and the statements that use them.
 	meta, full, prefix string
@@ -46,9 +50,9 @@ type DB struct {
 // ctx bounds Open. Later operations run under a context that keeps ctx's
 // values but not its deadline or cancellation; Close cancels it.
 //
-// Errors: index.ErrNoIndex (no index and creation not allowed),
-// index.ErrFormat (newer or malformed format record),
-// index.ErrProfileMismatch, index.ErrInvalidOptions, or a connection
+// Errors: store.ErrNoIndex (no index and creation not allowed),
+// store.ErrFormat (newer or malformed format record),
+// store.ErrProfileMismatch, store.ErrInvalidOptions, or a connection
 // error; all may be wrapped.
 func Open(ctx context.Context, connString string, opts *Options) (*DB, error) {
 	if err := opts.Validate(); err != nil {
@@ -57,7 +61,7 @@ func Open(ctx context.Context, connString string, opts *Options) (*DB, error) {
 	o := opts.withDefaults()
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
-		return nil, fmt.Errorf("%w: connection string: %v", index.ErrInvalidOptions, redactErr(err, connString))
+		return nil, fmt.Errorf("%w: connection string: %v", store.ErrInvalidOptions, redactErr(err, connString))
 	}
 	if o.MaxConns > 0 {
 		cfg.MaxConns = o.MaxConns
@@ -97,7 +101,7 @@ func (db *DB) init(ctx context.Context) error {
 	}
 	if !exists {
 		if db.opts.ReadOnly || db.opts.MustExist {
-			return fmt.Errorf("%w: schema %s", index.ErrNoIndex, db.opts.Schema)
+			return fmt.Errorf("%w: schema %s", store.ErrNoIndex, db.opts.Schema)
 		}
 		if err := db.create(ctx); err != nil {
 			return err
@@ -142,17 +146,17 @@ func (db *DB) init(ctx context.Context) error {
 		return db.translate(err)
 	}
 	if !sawFormat {
-		return fmt.Errorf("%w: no format record in %s", index.ErrFormat, db.meta)
+		return fmt.Errorf("%w: no format record in %s", store.ErrFormat, db.meta)
 	}
 	v, err := strconv.Atoi(format)
 	if err != nil || v < 1 {
-		return fmt.Errorf("%w: bad format record %q", index.ErrFormat, format)
+		return fmt.Errorf("%w: bad format record %q", store.ErrFormat, format)
 	}
 	if v > FormatVersion {
-		return fmt.Errorf("%w: version %d, this program reads up to %d", index.ErrFormat, v, FormatVersion)
+		return fmt.Errorf("%w: version %d, this program reads up to %d", store.ErrFormat, v, FormatVersion)
 	}
 	if p := db.opts.Profile; p != "" && db.profile != "" && db.profile != p {
-		return fmt.Errorf("%w: index has %q, asked for %q", index.ErrProfileMismatch, db.profile, p)
+		return fmt.Errorf("%w: index has %q, asked for %q", store.ErrProfileMismatch, db.profile, p)
 	}
 	return nil
 }
@@ -238,7 +242,7 @@ func (db *DB) Close() error {
 // synchronous_commit, replication).
 func (db *DB) Sync() error {
 	if db.closed.Load() {
-		return index.ErrClosed
+		return store.ErrClosed
 	}
 	return nil
 }
@@ -248,7 +252,39 @@ func (db *DB) Sync() error {
 func (db *DB) Path() string { return db.path }
 
 // Profile returns the profile recorded in the index ("" if none).
-func (db *DB) Profile() string { return db.profile }
+func (db *DB) Profile() string {
+	db.profileMu.Lock()
+	defer db.profileMu.Unlock()
+	return db.profile
+}
+
+// SetProfile records name as the index's profile when it records none. It
+// returns an error wrapping store.ErrProfileMismatch when the index records
+// another (also one that another client recorded first), and
+// store.ErrReadOnly on a read-only index that records none.
+func (db *DB) SetProfile(name string) error {
+	db.profileMu.Lock()
+	defer db.profileMu.Unlock()
+	if db.profile == "" {
+		if db.opts.ReadOnly {
+			return store.ErrReadOnly
+		}
+		if err := db.begin(); err != nil {
+			return err
+		}
+		// Only one insert wins; every client then reads the winner.
+		if _, err := db.pool.Exec(db.ctx, `INSERT INTO `+db.meta+` (name, value) VALUES ('profile', $1) ON CONFLICT DO NOTHING`, name); err != nil {
+			return db.translate(err)
+		}
+		if err := db.pool.QueryRow(db.ctx, `SELECT value FROM `+db.meta+` WHERE name = 'profile'`).Scan(&db.profile); err != nil {
+			return db.translate(err)
+		}
+	}
+	if db.profile != name {
+		return fmt.Errorf("%w: %s records %q, not %q", store.ErrProfileMismatch, db.path, db.profile, name)
+	}
+	return nil
+}
 
 // Schema returns the PostgreSQL schema that holds the index.
 func (db *DB) Schema() string { return db.opts.Schema }
@@ -256,7 +292,7 @@ func (db *DB) Schema() string { return db.opts.Schema }
 // begin returns ErrClosed after Close.
 func (db *DB) begin() error {
 	if db.closed.Load() {
-		return index.ErrClosed
+		return store.ErrClosed
 	}
 	return nil
 }
@@ -267,7 +303,7 @@ func (db *DB) beginWrite() error {
 		return err
 	}
 	if db.opts.ReadOnly {
-		return index.ErrReadOnly
+		return store.ErrReadOnly
 	}
 	return nil
 }
@@ -280,14 +316,14 @@ func (db *DB) translate(err error) error {
 	case err == nil:
 		return nil
 	case db.closed.Load():
-		return index.ErrClosed
+		return store.ErrClosed
 	case errors.Is(err, pgx.ErrNoRows):
-		return index.ErrNotFound
+		return store.ErrNotFound
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("pgindex: %w", err)
 	}
-	for _, e := range []error{index.ErrNotFound, index.ErrClosed, index.ErrCorrupt, index.ErrFormat,
-		index.ErrReadOnly, index.ErrPrefixLength, index.ErrNoIndex, index.ErrProfileMismatch, index.ErrInvalidOptions} {
+	for _, e := range []error{store.ErrNotFound, store.ErrClosed, store.ErrCorrupt, store.ErrFormat,
+		store.ErrReadOnly, store.ErrPrefixLength, store.ErrNoIndex, store.ErrProfileMismatch, store.ErrInvalidOptions} {
 		if errors.Is(err, e) {
 			return err
 		}

@@ -14,26 +14,26 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
 )
 
 // backend is the method set the comparison drives on both indexes.
 type backend interface {
-	Put(hashkey.Hash, index.Value) error
-	PutPrefix([]byte, index.Value) error
-	PutBatch([]index.Entry) error
-	Get(hashkey.Hash) (index.Value, error)
+	Put(hashkey.Hash, store.Value) error
+	PutPrefix([]byte, store.Value) error
+	PutBatch([]store.Entry) error
+	Get(hashkey.Hash) (store.Value, error)
 	Has(hashkey.Hash) (bool, error)
 	HasBatch([]hashkey.Hash) ([]bool, error)
-	Delete(hashkey.Hash) error
-	DeletePrefix([]byte) error
-	AddIfAbsent(hashkey.Hash, index.Value) (bool, error)
-	AddIfAbsentBatch([]index.Entry) ([]bool, error)
-	Match(hashkey.Hash) (index.Match, bool, error)
-	Scan(prefix []byte, bits, limit int, fn func(index.Entry) error) error
-	ForEach(fn func(index.Entry) error) error
+	Delete(store.Entry) error
+	Add(hashkey.Hash, store.Value) (bool, error)
+	AddBatch([]store.Entry) ([]bool, error)
+	Match(hashkey.Hash) (store.Match, bool, error)
+	Scan(prefix []byte, bits, limit int, fn func(store.Entry) error) error
+	ForEach(fn func(store.Entry) error) error
 	Count(prefix []byte, bits int) (int64, int64, error)
-	Load(iter.Seq[index.Entry]) (index.LoadResult, error)
-	Stats() (index.Stats, error)
+	Load(iter.Seq[store.Entry]) (store.LoadResult, error)
+	Stats() (store.Stats, error)
 	Verify() error
 	Sync() error
 	Close() error
@@ -42,8 +42,9 @@ type backend interface {
 }
 
 var (
-	_ backend = (*DB)(nil)
-	_ backend = (*index.DB)(nil)
+	_ backend       = (*DB)(nil)
+	_ backend       = (*index.DB)(nil)
+	_ store.Backend = (*DB)(nil)
 )
 
 func randHashes(r *rand.Rand, n int) []hashkey.Hash {
@@ -56,10 +57,10 @@ func randHashes(r *rand.Rand, n int) []hashkey.Hash {
 	return hs
 }
 
-func entries(r *rand.Rand, hs []hashkey.Hash) []index.Entry {
-	es := make([]index.Entry, len(hs))
+func entries(r *rand.Rand, hs []hashkey.Hash) []store.Entry {
+	es := make([]store.Entry, len(hs))
 	for i, h := range hs {
-		es[i] = index.Entry{Hash: h, Len: hashkey.Size}
+		es[i] = store.Entry{Hash: h, Len: hashkey.Size}
 		switch r.IntN(4) {
 		case 0:
 			es[i].Value.Text = fmt.Appendf(nil, "https://example.com/%d", i)
@@ -75,7 +76,7 @@ func same[T any](t *testing.T, what string, op func(backend) (T, error), a, b ba
 	t.Helper()
 	ga, ea := op(a)
 	gb, eb := op(b)
-	if fmt.Sprint(ea) != fmt.Sprint(eb) && !(errors.Is(ea, index.ErrNotFound) && errors.Is(eb, index.ErrNotFound)) {
+	if fmt.Sprint(ea) != fmt.Sprint(eb) && !(errors.Is(ea, store.ErrNotFound) && errors.Is(eb, store.ErrNotFound)) {
 		t.Fatalf("%s: errors differ: badger %v, postgres %v", what, ea, eb)
 	}
 	if fmt.Sprintf("%v", ga) != fmt.Sprintf("%v", gb) {
@@ -85,24 +86,24 @@ func same[T any](t *testing.T, what string, op func(backend) (T, error), a, b ba
 }
 
 // load runs Load and drops Streamed, which only Badger sets.
-func load(db backend, es []index.Entry) (index.LoadResult, error) {
+func load(db backend, es []store.Entry) (store.LoadResult, error) {
 	res, err := db.Load(slices.Values(es))
 	res.Streamed = false
 	return res, err
 }
 
-func collect(db backend, prefix []byte, bits, limit int) ([]index.Entry, error) {
-	var out []index.Entry
-	err := db.Scan(prefix, bits, limit, func(e index.Entry) error {
+func collect(db backend, prefix []byte, bits, limit int) ([]store.Entry, error) {
+	var out []store.Entry
+	err := db.Scan(prefix, bits, limit, func(e store.Entry) error {
 		out = append(out, e)
 		return nil
 	})
 	return out, err
 }
 
-func exportAll(db backend) ([]index.Entry, error) {
-	var out []index.Entry
-	err := db.ForEach(func(e index.Entry) error {
+func exportAll(db backend) ([]store.Entry, error) {
+	var out []store.Entry
+	err := db.ForEach(func(e store.Entry) error {
 		out = append(out, e)
 		return nil
 	})
@@ -117,16 +118,16 @@ func TestSameAsBadger(t *testing.T) {
 	hs := randHashes(r, 2000)
 	es := entries(r, hs)
 
-	// Writes: Load with repeats, AddIfAbsentBatch with repeats, Put,
+	// Writes: Load with repeats, AddBatch with repeats, Put,
 	// PutBatch replacing values, prefix entries of every length (some of
 	// them prefixes of stored hashes).
 	loadIn := append(slices.Clone(es[:1000]), es[10], es[20], es[999])
-	same(t, "Load", func(db backend) (index.LoadResult, error) { return load(db, loadIn) }, bdb, pdb)
+	same(t, "Load", func(db backend) (store.LoadResult, error) { return load(db, loadIn) }, bdb, pdb)
 	addIn := append(slices.Clone(es[900:1600]), es[1500], es[5])
-	same(t, "AddIfAbsentBatch", func(db backend) ([]bool, error) { return db.AddIfAbsentBatch(addIn) }, bdb, pdb)
+	same(t, "AddBatch", func(db backend) ([]bool, error) { return db.AddBatch(addIn) }, bdb, pdb)
 	for i := 1600; i < 1700; i++ {
-		same(t, "AddIfAbsent", func(db backend) (bool, error) { return db.AddIfAbsent(hs[i], es[i].Value) }, bdb, pdb)
-		same(t, "AddIfAbsent again", func(db backend) (bool, error) { return db.AddIfAbsent(hs[i], index.Value{}) }, bdb, pdb)
+		same(t, "Add", func(db backend) (bool, error) { return db.Add(hs[i], es[i].Value) }, bdb, pdb)
+		same(t, "Add again", func(db backend) (bool, error) { return db.Add(hs[i], store.Value{}) }, bdb, pdb)
 	}
 	for i := 1700; i < 1800; i++ {
 		same(t, "Put", func(db backend) (int, error) { return 0, db.Put(hs[i], es[i].Value) }, bdb, pdb)
@@ -134,11 +135,11 @@ func TestSameAsBadger(t *testing.T) {
 	putIn := slices.Clone(es[1800:])
 	for i := range 50 {
 		e := es[r.IntN(1800)]
-		e.Value = index.Value{Text: []byte("replaced"), Data: []byte{byte(i)}}
+		e.Value = store.Value{Text: []byte("replaced"), Data: []byte{byte(i)}}
 		putIn = append(putIn, e)
 	}
 	same(t, "PutBatch", func(db backend) (int, error) { return 0, db.PutBatch(putIn) }, bdb, pdb)
-	var prefixes []index.Entry
+	var prefixes []store.Entry
 	for i := range 400 {
 		var src hashkey.Hash
 		if i%2 == 0 {
@@ -146,38 +147,38 @@ func TestSameAsBadger(t *testing.T) {
 		} else {
 			src = randHashes(r, 1)[0]
 		}
-		n := index.MinPrefixLen + i%(index.MaxPrefixLen-index.MinPrefixLen+1)
-		e, err := index.PrefixEntry(src[:n], index.Value{Data: []byte{byte(n)}})
+		n := store.MinPrefixEntryLen + i%(store.MaxPrefixEntryLen-store.MinPrefixEntryLen+1)
+		e, err := store.PrefixEntry(src[:n], store.Value{Data: []byte{byte(n)}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		prefixes = append(prefixes, e)
 	}
-	same(t, "AddIfAbsentBatch prefixes", func(db backend) ([]bool, error) { return db.AddIfAbsentBatch(prefixes[:200]) }, bdb, pdb)
+	same(t, "AddBatch prefixes", func(db backend) ([]bool, error) { return db.AddBatch(prefixes[:200]) }, bdb, pdb)
 	for _, e := range prefixes[150:300] {
-		same(t, "PutPrefix", func(db backend) (int, error) { return 0, db.PutPrefix(e.Key(), index.Value{Text: []byte("p")}) }, bdb, pdb)
+		same(t, "PutPrefix", func(db backend) (int, error) { return 0, db.PutPrefix(e.Key(), store.Value{Text: []byte("p")}) }, bdb, pdb)
 	}
-	same(t, "Load prefixes", func(db backend) (index.LoadResult, error) { return load(db, prefixes[250:]) }, bdb, pdb)
+	same(t, "Load prefixes", func(db backend) (store.LoadResult, error) { return load(db, prefixes[250:]) }, bdb, pdb)
 	// Nested prefixes of one hash, for Match's longest-prefix rule.
 	nest := randHashes(r, 1)[0]
 	for _, n := range []int{4, 9, 17} {
-		same(t, "PutPrefix nested", func(db backend) (int, error) { return 0, db.PutPrefix(nest[:n], index.Value{Data: []byte{byte(n)}}) }, bdb, pdb)
+		same(t, "PutPrefix nested", func(db backend) (int, error) { return 0, db.PutPrefix(nest[:n], store.Value{Data: []byte{byte(n)}}) }, bdb, pdb)
 	}
 
 	// A short prefix entry just past a scan range whose upper bound
 	// carries: only the length rule keeps it out of Scan(01020304ff, 40).
-	same(t, "PutPrefix edge", func(db backend) (int, error) { return 0, db.PutPrefix([]byte{1, 2, 3, 5}, index.Value{}) }, bdb, pdb)
+	same(t, "PutPrefix edge", func(db backend) (int, error) { return 0, db.PutPrefix([]byte{1, 2, 3, 5}, store.Value{}) }, bdb, pdb)
 	same(t, "PutPrefix edge 2", func(db backend) (int, error) {
-		return 0, db.PutPrefix([]byte{1, 2, 3, 4, 0xff, 9}, index.Value{})
+		return 0, db.PutPrefix([]byte{1, 2, 3, 4, 0xff, 9}, store.Value{})
 	}, bdb, pdb)
 
 	// Deletes, including absent keys.
 	for i := 0; i < 2000; i += 97 {
-		same(t, "Delete", func(db backend) (int, error) { return 0, db.Delete(hs[i]) }, bdb, pdb)
+		same(t, "Delete", func(db backend) (int, error) { return 0, db.Delete(store.FullEntry(hs[i], store.Value{})) }, bdb, pdb)
 	}
-	same(t, "Delete absent", func(db backend) (int, error) { return 0, db.Delete(hs[0]) }, bdb, pdb)
-	same(t, "DeletePrefix", func(db backend) (int, error) { return 0, db.DeletePrefix(prefixes[3].Key()) }, bdb, pdb)
-	same(t, "DeletePrefix absent", func(db backend) (int, error) { return 0, db.DeletePrefix(prefixes[3].Key()) }, bdb, pdb)
+	same(t, "Delete absent", func(db backend) (int, error) { return 0, db.Delete(store.FullEntry(hs[0], store.Value{})) }, bdb, pdb)
+	same(t, "DeletePrefix", func(db backend) (int, error) { return 0, db.Delete(prefixes[3]) }, bdb, pdb)
+	same(t, "DeletePrefix absent", func(db backend) (int, error) { return 0, db.Delete(prefixes[3]) }, bdb, pdb)
 
 	// Reads.
 	all := same(t, "export", exportAll, bdb, pdb)
@@ -203,7 +204,7 @@ func TestSameAsBadger(t *testing.T) {
 	for i, h := range probes {
 		if i%5 == 0 {
 			same(t, "Has", func(db backend) (bool, error) { return db.Has(h) }, bdb, pdb)
-			same(t, "Get", func(db backend) (index.Value, error) { return db.Get(h) }, bdb, pdb)
+			same(t, "Get", func(db backend) (store.Value, error) { return db.Get(h) }, bdb, pdb)
 		}
 		if i%3 == 0 || i >= 2300 {
 			same(t, "Match", func(db backend) ([]any, error) {
@@ -224,13 +225,13 @@ func TestSameAsBadger(t *testing.T) {
 	}
 	for _, c := range cases {
 		what := fmt.Sprintf("Scan(%x, %d, %d)", c.prefix, c.bits, c.limit)
-		same(t, what, func(db backend) ([]index.Entry, error) { return collect(db, c.prefix, c.bits, c.limit) }, bdb, pdb)
+		same(t, what, func(db backend) ([]store.Entry, error) { return collect(db, c.prefix, c.bits, c.limit) }, bdb, pdb)
 		same(t, "Count "+what, func(db backend) ([]int64, error) {
 			f, p, err := db.Count(c.prefix, c.bits)
 			return []int64{f, p}, err
 		}, bdb, pdb)
 	}
-	same(t, "Scan past end", func(db backend) ([]index.Entry, error) { return collect(db, []byte{1}, 9, 0) }, bdb, pdb)
+	same(t, "Scan past end", func(db backend) ([]store.Entry, error) { return collect(db, []byte{1}, 9, 0) }, bdb, pdb)
 	same(t, "Stats counts", func(db backend) ([]int64, error) {
 		s, err := db.Stats()
 		return []int64{s.Entries, s.PrefixEntries}, err
@@ -249,7 +250,7 @@ func TestScanPages(t *testing.T) {
 	}
 	slices.SortFunc(hs, func(a, b hashkey.Hash) int { return bytes.Compare(a[:], b[:]) })
 	var got []hashkey.Hash
-	err := db.ForEach(func(e index.Entry) error {
+	err := db.ForEach(func(e store.Entry) error {
 		ok, err := db.Has(e.Hash) // fn may call db
 		if !ok || err != nil {
 			return fmt.Errorf("Has inside Scan: %v, %v", ok, err)
@@ -262,7 +263,7 @@ func TestScanPages(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	n := 0
-	err = db.Scan(nil, 0, 0, func(index.Entry) error {
+	err = db.Scan(nil, 0, 0, func(store.Entry) error {
 		if n++; n == scanPage+5 {
 			return stop
 		}
@@ -272,7 +273,7 @@ func TestScanPages(t *testing.T) {
 		t.Fatalf("Scan stopped with %v after %d entries, want %v after %d", err, n, stop, scanPage+5)
 	}
 	got = got[:0]
-	err = db.Scan(nil, 0, scanPage+1, func(e index.Entry) error { got = append(got, e.Hash); return nil })
+	err = db.Scan(nil, 0, scanPage+1, func(e store.Entry) error { got = append(got, e.Hash); return nil })
 	if err != nil || !slices.Equal(got, hs[:scanPage+1]) {
 		t.Fatalf("Scan limit %d: %d entries, err %v", scanPage+1, len(got), err)
 	}
@@ -301,7 +302,7 @@ func TestAddIfAbsentConcurrent(t *testing.T) {
 				idx := order[start:min(start+150, len(order))]
 				if w%4 == 3 { // single adds
 					for _, i := range idx {
-						added, err := db.AddIfAbsent(hs[i], index.Value{})
+						added, err := db.Add(hs[i], store.Value{})
 						if err != nil {
 							errs <- err
 							return
@@ -312,12 +313,12 @@ func TestAddIfAbsentConcurrent(t *testing.T) {
 					}
 					continue
 				}
-				batch := make([]index.Entry, 0, len(idx)+1)
+				batch := make([]store.Entry, 0, len(idx)+1)
 				for _, i := range idx {
-					batch = append(batch, index.Entry{Hash: hs[i]})
+					batch = append(batch, store.Entry{Hash: hs[i]})
 				}
 				batch = append(batch, batch[0]) // a repeat within the batch
-				added, err := db.AddIfAbsentBatch(batch)
+				added, err := db.AddBatch(batch)
 				if err != nil {
 					errs <- err
 					return
@@ -364,7 +365,7 @@ func TestConcurrentLoad(t *testing.T) {
 	a, b := openSchema(t, &Options{Schema: schema}), openSchema(t, &Options{Schema: schema})
 	r := rand.New(rand.NewPCG(7, 7))
 	es := entries(r, randHashes(r, 3000))
-	var ra, rb index.LoadResult
+	var ra, rb store.LoadResult
 	var ea, eb error
 	var wg sync.WaitGroup
 	wg.Go(func() { ra, ea = a.Load(slices.Values(es[:2000])) })
@@ -386,7 +387,7 @@ func TestProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if _, err := Open(ctx, u, &Options{Schema: schema, Profile: "safebrowsing"}); !errors.Is(err, index.ErrProfileMismatch) {
+	if _, err := Open(ctx, u, &Options{Schema: schema, Profile: "safebrowsing"}); !errors.Is(err, store.ErrProfileMismatch) {
 		t.Fatalf("Open with another profile: %v, want ErrProfileMismatch", err)
 	}
 	db = openSchema(t, &Options{Schema: schema})
@@ -399,7 +400,7 @@ func TestProfile(t *testing.T) {
 	if db := openSchema(t, &Options{Schema: other, Profile: "p1"}); db.Profile() != "p1" {
 		t.Fatalf("Profile() = %q, want p1", db.Profile())
 	}
-	if _, err := Open(ctx, u, &Options{Schema: other, Profile: "p2"}); !errors.Is(err, index.ErrProfileMismatch) {
+	if _, err := Open(ctx, u, &Options{Schema: other, Profile: "p2"}); !errors.Is(err, store.ErrProfileMismatch) {
 		t.Fatalf("Open with p2: %v, want ErrProfileMismatch", err)
 	}
 }
@@ -408,23 +409,23 @@ func TestMustExistReadOnlyFormat(t *testing.T) {
 	schema := newSchema(t)
 	ctx, u := context.Background(), testURL(t)
 	for _, o := range []Options{{Schema: schema, MustExist: true}, {Schema: schema, ReadOnly: true}} {
-		if _, err := Open(ctx, u, &o); !errors.Is(err, index.ErrNoIndex) {
+		if _, err := Open(ctx, u, &o); !errors.Is(err, store.ErrNoIndex) {
 			t.Fatalf("Open(%+v) of a missing index: %v, want ErrNoIndex", o, err)
 		}
 	}
 	w := openSchema(t, &Options{Schema: schema})
 	h := hashkey.Sum([]byte("x"))
-	if err := w.Put(h, index.Value{}); err != nil {
+	if err := w.Put(h, store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	ro := openSchema(t, &Options{Schema: schema, ReadOnly: true})
 	if ok, err := ro.Has(h); !ok || err != nil {
 		t.Fatalf("read-only Has = %v, %v", ok, err)
 	}
-	if err := ro.Put(h, index.Value{}); !errors.Is(err, index.ErrReadOnly) {
+	if err := ro.Put(h, store.Value{}); !errors.Is(err, store.ErrReadOnly) {
 		t.Fatalf("read-only Put: %v, want ErrReadOnly", err)
 	}
-	if _, err := ro.Load(slices.Values([]index.Entry{{Hash: h}})); !errors.Is(err, index.ErrReadOnly) {
+	if _, err := ro.Load(slices.Values([]store.Entry{{Hash: h}})); !errors.Is(err, store.ErrReadOnly) {
 		t.Fatalf("read-only Load: %v, want ErrReadOnly", err)
 	}
 	// A newer format is refused; Verify catches a missing record.
@@ -437,13 +438,13 @@ func TestMustExistReadOnlyFormat(t *testing.T) {
 	if _, err := conn.Exec(ctx, `UPDATE `+meta+` SET value = '99' WHERE name = 'format'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(ctx, u, &Options{Schema: schema}); !errors.Is(err, index.ErrFormat) {
+	if _, err := Open(ctx, u, &Options{Schema: schema}); !errors.Is(err, store.ErrFormat) {
 		t.Fatalf("Open of format 99: %v, want ErrFormat", err)
 	}
 	if _, err := conn.Exec(ctx, `DELETE FROM `+meta+` WHERE name = 'format'`); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Verify(); !errors.Is(err, index.ErrCorrupt) {
+	if err := w.Verify(); !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("Verify without a format record: %v, want ErrCorrupt", err)
 	}
 }
@@ -452,22 +453,22 @@ func TestBadPrefixLength(t *testing.T) {
 	db := openTestDB(t, nil)
 	h := hashkey.Sum([]byte("x"))
 	for _, n := range []int{0, 3, 32} {
-		if err := db.PutPrefix(h[:n], index.Value{}); !errors.Is(err, index.ErrPrefixLength) {
+		if err := db.PutPrefix(h[:n], store.Value{}); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("PutPrefix(%d bytes): %v, want ErrPrefixLength", n, err)
-		}
-		if err := db.DeletePrefix(h[:n]); !errors.Is(err, index.ErrPrefixLength) {
-			t.Errorf("DeletePrefix(%d bytes): %v, want ErrPrefixLength", n, err)
 		}
 	}
 	for _, n := range []int{-1, 2, 33} {
-		bad := []index.Entry{{Hash: h}, {Hash: h, Len: n}}
-		if err := db.PutBatch(bad); !errors.Is(err, index.ErrPrefixLength) {
+		if err := db.Delete(store.Entry{Hash: h, Len: n}); !errors.Is(err, store.ErrPrefixLength) {
+			t.Errorf("Delete(Len %d): %v, want ErrPrefixLength", n, err)
+		}
+		bad := []store.Entry{{Hash: h}, {Hash: h, Len: n}}
+		if err := db.PutBatch(bad); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("PutBatch(Len %d): %v, want ErrPrefixLength", n, err)
 		}
-		if _, err := db.AddIfAbsentBatch(bad); !errors.Is(err, index.ErrPrefixLength) {
-			t.Errorf("AddIfAbsentBatch(Len %d): %v, want ErrPrefixLength", n, err)
+		if _, err := db.AddBatch(bad); !errors.Is(err, store.ErrPrefixLength) {
+			t.Errorf("AddBatch(Len %d): %v, want ErrPrefixLength", n, err)
 		}
-		if _, err := db.Load(slices.Values(bad)); !errors.Is(err, index.ErrPrefixLength) {
+		if _, err := db.Load(slices.Values(bad)); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("Load(Len %d): %v, want ErrPrefixLength", n, err)
 		}
 	}
@@ -475,10 +476,10 @@ func TestBadPrefixLength(t *testing.T) {
 		prefix []byte
 		bits   int
 	}{{nil, 4}, {h[:1], 9}, {h[:], 257}, {h[:], -1}} {
-		if err := db.Scan(c.prefix, c.bits, 0, func(index.Entry) error { return nil }); !errors.Is(err, index.ErrPrefixLength) {
+		if err := db.Scan(c.prefix, c.bits, 0, func(store.Entry) error { return nil }); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("Scan(%d bytes, %d bits): %v, want ErrPrefixLength", len(c.prefix), c.bits, err)
 		}
-		if _, _, err := db.Count(c.prefix, c.bits); !errors.Is(err, index.ErrPrefixLength) {
+		if _, _, err := db.Count(c.prefix, c.bits); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("Count(%d bytes, %d bits): %v, want ErrPrefixLength", len(c.prefix), c.bits, err)
 		}
 	}
@@ -498,26 +499,26 @@ func TestClosed(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 	calls := map[string]error{
-		"Put":       db.Put(h, index.Value{}),
-		"PutPrefix": db.PutPrefix(h[:4], index.Value{}),
-		"PutBatch":  db.PutBatch([]index.Entry{{Hash: h}}),
-		"Delete":    db.Delete(h),
-		"Scan":      db.Scan(nil, 0, 0, func(index.Entry) error { return nil }),
-		"ForEach":   db.ForEach(func(index.Entry) error { return nil }),
+		"Put":       db.Put(h, store.Value{}),
+		"PutPrefix": db.PutPrefix(h[:4], store.Value{}),
+		"PutBatch":  db.PutBatch([]store.Entry{{Hash: h}}),
+		"Delete":    db.Delete(store.FullEntry(h, store.Value{})),
+		"Scan":      db.Scan(nil, 0, 0, func(store.Entry) error { return nil }),
+		"ForEach":   db.ForEach(func(store.Entry) error { return nil }),
 		"Verify":    db.Verify(),
 		"Sync":      db.Sync(),
 	}
 	_, calls["Get"] = db.Get(h)
 	_, calls["Has"] = db.Has(h)
 	_, calls["HasBatch"] = db.HasBatch([]hashkey.Hash{h})
-	_, calls["AddIfAbsent"] = db.AddIfAbsent(h, index.Value{})
-	_, calls["AddIfAbsentBatch"] = db.AddIfAbsentBatch([]index.Entry{{Hash: h}})
+	_, calls["Add"] = db.Add(h, store.Value{})
+	_, calls["AddBatch"] = db.AddBatch([]store.Entry{{Hash: h}})
 	_, _, calls["Match"] = db.Match(h)
 	_, _, calls["Count"] = db.Count(nil, 0)
-	_, calls["Load"] = db.Load(slices.Values([]index.Entry{{Hash: h}}))
+	_, calls["Load"] = db.Load(slices.Values([]store.Entry{{Hash: h}}))
 	_, calls["Stats"] = db.Stats()
 	for name, err := range calls {
-		if !errors.Is(err, index.ErrClosed) {
+		if !errors.Is(err, store.ErrClosed) {
 			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
 		}
 	}
@@ -540,7 +541,7 @@ func TestStatsVerify(t *testing.T) {
 	if _, err := db.Load(slices.Values(entries(r, randHashes(r, 500)))); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.PutPrefix([]byte{1, 2, 3, 4}, index.Value{}); err != nil {
+	if err := db.PutPrefix([]byte{1, 2, 3, 4}, store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := db.Stats()

@@ -14,16 +14,16 @@
 //
 //	db, err := pgindex.Open(ctx, "postgres://crawler@db.example/urlhash", nil)
 //	...
-//	added, err := db.AddIfAbsent(h, index.Value{})
+//	added, err := db.Add(h, store.Value{})
 //
 // *DB has the method set of *index.DB (Put, PutPrefix, PutBatch, Get,
-// Has, HasBatch, Delete, DeletePrefix, AddIfAbsent, AddIfAbsentBatch,
+// Has, HasBatch, Delete, DeletePrefix, Add, AddBatch,
 // Match, Scan, ForEach, Count, Load, Stats, Verify, Sync, Close, Path,
-// Profile) with the same types (index.Entry, index.Value, index.Match,
-// index.LoadResult, index.Stats) and the same sentinel errors
-// (index.ErrNotFound, index.ErrClosed, index.ErrPrefixLength,
-// index.ErrProfileMismatch, index.ErrNoIndex, index.ErrFormat,
-// index.ErrReadOnly, index.ErrCorrupt; possibly wrapped, use errors.Is),
+// Profile) with the same types (store.Entry, store.Value, store.Match,
+// store.LoadResult, store.Stats) and the same sentinel errors
+// (store.ErrNotFound, store.ErrClosed, store.ErrPrefixLength,
+// store.ErrProfileMismatch, store.ErrNoIndex, store.ErrFormat,
+// store.ErrReadOnly, store.ErrCorrupt; possibly wrapped, use errors.Is),
 // so one small interface holds either. No pgx type or error escapes;
 // server errors are reported by text with their SQLSTATE.
 //
@@ -41,10 +41,10 @@
 //	entries  (h BYTEA PRIMARY KEY CHECK (length(h) = 32), text BYTEA, data BYTEA)
 //	prefixes (p BYTEA PRIMARY KEY CHECK (length(p) BETWEEN 4 AND 31), text BYTEA, data BYTEA)
 //
-// text and data are index.Value's Text and Data, NULL when empty. A
-// newer format is refused with index.ErrFormat; the profile follows
+// text and data are store.Value's Text and Data, NULL when empty. A
+// newer format is refused with store.ErrFormat; the profile follows
 // index.Options.Profile (recorded once, a different non-empty one refused
-// with index.ErrProfileMismatch). The primary keys are B-trees ordered by
+// with store.ErrProfileMismatch). The primary keys are B-trees ordered by
 // bytes (bytea has no collation), so:
 //
 //   - Has, Get: one index probe; HasBatch: h = ANY($1) with
@@ -56,7 +56,7 @@
 //     and hi lo plus one in its last bit; prefix entries must also be at
 //     least as long as the prefix's bytes. Scan fetches pages of 1000 in
 //     key order (ORDER BY h LIMIT), each starting just after the last key.
-//   - AddIfAbsent(Batch): INSERT ... SELECT FROM unnest($1, $2, $3)
+//   - Add(Batch): INSERT ... SELECT FROM unnest($1, $2, $3)
 //     ON CONFLICT DO NOTHING RETURNING h; PutBatch: the same with
 //     DO UPDATE.
 //   - Load: COPY into a temporary table, then INSERT ... SELECT ...
@@ -65,7 +65,7 @@
 // # Consistency
 //
 // Every statement is its own transaction (the server's default isolation,
-// READ COMMITTED on PostgreSQL). AddIfAbsent relies on the primary key's
+// READ COMMITTED on PostgreSQL). Add relies on the primary key's
 // unique index, not on locks in this process: when two sessions insert
 // one key, the second waits for the first to commit and then skips it, so
 // exactly one caller, in any process on any host, is told the key is
@@ -121,13 +121,13 @@
 // absent keys without reading the store. pgindex has none, on purpose:
 // other processes and hosts write to the same tables, and a filter built
 // here would not know their keys, so it would answer "absent" for keys
-// another host added (Has, HasBatch and Match would be wrong; AddIfAbsent
+// another host added (Has, HasBatch and Match would be wrong; Add
 // stays right because the insert decides). Keeping it right would need
 // invalidation: every writer publishing its keys (LISTEN/NOTIFY, logical
 // replication) or bumping a change counter that every lookup reads, which
 // costs a round trip of its own or a hot row. The gain is also smaller
 // than with Badger: the round trip, not the key probe, dominates a remote
-// lookup, and batching (HasBatch, AddIfAbsentBatch) already spreads it
+// lookup, and batching (HasBatch, AddBatch) already spreads it
 // over many keys.
 //
 // A filter would be right where this DB is the only writer (one importer,
@@ -143,8 +143,8 @@
 // a local PostgreSQL 15 started by .ci/postgres.sh, which runs with fsync
 // off (commits reach the operating system only, as Badger's writes
 // without SyncWrites; Badger's Load does fsync its tables). Per key, in
-// the least loaded run: Load 2.4 µs (Badger 1.1), AddIfAbsentBatch 3.8 µs
-// (Badger 2.4), HasBatch 1.4 µs (Badger 0.74); one AddIfAbsent 24 µs
+// the least loaded run: Load 2.4 µs (Badger 1.1), AddBatch 3.8 µs
+// (Badger 2.4), HasBatch 1.4 µs (Badger 0.74); one Add 24 µs
 // (Badger 7). Other runs on the busy machine varied up to three times
 // either way. Over a network, add one round trip per statement.
 package pgindex

@@ -7,8 +7,8 @@ import (
 	"os"
 
 	"github.com/urlhash/urlhash/hashkey"
-	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/pgindex"
+	"github.com/urlhash/urlhash/store"
 )
 
 // Example deduplicates URLs against an index that several crawler hosts
@@ -26,11 +26,11 @@ func Example() {
 	defer db.Close()
 
 	h := hashkey.Sum([]byte("https://example.com/"))
-	added, err := db.AddIfAbsent(h, index.Value{Text: []byte("https://example.com/")})
+	added, err := db.Add(h, store.Value{Text: []byte("https://example.com/")})
 	if err != nil {
 		log.Fatal(err)
 	}
-	again, err := db.AddIfAbsent(h, index.Value{})
+	again, err := db.Add(h, store.Value{})
 	if err != nil {
 		log.Fatal(err)
 	}

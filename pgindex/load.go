@@ -4,11 +4,11 @@ import (
 	"iter"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
 )
 
 // Load stores every entry of seq whose key is not stored yet (like
-// AddIfAbsentBatch, the first of repeated keys wins; stored values are
+// AddBatch, the first of repeated keys wins; stored values are
 // kept) and returns the counts. It is one transaction: the entries are
 // streamed with COPY into a temporary table (nothing is held in client
 // memory), then moved with INSERT ... SELECT ... ORDER BY key ON CONFLICT
@@ -16,11 +16,11 @@ import (
 // the input entries not added (already stored, or repeated); Streamed is
 // always false. A bad entry fails the load and nothing is written. Other
 // writers may run during Load: a key they add first counts as present.
-func (db *DB) Load(seq iter.Seq[index.Entry]) (index.LoadResult, error) {
+func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 	if err := db.beginWrite(); err != nil {
-		return index.LoadResult{}, err
+		return store.LoadResult{}, err
 	}
-	var res index.LoadResult
+	var res store.LoadResult
 	var n int64
 	var errEntry error // a bad entry, reported as itself rather than as pgx's COPY failure
 	err := pgx.BeginFunc(db.ctx, db.pool, func(tx pgx.Tx) error {
@@ -58,10 +58,10 @@ func (db *DB) Load(seq iter.Seq[index.Entry]) (index.LoadResult, error) {
 		return err
 	})
 	if errEntry != nil {
-		return index.LoadResult{}, errEntry
+		return store.LoadResult{}, errEntry
 	}
 	if err != nil {
-		return index.LoadResult{}, db.translate(err)
+		return store.LoadResult{}, db.translate(err)
 	}
 	res.Present = n - res.Added
 	return res, nil

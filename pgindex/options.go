@@ -3,7 +3,7 @@ package pgindex
 import (
 	"fmt"
 
-	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
 )
 
 // Default option values.
@@ -29,15 +29,15 @@ type Options struct {
 	// index holds, as index.Options.Profile: recorded when the index is
 	// created (or first opened writable with a non-empty Profile); a later
 	// Open with a different non-empty Profile fails with
-	// index.ErrProfileMismatch. Empty means "any".
+	// store.ErrProfileMismatch. Empty means "any".
 	Profile string
 
 	// ReadOnly opens an existing index without writing to it: no schema
-	// is created (a missing index gives index.ErrNoIndex) and writes
-	// return index.ErrReadOnly. Default false.
+	// is created (a missing index gives store.ErrNoIndex) and writes
+	// return store.ErrReadOnly. Default false.
 	ReadOnly bool
 
-	// MustExist makes a writable Open refuse (index.ErrNoIndex) a schema
+	// MustExist makes a writable Open refuse (store.ErrNoIndex) a schema
 	// that holds no index instead of creating one. Default false.
 	MustExist bool
 
@@ -47,7 +47,7 @@ type Options struct {
 	MaxConns int32
 
 	// BatchSize is the number of rows sent in one statement by
-	// HasBatch, PutBatch and AddIfAbsentBatch; longer batches are split,
+	// HasBatch, PutBatch and AddBatch; longer batches are split,
 	// each part its own transaction. Default 10000 (DefaultBatchSize).
 	BatchSize int
 }
@@ -58,16 +58,16 @@ func (o *Options) Validate() error {
 		return nil
 	}
 	if o.Schema != "" && !isIdentifier(o.Schema) {
-		return fmt.Errorf("%w: schema %q is not a lowercase SQL identifier", index.ErrInvalidOptions, o.Schema)
+		return fmt.Errorf("%w: schema %q is not a lowercase SQL identifier", store.ErrInvalidOptions, o.Schema)
 	}
 	if len(o.Profile) > 255 {
-		return fmt.Errorf("%w: Profile longer than 255 bytes", index.ErrInvalidOptions)
+		return fmt.Errorf("%w: Profile longer than 255 bytes", store.ErrInvalidOptions)
 	}
 	if o.MaxConns < 0 {
-		return fmt.Errorf("%w: negative MaxConns %d", index.ErrInvalidOptions, o.MaxConns)
+		return fmt.Errorf("%w: negative MaxConns %d", store.ErrInvalidOptions, o.MaxConns)
 	}
 	if o.BatchSize < 0 {
-		return fmt.Errorf("%w: negative BatchSize %d", index.ErrInvalidOptions, o.BatchSize)
+		return fmt.Errorf("%w: negative BatchSize %d", store.ErrInvalidOptions, o.BatchSize)
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
 )
 
 // childEnv names the schema a child process of
@@ -82,11 +82,11 @@ func addAsChild(t *testing.T, schema string) {
 	defer w.Flush()
 	for start := 0; start < len(order); start += 100 {
 		idx := order[start:min(start+100, len(order))]
-		batch := make([]index.Entry, len(idx))
+		batch := make([]store.Entry, len(idx))
 		for j, k := range idx {
-			batch[j] = index.Entry{Hash: hs[k]}
+			batch[j] = store.Entry{Hash: hs[k]}
 		}
-		added, err := db.AddIfAbsentBatch(batch)
+		added, err := db.AddBatch(batch)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,22 +8,22 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/urlhash/urlhash/hashkey"
-	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
 )
 
 // scanPage is the number of rows Scan fetches per query.
 const scanPage = 1000
 
-// Get returns the value of the full entry h, or index.ErrNotFound. The
+// Get returns the value of the full entry h, or store.ErrNotFound. The
 // value's slices belong to the caller.
-func (db *DB) Get(h hashkey.Hash) (index.Value, error) {
+func (db *DB) Get(h hashkey.Hash) (store.Value, error) {
 	if err := db.begin(); err != nil {
-		return index.Value{}, err
+		return store.Value{}, err
 	}
-	var v index.Value
+	var v store.Value
 	err := db.pool.QueryRow(db.ctx, db.q.get, h[:]).Scan(&v.Text, &v.Data)
 	if err != nil {
-		return index.Value{}, db.translate(err)
+		return store.Value{}, db.translate(err)
 	}
 	return normValue(v), nil
 }
@@ -63,7 +63,7 @@ func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
 		var k []byte
 		_, err = pgx.ForEachRow(rows, []any{&k}, func() error {
 			if len(k) != hashkey.Size {
-				return fmt.Errorf("%w: full key of %d bytes", index.ErrCorrupt, len(k))
+				return fmt.Errorf("%w: full key of %d bytes", store.ErrCorrupt, len(k))
 			}
 			found[hashkey.Hash(k)] = struct{}{}
 			return nil
@@ -81,23 +81,23 @@ func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
 // Match returns the full entry h when it is stored, else the longest stored
 // prefix entry that h starts with. The bool is false when neither exists.
 // It is one query: the full key, and the 28 prefixes of h
-// (index.MinPrefixLen..index.MaxPrefixLen bytes) with = ANY.
-func (db *DB) Match(h hashkey.Hash) (index.Match, bool, error) {
+// (store.MinPrefixEntryLen..store.MaxPrefixEntryLen bytes) with = ANY.
+func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
 	if err := db.begin(); err != nil {
-		return index.Match{}, false, err
+		return store.Match{}, false, err
 	}
-	prefixes := make([][]byte, 0, index.MaxPrefixLen-index.MinPrefixLen+1)
-	for n := index.MinPrefixLen; n <= index.MaxPrefixLen; n++ {
+	prefixes := make([][]byte, 0, store.MaxPrefixEntryLen-store.MinPrefixEntryLen+1)
+	for n := store.MinPrefixEntryLen; n <= store.MaxPrefixEntryLen; n++ {
 		prefixes = append(prefixes, h[:n])
 	}
-	var m index.Match
+	var m store.Match
 	var n int32
 	err := db.pool.QueryRow(db.ctx, db.q.match, h[:], prefixes).Scan(&n, &m.Value.Text, &m.Value.Data)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return index.Match{}, false, nil
+		return store.Match{}, false, nil
 	}
 	if err != nil {
-		return index.Match{}, false, db.translate(err)
+		return store.Match{}, false, db.translate(err)
 	}
 	m.Len = int(n)
 	m.Value = normValue(m.Value)
@@ -116,9 +116,9 @@ func (db *DB) Match(h hashkey.Hash) (index.Match, bool, error) {
 // runs, so fn may call methods of db. Unlike index.DB.Scan, the pages are
 // not one snapshot: an entry written or deleted during the scan may or
 // may not be visited, but every key is visited at most once, in order.
-func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(index.Entry) error) error {
+func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) error) error {
 	if bits < 0 || bits > 8*hashkey.Size || len(prefix)*8 < bits {
-		return fmt.Errorf("%w: %d bits of a %d-byte prefix", index.ErrPrefixLength, bits, len(prefix))
+		return fmt.Errorf("%w: %d bits of a %d-byte prefix", store.ErrPrefixLength, bits, len(prefix))
 	}
 	if err := db.begin(); err != nil {
 		return err
@@ -170,25 +170,25 @@ func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(index.Entry) erro
 }
 
 // collectEntries reads the rows of a scan query.
-func collectEntries(rows pgx.Rows, isPrefix bool) ([]index.Entry, error) {
-	var out []index.Entry
+func collectEntries(rows pgx.Rows, isPrefix bool) ([]store.Entry, error) {
+	var out []store.Entry
 	var k []byte
-	var v index.Value
+	var v store.Value
 	_, err := pgx.ForEachRow(rows, []any{&k, &v.Text, &v.Data}, func() error {
-		var e index.Entry
+		var e store.Entry
 		if isPrefix {
-			if len(k) < index.MinPrefixLen || len(k) > index.MaxPrefixLen {
-				return fmt.Errorf("%w: prefix key %x", index.ErrCorrupt, k)
+			if len(k) < store.MinPrefixEntryLen || len(k) > store.MaxPrefixEntryLen {
+				return fmt.Errorf("%w: prefix key %x", store.ErrCorrupt, k)
 			}
 			e.Len = len(k)
 		} else {
 			if len(k) != hashkey.Size {
-				return fmt.Errorf("%w: full key %x", index.ErrCorrupt, k)
+				return fmt.Errorf("%w: full key %x", store.ErrCorrupt, k)
 			}
 			e.Len = hashkey.Size
 		}
 		copy(e.Hash[:], k)
-		e.Value = normValue(index.Value{Text: slices.Clone(v.Text), Data: slices.Clone(v.Data)})
+		e.Value = normValue(store.Value{Text: slices.Clone(v.Text), Data: slices.Clone(v.Data)})
 		out = append(out, e)
 		return nil
 	})
@@ -197,14 +197,14 @@ func collectEntries(rows pgx.Rows, isPrefix bool) ([]index.Entry, error) {
 
 // ForEach calls fn for every entry in key order (full entries, then prefix
 // entries), stopping at the first error fn returns. See Scan.
-func (db *DB) ForEach(fn func(index.Entry) error) error { return db.Scan(nil, 0, 0, fn) }
+func (db *DB) ForEach(fn func(store.Entry) error) error { return db.Scan(nil, 0, 0, fn) }
 
 // Count returns the number of full entries and of prefix entries that
 // Scan(prefix, bits, 0, ...) would visit: two count(*) queries over key
 // ranges.
 func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
 	if bits < 0 || bits > 8*hashkey.Size || len(prefix)*8 < bits {
-		return 0, 0, fmt.Errorf("%w: %d bits of a %d-byte prefix", index.ErrPrefixLength, bits, len(prefix))
+		return 0, 0, fmt.Errorf("%w: %d bits of a %d-byte prefix", store.ErrPrefixLength, bits, len(prefix))
 	}
 	if err := db.begin(); err != nil {
 		return 0, 0, err
@@ -251,7 +251,7 @@ func keyRange(prefix []byte, bits int) (lo, hi []byte, nbytes int) {
 }
 
 // normValue makes empty parts nil, as index.DB returns them.
-func normValue(v index.Value) index.Value {
+func normValue(v store.Value) store.Value {
 	if len(v.Text) == 0 {
 		v.Text = nil
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
 )
 
 // Stats returns the index's counts (exact: count(*) over both tables,
@@ -16,21 +16,21 @@ import (
 // the server lacks the function (CockroachDB). FormatVersion is the
 // schema version recorded in the meta table. The filter fields, VlogBytes
 // and Tables are 0.
-func (db *DB) Stats() (index.Stats, error) {
+func (db *DB) Stats() (store.Stats, error) {
 	if err := db.begin(); err != nil {
-		return index.Stats{}, err
+		return store.Stats{}, err
 	}
-	s := index.Stats{Profile: db.profile}
+	s := store.Stats{Profile: db.Profile()}
 	var format string
 	err := db.pool.QueryRow(db.ctx, `SELECT
 		(SELECT count(*) FROM `+db.full+`),
 		(SELECT count(*) FROM `+db.prefix+`),
 		(SELECT value FROM `+db.meta+` WHERE name = 'format')`).Scan(&s.Entries, &s.PrefixEntries, &format)
 	if err != nil {
-		return index.Stats{}, db.translate(err)
+		return store.Stats{}, db.translate(err)
 	}
 	if s.FormatVersion, err = strconv.Atoi(format); err != nil {
-		return index.Stats{}, fmt.Errorf("%w: bad format record %q", index.ErrFormat, format)
+		return store.Stats{}, fmt.Errorf("%w: bad format record %q", store.ErrFormat, format)
 	}
 	err = db.pool.QueryRow(db.ctx, `SELECT
 		pg_total_relation_size($1::regclass) + pg_total_relation_size($2::regclass),
@@ -38,7 +38,7 @@ func (db *DB) Stats() (index.Stats, error) {
 		db.full, db.prefix, db.meta).Scan(&s.LSMBytes, &s.DiskBytes)
 	var pe *pgconn.PgError
 	if err != nil && !(errors.As(err, &pe) && pe.Code == "42883") { // undefined_function
-		return index.Stats{}, db.translate(err)
+		return store.Stats{}, db.translate(err)
 	}
 	return s, nil
 }
@@ -46,7 +46,7 @@ func (db *DB) Stats() (index.Stats, error) {
 // Verify checks the index: the format record is present and readable, and
 // every key is well formed (32-byte full keys, 4..31-byte prefix keys, no
 // NULL). It reads every key. It returns an error wrapping
-// index.ErrCorrupt when a check fails.
+// store.ErrCorrupt when a check fails.
 func (db *DB) Verify() error {
 	if err := db.begin(); err != nil {
 		return err
@@ -63,15 +63,15 @@ func (db *DB) Verify() error {
 	}
 	switch {
 	case format == nil:
-		return fmt.Errorf("%w: no format record", index.ErrCorrupt)
+		return fmt.Errorf("%w: no format record", store.ErrCorrupt)
 	case badFull > 0:
-		return fmt.Errorf("%w: %d full keys not %d bytes long", index.ErrCorrupt, badFull, 32)
+		return fmt.Errorf("%w: %d full keys not %d bytes long", store.ErrCorrupt, badFull, 32)
 	case badPrefix > 0:
-		return fmt.Errorf("%w: %d prefix keys not %d..%d bytes long", index.ErrCorrupt, badPrefix,
-			index.MinPrefixLen, index.MaxPrefixLen)
+		return fmt.Errorf("%w: %d prefix keys not %d..%d bytes long", store.ErrCorrupt, badPrefix,
+			store.MinPrefixEntryLen, store.MaxPrefixEntryLen)
 	}
 	if v, err := strconv.Atoi(*format); err != nil || v < 1 || v > FormatVersion {
-		return fmt.Errorf("%w: format record %q", index.ErrCorrupt, *format)
+		return fmt.Errorf("%w: format record %q", store.ErrCorrupt, *format)
 	}
 	return nil
 }

@@ -7,24 +7,24 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/urlhash/urlhash/hashkey"
-	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
 )
 
 // Put stores v under the full entry h, replacing any stored value.
-func (db *DB) Put(h hashkey.Hash, v index.Value) error {
-	_, err := db.write([]index.Entry{{Hash: h, Value: v}}, false)
+func (db *DB) Put(h hashkey.Hash, v store.Value) error {
+	_, err := db.write([]store.Entry{{Hash: h, Value: v}}, false)
 	return err
 }
 
-// PutPrefix stores v under the prefix entry p (index.MinPrefixLen..
-// index.MaxPrefixLen bytes, else index.ErrPrefixLength), replacing any
+// PutPrefix stores v under the prefix entry p (store.MinPrefixEntryLen..
+// store.MaxPrefixEntryLen bytes, else store.ErrPrefixLength), replacing any
 // stored value.
-func (db *DB) PutPrefix(p []byte, v index.Value) error {
-	e, err := index.PrefixEntry(p, v)
+func (db *DB) PutPrefix(p []byte, v store.Value) error {
+	e, err := store.PrefixEntry(p, v)
 	if err != nil {
 		return err
 	}
-	_, err = db.write([]index.Entry{e}, false)
+	_, err = db.write([]store.Entry{e}, false)
 	return err
 }
 
@@ -32,45 +32,43 @@ func (db *DB) PutPrefix(p []byte, v index.Value) error {
 // When a key repeats, the last entry wins. Each statement of
 // Options.BatchSize rows is one transaction; the batch as a whole is not
 // (a failure may keep a part of it).
-func (db *DB) PutBatch(entries []index.Entry) error {
+func (db *DB) PutBatch(entries []store.Entry) error {
 	_, err := db.write(entries, false)
 	return err
 }
 
-// AddIfAbsent stores v under h unless h is stored, and reports whether it
+// Add stores v under h unless h is stored, and reports whether it
 // did. It is one INSERT ... ON CONFLICT DO NOTHING RETURNING: atomic with
 // respect to every other writer of the database, in any process on any
 // host.
-func (db *DB) AddIfAbsent(h hashkey.Hash, v index.Value) (added bool, err error) {
-	added1, err := db.write([]index.Entry{{Hash: h, Value: v}}, true)
+func (db *DB) Add(h hashkey.Hash, v store.Value) (added bool, err error) {
+	added1, err := db.write([]store.Entry{{Hash: h, Value: v}}, true)
 	if err != nil {
 		return false, err
 	}
 	return added1[0], nil
 }
 
-// AddIfAbsentBatch stores each entry whose key is not stored and reports,
+// AddBatch stores each entry whose key is not stored and reports,
 // in input order, which ones it added. When a key repeats in the batch, only
 // its first occurrence can be added. Each key is reported added by exactly
 // one caller however many processes add it at once. Each statement of
 // Options.BatchSize rows is one transaction; the batch as a whole is not.
-func (db *DB) AddIfAbsentBatch(entries []index.Entry) ([]bool, error) {
+func (db *DB) AddBatch(entries []store.Entry) ([]bool, error) {
 	return db.write(entries, true)
 }
 
-// Delete removes the full entry h. It returns index.ErrNotFound when h is
-// not stored.
-func (db *DB) Delete(h hashkey.Hash) error {
-	return db.remove(db.q.deleteFull, h[:])
-}
-
-// DeletePrefix removes the prefix entry p. It returns index.ErrNotFound
-// when p is not stored and index.ErrPrefixLength for a bad length.
-func (db *DB) DeletePrefix(p []byte) error {
-	if _, err := index.PrefixEntry(p, index.Value{}); err != nil {
+// Delete removes a full or prefix entry. It returns an error wrapping
+// store.ErrNotFound when the key is not stored and store.ErrPrefixLength
+// for a bad prefix length.
+func (db *DB) Delete(e store.Entry) error {
+	if err := e.Check(); err != nil {
 		return err
 	}
-	return db.remove(db.q.deletePrefix, p)
+	if e.IsPrefix() {
+		return db.remove(db.q.deletePrefix, e.Key())
+	}
+	return db.remove(db.q.deleteFull, e.Key())
 }
 
 func (db *DB) remove(sql string, key []byte) error {
@@ -82,7 +80,7 @@ func (db *DB) remove(sql string, key []byte) error {
 		return db.translate(err)
 	}
 	if tag.RowsAffected() == 0 {
-		return index.ErrNotFound
+		return fmt.Errorf("%w: %x", store.ErrNotFound, key)
 	}
 	return nil
 }
@@ -93,7 +91,7 @@ type entryKey struct {
 	n uint8
 }
 
-func keyOf(e *index.Entry) entryKey {
+func keyOf(e *store.Entry) entryKey {
 	var k entryKey
 	b := e.Key()
 	copy(k.h[:], b)
@@ -110,18 +108,18 @@ func keyOfBytes(b []byte) entryKey {
 
 func (k *entryKey) bytes() []byte { return k.h[:k.n] }
 
-// checkEntry returns index.ErrPrefixLength for an entry that is neither
+// checkEntry returns store.ErrPrefixLength for an entry that is neither
 // full nor a 4..31-byte prefix entry.
-func checkEntry(e *index.Entry) error {
-	if e.Len < 0 || e.Len > hashkey.Size || (e.IsPrefix() && e.Len < index.MinPrefixLen) {
-		return fmt.Errorf("%w: %d bytes", index.ErrPrefixLength, e.Len)
+func checkEntry(e *store.Entry) error {
+	if e.Len < 0 || e.Len > hashkey.Size || (e.IsPrefix() && e.Len < store.MinPrefixEntryLen) {
+		return fmt.Errorf("%w: %d bytes", store.ErrPrefixLength, e.Len)
 	}
 	return nil
 }
 
-// write implements Put*, AddIfAbsent*. For ifAbsent it returns, per input
+// write implements Put*, Add*. For ifAbsent it returns, per input
 // entry, whether it was added; otherwise it returns nil.
-func (db *DB) write(entries []index.Entry, ifAbsent bool) ([]bool, error) {
+func (db *DB) write(entries []store.Entry, ifAbsent bool) ([]bool, error) {
 	for i := range entries {
 		if err := checkEntry(&entries[i]); err != nil {
 			return nil, err
@@ -203,7 +201,7 @@ func (db *DB) write(entries []index.Entry, ifAbsent bool) ([]bool, error) {
 			for _, k := range added {
 				i, ok := pos[keyOfBytes(k)]
 				if !ok {
-					return nil, fmt.Errorf("%w: insert returned a key not sent: %x", index.ErrCorrupt, k)
+					return nil, fmt.Errorf("%w: insert returned a key not sent: %x", store.ErrCorrupt, k)
 				}
 				result[i] = true
 			}

@@ -6,9 +6,9 @@
 //
 // Open an index directory with the profile its identities were made with;
 // the profile's name is recorded in the index when it is created, and an
-// index made with another profile is refused (index.ErrProfileMismatch):
+// index made with another profile is refused (store.ErrProfileMismatch):
 //
-//	ix, err := query.Open(dir, &query.Options{Profile: hashkey.New(hashkey.DropFragment())})
+//	ix, err := query.Open(dir, &query.Options{Profile: urlhash.New(urlhash.DropFragment())})
 //	...
 //	added, err := ix.AddIfAbsent("https://example.com/a#top") // true the first time
 //	ok, err := ix.Has("https://EXAMPLE.com/a")                 // true: same identity

@@ -3,24 +3,31 @@ package query_test
 import (
 	"fmt"
 	"log"
-	"os"
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/hashkey/safebrowsing"
+	"github.com/urlhash/urlhash/hashkey/urlhash"
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/query"
+	"github.com/urlhash/urlhash/store"
 )
 
-func ExampleIndex_AddIfAbsent() {
-	dir, _ := os.MkdirTemp("", "example")
-	defer os.RemoveAll(dir)
-	seen, err := query.Open(dir, &query.Options{Profile: hashkey.New(hashkey.DropFragment())})
+func ExampleIndex_Add() {
+	profile, err := urlhash.New(urlhash.DropFragment())
+	if err != nil {
+		log.Fatal(err)
+	}
+	db, err := index.Open("", &index.Options{InMemory: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	seen, err := query.New(db, &query.Options{Profile: profile})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer seen.Close()
 	for _, u := range []string{"https://example.com/a", "HTTPS://EXAMPLE.COM/a#top", "https://example.com/b"} {
-		isNew, err := seen.AddIfAbsent(u)
+		isNew, err := seen.Add(u)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -33,15 +40,18 @@ func ExampleIndex_AddIfAbsent() {
 }
 
 func ExampleIndex_Lookup() {
-	dir, _ := os.MkdirTemp("", "example")
-	defer os.RemoveAll(dir)
-	list, err := query.Open(dir, &query.Options{SafeBrowsing: safebrowsing.V5})
+	db, err := index.Open("", &index.Options{InMemory: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	list, err := query.New(db, &query.Options{Profile: safebrowsing.V5})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer list.Close()
+	// A list ships 4-byte prefixes of the SHA-256 of its expressions.
 	h := hashkey.Sum([]byte("evil.example/"))
-	if err := list.AddPrefix(h[:4], index.Value{}); err != nil {
+	if err := db.PutPrefix(h[:4], store.Value{}); err != nil {
 		log.Fatal(err)
 	}
 	hits, err := list.Lookup("http://www.evil.example/login?next=/", safebrowsing.V5)

@@ -6,15 +6,8 @@ import (
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/hashkey/hasheduri"
 	"github.com/urlhash/urlhash/hashkey/safebrowsing"
-	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
 )
-
-// AddHash stores a full hash, such as a Safe Browsing full-hash list entry.
-func (ix *Index) AddHash(h hashkey.Hash, v index.Value) error { return ix.db.Put(h, v) }
-
-// AddPrefix stores a prefix entry of 4..31 bytes, such as a 4-byte Safe
-// Browsing hash prefix.
-func (ix *Index) AddPrefix(p []byte, v index.Value) error { return ix.db.PutPrefix(p, v) }
 
 // Hit is a Safe Browsing expression of a URL whose hash matched a stored
 // entry.
@@ -22,7 +15,7 @@ type Hit struct {
 	Expression string       // the host-suffix/path-prefix expression, e.g. "evil.example/"
 	Hash       hashkey.Hash // its SHA-256
 	Len        int          // bytes of the hash the stored key holds: 32 full, 4..31 prefix
-	Value      index.Value  // what the stored entry holds
+	Value      store.Value  // what the stored entry holds
 }
 
 // IsFull reports whether the hit matched a full hash rather than a prefix.
@@ -39,7 +32,7 @@ func (ix *Index) Lookup(rawURL string, p *safebrowsing.Profile) ([]Hit, error) {
 	}
 	var hits []Hit
 	for _, e := range exprs {
-		m, ok, err := ix.db.Match(e.Hash)
+		m, ok, err := ix.st.Match(e.Hash)
 		if err != nil {
 			return nil, err
 		}
@@ -57,11 +50,11 @@ func (ix *Index) AddHashedURI(u hasheduri.URI) error {
 	if !u.IsValid() {
 		return fmt.Errorf("query: invalid hashed uri %q", u.String())
 	}
-	v := index.Value{Text: []byte(u.String())}
-	if len(u.Digest) == hashkey.Size {
-		return ix.db.Put(hashkey.Hash(u.Digest), v)
-	}
-	return ix.db.PutPrefix(u.Digest, v)
+	var e store.Entry
+	copy(e.Hash[:], u.Digest)
+	e.Len = len(u.Digest)
+	e.Value.Text = []byte(u.String())
+	return ix.st.PutBatch([]store.Entry{e})
 }
 
 // hashedForms are the algorithm and flag combinations a stored hashed URI
@@ -102,7 +95,7 @@ func (ix *Index) MatchHashed(rawURL string, v hasheduri.Variant) ([]hasheduri.UR
 		}
 		var h hashkey.Hash
 		copy(h[:], u.Digest)
-		m, ok, err := ix.db.Match(h)
+		m, ok, err := ix.st.Match(h)
 		if err != nil {
 			return nil, err
 		}
@@ -119,8 +112,3 @@ func (ix *Index) MatchHashed(rawURL string, v hasheduri.Variant) ([]hasheduri.UR
 	}
 	return out, nil
 }
-
-// MatchHash returns the full entry h when it is stored, else the longest
-// stored prefix entry h starts with; the bool is false when neither is.
-// It is Lookup for a caller that already holds an expression's hash.
-func (ix *Index) MatchHash(h hashkey.Hash) (index.Match, bool, error) { return ix.db.Match(h) }

@@ -1,65 +1,47 @@
 package query
 
 import (
-	"context"
+	"errors"
 	"fmt"
-	"iter"
 	"runtime"
-	"strings"
 	"sync"
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/hashkey/safebrowsing"
-	"github.com/urlhash/urlhash/index"
-	"github.com/urlhash/urlhash/pgindex"
+	"github.com/urlhash/urlhash/hashkey/urlhash"
+	"github.com/urlhash/urlhash/store"
 )
 
-// Options configures Open. A nil *Options means the defaults.
+// Options configures New. A nil *Options means the defaults.
 type Options struct {
-	// Profile computes URL identities. Its Name is recorded in (and
-	// checked against) the index. Default: the profile recorded in an
-	// existing index, else hashkey.URLHash (URL Standard serialisation,
-	// SHA-256, fragment kept).
-	Profile *hashkey.Profile
+	// Profile computes URL identities. Its Name must be the profile the
+	// backend records (else an error wrapping store.ErrProfileMismatch),
+	// and is recorded in a writable backend that records none. Default:
+	// the recorded profile, or urlhash.Default when the backend records
+	// none.
+	Profile hashkey.Profile
 
-	// SafeBrowsing, when set, makes this a Safe Browsing list index: the
-	// recorded profile is its name, and a URL's identity (for Has, Add and
-	// the rest) is the hash of its exact expression, host and path with
-	// query, as a list entry for that URL would be. Profile is then
-	// ignored. Lookup works with either kind of index.
-	SafeBrowsing *safebrowsing.Profile
-
-	// StoreURL keeps each added URL's text in its entry (index.Value.Text),
+	// StoreURL keeps each added URL's text in its entry (store.Value.Text),
 	// so that Get, Scan and export can show it. Default false: hashes only.
 	StoreURL bool
-
-	// Index is passed to index.Open; its Profile field is overwritten with
-	// Profile.Name(). Default: index defaults.
-	Index index.Options
-
-	// Postgres is passed to pgindex.Open when the location given to Open is
-	// a postgres:// or postgresql:// connection string; its Profile is
-	// overwritten and Index.ReadOnly and Index.MustExist carry over.
-	// Default: pgindex defaults (schema "urlhash").
-	Postgres pgindex.Options
 
 	// Workers is the number of goroutines that hash a batch. Default
 	// runtime.GOMAXPROCS(0).
 	Workers int
 }
 
-// Index is an index of URL identities. It is safe for concurrent use.
+// Index is an index of URL identities: a store.Backend and the profile its
+// identities are made with. It is safe for concurrent use.
 type Index struct {
-	db       store
-	identity identity
+	st       store.Backend
+	profile  hashkey.Profile
 	storeURL bool
 	workers  int
 }
 
-// Open opens (or, unless opts.Index.ReadOnly or MustExist, creates) the
-// index at location: a directory for the embedded Badger index, or a
-// postgres:// connection string for an index in PostgreSQL (see pgindex).
-func Open(location string, opts *Options) (*Index, error) {
+// New returns an Index over the open backend st, which it owns from then
+// on: Close closes it, also when New fails.
+func New(st store.Backend, opts *Options) (*Index, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -67,199 +49,133 @@ func Open(location string, opts *Options) (*Index, error) {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
-	if o.Profile == nil && o.SafeBrowsing == nil {
-		return openRecorded(location, o)
-	}
-	var id identity = o.Profile
-	if o.SafeBrowsing != nil {
-		id = listIdentity{o.SafeBrowsing}
-	}
-	return open(location, o, id)
-}
-
-func open(dir string, o Options, id identity) (*Index, error) {
-	db, err := openStore(dir, o, id.Name())
-	if err != nil {
-		return nil, err
-	}
-	return &Index{db: db, identity: id, storeURL: o.StoreURL, workers: o.Workers}, nil
-}
-
-// IsPostgres reports whether location names a PostgreSQL index (a
-// postgres:// or postgresql:// connection string) rather than a directory.
-func IsPostgres(location string) bool {
-	return strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://")
-}
-
-// openStore opens the backend that location names, recording or checking
-// profile ("" means any).
-func openStore(location string, o Options, profile string) (store, error) {
-	if IsPostgres(location) {
-		po := o.Postgres
-		po.Profile = profile
-		po.ReadOnly = po.ReadOnly || o.Index.ReadOnly
-		po.MustExist = po.MustExist || o.Index.MustExist
-		return pgindex.Open(context.Background(), location, &po)
-	}
-	io := o.Index
-	io.Profile = profile
-	return index.Open(location, &io)
-}
-
-// openRecorded opens an index with the profile recorded in it, or creates
-// one with the default profile.
-func openRecorded(dir string, o Options) (*Index, error) {
-	db, err := openStore(dir, o, "")
-	if err != nil {
-		return nil, err
-	}
-	name := db.Profile()
-	if name == "" {
-		if err := db.Close(); err != nil {
-			return nil, err
+	recorded := st.Profile()
+	if o.Profile == nil {
+		o.Profile = urlhash.Default
+		if recorded != "" {
+			p, err := ParseProfile(recorded)
+			if err != nil {
+				st.Close()
+				return nil, fmt.Errorf("%s: %w", st.Path(), err)
+			}
+			o.Profile = p
 		}
-		return open(dir, o, hashkey.URLHash)
 	}
-	id, err := parseIdentity(name)
-	if err != nil {
-		db.Close()
+	// Record the profile in an index that records none, so that no index
+	// holds identities of an unnamed profile; a read-only one stays as is.
+	if err := st.SetProfile(o.Profile.Name()); err != nil && !(recorded == "" && errors.Is(err, store.ErrReadOnly)) {
+		st.Close()
 		return nil, err
 	}
-	return &Index{db: db, identity: id, storeURL: o.StoreURL, workers: o.Workers}, nil
+	return &Index{st: st, profile: o.Profile, storeURL: o.StoreURL, workers: o.Workers}, nil
 }
 
-// parseIdentity returns the identity named by an index's recorded profile:
-// a hashkey profile name ("urlhash+sha256", ...) or a Safe Browsing
-// profile name ("webrisk", "safebrowsing-v5").
-func parseIdentity(name string) (identity, error) {
+// ParseProfile returns the profile a name recorded in an index stands for:
+// a url-hash profile ("urlhash+sha256", "urlhash-nofragment+url-hash-0.1.0",
+// see urlhash.ParseProfile) or a Safe Browsing one ("webrisk",
+// "safebrowsing-v5"), whose identity of a URL is the hash of its exact
+// expression. The name "urlhash" alone is the default profile.
+func ParseProfile(name string) (hashkey.Profile, error) {
+	if name == "urlhash" {
+		return urlhash.Default, nil
+	}
 	if p, err := safebrowsing.ParseProfile(name); err == nil {
-		return listIdentity{p}, nil
+		return p, nil
 	}
-	return hashkey.ParseProfile(name)
-}
-
-// identity turns a URL into the hash an index keys it by.
-type identity interface {
-	Name() string
-	Hash(rawURL string) (hashkey.Hash, error)
-}
-
-// listIdentity keys a URL by its exact Safe Browsing expression.
-type listIdentity struct{ p *safebrowsing.Profile }
-
-func (l listIdentity) Name() string { return l.p.Name() }
-
-func (l listIdentity) Hash(rawURL string) (hashkey.Hash, error) {
-	es, err := l.p.Hashes(rawURL)
+	p, err := urlhash.ParseProfile(name)
 	if err != nil {
-		return hashkey.Hash{}, err
+		return nil, fmt.Errorf("query: unknown profile %q (want urlhash[-nofragment]+DIGEST, webrisk or safebrowsing-v5)", name)
 	}
-	return es[0].Hash, nil
+	return p, nil
 }
 
-// store is what an Index needs of its backend: *index.DB (Badger, the
-// embedded default) and *pgindex.DB (PostgreSQL and compatible engines).
-type store interface {
-	Put(h hashkey.Hash, v index.Value) error
-	PutPrefix(p []byte, v index.Value) error
-	PutBatch(entries []index.Entry) error
-	Get(h hashkey.Hash) (index.Value, error)
-	Has(h hashkey.Hash) (bool, error)
-	HasBatch(hs []hashkey.Hash) ([]bool, error)
-	Delete(h hashkey.Hash) error
-	DeletePrefix(p []byte) error
-	AddIfAbsent(h hashkey.Hash, v index.Value) (bool, error)
-	AddIfAbsentBatch(entries []index.Entry) ([]bool, error)
-	Match(h hashkey.Hash) (index.Match, bool, error)
-	Scan(prefix []byte, bits, limit int, fn func(index.Entry) error) error
-	ForEach(fn func(index.Entry) error) error
-	Count(prefix []byte, bits int) (full, prefixes int64, err error)
-	Load(seq iter.Seq[index.Entry]) (index.LoadResult, error)
-	Stats() (index.Stats, error)
-	Verify() error
-	Sync() error
-	Close() error
-	Profile() string
-}
+// Store returns the backend, for callers that work on hashes and entries
+// rather than URLs (hash lists, prefix entries, bulk loads, statistics).
+func (ix *Index) Store() store.Backend { return ix.st }
 
-var (
-	_ store = (*index.DB)(nil)
-	_ store = (*pgindex.DB)(nil)
-)
-
-// ProfileName returns the name of the profile recorded in the index.
-func (ix *Index) ProfileName() string { return ix.identity.Name() }
+// Profile returns the profile the index's identities are made with.
+func (ix *Index) Profile() hashkey.Profile { return ix.profile }
 
 // Close syncs and closes the index.
-func (ix *Index) Close() error { return ix.db.Close() }
+func (ix *Index) Close() error { return ix.st.Close() }
 
 // Sync makes every write so far durable.
-func (ix *Index) Sync() error { return ix.db.Sync() }
+func (ix *Index) Sync() error { return ix.st.Sync() }
 
 // Hash returns the identity of rawURL under the index's profile.
-func (ix *Index) Hash(rawURL string) (hashkey.Hash, error) { return ix.identity.Hash(rawURL) }
+func (ix *Index) Hash(rawURL string) (hashkey.Hash, error) { return ix.profile.Hash(rawURL) }
 
-func (ix *Index) value(rawURL string) index.Value {
-	if !ix.storeURL {
-		return index.Value{}
+func (ix *Index) entry(h hashkey.Hash, rawURL string) store.Entry {
+	e := store.FullEntry(h, store.Value{})
+	if ix.storeURL {
+		e.Value.Text = []byte(rawURL)
 	}
-	return index.Value{Text: []byte(rawURL)}
+	return e
 }
 
 // Has reports whether rawURL's identity is stored.
 func (ix *Index) Has(rawURL string) (bool, error) {
-	h, err := ix.identity.Hash(rawURL)
+	h, err := ix.profile.Hash(rawURL)
 	if err != nil {
 		return false, err
 	}
-	return ix.db.Has(h)
+	found, err := ix.st.HasBatch([]hashkey.Hash{h})
+	if err != nil {
+		return false, err
+	}
+	return found[0], nil
 }
 
 // Get returns the value stored for rawURL, or an error wrapping
-// index.ErrNotFound.
-func (ix *Index) Get(rawURL string) (index.Value, error) {
-	h, err := ix.identity.Hash(rawURL)
+// store.ErrNotFound.
+func (ix *Index) Get(rawURL string) (store.Value, error) {
+	h, err := ix.profile.Hash(rawURL)
 	if err != nil {
-		return index.Value{}, err
+		return store.Value{}, err
 	}
-	return ix.db.Get(h)
+	return ix.st.Get(h)
 }
 
-// Add stores rawURL's identity (and its text when Options.StoreURL).
-func (ix *Index) Add(rawURL string) error {
-	h, err := ix.identity.Hash(rawURL)
+// Put stores rawURL's identity (and its text when Options.StoreURL),
+// replacing the value of a stored one.
+func (ix *Index) Put(rawURL string) error {
+	h, err := ix.profile.Hash(rawURL)
 	if err != nil {
 		return err
 	}
-	return ix.db.Put(h, ix.value(rawURL))
+	return ix.st.PutBatch([]store.Entry{ix.entry(h, rawURL)})
 }
 
-// AddIfAbsent stores rawURL's identity unless it is stored already, and
-// reports whether it was new. Among concurrent callers adding the same
-// identity exactly one sees true.
-func (ix *Index) AddIfAbsent(rawURL string) (bool, error) {
-	h, err := ix.identity.Hash(rawURL)
+// Add stores rawURL's identity unless it is stored already (a stored value
+// is kept), and reports whether it was new. Among concurrent callers adding
+// the same identity exactly one sees true.
+func (ix *Index) Add(rawURL string) (bool, error) {
+	h, err := ix.profile.Hash(rawURL)
 	if err != nil {
 		return false, err
 	}
-	return ix.db.AddIfAbsent(h, ix.value(rawURL))
+	added, err := ix.st.AddBatch([]store.Entry{ix.entry(h, rawURL)})
+	if err != nil {
+		return false, err
+	}
+	return added[0], nil
 }
 
 // Delete removes rawURL's identity; an absent one gives an error wrapping
-// index.ErrNotFound.
+// store.ErrNotFound.
 func (ix *Index) Delete(rawURL string) error {
-	h, err := ix.identity.Hash(rawURL)
+	h, err := ix.profile.Hash(rawURL)
 	if err != nil {
 		return err
 	}
-	return ix.db.Delete(h)
+	return ix.st.Delete(store.FullEntry(h, store.Value{}))
 }
 
 // Result is the answer for one URL of a batch.
 type Result struct {
 	Hash hashkey.Hash
-	// OK is the answer: present (HasBatch) or newly added
-	// (AddIfAbsentBatch). AddBatch leaves it false.
+	// OK is the answer: present (HasBatch) or newly added (AddBatch).
+	// PutBatch leaves it false.
 	OK bool
 	// Err is the URL's canonicalisation error, if any; such a URL is
 	// neither looked up nor stored.
@@ -270,31 +186,38 @@ type Result struct {
 // urls[i].
 func (ix *Index) HashBatch(urls []string) []Result {
 	out := make([]Result, len(urls))
-	work := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			out[i].Hash, out[i].Err = ix.identity.Hash(urls[i])
-		}
-	}
+	ix.parallel(len(urls), func(i int) { out[i].Hash, out[i].Err = ix.profile.Hash(urls[i]) })
+	return out
+}
+
+// parallel calls fn(i) for i in 0..n-1, split across the workers when n is
+// large enough to pay for the goroutines.
+func (ix *Index) parallel(n int, fn func(i int)) {
 	const minPerWorker = 256
-	workers := min(ix.workers, (len(urls)+minPerWorker-1)/minPerWorker)
+	workers := min(ix.workers, (n+minPerWorker-1)/minPerWorker)
 	if workers <= 1 {
-		work(0, len(urls))
-		return out
+		for i := range n {
+			fn(i)
+		}
+		return
 	}
 	var wg sync.WaitGroup
-	per := (len(urls) + workers - 1) / workers
-	for lo := 0; lo < len(urls); lo += per {
-		wg.Go(func() { work(lo, min(lo+per, len(urls))) })
+	per := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += per {
+		wg.Go(func() {
+			for i := lo; i < min(lo+per, n); i++ {
+				fn(i)
+			}
+		})
 	}
 	wg.Wait()
-	return out
 }
 
 // HasBatch answers Has for every URL in one ordered pass over the index.
 func (ix *Index) HasBatch(urls []string) ([]Result, error) {
 	rs := ix.HashBatch(urls)
 	hs, pos := valid(rs)
-	found, err := ix.db.HasBatch(hs)
+	found, err := ix.st.HasBatch(hs)
 	if err != nil {
 		return nil, err
 	}
@@ -304,19 +227,19 @@ func (ix *Index) HasBatch(urls []string) ([]Result, error) {
 	return rs, nil
 }
 
-// AddBatch stores every valid URL of urls.
-func (ix *Index) AddBatch(urls []string) ([]Result, error) {
+// PutBatch is Put for every valid URL of urls.
+func (ix *Index) PutBatch(urls []string) ([]Result, error) {
 	rs := ix.HashBatch(urls)
 	entries, _ := ix.entries(urls, rs)
-	return rs, ix.db.PutBatch(entries)
+	return rs, ix.st.PutBatch(entries)
 }
 
-// AddIfAbsentBatch is AddIfAbsent for every URL of urls, atomically per
-// URL. A URL repeated within the batch is new at most once.
-func (ix *Index) AddIfAbsentBatch(urls []string) ([]Result, error) {
+// AddBatch is Add for every URL of urls, atomically per URL. A URL
+// repeated within the batch is new at most once.
+func (ix *Index) AddBatch(urls []string) ([]Result, error) {
 	rs := ix.HashBatch(urls)
 	entries, pos := ix.entries(urls, rs)
-	added, err := ix.db.AddIfAbsentBatch(entries)
+	added, err := ix.st.AddBatch(entries)
 	if err != nil {
 		return nil, err
 	}
@@ -326,12 +249,12 @@ func (ix *Index) AddIfAbsentBatch(urls []string) ([]Result, error) {
 	return rs, nil
 }
 
-func (ix *Index) entries(urls []string, rs []Result) ([]index.Entry, []int) {
-	entries := make([]index.Entry, 0, len(rs))
+func (ix *Index) entries(urls []string, rs []Result) ([]store.Entry, []int) {
+	entries := make([]store.Entry, 0, len(rs))
 	pos := make([]int, 0, len(rs))
 	for i := range rs {
 		if rs[i].Err == nil {
-			entries = append(entries, index.Entry{Hash: rs[i].Hash, Len: hashkey.Size, Value: ix.value(urls[i])})
+			entries = append(entries, ix.entry(rs[i].Hash, urls[i]))
 			pos = append(pos, i)
 		}
 	}
@@ -350,44 +273,48 @@ func valid(rs []Result) ([]hashkey.Hash, []int) {
 	return hs, pos
 }
 
-// ParseHexPrefix reads a hash prefix written as 1..64 hex digits, either
-// case; an odd number of digits is a half-byte prefix. It returns the prefix
-// bytes (the last half byte's low bits zero) and its length in bits.
-// Short and very-short hashes in the url-hash decimal form are read with
-// hashkey.ParseShort and hashkey.ParseVeryShort.
-func ParseHexPrefix(s string) ([]byte, int, error) {
-	if s == "" || len(s) > 2*hashkey.Size {
-		return nil, 0, fmt.Errorf("%w %q: want 1..64 hex digits", ErrBadPrefix, s)
-	}
-	b := make([]byte, (len(s)+1)/2)
-	for i := 0; i < len(s); i++ {
-		v, ok := unhex(s[i])
-		if !ok {
-			return nil, 0, fmt.Errorf("%w %q: %q is not a hex digit", ErrBadPrefix, s, s[i])
-		}
-		if i%2 == 0 {
-			b[i/2] = v << 4
-		} else {
-			b[i/2] |= v
-		}
-	}
-	return b, 4 * len(s), nil
+// Input says how Resolve reads its strings.
+type Input uint8
+
+const (
+	// URLs are hashed with the index's profile.
+	URLs Input = iota
+	// Hashes are full hashes in hex or the decimal form (hashkey.ParseHash).
+	Hashes
+	// Keys are full hashes, or an even number of hex digits naming a
+	// prefix entry of store.MinPrefixEntryLen..store.MaxPrefixEntryLen
+	// bytes (hashkey.ParseKey).
+	Keys
+)
+
+// Resolved is one input of Resolve as a store entry, or the reason it has
+// none.
+type Resolved struct {
+	Entry store.Entry
+	Err   error
 }
 
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
+// Resolve turns inputs into store entries, URLs hashed on every core;
+// out[i] belongs to inputs[i]. A URL's entry holds its text when
+// Options.StoreURL.
+func (ix *Index) Resolve(inputs []string, in Input) []Resolved {
+	out := make([]Resolved, len(inputs))
+	switch in {
+	case URLs:
+		ix.parallel(len(inputs), func(i int) {
+			h, err := ix.profile.Hash(inputs[i])
+			out[i] = Resolved{Entry: ix.entry(h, inputs[i]), Err: err}
+		})
+	case Hashes:
+		for i, s := range inputs {
+			h, err := hashkey.ParseHash(s)
+			out[i] = Resolved{Entry: store.FullEntry(h, store.Value{}), Err: err}
+		}
+	default:
+		for i, s := range inputs {
+			h, n, err := hashkey.ParseKey(s, store.MinPrefixEntryLen)
+			out[i] = Resolved{Entry: store.Entry{Hash: h, Len: n}, Err: err}
+		}
 	}
-	return 0, false
-}
-
-// Scan calls fn for the stored entries whose key starts with the first
-// bits of prefix, in key order, at most limit of them (limit <= 0: all).
-func (ix *Index) Scan(prefix []byte, bits, limit int, fn func(index.Entry) error) error {
-	return ix.db.Scan(prefix, bits, limit, fn)
+	return out
 }

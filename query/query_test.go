@@ -10,14 +10,16 @@ import (
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/hashkey/hasheduri"
 	"github.com/urlhash/urlhash/hashkey/safebrowsing"
+	"github.com/urlhash/urlhash/hashkey/urlhash"
 	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
 )
 
 // openTestIndex opens a fresh index under t.TempDir, closed at cleanup.
 func openTestIndex(t testing.TB, opts *Options) (*Index, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "idx")
-	ix, err := Open(dir, opts)
+	ix, err := openDir(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,9 +27,27 @@ func openTestIndex(t testing.TB, opts *Options) (*Index, string) {
 	return ix, dir
 }
 
+// openDir opens the embedded index in dir as an Index.
+func openDir(dir string, opts *Options) (*Index, error) {
+	db, err := index.Open(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	return New(db, opts)
+}
+
+// noFragment is the url-hash profile that drops fragments.
+var noFragment = func() *urlhash.Profile {
+	p, err := urlhash.New(urlhash.DropFragment())
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
 func TestMembership(t *testing.T) {
 	ix, _ := openTestIndex(t, &Options{StoreURL: true})
-	if err := ix.Add("HTTPS://Example.COM:443/a/../b"); err != nil {
+	if err := ix.Put("HTTPS://Example.COM:443/a/../b"); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -48,8 +68,8 @@ func TestMembership(t *testing.T) {
 	if err != nil || string(v.Text) != "HTTPS://Example.COM:443/a/../b" {
 		t.Errorf("Get = %q, %v; want the URL as added", v.Text, err)
 	}
-	if _, err := ix.Get("https://example.com/c"); !errors.Is(err, index.ErrNotFound) {
-		t.Errorf("Get(absent) error = %v, want index.ErrNotFound", err)
+	if _, err := ix.Get("https://example.com/c"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get(absent) error = %v, want store.ErrNotFound", err)
 	}
 	if _, err := ix.Has("not a url"); err == nil {
 		t.Error("Has(not a url) succeeded")
@@ -63,13 +83,13 @@ func TestMembership(t *testing.T) {
 }
 
 func TestBatches(t *testing.T) {
-	ix, _ := openTestIndex(t, &Options{Profile: hashkey.New(hashkey.DropFragment()), Workers: 2})
+	ix, _ := openTestIndex(t, &Options{Profile: noFragment, Workers: 2})
 	var urls []string
 	for i := range 3000 {
 		urls = append(urls, fmt.Sprintf("https://example.com/p/%d#s%d", i%1000, i))
 	}
 	urls = append(urls, "bad url")
-	rs, err := ix.AddIfAbsentBatch(urls)
+	rs, err := ix.AddBatch(urls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,9 +120,9 @@ func TestBatches(t *testing.T) {
 	}
 }
 
-// TestConcurrentAddIfAbsent: among goroutines adding overlapping URLs,
+// TestConcurrentAdd: among goroutines adding overlapping URLs,
 // each URL is reported new exactly once.
-func TestConcurrentAddIfAbsent(t *testing.T) {
+func TestConcurrentAdd(t *testing.T) {
 	ix, _ := openTestIndex(t, nil)
 	const workers, n = 8, 500
 	counts := make([]int, n)
@@ -116,10 +136,10 @@ func TestConcurrentAddIfAbsent(t *testing.T) {
 				var ok bool
 				var err error
 				if w%2 == 0 {
-					ok, err = ix.AddIfAbsent(u)
+					ok, err = ix.Add(u)
 				} else {
 					var rs []Result
-					rs, err = ix.AddIfAbsentBatch([]string{u})
+					rs, err = ix.AddBatch([]string{u})
 					if err == nil {
 						ok = rs[0].OK
 					}
@@ -146,20 +166,20 @@ func TestConcurrentAddIfAbsent(t *testing.T) {
 
 func TestProfileRecorded(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "idx")
-	ix, err := Open(dir, &Options{Profile: hashkey.New(hashkey.DropFragment())})
+	ix, err := openDir(dir, &Options{Profile: noFragment})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix.Add("https://example.com/a#x")
+	ix.Put("https://example.com/a#x")
 	ix.Close()
 
 	// No profile given: the recorded one is used.
-	ix, err = Open(dir, nil)
+	ix, err = openDir(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := ix.ProfileName(); got != "urlhash-nofragment+sha256" {
-		t.Errorf("ProfileName = %q", got)
+	if got := ix.Profile().Name(); got != "urlhash-nofragment+sha256" {
+		t.Errorf("Profile().Name() = %q", got)
 	}
 	if ok, _ := ix.Has("https://example.com/a#y"); !ok {
 		t.Error("recorded profile not used: fragment not dropped")
@@ -167,21 +187,22 @@ func TestProfileRecorded(t *testing.T) {
 	ix.Close()
 
 	// Another profile is refused.
-	for _, o := range []*Options{{Profile: hashkey.URLHash}, {SafeBrowsing: safebrowsing.WebRisk}} {
-		if _, err := Open(dir, o); !errors.Is(err, index.ErrProfileMismatch) {
+	for _, o := range []*Options{{Profile: urlhash.Default}, {Profile: safebrowsing.WebRisk}} {
+		if _, err := openDir(dir, o); !errors.Is(err, store.ErrProfileMismatch) {
 			t.Errorf("Open with another profile: error %v, want ErrProfileMismatch", err)
 		}
 	}
 }
 
 func TestLookup(t *testing.T) {
-	ix, _ := openTestIndex(t, &Options{SafeBrowsing: safebrowsing.V5})
+	ix, _ := openTestIndex(t, &Options{Profile: safebrowsing.V5})
 	full := hashkey.Sum([]byte("bank.example.net/login/"))
 	prefix := hashkey.Sum([]byte("malware.example/"))
-	if err := ix.AddHash(full, index.Value{Data: []byte("phishing")}); err != nil {
+	pe, err := store.PrefixEntry(prefix[:4], store.Value{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ix.AddPrefix(prefix[:4], index.Value{}); err != nil {
+	if err := ix.Store().PutBatch([]store.Entry{store.FullEntry(full, store.Value{Data: []byte("phishing")}), pe}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -208,7 +229,7 @@ func TestLookup(t *testing.T) {
 		}
 	}
 	// A list index keys a URL by its exact expression.
-	if err := ix.Add("http://evil.example/a?b"); err != nil {
+	if err := ix.Put("http://evil.example/a?b"); err != nil {
 		t.Fatal(err)
 	}
 	hits, _ := ix.Lookup("https://evil.example/a?b", safebrowsing.V5)
@@ -264,33 +285,5 @@ func TestMatchHashed(t *testing.T) {
 	}
 	if _, err := ix.MatchHashed("no scheme", hasheduri.N); err == nil {
 		t.Error("MatchHashed(bad url) succeeded")
-	}
-}
-
-func TestParseHexPrefix(t *testing.T) {
-	for _, tc := range []struct {
-		in    string
-		want  string
-		bits  int
-		isErr bool
-	}{
-		{in: "0", want: "00", bits: 4},
-		{in: "0f1", want: "0f10", bits: 12},
-		{in: "ABcd", want: "abcd", bits: 16},
-		{in: "0f115db062b7c0dd030b16878c99dea5c354b49dc37b38eb8846179c7783e9d7", want: "0f115db062b7c0dd030b16878c99dea5c354b49dc37b38eb8846179c7783e9d7", bits: 256},
-		{in: "", isErr: true},
-		{in: "0g", isErr: true},
-		{in: "0f115db062b7c0dd030b16878c99dea5c354b49dc37b38eb8846179c7783e9d70", isErr: true},
-	} {
-		b, bits, err := ParseHexPrefix(tc.in)
-		if tc.isErr {
-			if !errors.Is(err, ErrBadPrefix) {
-				t.Errorf("ParseHexPrefix(%q) error = %v, want ErrBadPrefix", tc.in, err)
-			}
-			continue
-		}
-		if got := fmt.Sprintf("%x", b); err != nil || got != tc.want || bits != tc.bits {
-			t.Errorf("ParseHexPrefix(%q) = %s, %d, %v; want %s, %d", tc.in, got, bits, err, tc.want, tc.bits)
-		}
 	}
 }

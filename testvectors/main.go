@@ -16,6 +16,7 @@ import (
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/hashkey/safebrowsing"
+	"github.com/urlhash/urlhash/hashkey/urlhash"
 )
 
 const outPath = "testdata/vectors.json"
@@ -88,7 +89,10 @@ type Expression struct {
 }
 
 func generate() ([]byte, error) {
-	compat := hashkey.New(hashkey.WithDigest(hashkey.URLHash010))
+	compat, err := urlhash.New(urlhash.WithDigest(hashkey.TruncatedSHA384))
+	if err != nil {
+		return nil, err
+	}
 	out := struct {
 		Description string   `json:"description"`
 		Vectors     []Vector `json:"vectors"`
@@ -100,7 +104,7 @@ func generate() ([]byte, error) {
 	}
 	for _, in := range inputs {
 		v := Vector{Input: in}
-		canon, err := hashkey.URLHash.Canonical(in)
+		canon, err := urlhash.Default.Canonical(in)
 		if err != nil {
 			v.Error = true
 		} else {

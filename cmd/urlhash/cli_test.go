@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/urlhash/urlhash/query"
+	"github.com/urlhash/urlhash/index"
 )
 
 // runCLI runs the CLI in-process with the given stdin.
@@ -32,7 +32,7 @@ func TestNULSeparatedInput(t *testing.T) {
 
 func TestLockedIndexIsRefused(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "idx")
-	ix, err := query.Open(dir, nil)
+	ix, err := index.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -10,10 +9,9 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"github.com/urlhash/urlhash/hashkey"
-	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/ingest"
 	"github.com/urlhash/urlhash/query"
+	"github.com/urlhash/urlhash/store"
 )
 
 func importCommand() *command {
@@ -49,7 +47,7 @@ Flags:
                          sha256); an existing index keeps the one it records
 
 Example:
-  $ urlhash import --db idx hashkey/testdata/debian-package-urls.txt
+  $ urlhash import --db idx testdata/debian-package-urls.txt
   urlhash: import: 30022 stored, 66 duplicates, 0 skipped
   $ urlhash import --db idx --format ntriples data.nt
 `,
@@ -105,14 +103,14 @@ func runImport(e *env, args []string) error {
 		}
 		return true
 	}
-	entries := func(yield func(index.Entry) bool) {
+	entries := func(yield func(store.Entry) bool) {
 		for _, name := range files {
-			if !importFile(e, ix, name, format, ropts, *storeURL, bad, yield, &stopErr) {
+			if !importFile(e, ix, name, format, ropts, bad, yield, &stopErr) {
 				return
 			}
 		}
 	}
-	res, err := ix.Load(entries)
+	res, err := ix.Store().Load(entries)
 	if err != nil {
 		return err
 	}
@@ -140,8 +138,8 @@ func runImport(e *env, args []string) error {
 // importFile yields the entries of one file. It returns false when the
 // import must stop: the consumer stopped, a bad line under --strict, or a
 // read error (left in *stopErr).
-func importFile(e *env, ix *query.Index, name string, format ingest.Format, ropts *ingest.Options, storeURL bool,
-	bad func(error) bool, yield func(index.Entry) bool, stopErr *error) bool {
+func importFile(e *env, ix *query.Index, name string, format ingest.Format, ropts *ingest.Options,
+	bad func(error) bool, yield func(store.Entry) bool, stopErr *error) bool {
 	display := name
 	if name == "-" {
 		display = "stdin"
@@ -161,7 +159,7 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, ropt
 	const batchSize = 8192
 	batch := make([]ingest.Record, 0, batchSize)
 	flushBatch := func() bool {
-		ok := emit(ix, display, format, batch, storeURL, bad, yield)
+		ok := emit(ix, display, format, batch, bad, yield)
 		batch = batch[:0]
 		return ok
 	}
@@ -192,48 +190,24 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, ropt
 
 // emit turns a batch of records into entries (hashing URLs on every core)
 // and yields them in order, reporting bad ones.
-func emit(ix *query.Index, file string, format ingest.Format, batch []ingest.Record, storeURL bool,
-	bad func(error) bool, yield func(index.Entry) bool) bool {
+func emit(ix *query.Index, file string, format ingest.Format, batch []ingest.Record,
+	bad func(error) bool, yield func(store.Entry) bool) bool {
+	in := query.URLs
 	if format == ingest.Hashes {
-		for _, r := range batch {
-			b, err := hex.DecodeString(r.Text)
-			if err != nil {
-				if !bad(&ingest.LineError{File: file, Line: r.Line, Err: err}) {
-					return false
-				}
-				continue
-			}
-			var en index.Entry
-			if len(b) == hashkey.Size {
-				en = index.Entry{Hash: hashkey.Hash(b), Len: hashkey.Size}
-			} else if en, err = index.PrefixEntry(b, index.Value{}); err != nil {
-				if !bad(&ingest.LineError{File: file, Line: r.Line, Err: err}) {
-					return false
-				}
-				continue
-			}
-			if !yield(en) {
-				return false
-			}
-		}
-		return true
+		in = query.Keys
 	}
-	urls := make([]string, len(batch))
+	texts := make([]string, len(batch))
 	for i, r := range batch {
-		urls[i] = r.Text
+		texts[i] = r.Text
 	}
-	for i, res := range ix.HashBatch(urls) {
+	for i, res := range ix.Resolve(texts, in) {
 		if res.Err != nil {
 			if !bad(&ingest.LineError{File: file, Line: batch[i].Line, Err: res.Err}) {
 				return false
 			}
 			continue
 		}
-		en := index.Entry{Hash: res.Hash, Len: hashkey.Size}
-		if storeURL {
-			en.Value.Text = []byte(urls[i])
-		}
-		if !yield(en) {
+		if !yield(res.Entry) {
 			return false
 		}
 	}

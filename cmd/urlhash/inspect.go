@@ -6,8 +6,7 @@ import (
 	"fmt"
 
 	"github.com/urlhash/urlhash/hashkey"
-	"github.com/urlhash/urlhash/index"
-	"github.com/urlhash/urlhash/query"
+	"github.com/urlhash/urlhash/store"
 )
 
 // entryOutput is the --json object of scan and export.
@@ -69,7 +68,7 @@ func runScan(e *env, args []string) error {
 	if fs.Changed("prefix") {
 		set++
 		if *prefix != "" { // an empty prefix lists everything
-			if key, bits, err = query.ParseHexPrefix(*prefix); err != nil {
+			if key, bits, err = hashkey.ParsePrefix(*prefix); err != nil {
 				return usageError{err}
 			}
 		}
@@ -102,7 +101,7 @@ func runScan(e *env, args []string) error {
 	defer out.Flush()
 	enc := newJSONWriter(out)
 	n := 0
-	err = ix.Scan(key, bits, *limit, func(en index.Entry) error {
+	err = ix.Store().Scan(key, bits, *limit, func(en store.Entry) error {
 		n++
 		if *asJSON {
 			return enc.Encode(newEntryOutput(&en))
@@ -118,7 +117,7 @@ func runScan(e *env, args []string) error {
 	return nil
 }
 
-func newEntryOutput(en *index.Entry) entryOutput {
+func newEntryOutput(en *store.Entry) entryOutput {
 	o := entryOutput{Hash: hexKey(en), Prefix: en.IsPrefix(), Data: hex.EncodeToString(en.Value.Data)}
 	if en.Value.Text != nil {
 		t := string(en.Value.Text)
@@ -127,7 +126,7 @@ func newEntryOutput(en *index.Entry) entryOutput {
 	return o
 }
 
-func writeEntry(out *bufio.Writer, en *index.Entry) error {
+func writeEntry(out *bufio.Writer, en *store.Entry) error {
 	var buf [2 * hashkey.Size]byte
 	out.Write(hex.AppendEncode(buf[:0], en.Key()))
 	if len(en.Value.Text) > 0 {
@@ -180,7 +179,7 @@ func runExport(e *env, args []string) error {
 	defer ix.Close()
 	out := bufio.NewWriterSize(e.stdout, 256<<10)
 	enc := newJSONWriter(out)
-	err = ix.ForEach(func(en index.Entry) error {
+	err = ix.Store().Scan(nil, 0, 0, func(en store.Entry) error {
 		switch *format {
 		case "binary":
 			k := en.Key()
@@ -247,7 +246,7 @@ func runStats(e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	s, err := ix.Stats()
+	s, err := ix.Store().Stats()
 	if err != nil {
 		return err
 	}
@@ -304,10 +303,10 @@ func runVerify(e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	if err := ix.Verify(); err != nil {
+	if err := ix.Store().Verify(); err != nil {
 		return err
 	}
-	s, err := ix.Stats()
+	s, err := ix.Store().Stats()
 	if err != nil {
 		return err
 	}

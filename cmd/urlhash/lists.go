@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/hashkey/hasheduri"
 	"github.com/urlhash/urlhash/hashkey/safebrowsing"
 	"github.com/urlhash/urlhash/query"
@@ -165,7 +166,7 @@ func runLookup(e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	p, err := safebrowsing.ParseProfile(db.id.profile)
+	p, err := safebrowsing.ParseProfile(db.id.name)
 	if err != nil && !*hashes {
 		return usagef("--profile webrisk or --profile safebrowsing-v5 is required")
 	}
@@ -214,15 +215,15 @@ func lookupOne(ix *query.Index, p *safebrowsing.Profile, input string, hashes bo
 	if !hashes {
 		return ix.Lookup(input, p)
 	}
-	en, err := parseHashInput(input, false)
+	h, err := hashkey.ParseHash(input)
 	if err != nil {
 		return nil, err
 	}
-	m, ok, err := ix.MatchHash(en.Hash)
+	m, ok, err := ix.Store().Match(h)
 	if err != nil || !ok {
 		return nil, err
 	}
-	return []query.Hit{{Expression: "", Hash: en.Hash, Len: m.Len, Value: m.Value}}, nil
+	return []query.Hit{{Expression: "", Hash: h, Len: m.Len, Value: m.Value}}, nil
 }
 
 func hashedURICommand() *command {

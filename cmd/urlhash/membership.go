@@ -7,8 +7,8 @@ import (
 	"errors"
 
 	"github.com/urlhash/urlhash/hashkey"
-	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/query"
+	"github.com/urlhash/urlhash/store"
 )
 
 // memberOutput is the --json object of has, get, add, delete and dedupe.
@@ -117,7 +117,7 @@ func hasResolved(ix *query.Index, rs []resolved) ([]bool, error) {
 			pos = append(pos, i)
 		}
 	}
-	found, err := ix.HasHashes(hs)
+	found, err := ix.Store().HasBatch(hs)
 	if err != nil {
 		return nil, err
 	}
@@ -182,10 +182,10 @@ func runGet(e *env, args []string) error {
 				a.fail(r.r, r.err)
 				continue
 			}
-			v, err := ix.GetHash(r.entry.Hash)
+			v, err := ix.Store().Get(r.entry.Hash)
 			present := err == nil
 			switch {
-			case errors.Is(err, index.ErrNotFound):
+			case errors.Is(err, store.ErrNotFound):
 				a.missed++
 			case err != nil:
 				return err
@@ -291,26 +291,23 @@ func runAdd(e *env, name string, args []string) error {
 	a := newAnswers(e, asJSON != nil && *asJSON)
 	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
 		rs := resolve(ix, batch, *hashes, true)
-		entries := make([]index.Entry, 0, len(rs))
+		entries := make([]store.Entry, 0, len(rs))
 		for _, r := range rs {
 			if r.err == nil {
-				if storeURL != nil && *storeURL && !*hashes {
-					r.entry.Value.Text = []byte(r.r.text)
-				}
 				entries = append(entries, r.entry)
 			}
 		}
 		var added []bool
 		if name == "delete" {
 			for _, en := range entries {
-				switch err := ix.DeleteEntry(en); {
-				case errors.Is(err, index.ErrNotFound):
+				switch err := ix.Store().Delete(en); {
+				case errors.Is(err, store.ErrNotFound):
 					a.missed++
 				case err != nil:
 					return err
 				}
 			}
-		} else if added, err = ix.AddEntries(entries); err != nil {
+		} else if added, err = ix.Store().AddBatch(entries); err != nil {
 			return err
 		}
 		if err := ix.Sync(); err != nil {
@@ -394,16 +391,13 @@ func runDedupe(e *env, args []string) error {
 	}
 	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
 		rs := resolve(ix, batch, *hashes, false)
-		entries := make([]index.Entry, 0, len(rs))
+		entries := make([]store.Entry, 0, len(rs))
 		for _, r := range rs {
 			if r.err == nil {
-				if *storeURL && !*hashes {
-					r.entry.Value.Text = []byte(r.r.text)
-				}
 				entries = append(entries, r.entry)
 			}
 		}
-		added, err := ix.AddEntries(entries)
+		added, err := ix.Store().AddBatch(entries)
 		if err != nil {
 			return err
 		}

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/pflag"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/hashkey/hasheduri"
 	"github.com/urlhash/urlhash/hashkey/safebrowsing"
+	"github.com/urlhash/urlhash/hashkey/urlhash"
+	"github.com/urlhash/urlhash/query"
 )
 
 // identityFlags are the flags that choose how a URL becomes a hash.
 type identityFlags struct {
-	profile      string
+	name         string
 	digest       string
 	dropFragment bool
 	fs           *pflag.FlagSet
@@ -17,7 +21,7 @@ type identityFlags struct {
 
 func (o *identityFlags) addFlags(fs *pflag.FlagSet, profiles string) {
 	o.fs = fs
-	fs.StringVar(&o.profile, "profile", "urlhash", "canonicalisation profile: "+profiles)
+	fs.StringVar(&o.name, "profile", "urlhash", "canonicalisation profile: "+profiles)
 	fs.StringVar(&o.digest, "digest", "sha256", "digest for the urlhash profile: sha256 or url-hash-0.1.0")
 	fs.BoolVar(&o.dropFragment, "drop-fragment", false, "remove the fragment before hashing (urlhash profile)")
 }
@@ -27,30 +31,28 @@ func (o *identityFlags) changed() bool {
 	return o.fs.Changed("profile") || o.fs.Changed("digest") || o.fs.Changed("drop-fragment")
 }
 
-// identity resolves the flags into a url-hash profile or, for webrisk and
-// safebrowsing-v5, a Safe Browsing profile. --digest and --drop-fragment
-// shape only the urlhash profile: with another one they are refused rather
-// than silently ignored.
-func (o *identityFlags) identity() (*hashkey.Profile, *safebrowsing.Profile, error) {
-	if o.profile == "urlhash" {
-		d, err := hashkey.ParseDigest(o.digest)
-		if err != nil {
-			return nil, nil, usageError{err}
+// profile resolves the flags into the identity they name, through the
+// same table an index's recorded name goes through (query.ParseProfile).
+// --digest and --drop-fragment shape only the urlhash profile: with
+// another one they are refused rather than silently ignored.
+func (o *identityFlags) profile() (hashkey.Profile, error) {
+	name := o.name
+	if name == "urlhash" {
+		if _, err := hashkey.ParseDigest(o.digest); err != nil {
+			return nil, usageError{err}
 		}
-		opts := []hashkey.Option{hashkey.WithDigest(d)}
 		if o.dropFragment {
-			opts = append(opts, hashkey.DropFragment())
+			name += "-nofragment"
 		}
-		return hashkey.New(opts...), nil, nil
+		name += "+" + o.digest
+	} else if o.fs.Changed("digest") || o.fs.Changed("drop-fragment") {
+		return nil, usagef("--digest and --drop-fragment apply to the urlhash profile only")
 	}
-	sb, err := safebrowsing.ParseProfile(o.profile)
+	p, err := query.ParseProfile(name)
 	if err != nil {
-		return nil, nil, usagef("unknown profile %q (want urlhash, webrisk or safebrowsing-v5)", o.profile)
+		return nil, usagef("unknown profile %q (want urlhash, webrisk or safebrowsing-v5)", o.name)
 	}
-	if o.fs.Changed("digest") || o.fs.Changed("drop-fragment") {
-		return nil, nil, usagef("--digest and --drop-fragment apply to the urlhash profile only")
-	}
-	return nil, sb, nil
+	return p, nil
 }
 
 // canonicaliser turns one input into the string that is hashed.
@@ -66,28 +68,31 @@ type canonicaliser struct {
 // profiles hash the canonical URL with SHA-256; withHashed admits the
 // hashed-URI Appendix A forms (hashed-n, hashed-p), which canon prints.
 func (o *identityFlags) canonicaliser(withHashed bool) (*canonicaliser, error) {
-	if withHashed && (o.profile == "hashed-n" || o.profile == "hashed-p") {
+	if withHashed && (o.name == "hashed-n" || o.name == "hashed-p") {
 		if o.fs.Changed("digest") || o.fs.Changed("drop-fragment") {
 			return nil, usagef("--digest and --drop-fragment apply to the urlhash profile only")
 		}
 		v := hasheduri.N
-		if o.profile == "hashed-p" {
+		if o.name == "hashed-p" {
 			v = hasheduri.P
 		}
 		return &canonicaliser{
-			name: o.profile,
+			name: o.name,
 			append: func(dst []byte, raw string) ([]byte, error) {
 				s, err := hasheduri.Canonical(raw, v)
 				return append(dst, s...), err
 			},
 		}, nil
 	}
-	hp, sb, err := o.identity()
+	p, err := o.profile()
 	if err != nil {
 		return nil, err
 	}
-	if sb != nil {
-		return &canonicaliser{name: sb.Name(), append: sb.AppendCanonical, sum: hashkey.Sum}, nil
+	switch p := p.(type) {
+	case *urlhash.Profile:
+		return &canonicaliser{name: p.Name(), append: p.AppendCanonical, sum: p.Digest().Sum}, nil
+	case *safebrowsing.Profile:
+		return &canonicaliser{name: p.Name(), append: p.AppendCanonical, sum: hashkey.Sum}, nil
 	}
-	return &canonicaliser{name: hp.Name(), append: hp.AppendCanonical, sum: hp.Digest().Sum}, nil
+	return nil, fmt.Errorf("profile %s has no canonical form", p.Name())
 }

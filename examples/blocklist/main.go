@@ -15,6 +15,7 @@ import (
 	"github.com/urlhash/urlhash/hashkey/safebrowsing"
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/query"
+	"github.com/urlhash/urlhash/store"
 )
 
 // listed are the expressions the list provider blocks: a whole site, a path
@@ -38,7 +39,11 @@ func run() error {
 	}
 	defer os.RemoveAll(dir)
 	profile := safebrowsing.V5
-	list, err := query.Open(dir, &query.Options{SafeBrowsing: profile})
+	db, err := index.Open(dir, nil)
+	if err != nil {
+		return err
+	}
+	list, err := query.New(db, &query.Options{Profile: profile})
 	if err != nil {
 		return err
 	}
@@ -53,7 +58,7 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		if err := list.AddPrefix(p, index.Value{}); err != nil {
+		if err := db.PutPrefix(p, store.Value{}); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,6 @@
 // Command crawler-dedupe shows urlhash as a crawler's frontier filter:
 // several workers fetch pages of a simulated site concurrently, and every
-// discovered link enters the frontier only if AddIfAbsent says it is new.
+// discovered link enters the frontier only if Add says it is new.
 // Fragments are dropped from identities, so page#a and page#b are one page,
 // and links that differ only in spelling (case, default port, dot segments)
 // are one page too.
@@ -16,7 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/hashkey/urlhash"
+	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/query"
 )
 
@@ -56,7 +57,15 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	seen, err := query.Open(dir, &query.Options{Profile: hashkey.New(hashkey.DropFragment())})
+	profile, err := urlhash.New(urlhash.DropFragment())
+	if err != nil {
+		return err
+	}
+	db, err := index.Open(dir, nil)
+	if err != nil {
+		return err
+	}
+	seen, err := query.New(db, &query.Options{Profile: profile})
 	if err != nil {
 		return err
 	}
@@ -69,7 +78,7 @@ func run() error {
 	var crawled []int
 
 	enqueue := func(url string, page int) error {
-		isNew, err := seen.AddIfAbsent(url)
+		isNew, err := seen.Add(url)
 		if err != nil {
 			return err
 		}
@@ -117,7 +126,7 @@ func run() error {
 			return fmt.Errorf("page %d crawled out of place: each page must be fetched exactly once", p)
 		}
 	}
-	st, err := seen.Stats()
+	st, err := db.Stats()
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/urlhash/urlhash/hashkey/hasheduri"
+	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/query"
 )
 
@@ -52,7 +53,11 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	ix, err := query.Open(dir, nil)
+	db, err := index.Open(dir, nil)
+	if err != nil {
+		return err
+	}
+	ix, err := query.New(db, nil)
 	if err != nil {
 		return err
 	}

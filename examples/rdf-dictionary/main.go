@@ -18,6 +18,7 @@ import (
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/ingest"
 	"github.com/urlhash/urlhash/query"
+	"github.com/urlhash/urlhash/store"
 )
 
 //go:embed data.nt
@@ -36,7 +37,11 @@ func run() error {
 	}
 	defer os.RemoveAll(dir)
 	// StoreURL keeps each IRI's text, so that hash -> IRI lookups work.
-	dict, err := query.Open(dir, &query.Options{StoreURL: true})
+	db, err := index.Open(dir, nil)
+	if err != nil {
+		return err
+	}
+	dict, err := query.New(db, &query.Options{StoreURL: true})
 	if err != nil {
 		return err
 	}
@@ -48,7 +53,7 @@ func run() error {
 			return err
 		}
 		occurrences++
-		added, err := dict.AddIfAbsent(rec.Text)
+		added, err := dict.Add(rec.Text)
 		if err != nil {
 			return err
 		}
@@ -63,7 +68,7 @@ func run() error {
 			return err
 		}
 		id := h.VeryShort()
-		full, _, err := dict.Count(id[:], 8*hashkey.Size8)
+		full, _, err := db.Count(id[:], 8*hashkey.Size8)
 		if err != nil {
 			return err
 		}
@@ -72,7 +77,7 @@ func run() error {
 		}
 		fmt.Printf("term %s  %s\n", id, rec.Text)
 	}
-	st, err := dict.Stats()
+	st, err := db.Stats()
 	if err != nil {
 		return err
 	}
@@ -85,7 +90,7 @@ func run() error {
 		switch {
 		case err == nil:
 			fmt.Printf("lookup %s -> stored as %q\n", iri, v.Text)
-		case errors.Is(err, index.ErrNotFound):
+		case errors.Is(err, store.ErrNotFound):
 			fmt.Printf("lookup %s -> not in the dictionary\n", iri)
 		default:
 			return err
@@ -98,7 +103,7 @@ func run() error {
 		return err
 	}
 	id := h.VeryShort()
-	return dict.Scan(id[:], 8*hashkey.Size8, 0, func(e index.Entry) error {
+	return db.Scan(id[:], 8*hashkey.Size8, 0, func(e store.Entry) error {
 		fmt.Printf("term %s resolves to %s\n", id, e.Value.Text)
 		return nil
 	})

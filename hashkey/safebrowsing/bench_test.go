@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/nlnwa/whatwg-url/canonicalizer"
-
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/internal/corpus"
 )
@@ -17,7 +16,7 @@ const corpusSize = 200_000
 // reproducibly (corpus.Derive with its default seed: extra path segments,
 // queries, fragments, letter case, default ports, dot segments, escapes).
 var loadCorpus = sync.OnceValues(func() ([]string, error) {
-	base, err := corpus.ReadLines("../testdata/debian-package-urls.txt")
+	base, err := corpus.ReadLines("../../testdata/debian-package-urls.txt")
 	if err != nil {
 		return nil, err
 	}

@@ -3,9 +3,8 @@ package safebrowsing
 import (
 	"unsafe"
 
-	"golang.org/x/net/publicsuffix"
-
 	"github.com/urlhash/urlhash/hashkey"
+	"golang.org/x/net/publicsuffix"
 )
 
 // Limits on the expressions of one URL.

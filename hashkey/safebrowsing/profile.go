@@ -79,15 +79,28 @@ func (p *Profile) AppendCanonical(dst []byte, raw string) ([]byte, error) {
 	return out, nil
 }
 
-// Hash returns the SHA-256 of the canonical form of raw (the hash of the
-// whole canonical URL, not of an expression; see Hashes for those).
+// AppendHashed appends the string whose SHA-256 is raw's identity under
+// this profile: its exact expression, the canonical host, path and query
+// without scheme (what a Safe Browsing list entry for exactly this URL
+// holds). On error dst is returned unchanged.
+func (p *Profile) AppendHashed(dst []byte, raw string) ([]byte, error) {
+	var b Buffer
+	if err := p.Expand(&b, raw); err != nil {
+		return dst, err
+	}
+	return append(dst, b.Expression(0)...), nil
+}
+
+// Hash returns raw's identity under this profile: the SHA-256 of its exact
+// expression (see AppendHashed), the hash a list stores for exactly this
+// URL. Hashes returns the hashes of all its expressions.
 func (p *Profile) Hash(raw string) (hashkey.Hash, error) {
-	var buf [256]byte
-	b, err := p.AppendCanonical(buf[:0], raw)
-	if err != nil {
+	var scratch [512]byte
+	b := Buffer{buf: scratch[:0]}
+	if err := p.Expand(&b, raw); err != nil {
 		return hashkey.Hash{}, err
 	}
-	return hashkey.Sum(b), nil
+	return b.Hash(0), nil
 }
 
 // Expressions returns the canonical form of raw and its host-suffix/

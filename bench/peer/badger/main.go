@@ -14,7 +14,7 @@ import (
 	"os"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/hashkey/urlhash"
 )
 
 func main() {
@@ -43,7 +43,7 @@ func run(mode, dir string) error {
 	case "import":
 		wb := db.NewWriteBatch()
 		for in.Scan() {
-			h, err := hashkey.URLHash.Hash(in.Text())
+			h, err := urlhash.Default.Hash(in.Text())
 			if err != nil {
 				continue
 			}
@@ -54,7 +54,7 @@ func run(mode, dir string) error {
 		return wb.Flush()
 	case "dedupe":
 		for in.Scan() {
-			h, err := hashkey.URLHash.Hash(in.Text())
+			h, err := urlhash.Default.Hash(in.Text())
 			if err != nil {
 				continue
 			}
@@ -77,7 +77,7 @@ func run(mode, dir string) error {
 		present := 0
 		err := db.View(func(txn *badger.Txn) error {
 			for in.Scan() {
-				h, err := hashkey.URLHash.Hash(in.Text())
+				h, err := urlhash.Default.Hash(in.Text())
 				if err != nil {
 					continue
 				}

@@ -1,4 +1,4 @@
-package hashkey
+package urlhash
 
 // This file holds the fast path of the url-hash canonical form: a single
 // pass over the common case that writes the serialisation straight into

@@ -1,10 +1,11 @@
-package hashkey
+package urlhash
 
 import (
 	"fmt"
 	"testing"
 
 	whatwg "github.com/nlnwa/whatwg-url/url"
+	"github.com/urlhash/urlhash/hashkey"
 )
 
 // FuzzCanonical checks, for any input: no panic; the canonical form
@@ -33,15 +34,15 @@ func FuzzCanonical(f *testing.F) {
 			if err2 != nil || string(again) != string(got) {
 				t.Fatalf("not idempotent: %q -> %q -> %q, %v", in, got, again, err2)
 			}
-			h, err := URLHash.Hash(in)
+			h, err := Default.Hash(in)
 			if err != nil {
 				t.Fatalf("Hash(%q): %v", in, err)
 			}
-			if h != Sum(got) {
+			if h != hashkey.Sum(got) {
 				t.Fatalf("Hash(%q) = %v, want Sum(%q)", in, h, got)
 			}
 			for _, text := range []string{h.String(), h.Decimal()} {
-				if h2, err := ParseHash(text); err != nil || h2 != h {
+				if h2, err := hashkey.ParseHash(text); err != nil || h2 != h {
 					t.Fatalf("ParseHash(%q) = %v, %v, want %v", text, h2, err, h)
 				}
 			}

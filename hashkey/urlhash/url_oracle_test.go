@@ -1,4 +1,4 @@
-package hashkey
+package urlhash
 
 import (
 	"bufio"
@@ -11,9 +11,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"golang.org/x/text/secure/bidirule"
-
 	whatwg "github.com/nlnwa/whatwg-url/url"
+	"golang.org/x/text/secure/bidirule"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -33,10 +32,10 @@ func oracleHref(p whatwg.Parser, s string) (string, error) {
 	return u.Href(false), nil
 }
 
-// readCorpus returns the lines of testdata/debian-package-urls.txt.
+// readCorpus returns the lines of the module's testdata/debian-package-urls.txt.
 func readCorpus(t testing.TB) []string {
 	t.Helper()
-	f, err := os.Open("testdata/debian-package-urls.txt")
+	f, err := os.Open("../../testdata/debian-package-urls.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package hashkey
+package urlhash
 
 import (
 	"crypto/sha256"
@@ -110,7 +110,7 @@ func BenchmarkCanonicalHash(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var err error
-		buf, err = URLHash.AppendCanonical(buf[:0], urls[i%len(urls)])
+		buf, err = Default.AppendCanonical(buf[:0], urls[i%len(urls)])
 		if err != nil {
 			continue
 		}
@@ -126,7 +126,7 @@ func BenchmarkCanonical(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		buf, _ = URLHash.AppendCanonical(buf[:0], urls[i%len(urls)])
+		buf, _ = Default.AppendCanonical(buf[:0], urls[i%len(urls)])
 	}
 }
 
@@ -196,7 +196,7 @@ func TestCanonicalAllocs(t *testing.T) {
 	} {
 		n := testing.AllocsPerRun(100, func() {
 			var err error
-			buf, err = URLHash.AppendCanonical(buf[:0], s)
+			buf, err = Default.AppendCanonical(buf[:0], s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,7 +205,7 @@ func TestCanonicalAllocs(t *testing.T) {
 			t.Errorf("AppendCanonical(%q): %v allocs, want 0", s, n)
 		}
 		n = testing.AllocsPerRun(100, func() {
-			if _, err := URLHash.Hash(s); err != nil {
+			if _, err := Default.Hash(s); err != nil {
 				t.Fatal(err)
 			}
 		})

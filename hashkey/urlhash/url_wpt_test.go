@@ -1,4 +1,4 @@
-package hashkey
+package urlhash
 
 import (
 	"encoding/json"

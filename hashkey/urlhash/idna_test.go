@@ -1,4 +1,4 @@
-package hashkey
+package urlhash
 
 import "testing"
 
@@ -22,7 +22,7 @@ func TestDomainToASCIIDeviations(t *testing.T) {
 		{"http://\u06ee.0a0/", ""},
 		{"http://a.1.\u064a/", "http://a.1.xn--mhb/"},
 	} {
-		got, err := URLHash.Canonical(tc.in)
+		got, err := Default.Canonical(tc.in)
 		if tc.want == "" {
 			if err == nil {
 				t.Errorf("Canonical(%q) = %q, want failure", tc.in, got)

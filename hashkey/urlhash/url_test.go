@@ -1,23 +1,47 @@
-package hashkey
+package urlhash
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
 	"testing"
+
+	"github.com/urlhash/urlhash/hashkey"
 )
+
+// seedVectors are the url-hash README's table (the module's shared copy).
+type seedVectors struct {
+	Cases []struct {
+		Input     string `json:"input"`
+		Canonical string `json:"canonical"`
+		SHA256    string `json:"sha256_hex"`
+	} `json:"cases"`
+}
+
+func readJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
 
 func TestSeedCanonicalAndHash(t *testing.T) {
 	var vs seedVectors
-	readJSON(t, "testdata/urlhash_seed.json", &vs)
+	readJSON(t, "../testdata/urlhash_seed.json", &vs)
 	if len(vs.Cases) == 0 {
 		t.Fatal("no seed cases")
 	}
 	for _, tc := range vs.Cases {
 		t.Run(tc.Input, func(t *testing.T) {
-			got, err := URLHash.Canonical(tc.Input)
+			got, err := Default.Canonical(tc.Input)
 			if err != nil || got != tc.Canonical {
 				t.Fatalf("Canonical(%q) = %q, %v, want %q", tc.Input, got, err, tc.Canonical)
 			}
-			h, err := URLHash.Hash(tc.Input)
+			h, err := Default.Hash(tc.Input)
 			if err != nil || h.String() != tc.SHA256 {
 				t.Fatalf("Hash(%q) = %v, %v, want %s", tc.Input, h, err, tc.SHA256)
 			}
@@ -71,9 +95,13 @@ func TestCanonicalCases(t *testing.T) {
 			if tc.dropFragment {
 				opts = append(opts, DropFragment())
 			}
-			got, err := New(opts...).Canonical(tc.in)
+			p, err := New(opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.Canonical(tc.in)
 			if tc.want == "" {
-				var ue *URLError
+				var ue *hashkey.URLError
 				if err == nil || !errors.As(err, &ue) || ue.Input != tc.in {
 					t.Fatalf("Canonical(%q) = %q, %v, want *URLError", tc.in, got, err)
 				}
@@ -89,11 +117,11 @@ func TestCanonicalCases(t *testing.T) {
 
 func TestAppendCanonicalKeepsDst(t *testing.T) {
 	dst := []byte("prefix:")
-	out, err := URLHash.AppendCanonical(dst, "no scheme")
+	out, err := Default.AppendCanonical(dst, "no scheme")
 	if err == nil || string(out) != "prefix:" {
 		t.Fatalf("AppendCanonical on error = %q, %v", out, err)
 	}
-	out, err = URLHash.AppendCanonical(dst, "HTTP://X.Y")
+	out, err = Default.AppendCanonical(dst, "HTTP://X.Y")
 	if err != nil || string(out) != "prefix:http://x.y/" {
 		t.Fatalf("AppendCanonical = %q, %v", out, err)
 	}

@@ -1,5 +1,5 @@
 //go:build !race
 
-package hashkey
+package urlhash
 
 const raceEnabled = false

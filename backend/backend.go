@@ -1,0 +1,112 @@
+// Package backend opens the store.Backend that a location names: a
+// directory for the embedded Badger index (package index), or a
+// postgres:// connection string for PostgreSQL and compatible engines
+// (package pgindex). It is the one place that knows every backend; a
+// program that uses only one of them imports that package instead and
+// links nothing of the others.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/pgindex"
+	"github.com/urlhash/urlhash/store"
+)
+
+// Options configures Open. A nil *Options means the defaults.
+type Options struct {
+	// ReadOnly opens an existing index without writing to it; MustExist
+	// refuses (store.ErrNoIndex) to create one. Both default false.
+	ReadOnly, MustExist bool
+
+	// Wait is how long Open retries while another process holds the
+	// index (store.ErrLocked). Default 0: fail at once.
+	Wait time.Duration
+
+	// Index is passed to index.Open for a directory; its ReadOnly and
+	// MustExist fields are set from the fields above. (Package query
+	// records and checks the profile; see store.Backend.SetProfile.)
+	Index index.Options
+
+	// Postgres is passed to pgindex.Open for a connection string, its
+	// ReadOnly and MustExist set likewise.
+	Postgres pgindex.Options
+}
+
+// IsPostgres reports whether location names a PostgreSQL index (a
+// postgres:// or postgresql:// connection string) rather than a directory.
+func IsPostgres(location string) bool {
+	return strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://")
+}
+
+// Display returns location as it may be shown: a connection string's
+// password is hidden.
+func Display(location string) string {
+	if IsPostgres(location) || looksLikeKeywordValue(location) {
+		return pgindex.Redact(location)
+	}
+	return location
+}
+
+// keywordValue matches a libpq keyword/value connection string's first
+// pair, such as "host=db" or "dbname = x".
+var keywordValue = regexp.MustCompile(`^\s*(host|hostaddr|port|dbname|user|password|sslmode|service|application_name|connect_timeout)\s*=`)
+
+func looksLikeKeywordValue(location string) bool { return keywordValue.MatchString(location) }
+
+// ErrLocation is returned, wrapped, for a location Open does not accept.
+var ErrLocation = errors.New("backend: unsupported location")
+
+// Open opens (or, unless ReadOnly or MustExist, creates) the index at
+// location. ctx bounds the opening, including the Wait for a lock.
+func Open(ctx context.Context, location string, opts *Options) (store.Backend, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	switch {
+	case location == "":
+		return nil, fmt.Errorf("%w: empty location", ErrLocation)
+	case looksLikeKeywordValue(location):
+		// A directory of that name would be created silently, with the
+		// password in its name.
+		return nil, fmt.Errorf("%w: %q looks like a PostgreSQL keyword/value connection string; write it as postgres://USER@HOST/DB?sslmode=...", ErrLocation, pgindex.Redact(location))
+	}
+	deadline := time.Now().Add(o.Wait)
+	for {
+		b, err := open(ctx, location, &o)
+		if !errors.Is(err, store.ErrLocked) || !time.Now().Before(deadline) {
+			return b, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func open(ctx context.Context, location string, o *Options) (store.Backend, error) {
+	if IsPostgres(location) {
+		po := o.Postgres
+		po.ReadOnly, po.MustExist = o.ReadOnly, o.MustExist
+		db, err := pgindex.Open(ctx, location, &po)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return db, nil
+	}
+	io := o.Index
+	io.ReadOnly, io.MustExist = o.ReadOnly, o.MustExist
+	db, err := index.Open(location, &io)
+	if err != nil {
+		return nil, err
+	}
+	return db, nil
+}

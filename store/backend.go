@@ -1,0 +1,105 @@
+package store
+
+import (
+	"iter"
+
+	"github.com/urlhash/urlhash/hashkey"
+)
+
+// Backend is an index of hashes: what package query needs of a store. The
+// embedded Badger index (*index.DB), PostgreSQL (*pgindex.DB) and the
+// client of a urlhash server implement it; every implementation is safe
+// for concurrent use.
+//
+// Slices passed in may be reused by the caller once a method returns;
+// values passed to a callback or returned are the caller's to keep.
+type Backend interface {
+	// Get returns the value of the full entry h, or an error wrapping
+	// ErrNotFound.
+	Get(h hashkey.Hash) (Value, error)
+	// HasBatch reports, for each hash, whether its full entry is stored.
+	HasBatch(hs []hashkey.Hash) ([]bool, error)
+	// Match returns the full entry h when it is stored, else the longest
+	// prefix entry h starts with; the bool is false when neither is.
+	Match(h hashkey.Hash) (Match, bool, error)
+	// Scan calls fn for the stored entries (full first, then prefix
+	// entries) whose key starts with the first bits of prefix, in key
+	// order, at most limit of them (limit <= 0: all). It stops at the
+	// first error fn returns and returns it.
+	Scan(prefix []byte, bits, limit int, fn func(Entry) error) error
+	// Count returns the numbers of full and prefix entries whose key
+	// starts with the first bits of prefix.
+	Count(prefix []byte, bits int) (full, prefixes int64, err error)
+
+	// PutBatch stores every entry, replacing the value of a stored key
+	// (put overwrites; add does not).
+	PutBatch(entries []Entry) error
+	// AddBatch stores each entry whose key is not stored yet (add if
+	// absent; a stored value is never replaced) and reports which were new. Among concurrent callers adding one key,
+	// exactly one sees true; a key repeated in the batch is new at most
+	// once (the first).
+	AddBatch(entries []Entry) ([]bool, error)
+	// Delete removes a full or prefix entry; an absent one is an error
+	// wrapping ErrNotFound.
+	Delete(e Entry) error
+	// Load bulk-loads entries, keeping stored keys as they are (add if
+	// absent); it is the fast path for large imports.
+	Load(seq iter.Seq[Entry]) (LoadResult, error)
+
+	// Stats returns counts and sizes.
+	Stats() (Stats, error)
+	// Verify reads the whole index and returns an error wrapping
+	// ErrCorrupt naming the first damage it finds.
+	Verify() error
+	// Sync makes every acknowledged write durable.
+	Sync() error
+	// Close syncs and releases the backend.
+	Close() error
+	// Path names the index for messages: a directory, a redacted
+	// connection string or a server address.
+	Path() string
+	// Profile returns the profile name recorded in the index ("" if none).
+	Profile() string
+	// SetProfile records name as the index's profile when it records none
+	// (once recorded, a profile never changes). It returns an error
+	// wrapping ErrProfileMismatch when the index records another, and
+	// ErrReadOnly on a read-only backend that records none.
+	SetProfile(name string) error
+}
+
+// LoadResult counts what a Load did.
+type LoadResult struct {
+	// Added is the number of keys stored by the load.
+	Added int64
+	// Present is the number of input entries whose key was already
+	// stored, or repeated an earlier input entry; their values were left
+	// as they were.
+	Present int64
+	// Streamed reports whether the new keys were written as sorted tables
+	// rather than through the write-ahead log (Badger only).
+	Streamed bool
+}
+
+// Stats describes an index. A field a backend cannot measure is zero.
+type Stats struct {
+	// Entries is the number of full entries.
+	Entries int64
+	// PrefixEntries is the number of prefix entries.
+	PrefixEntries int64
+	// FilterBits is the number of leading bits of each full entry the
+	// in-memory filter keeps (0: no filter).
+	FilterBits int
+	// FilterBytes is the size of the filter in roaring's portable format.
+	FilterBytes uint64
+	// FilterMemBytes is the filter's estimated memory use.
+	FilterMemBytes uint64
+	// LSMBytes is the disk space of the key tables, VlogBytes that of
+	// value-log files (Badger), DiskBytes that of the whole index.
+	LSMBytes, VlogBytes, DiskBytes int64
+	// Tables is the number of table files (Badger).
+	Tables int
+	// FormatVersion is the format version of the index.
+	FormatVersion int
+	// Profile is the recorded profile ("" if none).
+	Profile string
+}

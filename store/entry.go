@@ -1,0 +1,104 @@
+package store
+
+import (
+	"fmt"
+
+	"github.com/urlhash/urlhash/hashkey"
+)
+
+// Lengths of a prefix entry's key, in bytes. A key of hashkey.Size bytes is
+// a full entry.
+const (
+	// MinPrefixEntryLen is the shortest prefix entry: a Safe Browsing
+	// 4-byte hash prefix.
+	MinPrefixEntryLen = 4
+	// MaxPrefixEntryLen is the longest prefix entry, one byte short of a
+	// full hash.
+	MaxPrefixEntryLen = hashkey.Size - 1
+)
+
+// Entry is a stored key and its value. A full entry keys all of Hash; a
+// prefix entry keys only Hash[:Len] (the rest of Hash is zero when read
+// back).
+type Entry struct {
+	Hash hashkey.Hash
+	// Len is the number of leading bytes of Hash the entry keys:
+	// hashkey.Size (or 0, read as hashkey.Size) for a full entry,
+	// MinPrefixEntryLen..MaxPrefixEntryLen for a prefix entry.
+	Len   int
+	Value Value
+}
+
+// FullEntry returns the full entry for h.
+func FullEntry(h hashkey.Hash, v Value) Entry { return Entry{Hash: h, Len: hashkey.Size, Value: v} }
+
+// PrefixEntry returns the prefix entry for p, which must be
+// MinPrefixEntryLen..MaxPrefixEntryLen bytes long (else an error wrapping
+// ErrPrefixLength).
+func PrefixEntry(p []byte, v Value) (Entry, error) {
+	if err := CheckPrefixEntryLen(len(p)); err != nil {
+		return Entry{}, err
+	}
+	var e Entry
+	copy(e.Hash[:], p)
+	e.Len = len(p)
+	e.Value = v
+	return e, nil
+}
+
+// IsPrefix reports whether e is a prefix entry.
+func (e *Entry) IsPrefix() bool { return e.Len != 0 && e.Len != hashkey.Size }
+
+// Key returns the bytes the entry keys: all of Hash, or its prefix. The
+// slice aliases e.
+func (e *Entry) Key() []byte {
+	if e.IsPrefix() {
+		return e.Hash[:e.Len]
+	}
+	return e.Hash[:]
+}
+
+// Check returns an error wrapping ErrPrefixLength when e is a prefix entry
+// of a length outside MinPrefixEntryLen..MaxPrefixEntryLen.
+func (e *Entry) Check() error {
+	if e.Len < 0 || e.Len > hashkey.Size {
+		return fmt.Errorf("%w: %d bytes", ErrPrefixLength, e.Len)
+	}
+	if e.IsPrefix() {
+		return CheckPrefixEntryLen(e.Len)
+	}
+	return nil
+}
+
+// CheckPrefixEntryLen returns an error wrapping ErrPrefixLength unless n is
+// MinPrefixEntryLen..MaxPrefixEntryLen.
+func CheckPrefixEntryLen(n int) error {
+	if n < MinPrefixEntryLen || n > MaxPrefixEntryLen {
+		return fmt.Errorf("%w: %d bytes, want %d..%d", ErrPrefixLength, n, MinPrefixEntryLen, MaxPrefixEntryLen)
+	}
+	return nil
+}
+
+// Value is what an entry stores besides its key. Both parts are opaque to
+// every backend; both empty is the common, smallest case.
+type Value struct {
+	// Text is the entry's text, for example the URL the hash was computed
+	// from.
+	Text []byte
+	// Data is caller bytes.
+	Data []byte
+}
+
+// IsZero reports whether v stores nothing.
+func (v Value) IsZero() bool { return len(v.Text) == 0 && len(v.Data) == 0 }
+
+// Match is the answer of Backend.Match: the stored entry a hash matched.
+type Match struct {
+	// Len is the length of the matching key: hashkey.Size for the full
+	// entry, MinPrefixEntryLen..MaxPrefixEntryLen for a prefix entry.
+	Len   int
+	Value Value
+}
+
+// IsFull reports whether the hash matched its full entry.
+func (m Match) IsFull() bool { return m.Len == hashkey.Size }

@@ -1,0 +1,36 @@
+package store
+
+import "errors"
+
+// Sentinel errors. Backends wrap them with context; use errors.Is.
+var (
+	// ErrNotFound is returned when a key is not stored.
+	ErrNotFound = errors.New("store: not found")
+	// ErrNoIndex is returned when a location holds no index and the caller
+	// asked not to create one (a read-only open, or one that must exist).
+	ErrNoIndex = errors.New("store: no index")
+	// ErrLocked is returned when another process holds the index's lock.
+	ErrLocked = errors.New("store: index locked by another process")
+	// ErrNeedsRecovery is returned by a read-only open of an index that was
+	// not closed cleanly; the next writable open recovers it.
+	ErrNeedsRecovery = errors.New("store: index not closed cleanly")
+	// ErrFormat is returned when the stored format version is newer than
+	// this program understands, or the stored metadata is malformed.
+	ErrFormat = errors.New("store: unsupported format")
+	// ErrProfileMismatch is returned when an index is opened with a profile
+	// other than the one it was created with.
+	ErrProfileMismatch = errors.New("store: profile mismatch")
+	// ErrClosed is returned when a backend is used after Close.
+	ErrClosed = errors.New("store: closed")
+	// ErrReadOnly is returned when a write is attempted on a read-only
+	// backend.
+	ErrReadOnly = errors.New("store: read-only")
+	// ErrPrefixLength is returned when a prefix entry is not
+	// MinPrefixEntryLen..MaxPrefixEntryLen bytes long, or a scan prefix is
+	// longer than a hash.
+	ErrPrefixLength = errors.New("store: bad prefix length")
+	// ErrInvalidOptions is returned by a backend's Options.Validate.
+	ErrInvalidOptions = errors.New("store: invalid options")
+	// ErrCorrupt is returned when stored data is damaged or inconsistent.
+	ErrCorrupt = errors.New("store: corrupt")
+)
