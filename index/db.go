@@ -32,6 +32,7 @@ type DB struct {
 	mu     sync.RWMutex
 	closed bool
 	bdb    *badger.DB
+	lock   *dirLock // nil in memory
 
 	// Writers of full entries lock stripes[h[0]]; writers of prefix entries
 	// lock pmu. Locks are taken in ascending stripe order, then pmu.
@@ -84,14 +85,22 @@ func Open(dir string, opts *Options) (*DB, error) {
 	db := &DB{path: dir, opts: o, bo: o.badgerOptions(dir)}
 	if o.InMemory {
 		db.path = ""
+	} else {
+		lock, err := lockDir(dir, o.ReadOnly)
+		if err != nil {
+			return nil, err
+		}
+		db.lock = lock
 	}
 	bdb, err := openBadger(db.bo)
 	if err != nil {
+		db.lock.release()
 		return nil, err
 	}
 	db.bdb = bdb
 	if err := db.init(); err != nil {
 		bdb.Close()
+		db.lock.release()
 		return nil, err
 	}
 	return db, nil
@@ -106,9 +115,6 @@ func hasIndexFiles(dir string) bool {
 func openBadger(bo badger.Options) (*badger.DB, error) {
 	bdb, err := badger.Open(bo)
 	if err != nil {
-		if strings.Contains(err.Error(), "acquire directory lock") {
-			return nil, fmt.Errorf("%w: %s", store.ErrLocked, bo.Dir)
-		}
 		if bo.ReadOnly && strings.Contains(err.Error(), "Log truncate required") {
 			return nil, fmt.Errorf("%w: %s", store.ErrNeedsRecovery, bo.Dir)
 		}
@@ -444,7 +450,7 @@ func (db *DB) Close() error {
 		errSnap = db.writeSnapshot()
 	}
 	errClose := translate(db.bdb.Close())
-	return errors.Join(errSnap, errClose)
+	return errors.Join(errSnap, errClose, db.lock.release())
 }
 
 // Sync makes every write acknowledged so far durable on disk.

@@ -124,69 +124,28 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool) ([]bool, error) 
 	}
 	unlock := db.lockFor(entries)
 	defer unlock()
-
-	// Sort (stably) and keep one occurrence per key: the first for
-	// add-if-absent, the last for put.
-	order := make([]int, len(entries))
-	for i := range order {
-		order[i] = i
-	}
-	if len(entries) > 1 {
-		slices.SortFunc(order, func(a, b int) int {
-			if c := compareEntries(&entries[a], &entries[b]); c != 0 {
-				return c
-			}
-			return a - b
-		})
-	}
-	uniq := order[:0:0]
-	for j, i := range order {
-		if j > 0 && compareEntries(&entries[order[j-1]], &entries[i]) == 0 {
-			if !ifAbsent {
-				uniq[len(uniq)-1] = i
-			}
-			continue
-		}
-		uniq = append(uniq, i)
-	}
-
-	existed, err := db.existSorted(entries, uniq)
+	// Add keeps the first of repeated keys, put the last.
+	p, err := db.plan(entries, !ifAbsent)
 	if err != nil {
 		return nil, err
 	}
-
-	// Add to the filter before the write becomes visible, so that the
-	// filter never says "absent" for a stored key.
-	db.fmu.Lock()
-	for _, i := range uniq {
-		e := &entries[i]
-		if e.IsPrefix() {
-			db.f.addPrefix(e.Hash[:e.Len]) // db.next shares short
-		} else {
-			db.f.addFull(&e.Hash)
-			if db.next != nil {
-				db.next.addFull(&e.Hash)
-			}
-		}
-	}
-	db.fmu.Unlock()
+	db.admit(entries, p.order)
 
 	var result []bool
 	if ifAbsent {
 		result = make([]bool, len(entries))
 	}
-	var newFull, newPrefix int64
 	var wb *badger.WriteBatch
 	var txn *badger.Txn
-	if len(uniq) > 1 {
+	if len(p.order) > 1 {
 		wb = db.bdb.NewWriteBatch()
 		defer wb.Cancel()
 	} else {
 		txn = db.bdb.NewTransaction(true)
 		defer txn.Discard()
 	}
-	for j, i := range uniq {
-		if ifAbsent && existed[j] {
+	for j, i := range p.order {
+		if ifAbsent && p.existed[j] {
 			continue
 		}
 		e := &entries[i]
@@ -202,13 +161,6 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool) ([]bool, error) 
 		if ifAbsent {
 			result[i] = true
 		}
-		if !existed[j] {
-			if e.IsPrefix() {
-				newPrefix++
-			} else {
-				newFull++
-			}
-		}
 	}
 	if wb != nil {
 		err = wb.Flush()
@@ -218,9 +170,83 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool) ([]bool, error) 
 	if err != nil {
 		return nil, translate(err)
 	}
-	db.entries.Add(newFull)
-	db.prefixEntries.Add(newPrefix)
+	db.count(entries, p)
 	return result, nil
+}
+
+// A plan is the unique keys of a batch of entries in key order, and which
+// of them were stored before the batch.
+type plan struct {
+	order   []int  // indexes into the entries, one per key, in key order
+	existed []bool // existed[j]: entries[order[j]]'s key was stored
+}
+
+// plan sorts the entries' keys (stably), keeps one entry per key (the last
+// when keepLast, else the first) and checks which are stored: the filter,
+// then one ordered pass. Bulk loads and batch writes share it. The caller
+// keeps the keys from changing meanwhile (stripe locks, or db.mu held
+// exclusively).
+func (db *DB) plan(entries []store.Entry, keepLast bool) (plan, error) {
+	order := make([]int, len(entries))
+	for i := range order {
+		order[i] = i
+	}
+	if len(entries) > 1 {
+		slices.SortFunc(order, func(a, b int) int {
+			if c := compareEntries(&entries[a], &entries[b]); c != 0 {
+				return c
+			}
+			return a - b
+		})
+	}
+	uniq := order[:0]
+	for j, i := range order {
+		if j > 0 && compareEntries(&entries[order[j-1]], &entries[i]) == 0 {
+			if keepLast {
+				uniq[len(uniq)-1] = i
+			}
+			continue
+		}
+		uniq = append(uniq, i)
+	}
+	existed, err := db.existSorted(entries, uniq)
+	return plan{order: uniq, existed: existed}, err
+}
+
+// admit adds the keys of entries[idx] to the filter. Writers call it
+// before their keys become visible, so that the filter never says
+// "absent" for a stored key.
+func (db *DB) admit(entries []store.Entry, idx []int) {
+	db.fmu.Lock()
+	defer db.fmu.Unlock()
+	for _, i := range idx {
+		e := &entries[i]
+		if e.IsPrefix() {
+			db.f.addPrefix(e.Hash[:e.Len]) // db.next shares short
+			continue
+		}
+		db.f.addFull(&e.Hash)
+		if db.next != nil {
+			db.next.addFull(&e.Hash)
+		}
+	}
+}
+
+// count adds the keys p wrote that were not stored before to the entry
+// counts.
+func (db *DB) count(entries []store.Entry, p plan) {
+	var full, prefix int64
+	for j, i := range p.order {
+		switch {
+		case p.existed[j]:
+		case entries[i].IsPrefix():
+			prefix++
+		default:
+			full++
+		}
+	}
+	db.entries.Add(full)
+	db.prefixEntries.Add(prefix)
 }
 
 func (db *DB) remove(e store.Entry) error {
