@@ -125,8 +125,8 @@ func (c *chunk) fail(r record, err error) {
 	c.errs.WriteString(r.diagnostic(err))
 }
 
-// processOrdered runs work over every record on all cores and writes the
-// results in input order. work appends a record's output to c.out, or
+// processOrdered runs work over every record that streamBatches reads, on
+// all cores, and writes the results in input order. work appends a record's output to c.out, or
 // records its failure with c.fail. The error is errReported when a record
 // failed (its diagnostic already written), else what stopped reading or
 // writing.
@@ -141,7 +141,7 @@ func processOrdered(e *env, args []string, nul bool, work func(r record, c *chun
 	}
 	if len(args) > 0 || workers < 2 {
 		var c chunk
-		err := readRecords(args, e.stdin, nul, batchSize, func(batch []record) error {
+		err := streamBatches(e, args, nul, batchSize, func(batch []record) error {
 			for _, r := range batch {
 				work(r, &c)
 			}
@@ -187,12 +187,9 @@ func processOrdered(e *env, args []string, nul bool, work func(r record, c *chun
 			}
 		}
 	}()
-	readErr := readRecords(nil, e.stdin, nul, batchSize, func(batch []record) error {
+	readErr := streamBatches(e, nil, nul, batchSize, func(batch []record) error {
 		if writeFailed.Load() {
 			return errWriteFailed
-		}
-		if err := e.ctx.Err(); err != nil {
-			return err
 		}
 		j := job{records: batch, done: make(chan *chunk, 1)}
 		order <- j.done
