@@ -16,18 +16,26 @@
 //	ok, err := db.Has(h)
 //	err = db.Close()
 //
-// Writes: Put, PutBatch, PutPrefix, Delete, DeletePrefix, Add,
-// AddBatch (atomic with respect to every other write in the
-// process: each key is reported new once), and Load for bulk imports
-// (sorted, written as Badger tables with its StreamWriter, also into a
-// non-empty index). Reads: Get, Has, HasBatch (one ordered iterator pass
-// over the keys the filter lets through), store.Match (the full entry or the
-// longest stored prefix entry a hash starts with), Scan by a bit prefix
-// (half bytes allowed), Count, ForEach, store.Stats and Verify.
+// A DB is a store.Backend, the interface package query works on, and
+// speaks the store package's vocabulary (store.Entry, store.Value,
+// store.Match, store.Stats). Writes: Put, PutBatch and PutPrefix
+// overwrite; Add and AddBatch add if absent (atomic with respect to every
+// other write in the process: each key is reported new once); Delete; and
+// Load for bulk imports (sorted, written as Badger tables with its
+// StreamWriter, also into a non-empty index). Load and the batch writes
+// share one write path: sort and keep one entry per key, check which keys
+// are stored (filter, then one ordered pass), admit the new keys to the
+// filter, write, count. Reads: Get, Has, HasBatch (one ordered iterator
+// pass over the keys the filter lets through), Match (the full entry or
+// the longest stored prefix entry a hash starts with), Scan by a bit
+// prefix (half bytes allowed), Count, ForEach, Stats and Verify.
 //
-// Errors are the package's sentinels (errors.go), possibly wrapped: use
+// Errors are the store package's sentinels, possibly wrapped: use
 // errors.Is. No Badger type or error escapes the package, except the expert
-// Options.Badger.
+// Options.Badger. Conditions are told apart by error values, never by
+// Badger's message text: "locked" comes from the index's own flock
+// (urlhash.lock, taken before Badger's), and TestBadgerBehaviour pins the
+// Badger behaviour the package relies on.
 //
 // # Keyspaces
 //

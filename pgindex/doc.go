@@ -16,16 +16,13 @@
 //	...
 //	added, err := db.Add(h, store.Value{})
 //
-// *DB has the method set of *index.DB (Put, PutPrefix, PutBatch, Get,
-// Has, HasBatch, Delete, DeletePrefix, Add, AddBatch,
-// Match, Scan, ForEach, Count, Load, Stats, Verify, Sync, Close, Path,
-// Profile) with the same types (store.Entry, store.Value, store.Match,
-// store.LoadResult, store.Stats) and the same sentinel errors
-// (store.ErrNotFound, store.ErrClosed, store.ErrPrefixLength,
-// store.ErrProfileMismatch, store.ErrNoIndex, store.ErrFormat,
-// store.ErrReadOnly, store.ErrCorrupt; possibly wrapped, use errors.Is),
-// so one small interface holds either. No pgx type or error escapes;
-// server errors are reported by text with their SQLSTATE.
+// A *DB is a store.Backend, like the embedded *index.DB, with the same
+// method set (Put, PutPrefix, PutBatch, Get, Has, HasBatch, Delete, Add,
+// AddBatch, Match, Scan, ForEach, Count, Load, Stats, Verify, Sync,
+// Close, Path, Profile, SetProfile), the store package's types and its
+// sentinel errors (possibly wrapped, use errors.Is). pgindex links no
+// Badger and no URL code. No pgx type or error escapes; server errors are
+// reported by text with their SQLSTATE.
 //
 // Methods take no context: they run under one that keeps the values of
 // Open's ctx and is cancelled by Close.

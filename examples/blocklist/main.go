@@ -8,6 +8,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log"
 	"os"
 
@@ -27,12 +28,13 @@ var listed = []string{
 }
 
 func main() {
-	if err := run(); err != nil {
+	if err := run(os.Stdout); err != nil {
 		log.Fatal("blocklist: ", err)
 	}
 }
 
-func run() error {
+// run is the example; it writes what it shows to w.
+func run(w io.Writer) error {
 	dir, err := os.MkdirTemp("", "blocklist-")
 	if err != nil {
 		return err
@@ -62,7 +64,7 @@ func run() error {
 			return err
 		}
 	}
-	fmt.Printf("local list: %d prefixes of 4 bytes (%s rules)\n\n", len(listed), profile.Name())
+	fmt.Fprintf(w, "local list: %d prefixes of 4 bytes (%s rules)\n\n", len(listed), profile.Name())
 
 	for _, u := range []string{
 		"http://www.malware.example/download/setup.exe",
@@ -85,7 +87,7 @@ func run() error {
 			}
 			verdict = "safe (prefix hit, full hash not listed)"
 		}
-		fmt.Printf("%-50s %s\n", u, verdict)
+		fmt.Fprintf(w, "%-50s %s\n", u, verdict)
 	}
 	return nil
 }

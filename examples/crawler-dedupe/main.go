@@ -10,6 +10,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"sort"
@@ -24,7 +25,7 @@ import (
 const workers = 4
 
 func main() {
-	if err := run(); err != nil {
+	if err := run(os.Stdout); err != nil {
 		log.Fatal("crawler-dedupe: ", err)
 	}
 }
@@ -51,7 +52,8 @@ type link struct {
 	page int
 }
 
-func run() error {
+// run is the example; it writes what it shows to w.
+func run(w io.Writer) error {
 	dir, err := os.MkdirTemp("", "crawler-dedupe-")
 	if err != nil {
 		return err
@@ -130,8 +132,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%d workers fetched %d pages, each exactly once\n", workers, fetched.Load())
-	fmt.Printf("%d duplicate links skipped (fragments, case, :443, dot segments)\n", duplicates.Load())
-	fmt.Printf("%d identities in the frontier index\n", st.Entries)
+	fmt.Fprintf(w, "%d workers fetched %d pages, each exactly once\n", workers, fetched.Load())
+	fmt.Fprintf(w, "%d duplicate links skipped (fragments, case, :443, dot segments)\n", duplicates.Load())
+	fmt.Fprintf(w, "%d identities in the frontier index\n", st.Entries)
 	return nil
 }

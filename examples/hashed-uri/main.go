@@ -7,6 +7,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log"
 	"os"
 
@@ -16,12 +17,13 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	if err := run(os.Stdout); err != nil {
 		log.Fatal("hashed-uri: ", err)
 	}
 }
 
-func run() error {
+// run is the example; it writes what it shows to w.
+func run(w io.Writer) error {
 	// The vendor's side: hash each listed URL. Query strings are kept for
 	// the entry whose query matters.
 	type entry struct {
@@ -41,9 +43,9 @@ func run() error {
 		}
 		published = append(published, u.String())
 	}
-	fmt.Println("published list:")
+	fmt.Fprintln(w, "published list:")
 	for _, p := range published {
-		fmt.Println("  " + p)
+		fmt.Fprintln(w, "  "+p)
 	}
 
 	// The client's side: load the published URIs into an index, then test
@@ -71,7 +73,7 @@ func run() error {
 			return err
 		}
 	}
-	fmt.Println("\nclient checks:")
+	fmt.Fprintln(w, "\nclient checks:")
 	for _, raw := range []string{
 		"HTTP://Gambling.Example:80/#top",
 		"http://forum.example/board/offtopic/",
@@ -87,7 +89,7 @@ func run() error {
 		if len(matches) > 0 {
 			verdict = "listed (" + matches[0].String()[:30] + "...)"
 		}
-		fmt.Printf("  %-40s %s\n", raw, verdict)
+		fmt.Fprintf(w, "  %-40s %s\n", raw, verdict)
 	}
 	return nil
 }

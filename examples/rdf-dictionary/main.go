@@ -11,6 +11,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"os"
 
@@ -25,12 +26,13 @@ import (
 var graph []byte
 
 func main() {
-	if err := run(); err != nil {
+	if err := run(os.Stdout); err != nil {
 		log.Fatal("rdf-dictionary: ", err)
 	}
 }
 
-func run() error {
+// run is the example; it writes what it shows to w.
+func run(w io.Writer) error {
 	dir, err := os.MkdirTemp("", "rdf-dictionary-")
 	if err != nil {
 		return err
@@ -75,13 +77,13 @@ func run() error {
 		if full > 1 {
 			return fmt.Errorf("term id %s is shared by %d IRIs; widen ids to the short hash", id, full)
 		}
-		fmt.Printf("term %s  %s\n", id, rec.Text)
+		fmt.Fprintf(w, "term %s  %s\n", id, rec.Text)
 	}
 	st, err := db.Stats()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n%d IRI occurrences, %d distinct terms, no term id collisions\n", occurrences, st.Entries)
+	fmt.Fprintf(w, "\n%d IRI occurrences, %d distinct terms, no term id collisions\n", occurrences, st.Entries)
 
 	// The homepage was written HTTP://Example.ORG:80/~bob/; its identity is
 	// that of the canonical form, so any spelling finds it.
@@ -89,9 +91,9 @@ func run() error {
 		v, err := dict.Get(iri)
 		switch {
 		case err == nil:
-			fmt.Printf("lookup %s -> stored as %q\n", iri, v.Text)
+			fmt.Fprintf(w, "lookup %s -> stored as %q\n", iri, v.Text)
 		case errors.Is(err, store.ErrNotFound):
-			fmt.Printf("lookup %s -> not in the dictionary\n", iri)
+			fmt.Fprintf(w, "lookup %s -> not in the dictionary\n", iri)
 		default:
 			return err
 		}
@@ -104,7 +106,7 @@ func run() error {
 	}
 	id := h.VeryShort()
 	return db.Scan(id[:], 8*hashkey.Size8, 0, func(e store.Entry) error {
-		fmt.Printf("term %s resolves to %s\n", id, e.Value.Text)
+		fmt.Fprintf(w, "term %s resolves to %s\n", id, e.Value.Text)
 		return nil
 	})
 }
