@@ -160,11 +160,12 @@ func TestScenario(t *testing.T) {
 	rewrite := flag.Lookup("rewrite")
 	rewriting := rewrite != nil && rewrite.Value.String() == "true"
 	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
-		for i, b := range scenarioBackends {
-			// With -rewrite the first backend writes the expected output
-			// and the others are checked against it.
+		// With -rewrite the first backend that runs writes the expected
+		// output and the others are checked against it.
+		wrote := false
+		for _, b := range scenarioBackends {
 			if rewriting {
-				setFlag(t, rewrite, i == 0)
+				setFlag(t, rewrite, !wrote)
 			}
 			t.Run(b.name, func(t *testing.T) {
 				s := &scenario{backend: b, open: b.setup(t)}
@@ -174,6 +175,7 @@ func TestScenario(t *testing.T) {
 					}
 				})
 				s.reopen(t)
+				wrote = true
 				datadriven.RunTest(t, path, s.run)
 				t.Logf("%d commands", s.commands)
 			})
@@ -245,6 +247,9 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		if len(added) != len(entries) {
 			t.Fatalf("AddBatch returned %d results for %d entries", len(added), len(entries))
+		}
+		if len(entries) == 0 {
+			return "(none)"
 		}
 		for i, e := range entries {
 			result := "present"
@@ -392,14 +397,16 @@ var sentinels = []error{
 }
 
 // errString prints err as the first store sentinel it wraps. An error that
-// wraps none prints whole, marked, and so cannot match across backends.
+// wraps none prints its first line, marked, and so cannot match across
+// backends.
 func errString(err error) string {
 	for _, s := range sentinels {
 		if errors.Is(err, s) {
 			return "error: " + s.Error()
 		}
 	}
-	return "error (wraps no store sentinel): " + err.Error()
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return "error (wraps no store sentinel): " + line
 }
 
 // errOr returns errString(err), or ok when err is nil.
