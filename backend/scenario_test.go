@@ -282,6 +282,9 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		if len(found) != len(hs) {
 			t.Fatalf("HasBatch returned %d results for %d hashes", len(found), len(hs))
 		}
+		if len(hs) == 0 {
+			return "(none)"
+		}
 		for i, h := range hs {
 			fmt.Fprintf(&out, "%s: %t\n", formatKey(h[:]), found[i])
 		}
