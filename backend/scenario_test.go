@@ -23,14 +23,14 @@ import (
 	"github.com/urlhash/urlhash/store"
 )
 
-// A scenario is a script in testdata/scenarios run against every backend
-// in scenarioBackends, each with a new, empty index; the expected output
-// is the same for all of them. Regenerate it with
+// TestScenario runs each script in testdata/scenarios against every
+// backend in scenarioBackends, each with a new, empty index; the expected
+// output is the same for all of them. Regenerate it with
 //
 //	go test ./backend -run Scenario -rewrite
 //
-// which rewrites each file from the first backend and checks the others
-// against it.
+// which rewrites each file from the first backend that runs and checks the
+// others against it (add /FILE/BACKEND to -run to write from another one).
 //
 // # Keys
 //
@@ -69,7 +69,43 @@ import (
 //	set-profile NAME SetProfile (NAME bare or Go-quoted): ok
 //	close            Close: ok
 //	reopen           close (unless closed) and open the index again: ok;
-//	                 a no-op on an open in-memory index
+//	                 a no-op on an open in-memory index (which cannot
+//	                 be reopened once closed: the test fails)
+func TestScenario(t *testing.T) {
+	rewrite := flag.Lookup("rewrite")
+	rewriting := rewrite != nil && rewrite.Value.String() == "true"
+	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
+		// With -rewrite the first backend that runs writes the expected
+		// output and the others are checked against it.
+		wrote := false
+		for _, b := range scenarioBackends {
+			if rewriting {
+				setFlag(t, rewrite, !wrote)
+			}
+			t.Run(b.name, func(t *testing.T) {
+				s := &scenario{backend: b, open: b.setup(t)}
+				t.Cleanup(func() {
+					if s.db != nil && !s.closed {
+						s.db.Close()
+					}
+				})
+				s.reopen(t)
+				wrote = true
+				datadriven.RunTest(t, path, s.run)
+				t.Logf("%d commands", s.commands)
+			})
+		}
+		if rewriting {
+			setFlag(t, rewrite, true)
+		}
+	})
+}
+
+func setFlag(t *testing.T, f *flag.Flag, v bool) {
+	if err := f.Value.Set(strconv.FormatBool(v)); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // scenarioBackends are the backends every scenario runs against. Adding a
 // backend is one entry.
@@ -154,42 +190,6 @@ func newSchema(t testing.TB, url string) string {
 		}
 	})
 	return name
-}
-
-func TestScenario(t *testing.T) {
-	rewrite := flag.Lookup("rewrite")
-	rewriting := rewrite != nil && rewrite.Value.String() == "true"
-	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
-		// With -rewrite the first backend that runs writes the expected
-		// output and the others are checked against it.
-		wrote := false
-		for _, b := range scenarioBackends {
-			if rewriting {
-				setFlag(t, rewrite, !wrote)
-			}
-			t.Run(b.name, func(t *testing.T) {
-				s := &scenario{backend: b, open: b.setup(t)}
-				t.Cleanup(func() {
-					if s.db != nil && !s.closed {
-						s.db.Close()
-					}
-				})
-				s.reopen(t)
-				wrote = true
-				datadriven.RunTest(t, path, s.run)
-				t.Logf("%d commands", s.commands)
-			})
-		}
-		if rewriting {
-			setFlag(t, rewrite, true)
-		}
-	})
-}
-
-func setFlag(t *testing.T, f *flag.Flag, v bool) {
-	if err := f.Value.Set(strconv.FormatBool(v)); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // scenario is the state of one scenario file on one backend.
