@@ -1,0 +1,617 @@
+package backend_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/jackc/pgx/v5"
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/pgindex"
+	"github.com/urlhash/urlhash/store"
+)
+
+// TestScenario runs each script in testdata/scenarios against every
+// backend in scenarioBackends, each with a new, empty index; the expected
+// output is the same for all of them. Regenerate it with
+//
+//	go test ./backend -run Scenario -rewrite
+//
+// which rewrites each file from the first backend that runs and checks the
+// others against it (add /FILE/BACKEND to -run to write from another one).
+//
+// # Keys
+//
+// A key is written in hex. A full key is 64 digits, or fewer followed by
+// ".." to fill the rest of the 32 bytes with zeros (aabb.. is aabb and 30
+// zero bytes); output writes full keys that end in zero bytes that way.
+// Any other even number of digits is a prefix entry's key.
+//
+// # Commands
+//
+// Commands that take entries read one a line: KEY [text=TEXT] [data=HEX],
+// TEXT bare or Go-quoted; a quoted TEXT or a HEX followed by *N is
+// repeated N times. Values print as text="..." data=HEX, leaving out an
+// empty part, or (empty); a part longer than 64 bytes prints as its length
+// and the start of its SHA-256. Errors print as the first sentinel of
+// store/errors.go they wrap ("error: store: not found"), so that no
+// backend's wording reaches the expected output.
+//
+//	put              PutBatch of the entries (full or prefix, by key): ok
+//	put-prefix       PutBatch, each key a prefix entry whatever its length
+//	                 (a 32-byte one prints store.PrefixEntry's error)
+//	add              AddBatch: KEY: new | present, per entry
+//	load             Load of the entries: added=N present=N
+//	get              Get of each full key: KEY: VALUE
+//	has              HasBatch of the full keys: KEY: true | false
+//	match            Match of each full key: KEY: full VALUE | prefix P VALUE | none
+//	delete           Delete of each key (full or prefix): KEY: ok
+//	scan [prefix=HEX] [bits=N] [limit=N]
+//	                 Scan: full KEY VALUE | prefix KEY VALUE, or (none);
+//	                 bits defaults to 4 per digit (0 without a prefix)
+//	count [prefix=HEX] [bits=N]
+//	                 Count: full=N prefix=N
+//	stats            Stats: entries=N prefix-entries=N profile="P" format=N
+//	verify, sync     Verify, Sync: ok
+//	profile          Profile: "P"
+//	set-profile NAME SetProfile (NAME bare or Go-quoted): ok
+//	close            Close: ok
+//	reopen           close (unless closed) and open the index again: ok;
+//	                 a no-op on an open in-memory index (which cannot
+//	                 be reopened once closed: the test fails)
+func TestScenario(t *testing.T) {
+	rewrite := flag.Lookup("rewrite")
+	rewriting := rewrite != nil && rewrite.Value.String() == "true"
+	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
+		// With -rewrite the first backend that runs writes the expected
+		// output and the others are checked against it.
+		wrote := false
+		for _, b := range scenarioBackends {
+			if rewriting {
+				setFlag(t, rewrite, !wrote)
+			}
+			t.Run(b.name, func(t *testing.T) {
+				s := &scenario{backend: b, open: b.setup(t)}
+				t.Cleanup(func() {
+					if s.db != nil && !s.closed {
+						s.db.Close()
+					}
+				})
+				s.reopen(t)
+				wrote = true
+				datadriven.RunTest(t, path, s.run)
+				t.Logf("%d commands", s.commands)
+			})
+		}
+		if rewriting {
+			setFlag(t, rewrite, true)
+		}
+	})
+}
+
+func setFlag(t *testing.T, f *flag.Flag, v bool) {
+	if err := f.Value.Set(strconv.FormatBool(v)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scenarioBackends are the backends every scenario runs against. Adding a
+// backend is one entry.
+var scenarioBackends = []scenarioBackend{
+	{name: "badger-memory", setup: badgerMemory, volatile: true},
+	{name: "badger-disk", setup: badgerDisk},
+	{name: "postgres", setup: postgres},
+}
+
+type scenarioBackend struct {
+	name string
+	// setup prepares a new, empty index for one scenario file (skipping
+	// t when the backend is unavailable) and returns the function that
+	// opens it. Each call of open after the first opens the same index
+	// again, which must then hold what was written before.
+	setup func(t testing.TB) (open func() (store.Backend, error))
+	// volatile marks a backend whose index does not outlive Close (in
+	// memory): reopen leaves an open index as it is.
+	volatile bool
+}
+
+func badgerMemory(t testing.TB) func() (store.Backend, error) {
+	return func() (store.Backend, error) {
+		return index.Open("", &index.Options{InMemory: true})
+	}
+}
+
+func badgerDisk(t testing.TB) func() (store.Backend, error) {
+	dir := t.TempDir()
+	return func() (store.Backend, error) { return index.Open(dir, nil) }
+}
+
+func postgres(t testing.TB) func() (store.Backend, error) {
+	url := testPostgres(t)
+	schema := newSchema(t, url)
+	return func() (store.Backend, error) {
+		return pgindex.Open(context.Background(), url, &pgindex.Options{Schema: schema})
+	}
+}
+
+// testPostgres returns the test server's connection string from
+// URLHASH_TEST_POSTGRES (see .ci/postgres.sh). Without it the test is
+// skipped, except under CI=true, where it fails: CI must not skip silently.
+func testPostgres(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv("URLHASH_TEST_POSTGRES")
+	if u == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("URLHASH_TEST_POSTGRES is unset under CI=true: start a server with .ci/postgres.sh")
+		}
+		t.Skip("URLHASH_TEST_POSTGRES unset: no PostgreSQL server to test against (see .ci/postgres.sh)")
+	}
+	return u
+}
+
+// newSchema returns a schema name unique to this test run and drops the
+// schema when the test ends.
+func newSchema(t testing.TB, url string) string {
+	t.Helper()
+	var b [6]byte
+	rand.Read(b[:])
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
+			return r
+		case 'A' <= r && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '_'
+	}, t.Name())
+	name = "t_" + name[:min(len(name), 40)] + "_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{name}.Sanitize()+` CASCADE`); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	return name
+}
+
+// scenario is the state of one scenario file on one backend.
+type scenario struct {
+	backend  scenarioBackend
+	open     func() (store.Backend, error)
+	db       store.Backend
+	closed   bool
+	commands int
+}
+
+// reopen opens the index for the first time, or again.
+func (s *scenario) reopen(t testing.TB) error {
+	if s.db != nil {
+		if s.backend.volatile {
+			if s.closed {
+				t.Fatalf("reopen after close: %s keeps nothing across Close", s.backend.name)
+			}
+			return nil
+		}
+		if !s.closed {
+			if err := s.db.Close(); err != nil {
+				return err
+			}
+		}
+	}
+	db, err := s.open()
+	if err != nil {
+		if s.db == nil {
+			t.Fatalf("open: %v", err)
+		}
+		return err
+	}
+	s.db, s.closed = db, false
+	return nil
+}
+
+func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
+	s.commands++
+	db := s.db
+	var out strings.Builder
+	switch td.Cmd {
+	case "put", "put-prefix":
+		entries, err := parseEntries(t, td, td.Cmd == "put-prefix")
+		if err != nil {
+			return errString(err)
+		}
+		return errOr(db.PutBatch(entries), "ok")
+
+	case "add":
+		entries, _ := parseEntries(t, td, false)
+		added, err := db.AddBatch(entries)
+		if err != nil {
+			return errString(err)
+		}
+		if len(added) != len(entries) {
+			t.Fatalf("AddBatch returned %d results for %d entries", len(added), len(entries))
+		}
+		if len(entries) == 0 {
+			return "(none)"
+		}
+		for i, e := range entries {
+			result := "present"
+			if added[i] {
+				result = "new"
+			}
+			fmt.Fprintf(&out, "%s: %s\n", formatKey(e.Key()), result)
+		}
+
+	case "load":
+		entries, _ := parseEntries(t, td, false)
+		res, err := db.Load(slices.Values(entries))
+		if err != nil {
+			return errString(err)
+		}
+		fmt.Fprintf(&out, "added=%d present=%d\n", res.Added, res.Present)
+
+	case "get":
+		for _, h := range parseHashes(t, td) {
+			v, err := db.Get(h)
+			fmt.Fprintf(&out, "%s: %s\n", formatKey(h[:]), errOr(err, formatValue(v)))
+		}
+
+	case "has":
+		hs := parseHashes(t, td)
+		found, err := db.HasBatch(hs)
+		if err != nil {
+			return errString(err)
+		}
+		if len(found) != len(hs) {
+			t.Fatalf("HasBatch returned %d results for %d hashes", len(found), len(hs))
+		}
+		if len(hs) == 0 {
+			return "(none)"
+		}
+		for i, h := range hs {
+			fmt.Fprintf(&out, "%s: %t\n", formatKey(h[:]), found[i])
+		}
+
+	case "match":
+		for _, h := range parseHashes(t, td) {
+			m, ok, err := db.Match(h)
+			var result string
+			switch {
+			case err != nil:
+				result = errString(err)
+			case !ok:
+				result = "none"
+			case m.IsFull():
+				result = "full " + formatValue(m.Value)
+			default:
+				result = "prefix " + formatKey(h[:m.Len]) + " " + formatValue(m.Value)
+			}
+			fmt.Fprintf(&out, "%s: %s\n", formatKey(h[:]), result)
+		}
+
+	case "delete":
+		entries, _ := parseEntries(t, td, false)
+		for _, e := range entries {
+			fmt.Fprintf(&out, "%s: %s\n", formatKey(e.Key()), errOr(db.Delete(e), "ok"))
+		}
+
+	case "scan":
+		prefix, bits := parseScanPrefix(t, td)
+		limit := intArg(t, td, "limit", 0)
+		n := 0
+		err := db.Scan(prefix, bits, limit, func(e store.Entry) error {
+			kind := "full  "
+			if e.IsPrefix() {
+				kind = "prefix"
+			}
+			fmt.Fprintf(&out, "%s %s %s\n", kind, formatKey(e.Key()), formatValue(e.Value))
+			n++
+			return nil
+		})
+		if err != nil {
+			return out.String() + errString(err)
+		}
+		if n == 0 {
+			return "(none)"
+		}
+
+	case "count":
+		prefix, bits := parseScanPrefix(t, td)
+		full, prefixes, err := db.Count(prefix, bits)
+		if err != nil {
+			return errString(err)
+		}
+		fmt.Fprintf(&out, "full=%d prefix=%d\n", full, prefixes)
+
+	case "stats":
+		st, err := db.Stats()
+		if err != nil {
+			return errString(err)
+		}
+		// Only the fields every backend measures alike.
+		fmt.Fprintf(&out, "entries=%d prefix-entries=%d profile=%q format=%d\n",
+			st.Entries, st.PrefixEntries, st.Profile, st.FormatVersion)
+
+	case "verify":
+		return errOr(db.Verify(), "ok")
+
+	case "sync":
+		return errOr(db.Sync(), "ok")
+
+	case "profile":
+		return strconv.Quote(db.Profile())
+
+	case "set-profile":
+		if len(td.CmdArgs) != 1 || len(td.CmdArgs[0].Vals) != 0 {
+			t.Fatalf("%s: usage: set-profile NAME", td.Pos)
+		}
+		name := td.CmdArgs[0].Key
+		if strings.HasPrefix(name, `"`) {
+			var err error
+			if name, err = strconv.Unquote(name); err != nil {
+				t.Fatalf("%s: %v", td.Pos, err)
+			}
+		}
+		return errOr(db.SetProfile(name), "ok")
+
+	case "close":
+		s.closed = true
+		return errOr(db.Close(), "ok")
+
+	case "reopen":
+		return errOr(s.reopen(t), "ok")
+
+	default:
+		t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
+	}
+	return out.String()
+}
+
+// sentinels are store's sentinel errors, in the order of store/errors.go.
+var sentinels = []error{
+	store.ErrNotFound,
+	store.ErrNoIndex,
+	store.ErrLocked,
+	store.ErrNeedsRecovery,
+	store.ErrFormat,
+	store.ErrProfileMismatch,
+	store.ErrClosed,
+	store.ErrReadOnly,
+	store.ErrPrefixLength,
+	store.ErrInvalidOptions,
+	store.ErrCorrupt,
+}
+
+// errString prints err as the first store sentinel it wraps. An error that
+// wraps none prints its first line, marked, and so cannot match across
+// backends.
+func errString(err error) string {
+	for _, s := range sentinels {
+		if errors.Is(err, s) {
+			return "error: " + s.Error()
+		}
+	}
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return "error (wraps no store sentinel): " + line
+}
+
+// errOr returns errString(err), or ok when err is nil.
+func errOr(err error, ok string) string {
+	if err != nil {
+		return errString(err)
+	}
+	return ok
+}
+
+// formatKey writes a key as hex; a full key that ends in zero bytes ends
+// in ".." instead.
+func formatKey(k []byte) string {
+	if len(k) != hashkey.Size {
+		return hex.EncodeToString(k)
+	}
+	n := len(k)
+	for n > 1 && k[n-1] == 0 {
+		n--
+	}
+	if n == len(k) {
+		return hex.EncodeToString(k)
+	}
+	return hex.EncodeToString(k[:n]) + ".."
+}
+
+// longValue is the length beyond which a value part prints as its length
+// and hash.
+const longValue = 64
+
+func formatValue(v store.Value) string {
+	var parts []string
+	switch n := len(v.Text); {
+	case n > longValue:
+		parts = append(parts, fmt.Sprintf("text=(%d bytes, sha256 %.12x)", n, sha256.Sum256(v.Text)))
+	case n > 0:
+		parts = append(parts, "text="+strconv.Quote(string(v.Text)))
+	}
+	switch n := len(v.Data); {
+	case n > longValue:
+		parts = append(parts, fmt.Sprintf("data=(%d bytes, sha256 %.12x)", n, sha256.Sum256(v.Data)))
+	case n > 0:
+		parts = append(parts, "data="+hex.EncodeToString(v.Data))
+	}
+	if len(parts) == 0 {
+		return "(empty)"
+	}
+	return strings.Join(parts, " ")
+}
+
+// parseKey reads a key as formatKey writes it and reports whether it is a
+// full key.
+func parseKey(t testing.TB, pos, s string) (key []byte, full bool) {
+	t.Helper()
+	digits, fill := strings.CutSuffix(s, "..")
+	b, err := hex.DecodeString(digits)
+	if err != nil || len(b) == 0 || len(b) > hashkey.Size {
+		t.Fatalf("%s: bad key %q: want 2..64 hex digits, optionally followed by ..", pos, s)
+	}
+	if fill {
+		k := make([]byte, hashkey.Size)
+		copy(k, b)
+		return k, true
+	}
+	return b, len(b) == hashkey.Size
+}
+
+// parseEntries reads the entry lines of td's input. With asPrefix every
+// key is a prefix entry's. A 32-byte one cannot be a store.Entry:
+// parseEntries returns the error of store.PrefixEntry, and the command
+// prints it without calling the backend. Shorter keys reach the backend as
+// they are, so that its own check is what refuses 1..3 bytes.
+func parseEntries(t testing.TB, td *datadriven.TestData, asPrefix bool) ([]store.Entry, error) {
+	t.Helper()
+	var entries []store.Entry
+	for line := range strings.Lines(td.Input) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		keyText, rest, _ := strings.Cut(line, " ")
+		key, full := parseKey(t, td.Pos, keyText)
+		v := parseValue(t, td.Pos, rest)
+		var e store.Entry
+		switch {
+		case asPrefix && len(key) == hashkey.Size:
+			if _, err := store.PrefixEntry(key, v); err != nil {
+				return nil, err
+			}
+			t.Fatalf("%s: store.PrefixEntry accepted a %d-byte prefix", td.Pos, len(key))
+		case full && !asPrefix:
+			e = store.FullEntry(hashkey.Hash(key), v)
+		default:
+			copy(e.Hash[:], key)
+			e.Len = len(key)
+			e.Value = v
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+// parseValue reads [text=TEXT] [data=HEX].
+func parseValue(t testing.TB, pos, s string) store.Value {
+	t.Helper()
+	var v store.Value
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		switch {
+		case strings.HasPrefix(s, "text="):
+			s = s[len("text="):]
+			var text string
+			if strings.HasPrefix(s, `"`) {
+				q, err := strconv.QuotedPrefix(s)
+				if err != nil {
+					t.Fatalf("%s: bad text %s", pos, s)
+				}
+				text, _ = strconv.Unquote(q)
+				s = s[len(q):]
+				var n int
+				if n, s = parseRepeat(t, pos, s); n >= 0 {
+					text = strings.Repeat(text, n)
+				}
+			} else {
+				text, s, _ = strings.Cut(s, " ")
+			}
+			v.Text = []byte(text)
+		case strings.HasPrefix(s, "data="):
+			s = s[len("data="):]
+			d := s[:len(s)-len(strings.TrimLeft(s, "0123456789abcdefABCDEF"))]
+			s = s[len(d):]
+			b, err := hex.DecodeString(d)
+			if err != nil {
+				t.Fatalf("%s: bad data %q: %v", pos, d, err)
+			}
+			var n int
+			if n, s = parseRepeat(t, pos, s); n >= 0 {
+				b = bytes.Repeat(b, n)
+			}
+			v.Data = b
+		default:
+			t.Fatalf("%s: want text=TEXT or data=HEX, have %q", pos, s)
+		}
+	}
+	return v
+}
+
+// parseRepeat reads an optional *N at the start of s and returns N (-1
+// without one) and the rest of s.
+func parseRepeat(t testing.TB, pos, s string) (int, string) {
+	t.Helper()
+	if !strings.HasPrefix(s, "*") {
+		return -1, s
+	}
+	num, rest, _ := strings.Cut(s[1:], " ")
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 0 {
+		t.Fatalf("%s: bad repeat count %q", pos, num)
+	}
+	return n, rest
+}
+
+// parseHashes reads the full keys of td's input, one a line.
+func parseHashes(t testing.TB, td *datadriven.TestData) []hashkey.Hash {
+	t.Helper()
+	var hs []hashkey.Hash
+	for line := range strings.Lines(td.Input) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		key, full := parseKey(t, td.Pos, line)
+		if !full {
+			t.Fatalf("%s: %s takes full keys, have %q", td.Pos, td.Cmd, line)
+		}
+		hs = append(hs, hashkey.Hash(key))
+	}
+	return hs
+}
+
+// parseScanPrefix reads [prefix=HEX] [bits=N]: the prefix's bytes and its
+// length in bits, by default 4 per hex digit.
+func parseScanPrefix(t testing.TB, td *datadriven.TestData) ([]byte, int) {
+	t.Helper()
+	var prefix []byte
+	bits := 0
+	if td.HasArg("prefix") {
+		var s string
+		td.ScanArgs(t, "prefix", &s)
+		var err error
+		if prefix, bits, err = hashkey.ParsePrefix(s); err != nil {
+			t.Fatalf("%s: %v", td.Pos, err)
+		}
+	}
+	return prefix, intArg(t, td, "bits", bits)
+}
+
+func intArg(t testing.TB, td *datadriven.TestData, key string, def int) int {
+	t.Helper()
+	if !td.HasArg(key) {
+		return def
+	}
+	var n int
+	td.ScanArgs(t, key, &n)
+	return n
+}
