@@ -504,7 +504,8 @@ func (db *DB) Profile() string {
 	return db.profile
 }
 
-// SetProfile records name as the index's profile when it records none. It
+// SetProfile records name as the index's profile when it records none (an
+// empty name records nothing). It
 // returns an error wrapping store.ErrProfileMismatch when the index records
 // another, and store.ErrReadOnly on a read-only index that records none.
 func (db *DB) SetProfile(name string) error {
@@ -515,7 +516,7 @@ func (db *DB) SetProfile(name string) error {
 	db.profileMu.Lock()
 	defer db.profileMu.Unlock()
 	switch {
-	case db.profile == name:
+	case name == "", db.profile == name:
 		return nil
 	case db.profile != "":
 		return fmt.Errorf("%w: %s records %q, not %q", store.ErrProfileMismatch, db.path, db.profile, name)

@@ -56,6 +56,18 @@ const valueVersion = 0x01
 
 // appendValue encodes v: nothing for an empty value, else valueVersion,
 // uvarint len(Text), Text, Data.
+// valueLen is the length of v's encoding.
+func valueLen(v store.Value) int {
+	if v.IsZero() {
+		return 0
+	}
+	n := 2 // the version byte and the length's last byte
+	for x := len(v.Text); x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n + len(v.Text) + len(v.Data)
+}
+
 func appendValue(b []byte, v store.Value) []byte {
 	if v.IsZero() {
 		return b

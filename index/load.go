@@ -23,7 +23,7 @@ import (
 func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 	var entries []store.Entry
 	for e := range seq {
-		if err := e.Check(); err != nil {
+		if err := db.check(&e); err != nil {
 			return store.LoadResult{}, err
 		}
 		if !e.Value.IsZero() {

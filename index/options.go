@@ -135,6 +135,11 @@ func (o *Options) badgerOptions(dir string) badger.Options {
 		// Large metadata values (filter chunks) go to the value log, so a
 		// snapshot fits in one transaction; entries stay in the LSM tree.
 		bo.ValueThreshold = 4 << 10
+		if o.InMemory {
+			// In memory there is no value log: every value stays in the
+			// tree, up to Badger's largest threshold.
+			bo.ValueThreshold = maxInMemoryValue(bo.MemTableSize)
+		}
 		bo.NumVersionsToKeep = 1
 		// An empty level 0 after Close lets the next Load stream its
 		// tables above the existing ones without flattening the tree.
@@ -151,4 +156,11 @@ func (o *Options) badgerOptions(dir string) badger.Options {
 	}
 	bo.ReadOnly = o.ReadOnly
 	return bo
+}
+
+// maxInMemoryValue is the largest encoded value an in-memory index holds:
+// Badger's cap on the value threshold (1 MiB), and at most the 15% of a
+// memtable that one write batch may take.
+func maxInMemoryValue(memTableSize int64) int64 {
+	return min(1<<20, 15*memTableSize/100)
 }

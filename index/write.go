@@ -100,7 +100,7 @@ func (db *DB) lockFor(entries []store.Entry) func() {
 // input entry, whether it was added; otherwise it returns nil.
 func (db *DB) write(entries []store.Entry, ifAbsent bool) ([]bool, error) {
 	for i := range entries {
-		if err := entries[i].Check(); err != nil {
+		if err := db.check(&entries[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -274,6 +274,21 @@ func (db *DB) remove(e store.Entry) error {
 		db.prefixEntries.Add(-1)
 	} else {
 		db.entries.Add(-1)
+	}
+	return nil
+}
+
+// check refuses an entry the index cannot store: a bad prefix length, or
+// (in memory, where every value stays in the tree) a value over Badger's
+// threshold.
+func (db *DB) check(e *store.Entry) error {
+	if err := e.Check(); err != nil {
+		return err
+	}
+	if db.opts.InMemory {
+		if n := valueLen(e.Value); int64(n) >= db.bo.ValueThreshold {
+			return fmt.Errorf("%w: %d bytes encoded, an in-memory index holds less than %d", store.ErrTooLarge, n, db.bo.ValueThreshold)
+		}
 	}
 	return nil
 }

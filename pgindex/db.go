@@ -258,19 +258,23 @@ func (db *DB) Profile() string {
 	return db.profile
 }
 
-// SetProfile records name as the index's profile when it records none. It
+// SetProfile records name as the index's profile when it records none (an
+// empty name records nothing). It
 // returns an error wrapping store.ErrProfileMismatch when the index records
 // another (also one that another client recorded first), and
 // store.ErrReadOnly on a read-only index that records none.
 func (db *DB) SetProfile(name string) error {
+	if err := db.begin(); err != nil {
+		return err
+	}
+	if name == "" {
+		return nil
+	}
 	db.profileMu.Lock()
 	defer db.profileMu.Unlock()
 	if db.profile == "" {
 		if db.opts.ReadOnly {
 			return store.ErrReadOnly
-		}
-		if err := db.begin(); err != nil {
-			return err
 		}
 		// Only one insert wins; every client then reads the winner.
 		if _, err := db.pool.Exec(db.ctx, `INSERT INTO `+db.meta+` (name, value) VALUES ('profile', $1) ON CONFLICT DO NOTHING`, name); err != nil {

@@ -61,7 +61,8 @@ type Backend interface {
 	// Profile returns the profile name recorded in the index ("" if none).
 	Profile() string
 	// SetProfile records name as the index's profile when it records none
-	// (once recorded, a profile never changes). It returns an error
+	// (once recorded, a profile never changes; an empty name records
+	// nothing). It returns an error
 	// wrapping ErrProfileMismatch when the index records another, and
 	// ErrReadOnly on a read-only backend that records none.
 	SetProfile(name string) error

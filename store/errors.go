@@ -31,6 +31,9 @@ var (
 	ErrPrefixLength = errors.New("store: bad prefix length")
 	// ErrInvalidOptions is returned by a backend's Options.Validate.
 	ErrInvalidOptions = errors.New("store: invalid options")
+	// ErrTooLarge is returned when a value is larger than the backend
+	// holds (an in-memory index: about 1 MiB).
+	ErrTooLarge = errors.New("store: value too large")
 	// ErrCorrupt is returned when stored data is damaged or inconsistent.
 	ErrCorrupt = errors.New("store: corrupt")
 )
