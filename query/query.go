@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/hashkey/iri"
 	"github.com/urlhash/urlhash/hashkey/safebrowsing"
 	"github.com/urlhash/urlhash/hashkey/urlhash"
 	"github.com/urlhash/urlhash/store"
@@ -74,17 +75,21 @@ func New(st store.Backend, opts *Options) (*Index, error) {
 // a url-hash profile ("urlhash+sha256", "urlhash-nofragment+url-hash-0.1.0",
 // see urlhash.ParseProfile) or a Safe Browsing one ("webrisk",
 // "safebrowsing-v5"), whose identity of a URL is the hash of its exact
-// expression. The name "urlhash" alone is the default profile.
+// expression, or "iri" (an RDF IRI exactly as written, see hashkey/iri).
+// The name "urlhash" alone is the default profile.
 func ParseProfile(name string) (hashkey.Profile, error) {
-	if name == "urlhash" {
+	switch name {
+	case "urlhash":
 		return urlhash.Default, nil
+	case iri.IRI.Name():
+		return iri.IRI, nil
 	}
 	if p, err := safebrowsing.ParseProfile(name); err == nil {
 		return p, nil
 	}
 	p, err := urlhash.ParseProfile(name)
 	if err != nil {
-		return nil, fmt.Errorf("query: unknown profile %q (want urlhash[-nofragment]+DIGEST, webrisk or safebrowsing-v5)", name)
+		return nil, fmt.Errorf("query: unknown profile %q (want urlhash[-nofragment]+DIGEST, webrisk, safebrowsing-v5 or iri)", name)
 	}
 	return p, nil
 }

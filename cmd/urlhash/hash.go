@@ -12,6 +12,7 @@ import (
 type hashOutput struct {
 	Input     string   `json:"input"`
 	Canonical string   `json:"canonical,omitempty"`
+	Hashed    string   `json:"hashed,omitempty"` // the string hashed, when not the canonical form
 	Hash      string   `json:"hash,omitempty"`
 	Short     string   `json:"short,omitempty"`
 	VeryShort string   `json:"very_short,omitempty"`
@@ -62,8 +63,10 @@ func hashCommand() *command {
 		summary: "print the identity (SHA-256) of each URL",
 		usage: `Usage: urlhash hash [flags] [URL...]
 
-Prints the identity of each URL: the SHA-256 of its canonical form, as 64
-lowercase hex digits (or, with --format decimal, the url-hash crate's four
+Prints the identity of each URL under a profile, the hash an index keys it
+by: the SHA-256 of its canonical form (urlhash), of its exact Safe
+Browsing expression (webrisk, safebrowsing-v5: host, path and query, no
+scheme) or of the IRI as written (iri), as 64 lowercase hex digits (or, with --format decimal, the url-hash crate's four
 little-endian words joined by '-'). URLs come from the arguments or, when
 there are none, from standard input one per line. Output is one line per
 input, in input order; a URL that fails is reported on stderr and the
@@ -71,15 +74,16 @@ command exits 2 after processing every input.
 
 Flags:
       --profile NAME     urlhash (default: the URL Standard serialisation),
-                         webrisk or safebrowsing-v5 (the Safe Browsing
-                         canonical URL)
+                         webrisk or safebrowsing-v5 (the exact Safe
+                         Browsing expression), iri (RDF: as written)
       --digest NAME      sha256 (default) or url-hash-0.1.0 (the first 32
                          bytes of SHA-384, as the published url-hash 0.1.0
                          crate computes)
       --drop-fragment    remove the #fragment before hashing
       --format FORMAT    hex (default) or decimal
-      --json             one JSON object per input: input, canonical, hash,
-                         short, very_short, words
+      --json             one JSON object per input: input, canonical, hashed
+                         (Safe Browsing: the expression hashed), hash,
+                         short, very_short, words, profile
   -0, --null             inputs on stdin are NUL-separated, byte for byte
 
 Example:
@@ -95,7 +99,7 @@ Example:
 func runHash(e *env, args []string) error {
 	fs := newFlags("hash")
 	var id identityFlags
-	id.addFlags(fs, "urlhash, webrisk or safebrowsing-v5")
+	id.addFlags(fs, "urlhash, webrisk, safebrowsing-v5 or iri")
 	format := fs.String("format", "hex", "hex or decimal")
 	asJSON := fs.Bool("json", false, "JSON output")
 	nul := fs.BoolP("null", "0", false, "NUL-separated input")
@@ -111,16 +115,21 @@ func runHash(e *env, args []string) error {
 	}
 	decimal := *format == "decimal"
 	return processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
-		canon, err := cz.append(c.scratch[:0], r.text)
+		hashed, err := cz.appendHashed(c.scratch[:0], r.text)
 		if err != nil {
 			failLine(c, r, err, *asJSON)
 			return
 		}
-		c.scratch = canon
-		h := cz.sum(canon)
+		c.scratch = hashed
+		h := cz.sum(hashed)
 		switch {
+		case *asJSON && cz.hashed != nil:
+			canon, _ := cz.canonical(nil, r.text) // it succeeded for hashed
+			o := newHashOutput(r.text, canon, h, cz.name)
+			o.Hashed = string(hashed)
+			writeJSON(c, o)
 		case *asJSON:
-			writeJSON(c, newHashOutput(r.text, canon, h, cz.name))
+			writeJSON(c, newHashOutput(r.text, hashed, h, cz.name))
 		case decimal:
 			c.out.Write(append(h.AppendDecimal(c.out.AvailableBuffer()), '\n'))
 		default:
@@ -143,7 +152,8 @@ in input order; failures are reported on stderr and exit 2.
 Flags:
       --profile NAME     urlhash (default; the URL Standard serialisation),
                          webrisk, safebrowsing-v5 (Safe Browsing canonical
-                         URL), hashed-n or hashed-p (draft-feather Appendix A)
+                         URL), iri (RDF: the IRI as written, checked), or
+                         hashed-n, hashed-p (draft-feather Appendix A)
       --drop-fragment    remove the #fragment (urlhash profile)
       --json             one JSON object per input: input, canonical, hash,
                          short, very_short, words
@@ -160,7 +170,7 @@ Example:
 func runCanon(e *env, args []string) error {
 	fs := newFlags("canon")
 	var id identityFlags
-	id.addFlags(fs, "urlhash, webrisk, safebrowsing-v5, hashed-n or hashed-p")
+	id.addFlags(fs, "urlhash, webrisk, safebrowsing-v5, iri, hashed-n or hashed-p")
 	asJSON := fs.Bool("json", false, "JSON output")
 	nul := fs.BoolP("null", "0", false, "NUL-separated input")
 	if err := parseFlags(fs, args); err != nil {
@@ -171,7 +181,7 @@ func runCanon(e *env, args []string) error {
 		return err
 	}
 	return processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
-		canon, err := cz.append(c.scratch[:0], r.text)
+		canon, err := cz.canonical(c.scratch[:0], r.text)
 		if err != nil {
 			failLine(c, r, err, *asJSON)
 			return
@@ -180,9 +190,14 @@ func runCanon(e *env, args []string) error {
 		if *asJSON {
 			if cz.sum == nil {
 				writeJSON(c, hashOutput{Input: r.text, Canonical: string(canon), Profile: cz.name})
-			} else {
-				writeJSON(c, newHashOutput(r.text, canon, cz.sum(canon), cz.name))
+				return
 			}
+			hashed, _ := cz.appendHashed(nil, r.text) // it succeeded for canon
+			o := newHashOutput(r.text, canon, cz.sum(hashed), cz.name)
+			if cz.hashed != nil {
+				o.Hashed = string(hashed)
+			}
+			writeJSON(c, o)
 			return
 		}
 		c.out.Write(canon)

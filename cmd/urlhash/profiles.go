@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/hashkey/hasheduri"
+	"github.com/urlhash/urlhash/hashkey/iri"
 	"github.com/urlhash/urlhash/hashkey/safebrowsing"
 	"github.com/urlhash/urlhash/hashkey/urlhash"
 	"github.com/urlhash/urlhash/query"
@@ -50,22 +51,35 @@ func (o *identityFlags) profile() (hashkey.Profile, error) {
 	}
 	p, err := query.ParseProfile(name)
 	if err != nil {
-		return nil, usagef("unknown profile %q (want urlhash, webrisk or safebrowsing-v5)", o.name)
+		return nil, usagef("unknown profile %q (want urlhash, webrisk, safebrowsing-v5 or iri)", o.name)
 	}
 	return p, nil
 }
 
-// canonicaliser turns one input into the string that is hashed.
+// canonicaliser holds what hash and canon need of a profile.
 type canonicaliser struct {
-	name   string
-	append func(dst []byte, raw string) ([]byte, error)
-	// sum is the identity of a canonical string; nil for the hashed-URI
-	// forms, whose digests come from "urlhash hashed-uri".
-	sum func(canonical []byte) hashkey.Hash
+	name string
+	// canonical appends the canonical form, which canon prints.
+	canonical func(dst []byte, raw string) ([]byte, error)
+	// hashed appends the string whose digest is the identity; nil when it
+	// is the canonical form itself, and for the hashed-URI forms, whose
+	// digests come from "urlhash hashed-uri".
+	hashed func(dst []byte, raw string) ([]byte, error)
+	sum    func(s []byte) hashkey.Hash
 }
 
-// canonicaliser resolves the flags for hash and canon. The Safe Browsing
-// profiles hash the canonical URL with SHA-256; withHashed admits the
+// appendHashed appends the string hash hashes.
+func (cz *canonicaliser) appendHashed(dst []byte, raw string) ([]byte, error) {
+	if cz.hashed != nil {
+		return cz.hashed(dst, raw)
+	}
+	return cz.canonical(dst, raw)
+}
+
+// canonicaliser resolves the flags for hash and canon. Every profile
+// hashes here exactly what an index keys (see query.ParseProfile): the
+// url-hash canonical form with its digest, the Safe Browsing exact
+// expression or the IRI as written with SHA-256. withHashed admits the
 // hashed-URI Appendix A forms (hashed-n, hashed-p), which canon prints.
 func (o *identityFlags) canonicaliser(withHashed bool) (*canonicaliser, error) {
 	if withHashed && (o.name == "hashed-n" || o.name == "hashed-p") {
@@ -78,7 +92,7 @@ func (o *identityFlags) canonicaliser(withHashed bool) (*canonicaliser, error) {
 		}
 		return &canonicaliser{
 			name: o.name,
-			append: func(dst []byte, raw string) ([]byte, error) {
+			canonical: func(dst []byte, raw string) ([]byte, error) {
 				s, err := hasheduri.Canonical(raw, v)
 				return append(dst, s...), err
 			},
@@ -90,9 +104,11 @@ func (o *identityFlags) canonicaliser(withHashed bool) (*canonicaliser, error) {
 	}
 	switch p := p.(type) {
 	case *urlhash.Profile:
-		return &canonicaliser{name: p.Name(), append: p.AppendCanonical, sum: p.Digest().Sum}, nil
+		return &canonicaliser{name: p.Name(), canonical: p.AppendCanonical, sum: p.Digest().Sum}, nil
 	case *safebrowsing.Profile:
-		return &canonicaliser{name: p.Name(), append: p.AppendCanonical, sum: hashkey.Sum}, nil
+		return &canonicaliser{name: p.Name(), canonical: p.AppendCanonical, hashed: p.AppendHashed, sum: hashkey.Sum}, nil
+	case *iri.Profile:
+		return &canonicaliser{name: p.Name(), canonical: p.AppendHashed, sum: hashkey.Sum}, nil
 	}
 	return nil, fmt.Errorf("profile %s has no canonical form", p.Name())
 }

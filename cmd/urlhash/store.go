@@ -28,7 +28,7 @@ func (o *dbFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.dir, "db", "", "index directory (required)")
 	fs.DurationVar(&o.wait, "wait", 0, "wait this long for another process to release the index")
 	fs.StringVar(&o.schema, "schema", "", "PostgreSQL schema of the index (with --db postgres://...)")
-	o.id.addFlags(fs, "urlhash, webrisk or safebrowsing-v5")
+	o.id.addFlags(fs, "urlhash, webrisk, safebrowsing-v5 or iri")
 }
 
 // open opens the index. Unless an identity flag was given (and

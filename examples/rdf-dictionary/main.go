@@ -3,6 +3,10 @@
 // index maps identities back to IRIs, and the 8-byte very-short hash serves
 // as a compact term id, with collisions detected rather than assumed away.
 //
+// It uses the iri profile: RDF compares IRIs character by character, so
+// <HTTP://Example.ORG:80/~bob/> and <http://example.org/~bob/> are two
+// terms with two identities (the URL profiles would merge them).
+//
 //	go run ./examples/rdf-dictionary
 package main
 
@@ -16,6 +20,7 @@ import (
 	"os"
 
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/hashkey/iri"
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/ingest"
 	"github.com/urlhash/urlhash/query"
@@ -43,7 +48,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dict, err := query.New(db, &query.Options{StoreURL: true})
+	dict, err := query.New(db, &query.Options{Profile: iri.IRI, StoreURL: true})
 	if err != nil {
 		return err
 	}
@@ -85,15 +90,15 @@ func run(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "\n%d IRI occurrences, %d distinct terms, no term id collisions\n", occurrences, st.Entries)
 
-	// The homepage was written HTTP://Example.ORG:80/~bob/; its identity is
-	// that of the canonical form, so any spelling finds it.
-	for _, iri := range []string{"http://example.org/~bob/", "http://example.org/people/dave"} {
-		v, err := dict.Get(iri)
+	// The homepage was written HTTP://Example.ORG:80/~bob/: under RDF term
+	// equality another spelling is another term.
+	for _, term := range []string{"HTTP://Example.ORG:80/~bob/", "http://example.org/~bob/", "http://example.org/people/dave"} {
+		v, err := dict.Get(term)
 		switch {
 		case err == nil:
-			fmt.Fprintf(w, "lookup %s -> stored as %q\n", iri, v.Text)
+			fmt.Fprintf(w, "lookup %s -> stored as %q\n", term, v.Text)
 		case errors.Is(err, store.ErrNotFound):
-			fmt.Fprintf(w, "lookup %s -> not in the dictionary\n", iri)
+			fmt.Fprintf(w, "lookup %s -> not in the dictionary\n", term)
 		default:
 			return err
 		}
