@@ -136,7 +136,10 @@ func (p *Profile) appendCanonical(dst []byte, raw string) ([]byte, layout, error
 			break
 		}
 	}
-	host = cutPort(host)
+	host, ok := cutPort(host)
+	if !ok {
+		return dst[:base], l, ErrPort
+	}
 	l.host = len(dst) - out
 	dst, l.ip, err = p.appendHost(dst, host)
 	if err != nil {
@@ -238,25 +241,46 @@ func hostless(scheme string) bool {
 
 // cutPort drops the port from an authority whose userinfo is gone. A host
 // that starts with '[' (after the leading dots, which are trimmed later)
-// ends at the first ']'; any other host ends at the first ':'.
-func cutPort(h []byte) []byte {
+// ends at the first ']'; any other host ends at the first ':'. It reports
+// false when a port follows that is not a decimal number up to 65535 (or
+// empty): "good.com:evil.com" is not a URL of good.com.
+func cutPort(h []byte) ([]byte, bool) {
 	k := 0
 	for k < len(h) && h[k] == '.' {
 		k++
 	}
+	end := len(h)
 	if k < len(h) && h[k] == '[' {
 		for i, c := range h {
 			if c == ']' {
-				return h[:i+1]
+				end = i + 1
+				break
+			}
+		}
+		if end < len(h) && h[end] != ':' {
+			return h, false
+		}
+	} else {
+		for i, c := range h {
+			if c == ':' {
+				end = i
+				break
 			}
 		}
 	}
-	for i, c := range h {
-		if c == ':' {
-			return h[:i]
+	if end == len(h) {
+		return h, true
+	}
+	port := 0
+	for _, c := range h[end+1:] {
+		if c < '0' || c > '9' {
+			return h, false
+		}
+		if port = 10*port + int(c-'0'); port > 65535 {
+			return h, false
 		}
 	}
-	return h
+	return h[:end], true
 }
 
 // appendPath appends the canonical form of the unescaped path p (which is

@@ -76,7 +76,6 @@ var canonicalTests = []struct {
 	{in: "http://a@b@c.com/", want: "http://c.com/"},
 	{in: "http://user%40evil.com@good.com/", want: "http://good.com/"},
 	{in: "http://example.com%2Fpath%3Fq", want: "http://example.com/path?q"},
-	{in: "http://a%3Ab.com/", want: "http://a/"},
 
 	// Fragment: cut at the first raw '#', escaped '#' kept.
 	{in: "http://a.com/#", want: "http://a.com/"},
@@ -122,7 +121,6 @@ var canonicalTests = []struct {
 	{in: "http://[fe80::1%25eth0]/", want: "http://[fe80::1%25eth0]/"},
 	{in: "http://[1.2.3.4]/", want: "http://[1.2.3.4]/"},
 	{in: "http://.[A]:80/", want: "http://[a]/"},
-	{in: "http://.[]0/0", want: "http://[]/0"},
 
 	// IDN: valid UTF-8 hosts to punycode, others kept as escaped bytes.
 	{in: "http://BÜCHER.example/", want: "http://xn--bcher-kva.example/"},
@@ -206,5 +204,37 @@ func TestParseProfile(t *testing.T) {
 	}
 	if _, err := ParseProfile("urlhash"); !errors.Is(err, ErrUnknownProfile) {
 		t.Errorf("ParseProfile(urlhash) error = %v, want ErrUnknownProfile", err)
+	}
+}
+
+// TestPort: a port is dropped only when it is a port; anything else after
+// the host's ':' makes the URL invalid rather than cutting the host short.
+func TestPort(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{ // want "" means ErrPort
+		{"http://good.com:evil.com/", ""},
+		{"http://a%3Ab.com/", ""}, // unescaped before the authority is read
+		{"http://.[]0/0", ""},
+		{"http://a.com:65536/", ""},
+		{"http://a.com:8o/", ""},
+		{"http://a.com:80/x", "http://a.com/x"},
+		{"http://a.com:/x", "http://a.com/x"},
+		{"http://u:p@a.com:8080/", "http://a.com/"},
+		{"http://[1:2::3]:443/", "http://[1:2::3]/"},
+	} {
+		for _, p := range []*Profile{WebRisk, V5} {
+			t.Run(p.Name()+"/"+tc.in, func(t *testing.T) {
+				got, err := p.Canonical(tc.in)
+				if tc.want == "" {
+					var ue *hashkey.URLError
+					if !errors.Is(err, ErrPort) || !errors.As(err, &ue) || ue.Input != tc.in {
+						t.Fatalf("Canonical(%q) = %q, %v; want a *hashkey.URLError wrapping ErrPort", tc.in, got, err)
+					}
+					return
+				}
+				if err != nil || got != tc.want {
+					t.Fatalf("Canonical(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+				}
+			})
+		}
 	}
 }

@@ -28,6 +28,11 @@ var (
 	// hashkey.ErrUnsupportedURL; use errors.Is.
 	ErrNotWeb error = &notWebError{"not a web url"}
 
+	// ErrPort is returned, wrapped in a *hashkey.URLError, when a URL's port
+	// is not a decimal number up to 65535: such a URL is invalid, and its
+	// host must not be read as the text before the ':'.
+	ErrPort = errors.New("safebrowsing: invalid port")
+
 	// ErrPrefixLength is returned when a hash prefix length is outside
 	// MinPrefixLen..MaxPrefixLen bytes. It may be wrapped; use errors.Is.
 	ErrPrefixLength = errors.New("safebrowsing: hash prefix length must be 4 to 32 bytes")
