@@ -14,6 +14,10 @@ type answers struct {
 	json   *json.Encoder // nil without --json
 	failed int           // inputs that could not be answered
 	missed int           // inputs answered "no": absent, no match
+	// perLine marks a command whose text output is one line per input: a
+	// failed input then prints "error<TAB>INPUT" there too, so that the
+	// output stays aligned with the input.
+	perLine bool
 }
 
 func newAnswers(e *env, asJSON bool) *answers {
@@ -29,8 +33,11 @@ func newAnswers(e *env, asJSON bool) *answers {
 func (a *answers) fail(r record, err error) {
 	a.failed++
 	a.e.inputFailed(r, err)
-	if a.json != nil {
+	switch {
+	case a.json != nil:
 		a.json.Encode(memberOutput{Input: r.text, Error: err.Error()})
+	case a.perLine:
+		a.out.WriteString("error\t" + r.text + "\n")
 	}
 }
 

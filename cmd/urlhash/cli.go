@@ -52,6 +52,7 @@ func commands() map[string]*command {
 		hashCommand(), canonCommand(), expressionsCommand(), hashedURICommand(), matchCommand(),
 		addCommand(), importCommand(), hasCommand(), getCommand(), deleteCommand(), dedupeCommand(),
 		scanCommand(), lookupCommand(), statsCommand(), exportCommand(), verifyCommand(),
+		completionCommand(),
 	}
 	m := make(map[string]*command, len(cs))
 	for _, c := range cs {
@@ -69,6 +70,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	name, rest := args[0], args[1:]
 	switch name {
+	case "--version", "version":
+		printVersion(stdout)
+		return exitOK
 	case "help", "-h", "--help":
 		if len(rest) > 0 {
 			if c, ok := cmds[rest[0]]; ok {
@@ -142,6 +146,19 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	return nil
 }
 
+// parseFlagsOnly parses the flags of a command that takes no arguments: a
+// stray argument is a mistake (a misspelt flag, a URL given to stats), not
+// something to ignore.
+func parseFlagsOnly(fs *pflag.FlagSet, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (this command takes flags only)", fs.Arg(0))
+	}
+	return nil
+}
+
 func printUsage(w io.Writer, cmds map[string]*command) {
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
@@ -162,7 +179,8 @@ Commands:
 	b.WriteString(`
 Inputs come from the arguments or, when there are none, from standard input,
 one per line (or NUL-separated with -0). Exit status: 0 success or found,
-1 not found, 2 error. Run "urlhash COMMAND --help" for a command's flags.
+1 not found, 2 error. Run "urlhash COMMAND --help" for a command's flags,
+"urlhash --version" for the build.
 `)
 	fmt.Fprint(w, b.String())
 }

@@ -23,10 +23,14 @@ func importCommand() *command {
 Bulk-loads every URL (or hash) of the files into the index, creating it if
 needed: the fastest way to fill an index. Gzipped files are read
 transparently; "-" is standard input. A bad line is reported on stderr as
-FILE:LINE: reason and skipped; --strict stops at the first one instead
-(exit 2), keeping what was stored before it. The last line on stderr is
-the summary "N stored, M duplicates, K skipped". Everything stored is
-durable when the command exits.
+FILE:LINE: reason and skipped; --strict stops at the first one instead,
+--max-errors N after N, keeping what was stored before. The last line on
+stderr is the summary "N stored, M duplicates, K skipped". Everything
+stored is durable when the command exits.
+
+Exit status: 0 every record stored or already present; 1 some records
+skipped (each reported); 2 an error, a stop (--strict, --max-errors), or
+nothing stored because every record was rejected.
 
 Flags:
       --db DIR           the index directory, or a postgres:// connection
@@ -39,7 +43,8 @@ Flags:
                          sitemapindex), or hashes (hex: 64 digits a full
                          entry, an even 8..62 digits a 4..31-byte prefix)
       --store-url        keep each URL's text in its entry
-      --strict           stop at the first bad line
+      --strict           stop at the first bad line (--max-errors 1)
+      --max-errors N     stop after N bad records (default 0: never)
       --json             print the summary as one JSON object on stdout
   -0, --null             lines and hashes are NUL-separated
       --profile, --digest, --drop-fragment
@@ -69,6 +74,7 @@ func runImport(e *env, args []string) error {
 	formatName := fs.String("format", "lines", "lines, ntriples, nquads, sitemap or hashes")
 	storeURL := fs.Bool("store-url", false, "keep URL text")
 	strict := fs.Bool("strict", false, "stop at the first bad line")
+	maxErrors := fs.Int64("max-errors", 0, "stop after N bad records (0: never)")
 	asJSON := fs.Bool("json", false, "JSON summary")
 	nul := fs.BoolP("null", "0", false, "NUL-separated input")
 	if err := parseFlags(fs, args); err != nil {
@@ -92,12 +98,18 @@ func runImport(e *env, args []string) error {
 	}
 	defer ix.Close()
 
+	if *maxErrors < 0 {
+		return usagef("--max-errors must be 0 (no limit) or more")
+	}
+	if *strict {
+		*maxErrors = 1
+	}
 	var skipped int64
-	var stopErr error // what ended the input early: a read error, or a bad line under --strict
+	var stopErr error // what ended the input early: a read error, or too many bad records
 	bad := func(err error) bool {
 		skipped++
 		e.warnf("%v", err)
-		if *strict {
+		if *maxErrors > 0 && skipped >= *maxErrors {
 			stopErr = errReported
 			return false
 		}
@@ -129,8 +141,14 @@ func runImport(e *env, args []string) error {
 		e.warnf("%v", stopErr)
 	}
 	fmt.Fprintf(e.stderr, "urlhash: import: %d stored, %d duplicates, %d skipped\n", sum.Stored, sum.Duplicates, sum.Skipped)
-	if stopErr != nil {
+	switch {
+	case stopErr != nil:
 		return errReported
+	case skipped > 0 && sum.Stored+sum.Duplicates == 0:
+		e.warnf("import: nothing stored: every record was rejected")
+		return errReported
+	case skipped > 0:
+		return errNotFound // exit 1: some records skipped, each reported
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func runScan(e *env, args []string) error {
 	veryShort := fs.String("very-short", "", "very-short hash")
 	limit := fs.Int("limit", 0, "maximum entries")
 	asJSON := fs.Bool("json", false, "JSON output")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
 	var (
@@ -166,7 +166,7 @@ func runExport(e *env, args []string) error {
 	var db dbFlags
 	db.addFlags(fs)
 	format := fs.String("format", "hex", "hex, binary or json")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
 	if *format != "hex" && *format != "binary" && *format != "json" {
@@ -238,7 +238,7 @@ func runStats(e *env, args []string) error {
 	var db dbFlags
 	db.addFlags(fs)
 	asJSON := fs.Bool("json", false, "JSON output")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
 	ix, err := db.open(e, false, false, true)
@@ -295,7 +295,7 @@ func runVerify(e *env, args []string) error {
 	fs := newFlags("verify")
 	var db dbFlags
 	db.addFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
 	ix, err := db.open(e, false, false, true)

@@ -79,6 +79,7 @@ func runHas(e *env, args []string) error {
 	}
 	defer ix.Close()
 	a := newAnswers(e, *asJSON)
+	a.perLine = !*quiet
 	return a.status(streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
 		rs := resolve(ix, batch, *hashes, false)
 		found, err := hasResolved(ix, rs)
@@ -176,6 +177,7 @@ func runGet(e *env, args []string) error {
 	}
 	defer ix.Close()
 	a := newAnswers(e, *asJSON)
+	a.perLine = true
 	return a.status(streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
 		for _, r := range resolve(ix, batch, *hashes, false) {
 			if r.err != nil {

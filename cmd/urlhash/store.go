@@ -39,6 +39,9 @@ func (o *dbFlags) open(e *env, write, storeURL, useIdentity bool) (*query.Index,
 	if o.dir == "" {
 		return nil, usagef("--db DIR is required")
 	}
+	if o.schema != "" && !backend.IsPostgres(o.dir) {
+		return nil, usagef("--schema applies to a postgres:// index only")
+	}
 	bo := &backend.Options{MustExist: !write, Wait: o.wait}
 	bo.Postgres.Schema = o.schema
 	qo := &query.Options{StoreURL: storeURL}
