@@ -285,6 +285,7 @@ func runAdd(e *env, name string, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	db.mustExist = name == "delete" // deleting from a misspelt --db must not create it
 	ix, err := db.open(e, true, storeURL != nil && *storeURL, true)
 	if err != nil {
 		return err

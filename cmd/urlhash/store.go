@@ -22,6 +22,9 @@ type dbFlags struct {
 	schema string
 	wait   time.Duration
 	id     identityFlags
+	// mustExist makes a writing command refuse a location with no index
+	// rather than create one.
+	mustExist bool
 }
 
 func (o *dbFlags) addFlags(fs *pflag.FlagSet) {
@@ -42,7 +45,7 @@ func (o *dbFlags) open(e *env, write, storeURL, useIdentity bool) (*query.Index,
 	if o.schema != "" && !backend.IsPostgres(o.dir) {
 		return nil, usagef("--schema applies to a postgres:// index only")
 	}
-	bo := &backend.Options{MustExist: !write, Wait: o.wait}
+	bo := &backend.Options{MustExist: !write || o.mustExist, Wait: o.wait}
 	bo.Postgres.Schema = o.schema
 	qo := &query.Options{StoreURL: storeURL}
 	if useIdentity && o.id.changed() {
