@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -40,8 +41,11 @@ Flags:
       --format FORMAT    lines (one URL a line, default), ntriples or nquads
                          (every IRI of an N-Triples/N-Quads file), sitemap
                          (the <loc> URLs of a sitemaps.org urlset or
-                         sitemapindex), or hashes (hex: 64 digits a full
-                         entry, an even 8..62 digits a 4..31-byte prefix)
+                         sitemapindex), hashes (hex: 64 digits a full
+                         entry, an even 8..62 digits a 4..31-byte prefix),
+                         or jsonl ("urlhash export --format jsonl": keys,
+                         texts and data as exported; a new index records
+                         the export's profile)
       --store-url        keep each URL's text in its entry
       --strict           stop at the first bad line (--max-errors 1)
       --max-errors N     stop after N bad records (default 0: never)
@@ -80,9 +84,14 @@ func runImport(e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	format, err := ingest.ParseFormat(*formatName)
-	if err != nil {
-		return usageError{err}
+	// jsonl is urlhash's own export format: lines, each decoded here.
+	jsonl := *formatName == "jsonl"
+	format := ingest.Lines
+	if !jsonl {
+		var err error
+		if format, err = ingest.ParseFormat(*formatName); err != nil {
+			return usageError{err}
+		}
 	}
 	files := fs.Args()
 	if len(files) == 0 {
@@ -91,6 +100,18 @@ func runImport(e *env, args []string) error {
 	ropts := &ingest.Options{NUL: *nul}
 	if err := ropts.Validate(format); err != nil {
 		return usageError{err}
+	}
+	if jsonl && !db.id.changed() {
+		// A new index records the profile of the export it is made from.
+		name, err := jsonlProfile(e, files[0])
+		if err != nil {
+			return err
+		}
+		if name != "" {
+			if db.profile, err = query.ParseProfile(name); err != nil {
+				return err
+			}
+		}
 	}
 	ix, err := db.open(e, true, *storeURL, true)
 	if err != nil {
@@ -117,7 +138,7 @@ func runImport(e *env, args []string) error {
 	}
 	entries := func(yield func(store.Entry) bool) {
 		for _, name := range files {
-			if !importFile(e, ix, name, format, ropts, bad, yield, &stopErr) {
+			if !importFile(e, ix, name, format, jsonl, ropts, bad, yield, &stopErr) {
 				return
 			}
 		}
@@ -156,7 +177,7 @@ func runImport(e *env, args []string) error {
 // importFile yields the entries of one file. It returns false when the
 // import must stop: the consumer stopped, a bad line under --strict, or a
 // read error (left in *stopErr).
-func importFile(e *env, ix *query.Index, name string, format ingest.Format, ropts *ingest.Options,
+func importFile(e *env, ix *query.Index, name string, format ingest.Format, jsonl bool, ropts *ingest.Options,
 	bad func(error) bool, yield func(store.Entry) bool, stopErr *error) bool {
 	display := name
 	if name == "-" {
@@ -177,7 +198,12 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, ropt
 	const batchSize = 8192
 	batch := make([]ingest.Record, 0, batchSize)
 	flushBatch := func() bool {
-		ok := emit(ix, display, format, batch, bad, yield)
+		var ok bool
+		if jsonl {
+			ok = emitJSONL(ix, display, batch, bad, yield)
+		} else {
+			ok = emit(ix, display, format, batch, bad, yield)
+		}
 		batch = batch[:0]
 		return ok
 	}
@@ -230,6 +256,66 @@ func emit(ix *query.Index, file string, format ingest.Format, batch []ingest.Rec
 		}
 	}
 	return true
+}
+
+// emitJSONL decodes a batch of JSONL lines (see store.JSONL) and yields
+// their entries as exported: key, text and data. A header line must name
+// the index's profile.
+func emitJSONL(ix *query.Index, file string, batch []ingest.Record, bad func(error) bool, yield func(store.Entry) bool) bool {
+	for _, r := range batch {
+		line := []byte(r.Text)
+		if bytes.HasPrefix(line, []byte(`{"urlhash_export"`)) {
+			name, err := store.ParseJSONLHeader(line)
+			if err == nil && name != "" && name != ix.Profile().Name() {
+				err = fmt.Errorf("%w: the export was made with %s, the index records %s", store.ErrProfileMismatch, name, ix.Profile().Name())
+			}
+			if err != nil && !bad(&ingest.LineError{File: file, Line: r.Line, Err: err}) {
+				return false
+			}
+			continue
+		}
+		en, err := store.ParseJSONL(line)
+		if err != nil {
+			if !bad(&ingest.LineError{File: file, Line: r.Line, Err: err}) {
+				return false
+			}
+			continue
+		}
+		if !yield(en) {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonlProfile returns the profile named by the header of a JSONL export
+// ("" when it names none). Standard input is peeked, not consumed.
+func jsonlProfile(e *env, name string) (string, error) {
+	var src io.Reader
+	if name == "-" {
+		br := bufio.NewReaderSize(e.stdin, 64<<10)
+		e.stdin = br
+		first, _ := br.Peek(br.Size())
+		if i := bytes.IndexByte(first, '\n'); i >= 0 {
+			first = first[:i]
+		}
+		return store.ParseJSONLHeader(bytes.TrimSpace(first))
+	}
+	f, err := ingest.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	src = f
+	line, err := bufio.NewReaderSize(src, 64<<10).ReadSlice('\n')
+	if err != nil && len(line) == 0 {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	p, err := store.ParseJSONLHeader(bytes.TrimSpace(line))
+	if err != nil {
+		return "", fmt.Errorf("%s:1: %w", name, err)
+	}
+	return p, nil
 }
 
 // openInput opens a named input ("-" is stdin) and, when stderr is a

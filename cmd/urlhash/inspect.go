@@ -140,7 +140,7 @@ func exportCommand() *command {
 	return &command{
 		name:    "export",
 		summary: "write every entry of an index, in hash order",
-		usage: `Usage: urlhash export --db DIR [--format hex|binary|json]
+		usage: `Usage: urlhash export --db DIR [--format hex|binary|json|jsonl]
 
 Writes every entry of the index to standard output in key order: full
 entries (by hash), then prefix entries.
@@ -152,10 +152,15 @@ Formats:
   binary  one record per entry: a length byte (32 for a full entry, 4..31
           for a prefix entry) then that many key bytes
   json    one object per entry: hash, prefix, text, data (hex)
+  jsonl   lossless: a header naming the profile, then one object per
+          entry: key (hex), text (or text_hex when it is not UTF-8),
+          data (hex). "urlhash import --format jsonl" reads it back into
+          any backend; export, import, export gives the same bytes
 
 Example:
   $ urlhash export --db idx > idx.hex
   $ urlhash import --db copy --format hashes idx.hex
+  $ urlhash export --db idx --format jsonl | urlhash import --db postgres://db/x --format jsonl -
 `,
 		run: runExport,
 	}
@@ -165,12 +170,14 @@ func runExport(e *env, args []string) error {
 	fs := newFlags("export")
 	var db dbFlags
 	db.addFlags(fs)
-	format := fs.String("format", "hex", "hex, binary or json")
+	format := fs.String("format", "hex", "hex, binary, json or jsonl")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	if *format != "hex" && *format != "binary" && *format != "json" {
-		return usagef("unknown --format %q (want hex, binary or json)", *format)
+	switch *format {
+	case "hex", "binary", "json", "jsonl":
+	default:
+		return usagef("unknown --format %q (want hex, binary, json or jsonl)", *format)
 	}
 	ix, err := db.open(e, false, false, true)
 	if err != nil {
@@ -179,8 +186,16 @@ func runExport(e *env, args []string) error {
 	defer ix.Close()
 	out := bufio.NewWriterSize(e.stdout, 256<<10)
 	enc := newJSONWriter(out)
+	var line []byte
+	if *format == "jsonl" {
+		out.Write(store.AppendJSONLHeader(nil, ix.Store().Profile()))
+	}
 	err = ix.Store().Scan(nil, 0, 0, func(en store.Entry) error {
 		switch *format {
+		case "jsonl":
+			line = store.AppendJSONL(line[:0], &en)
+			_, err := out.Write(line)
+			return err
 		case "binary":
 			k := en.Key()
 			out.WriteByte(byte(len(k)))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/urlhash/urlhash/backend"
+	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/query"
 	"github.com/urlhash/urlhash/store"
 )
@@ -25,6 +26,9 @@ type dbFlags struct {
 	// mustExist makes a writing command refuse a location with no index
 	// rather than create one.
 	mustExist bool
+	// profile, when set and no identity flag was given, is the identity
+	// to open with (import of an export uses the export's).
+	profile hashkey.Profile
 }
 
 func (o *dbFlags) addFlags(fs *pflag.FlagSet) {
@@ -47,7 +51,7 @@ func (o *dbFlags) open(e *env, write, storeURL, useIdentity bool) (*query.Index,
 	}
 	bo := &backend.Options{MustExist: !write || o.mustExist, Wait: o.wait}
 	bo.Postgres.Schema = o.schema
-	qo := &query.Options{StoreURL: storeURL}
+	qo := &query.Options{StoreURL: storeURL, Profile: o.profile}
 	if useIdentity && o.id.changed() {
 		var err error
 		if qo.Profile, err = o.id.profile(); err != nil {
