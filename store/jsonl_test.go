@@ -14,7 +14,7 @@ func TestJSONLRoundTrip(t *testing.T) {
 		FullEntry(full, Value{}),
 		FullEntry(full, Value{Text: []byte("https://example.com/")}),
 		FullEntry(full, Value{Text: []byte("http://a/\xff\xfe"), Data: []byte{0, 1, 2}}), // text not UTF-8
-		FullEntry(full, Value{Text: []byte("<a & b>\t\"q\"\n")}),                           // escapes, no HTML escaping
+		FullEntry(full, Value{Text: []byte("<a & b>\t\"q\"\n")}),                         // escapes, no HTML escaping
 		{Hash: hashkey.Hash{0x26, 0xda, 0x70, 0xa9}, Len: 4, Value: Value{Data: []byte("x")}},
 		{Hash: full, Len: 31},
 	} {
