@@ -14,8 +14,12 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// TestMain lets the testscript files run "urlhash" in-process.
+// TestMain lets the testscript files run "urlhash" in-process, and the
+// crash tests run it as a child process (URLHASH_TEST_MAIN=1).
 func TestMain(m *testing.M) {
+	if os.Getenv("URLHASH_TEST_MAIN") == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	testscript.Main(m, map[string]func(){
 		"urlhash": func() {
 			os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

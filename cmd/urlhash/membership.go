@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 
+	"github.com/urlhash/urlhash/backend"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/query"
 	"github.com/urlhash/urlhash/store"
@@ -20,6 +22,9 @@ type memberOutput struct {
 	Text    *string `json:"text,omitempty"`
 	Data    string  `json:"data,omitempty"`
 	Error   string  `json:"error,omitempty"`
+	// Recovered marks a dedupe output printed again from a crashed run's
+	// journal.
+	Recovered *bool `json:"recovered,omitempty"`
 }
 
 func newJSONWriter(w *bufio.Writer) *json.Encoder {
@@ -211,6 +216,45 @@ func runGet(e *env, args []string) error {
 	}))
 }
 
+// recoverJournal prints the inputs a killed dedupe run journaled and
+// stored, then clears the journal.
+func recoverJournal(ix *query.Index, jn *journal, a *answers, hashes bool, sep byte) error {
+	if jn == nil {
+		return nil
+	}
+	texts, isNew, err := jn.pending()
+	if err != nil || len(texts) == 0 {
+		return err
+	}
+	batch := make([]record, len(texts))
+	for i, t := range texts {
+		batch[i] = record{text: t, seq: i}
+	}
+	rs := resolve(ix, batch, hashes, false)
+	found := isNew
+	if found == nil { // which were new is unknown: print every stored one
+		if found, err = hasResolved(ix, rs); err != nil {
+			return err
+		}
+	}
+	recovered := true
+	for i, r := range rs {
+		switch {
+		case r.err != nil || !found[i]:
+		case a.json != nil:
+			isNew := true
+			a.json.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &isNew, Recovered: &recovered})
+		default:
+			a.out.WriteString(r.r.text)
+			a.out.WriteByte(sep)
+		}
+	}
+	if err := a.out.Flush(); err != nil {
+		return err
+	}
+	return jn.done()
+}
+
 func addCommand() *command {
 	return &command{
 		name:    "add",
@@ -348,6 +392,15 @@ are printed only the first time. A URL is printed only after it is durably
 stored. Answers arrive as input arrives, so a crawler can feed one URL
 at a time and read the answer.
 
+Crashes: each batch is written to a journal before it is stored and
+cleared after its new URLs are printed. A run that is killed in between
+leaves the journal, and the next run first prints those of its URLs that
+are stored: every URL a run stored is printed at least once, exactly once
+while nothing crashes (after a crash, URLs of the interrupted batch, at
+most 4096, may be printed again). The journal is DIR/urlhash.dedupe for an
+index directory; give a postgres:// index one with --journal FILE, one per
+concurrent dedupe.
+
 Flags:
       --db DIR           the index directory, or a postgres:// connection
                          string (with --schema NAME, default "urlhash") (created if needed)
@@ -355,7 +408,10 @@ Flags:
                          (default 0: fail at once)
       --hashes           inputs are hashes: 64 hex digits or w0-w1-w2-w3
       --store-url        keep each URL's text in its entry
-      --json             one object per input: input, hash, new
+      --json             one object per input: input, hash, new (and
+                         recovered: true for a journal's URL printed again)
+      --journal FILE     the crash journal (default DIR/urlhash.dedupe for
+                         an index directory; none otherwise)
   -0, --null             inputs on stdin are NUL-separated (and output
                          NUL-separated too)
       --profile, --digest, --drop-fragment
@@ -378,6 +434,7 @@ func runDedupe(e *env, args []string) error {
 	hashes := fs.Bool("hashes", false, "inputs are hashes")
 	storeURL := fs.Bool("store-url", false, "keep URL text")
 	asJSON := fs.Bool("json", false, "JSON output")
+	journalPath := fs.String("journal", "", "crash journal file")
 	nul := fs.BoolP("null", "0", false, "NUL-separated input")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -387,12 +444,30 @@ func runDedupe(e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
+	if *journalPath == "" && !backend.IsPostgres(db.dir) {
+		*journalPath = filepath.Join(db.dir, "urlhash.dedupe")
+	}
+	var jn *journal
+	if *journalPath != "" {
+		if jn, err = openJournal(*journalPath); err != nil {
+			return err
+		}
+		defer jn.close()
+	}
 	a := newAnswers(e, *asJSON)
 	sep := byte('\n')
 	if *nul {
 		sep = 0
 	}
+	if err := recoverJournal(ix, jn, a, *hashes, sep); err != nil {
+		return err
+	}
 	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
+		if jn != nil {
+			if err := jn.begin(batch); err != nil {
+				return err
+			}
+		}
 		rs := resolve(ix, batch, *hashes, false)
 		entries := make([]store.Entry, 0, len(rs))
 		for _, r := range rs {
@@ -408,14 +483,25 @@ func runDedupe(e *env, args []string) error {
 		if err := ix.Sync(); err != nil {
 			return err
 		}
+		batchNew := make([]bool, len(rs))
 		j := 0
-		for _, r := range rs {
+		for i, r := range rs {
+			if r.err == nil {
+				batchNew[i] = added[j]
+				j++
+			}
+		}
+		if jn != nil {
+			if err := jn.commit(batchNew); err != nil {
+				return err
+			}
+		}
+		for i, r := range rs {
 			if r.err != nil {
 				a.fail(r.r, r.err)
 				continue
 			}
-			isNew := added[j]
-			j++
+			isNew := batchNew[i]
 			switch {
 			case a.json != nil:
 				a.json.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &isNew})
@@ -424,7 +510,10 @@ func runDedupe(e *env, args []string) error {
 				a.out.WriteByte(sep)
 			}
 		}
-		return a.out.Flush()
+		if err := a.out.Flush(); err != nil || jn == nil {
+			return err
+		}
+		return jn.done()
 	})
 	if cerr := ix.Close(); err == nil {
 		err = cerr
