@@ -58,16 +58,24 @@ func (o *dbFlags) open(e *env, write, storeURL, useIdentity bool) (*query.Index,
 			return nil, err
 		}
 	}
+	b, err := o.openStore(e, bo)
+	if err != nil {
+		return nil, err
+	}
+	return query.New(b, qo)
+}
+
+// openStore opens the backend itself, for the commands that work below
+// the URL profiles (backup, restore, recover).
+func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) {
 	b, err := backend.Open(e.ctx, o.dir, bo)
 	switch {
 	case errors.Is(err, store.ErrLocked):
 		return nil, fmt.Errorf("%w\nurlhash: hint: another urlhash holds it; --wait DURATION queues behind it", err)
 	case errors.Is(err, store.ErrNoIndex):
 		return nil, fmt.Errorf("%s holds no index (commands that write, such as import or add, create one)", backend.Display(o.dir))
-	case err != nil:
-		return nil, err
 	}
-	return query.New(b, qo)
+	return b, err
 }
 
 // resolved is one input with its key, or the reason it has none.
