@@ -30,11 +30,12 @@
 // # Formats
 //
 //   - Lines: one record per line, kept as is except for a trailing carriage
-//     return (the URL canonicaliser trims); blank lines are skipped; a line
-//     starting with '#' is a record like any other. With Options.NUL, records
-//     are separated by NUL bytes and taken byte for byte.
-//   - Hashes: one hex hash per line, trimmed; blank lines and lines starting
-//     with '#' are skipped. A record is an even number of 8 to 64 hex digits
+//     return (the URL canonicaliser trims). Blank and comment lines are
+//     skipped (see below). With Options.NUL, records are separated by NUL
+//     bytes and taken byte for byte: only blank ones are skipped, and one
+//     starting with '#' is a record like any other.
+//   - Hashes: one hex hash per line, trimmed; blank and comment lines are
+//     skipped, NUL-separated or not. A record is an even number of 8 to 64 hex digits
 //     (64: a full SHA-256 entry; fewer: a prefix entry of 4 to 31 bytes),
 //     yielded in lowercase.
 //   - NTriples: W3C N-Triples 1.1 and N-Quads 1.1. Every IRI in subject,
@@ -48,6 +49,15 @@
 //     encoding/xml. A record is the <loc> text, entity-decoded and trimmed,
 //     with the line of its start tag. XML that is not well-formed yields one
 //     *LineError at the decoder's line and ends the sequence.
+//
+// One rule for blank lines and comments holds in every line format: a line
+// (or NUL-separated record) is blank when it holds nothing but ASCII white
+// space, and a comment when its first other byte is '#'; both are skipped,
+// and still count for line numbers. No URL, IRI or hash starts with '#' (a
+// bare "#fragment" is a relative reference, which has no identity of its
+// own), so no record is lost. The one exception is Lines with Options.NUL,
+// which keeps a '#' record, byte for byte. A UTF-8 byte order mark at the
+// start of an input is dropped, unless records are NUL-separated.
 //
 // # Caveats
 //

@@ -186,7 +186,7 @@ func FuzzLines(f *testing.F) {
 			case !nul:
 				l = bytes.TrimSuffix(l, []byte("\r"))
 			}
-			if len(trimSpace(l)) > 0 {
+			if t := trimSpace(l); len(t) > 0 && (nul || t[0] != '#') {
 				want = append(want, fmt.Sprintf("%d %q", i+1, l))
 			}
 		}

@@ -91,28 +91,43 @@ func eachLine(br *bufio.Reader, name string, o *Options, yield func(Record, erro
 	}
 }
 
-// readLines yields every line that is not blank, as is but for a trailing
-// carriage return (dropped unless NUL-separated).
+// readLines yields every line that is neither blank nor a comment (see
+// isSkipped), as is but for a trailing carriage return. NUL-separated records
+// are taken byte for byte, and only blank ones are skipped.
 func readLines(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
 	eachLine(br, name, o, yield, func(line []byte) (string, bool, error) {
-		if !o.NUL && len(line) > 0 && line[len(line)-1] == '\r' {
+		if o.NUL {
+			return string(line), len(trimSpace(line)) == 0, nil
+		}
+		if len(line) > 0 && line[len(line)-1] == '\r' {
 			line = line[:len(line)-1]
 		}
-		return string(line), len(trimSpace(line)) == 0, nil
+		return string(line), isSkipped(line), nil
 	})
 }
 
 // readHashes yields every hash line, trimmed and lowercased, skipping blank
-// lines and lines starting with '#'.
+// and comment lines (see isSkipped), NUL-separated or not.
 func readHashes(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
 	eachLine(br, name, o, yield, func(line []byte) (string, bool, error) {
-		line = trimSpace(line)
-		if len(line) == 0 || line[0] == '#' {
+		if isSkipped(line) {
 			return "", true, nil
 		}
-		text, err := parseHex(line)
+		text, err := parseHex(trimSpace(line))
 		return text, false, err
 	})
+}
+
+// isSkipped reports whether a line is blank (nothing but ASCII white space)
+// or a comment (its first other byte is '#'). No URL, IRI or hash starts
+// with '#', so a comment is never a record lost.
+func isSkipped(line []byte) bool {
+	for _, c := range line {
+		if !isSpace(c) {
+			return c == '#'
+		}
+	}
+	return true
 }
 
 // Hash text lengths, in hex digits: a full SHA-256 hash, and the shortest
