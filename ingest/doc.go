@@ -45,10 +45,15 @@
 //     the grammar, or whose IRIs hold a character the grammar forbids (also
 //     through an escape), is one *LineError, and none of its IRIs is yielded.
 //   - Sitemap: a sitemaps.org <urlset> (url/loc) or <sitemapindex>
-//     (sitemap/loc), in the sitemaps.org namespace or none, streamed with
-//     encoding/xml. A record is the <loc> text, entity-decoded and trimmed,
-//     with the line of its start tag. XML that is not well-formed yields one
-//     *LineError at the decoder's line and ends the sequence.
+//     (sitemap/loc), in the sitemaps.org namespace or none, streamed by a
+//     scanner of the XML that sitemaps use, which checks well-formedness as
+//     encoding/xml does but holds no more than one <loc> text in memory. A
+//     record is the <loc> text, decoded and trimmed, with the line of the
+//     end of its start tag. Character references and the five predefined
+//     entities are decoded; a DOCTYPE is skipped, and no entity it declares
+//     is ever expanded: a reference to one is a syntax error. XML that is
+//     not well-formed yields one *LineError at the line of the fault and
+//     ends the sequence.
 //
 // One rule for blank lines and comments holds in every line format: a line
 // (or NUL-separated record) is blank when it holds nothing but ASCII white
@@ -62,8 +67,7 @@
 // # Caveats
 //
 // Lines, records and <loc> texts longer than Options.MaxLineBytes (1 MiB by
-// default) are a *LineError, never held in memory whole; encoding/xml still
-// buffers a single character-data token in full. Sitemaps must be UTF-8:
+// default) are a *LineError, never held in memory whole. Sitemaps must be UTF-8:
 // another declared encoding is a syntax error. Record line numbers of
 // NUL-separated input count records, not newlines.
 package ingest

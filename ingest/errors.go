@@ -47,6 +47,12 @@ var ErrEmptyLoc = errors.New("ingest: empty <loc>")
 // only error Read yields for such an input. Use errors.Is.
 var ErrBinary = errors.New("ingest: binary input")
 
+// ErrLimit is returned, wrapped in a *LineError, when a sitemap goes over one
+// of the fixed structural limits (element nesting, name length, namespace
+// declarations in scope, length of the XML declaration). It ends the
+// sequence.
+var ErrLimit = errors.New("ingest: over a limit")
+
 // LineError reports a bad record: the file it came from, its 1-based line
 // (the record number when records are NUL-separated) and the reason. Reading
 // continues after a LineError; the caller decides whether to skip or stop.
