@@ -251,6 +251,15 @@ var textByte = func() (t [256]bool) {
 	return t
 }()
 
+// cdataByte is textByte for a CDATA section, where only "]]>" is special.
+var cdataByte = func() (t [256]bool) {
+	t = textByte
+	for _, c := range "<&\"'" {
+		t[c] = true
+	}
+	return t
+}()
+
 // chars reads character data, decoding references and turning CR and CRLF
 // into LF, into s.sink: text up to the next '<' (quote and cdata unset), an
 // attribute value up to its closing quote, consumed (quote set, the opening
@@ -259,6 +268,10 @@ var textByte = func() (t [256]bool) {
 func (s *xmlScanner) chars(quote byte, cdata bool) error {
 	var b0, b1 byte // the last two bytes read, raw, for "]]>" and CRLF
 	held := 0       // ']' bytes of a CDATA section held back: they may end it
+	plain := &textByte
+	if cdata {
+		plain = &cdataByte
+	}
 	for {
 		if s.r == s.w && !s.fill() {
 			switch {
@@ -271,8 +284,8 @@ func (s *xmlScanner) chars(quote byte, cdata bool) error {
 			}
 			return nil
 		}
-		if i := s.r; textByte[s.buf[i]] {
-			for i < s.w && textByte[s.buf[i]] {
+		if i := s.r; plain[s.buf[i]] {
+			for i < s.w && plain[s.buf[i]] {
 				i++
 			}
 			if s.sink != sinkNone {
@@ -386,6 +399,10 @@ func isInCharacterRange(r rune) bool {
 		r >= 0x10000 && r <= 0x10FFFF
 }
 
+// predefined holds the characters of the predefined entities lt, gt, amp,
+// apos and quot.
+var predefined = []byte(`<>&'"`)
+
 // maxRefQuote is the most bytes of a bad reference quoted in an error.
 const maxRefQuote = 32
 
@@ -471,15 +488,15 @@ func (s *xmlScanner) reference() ([]byte, error) {
 	}
 	switch string(s.scratch[1:]) {
 	case "lt":
-		return []byte("<"), nil
+		return predefined[0:1], nil
 	case "gt":
-		return []byte(">"), nil
+		return predefined[1:2], nil
 	case "amp":
-		return []byte("&"), nil
+		return predefined[2:3], nil
 	case "apos":
-		return []byte("'"), nil
+		return predefined[3:4], nil
 	case "quot":
-		return []byte(`"`), nil
+		return predefined[4:5], nil
 	}
 	s.scratch = append(s.scratch, ';')
 	return nil, s.syntaxError("invalid character entity " + string(s.scratch))
@@ -530,8 +547,25 @@ func (s *xmlScanner) readName() (bool, error) {
 	return true, nil
 }
 
-// isName reports whether b is a Name of XML 1.0 (fifth edition).
+// isName reports whether b, made of nameByte bytes, is a Name of XML 1.0
+// (fifth edition).
 func isName(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	if c := b[0]; '0' <= c && c <= '9' || c == '.' || c == '-' {
+		return false
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return isNameSlow(b)
+		}
+	}
+	return true
+}
+
+// isNameSlow is isName for any bytes.
+func isNameSlow(b []byte) bool {
 	for i := 0; i < len(b); {
 		r, size := rune(b[i]), 1
 		if r >= utf8.RuneSelf {
@@ -555,10 +589,13 @@ func (s *xmlScanner) readQName(what string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !ok || bytes.Count(s.qname, []byte(":")) > 1 {
+	colon := -1
+	if ok {
+		colon = bytes.IndexByte(s.qname, ':')
+	}
+	if !ok || colon >= 0 && bytes.IndexByte(s.qname[colon+1:], ':') >= 0 {
 		return 0, s.syntaxError(what)
 	}
-	colon := bytes.IndexByte(s.qname, ':')
 	if colon == 0 || colon == len(s.qname)-1 {
 		colon = -1 // ":a" and "a:" are local names, to encoding/xml
 	}
