@@ -246,3 +246,50 @@ func readWith(read func(*bufio.Reader, string, *Options, func(Record, error) boo
 		read(bufio.NewReader(bytes.NewReader(data)), "", &o, yield)
 	}
 }
+
+// FuzzRead reads any input, gzipped or not, as any format with any options,
+// through NewReader, and checks what holds for every format: no panic, lines
+// from 1 that never go down, a *LineError's line that is its record's,
+// ErrBinary alone, and an error that is not a *LineError only at the end.
+func FuzzRead(f *testing.F) {
+	addSeeds(f, []string{"lines.txt", "hashes.txt", "sample.nt", "urlset.xml"}, uint8(0), false, uint8(0))
+	// "http://a/\n<x>\n", gzipped
+	f.Add([]byte("\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03\xcb\x28\x29\x29\xb0\xd2\xd7\x4f\xd4\xe7\xb2\xa9\xb0\xe3\x02\x00\x4a\x5d\x57\x1f\x0e\x00\x00\x00"), uint8(0), false, uint8(4))
+	f.Add([]byte("\xef\xbb\xbfa\x00#b\x00"), uint8(3), true, uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, format uint8, nul bool, maxLine uint8) {
+		fm := Format(format % 4)
+		if nul && fm != Lines && fm != Hashes {
+			nul = false
+		}
+		rc, err := NewReader("f", bytes.NewReader(data))
+		if err != nil {
+			return // not gzip after all
+		}
+		defer rc.Close()
+		line, n, ended := 0, 0, false
+		for r, err := range Read(rc, "f", fm, &Options{NUL: nul, MaxLineBytes: int(maxLine)}) {
+			n++
+			if ended {
+				t.Fatalf("result %+v, %v after the end", r, err)
+			}
+			var le *LineError
+			switch {
+			case err == nil || errors.As(err, &le):
+				if r.Line < max(line, 1) {
+					t.Fatalf("line %d after line %d", r.Line, line)
+				}
+				if le != nil && (le.Line != r.Line || r.Text != "") {
+					t.Fatalf("LineError at line %d with record %+v", le.Line, r)
+				}
+				line = r.Line
+			case errors.Is(err, ErrBinary):
+				if n != 1 {
+					t.Fatalf("ErrBinary after %d results", n-1)
+				}
+				ended = true
+			default:
+				ended = true // a gzip error
+			}
+		}
+	})
+}
