@@ -32,11 +32,12 @@ type Options struct {
 	// byte (no carriage return is dropped). Lines and Hashes only; default
 	// false.
 	NUL bool
-	// MaxLineBytes is the longest line, NUL-separated record or <loc> text
-	// accepted, in bytes, not counting the separator (a carriage return
-	// before a newline counts). A longer one is a
-	// *LineError wrapping ErrLineTooLong, and reading goes on after it.
-	// Zero means DefaultMaxLineBytes (1 MiB).
+	// MaxLineBytes is the longest line, NUL-separated record or trimmed
+	// <loc> text accepted, in bytes, not counting the separator (a carriage
+	// return before a newline counts). A longer one is a *LineError
+	// wrapping ErrLineTooLong, and reading goes on after it. It also bounds
+	// the memory a reader holds for one record. Zero means
+	// DefaultMaxLineBytes (1 MiB).
 	MaxLineBytes int
 }
 
