@@ -92,7 +92,7 @@ type xmlScanner struct {
 
 // frame is an open element.
 type frame struct {
-	start, colon, end int // its name is names[start:end]; colon < start when unprefixed
+	start, colon, end int // its name is names[start:end]; colon is -1 when unprefixed
 	binds             int // len(binds) before its declarations
 }
 
@@ -239,7 +239,7 @@ func (s *xmlScanner) run() error {
 }
 
 // textByte holds the bytes that character data takes as they are, with
-// nothing to check or decode: printable ASCII but for <&>]"' and tab.
+// nothing to check or decode: tab, and printable ASCII but <&>]"'.
 var textByte = func() (t [256]bool) {
 	for c := 0x20; c < 0x80; c++ {
 		t[c] = true
