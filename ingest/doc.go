@@ -92,10 +92,11 @@
 // length of its lines, tokens or nesting, reading an input holds a 64 KiB
 // read buffer (another for a sitemap, and gzip's window), one line or <loc>
 // text of at most Options.MaxLineBytes, and for a sitemap the open elements'
-// names and namespace declarations. TestMemoryBound reads hostile inputs of
-// 1 GiB each (a gzipped run of zeros, a <loc>, comment, attribute, DOCTYPE
-// or line of 1 GiB, 10 million nested elements or attributes, a newline
-// bomb, NUL mode without a NUL, ...) in under 5 MiB of heap.
+// names and namespace declarations. With -hostile-mib 1024, TestMemoryBound
+// reads hostile inputs of 1 GiB each (a gzipped run of zeros, a <loc>,
+// comment, attribute, DOCTYPE or line of 1 GiB, 10 million nested elements
+// or attributes, a newline bomb, NUL mode without a NUL, ...) in under 5 MiB
+// of heap.
 //
 //   - Options.MaxLineBytes, 1 MiB by default, bounds a line or NUL-separated
 //     record (Lines, Hashes, NTriples) and a <loc> text once trimmed. A
