@@ -79,3 +79,89 @@ func TestBenchInputIsClean(t *testing.T) {
 		}
 	}
 }
+
+// sitemapRich returns about size bytes of a sitemap as generators write
+// them: indented, with image and alternate-language extensions, CDATA and
+// character references.
+func sitemapRich(size int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+        xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"
+        xmlns:xhtml="http://www.w3.org/1999/xhtml">
+`)
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, `  <url>
+    <loc>
+      https://www.example.com/caf&#233;/article-%d?utm=a&amp;id=%d
+    </loc>
+    <xhtml:link rel="alternate" hreflang="de" href="https://www.example.de/artikel-%d"/>
+    <image:image>
+      <image:loc><![CDATA[https://img.example.com/%d.jpg?w=1&h=2]]></image:loc>
+    </image:image>
+    <lastmod>2024-01-01T00:00:00+00:00</lastmod>
+    <changefreq>daily</changefreq>
+    <priority>0.8</priority>
+  </url>
+`, i, i, i, i)
+	}
+	b.WriteString("</urlset>\n")
+	return b.Bytes()
+}
+
+// BenchmarkSitemapRich measures the sitemap reader on sitemapRich input.
+func BenchmarkSitemapRich(b *testing.B) {
+	data := sitemapRich(4 << 20)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		for _, err := range Read(bytes.NewReader(data), "bench", Sitemap, nil) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkSniff measures the binary check of an input's first block.
+func BenchmarkSniff(b *testing.B) {
+	data := benchInput(Lines, sniffLen)[:sniffLen]
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if binaryReason(data, false, true) != "" {
+			b.Fatal("binary")
+		}
+	}
+}
+
+// TestAllocations checks that reading allocates one string per record and
+// a fixed number of buffers per input, whatever its length.
+func TestAllocations(t *testing.T) {
+	for _, tc := range []struct {
+		f    Format
+		data []byte
+	}{
+		{Lines, benchInput(Lines, 256<<10)},
+		{Hashes, benchInput(Hashes, 256<<10)},
+		{NTriples, benchInput(NTriples, 256<<10)},
+		{Sitemap, benchInput(Sitemap, 256<<10)},
+		{Sitemap, sitemapRich(256 << 10)},
+	} {
+		records := 0
+		for range Read(bytes.NewReader(tc.data), "", tc.f, nil) {
+			records++
+		}
+		allocs := testing.AllocsPerRun(3, func() {
+			for range Read(bytes.NewReader(tc.data), "", tc.f, nil) {
+			}
+		})
+		// A string per record (an IRI each, for N-Triples), and buffers
+		// and namespace declarations once.
+		if extra := allocs - float64(records); extra > 64 {
+			t.Errorf("%v: %.0f allocations for %d records", tc.f, allocs, records)
+		} else {
+			t.Logf("%v: %.0f allocations for %d records", tc.f, allocs, records)
+		}
+	}
+}

@@ -42,6 +42,17 @@ var ErrNotSitemap = errors.New("ingest: not a sitemap")
 // element holds nothing but white space.
 var ErrEmptyLoc = errors.New("ingest: empty <loc>")
 
+// ErrBinary is returned, wrapped with the file name, when an input does not
+// look like text (see the package documentation for the rule). It is the
+// only error Read yields for such an input. Use errors.Is.
+var ErrBinary = errors.New("ingest: binary input")
+
+// ErrLimit is returned, wrapped in a *LineError, when a sitemap goes over one
+// of the fixed structural limits (element nesting, name length, namespace
+// declarations in scope, length of the XML declaration). It ends the
+// sequence.
+var ErrLimit = errors.New("ingest: over a limit")
+
 // LineError reports a bad record: the file it came from, its 1-based line
 // (the record number when records are NUL-separated) and the reason. Reading
 // continues after a LineError; the caller decides whether to skip or stop.

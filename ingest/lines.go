@@ -18,8 +18,8 @@ type lineReader struct {
 	line  int // 1-based number of the line last returned
 }
 
-func newLineReader(r io.Reader, delim byte, max int) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), delim: delim, max: max}
+func newLineReader(br *bufio.Reader, delim byte, max int) *lineReader {
+	return &lineReader{br: br, delim: delim, max: max}
 }
 
 // next returns the next line without its delimiter, valid until the next
@@ -56,13 +56,13 @@ func (lr *lineReader) next() (line []byte, tooLong bool, err error) {
 // eachLine reads r line by line (NUL-separated with o.NUL) and yields what
 // decode makes of each line: a record, nothing (skip), or a *LineError. An
 // over-long line is a LineError; a read error ends the sequence.
-func eachLine(r io.Reader, name string, o *Options, yield func(Record, error) bool,
+func eachLine(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool,
 	decode func(line []byte) (text string, skip bool, err error)) {
 	delim := byte('\n')
 	if o.NUL {
 		delim = 0
 	}
-	lr := newLineReader(r, delim, o.MaxLineBytes)
+	lr := newLineReader(br, delim, o.MaxLineBytes)
 	for {
 		line, tooLong, err := lr.next()
 		if err != nil {
@@ -91,28 +91,43 @@ func eachLine(r io.Reader, name string, o *Options, yield func(Record, error) bo
 	}
 }
 
-// readLines yields every line that is not blank, as is but for a trailing
-// carriage return (dropped unless NUL-separated).
-func readLines(r io.Reader, name string, o *Options, yield func(Record, error) bool) {
-	eachLine(r, name, o, yield, func(line []byte) (string, bool, error) {
-		if !o.NUL && len(line) > 0 && line[len(line)-1] == '\r' {
+// readLines yields every line that is neither blank nor a comment (see
+// isSkipped), as is but for a trailing carriage return. NUL-separated records
+// are taken byte for byte, and only blank ones are skipped.
+func readLines(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
+	eachLine(br, name, o, yield, func(line []byte) (string, bool, error) {
+		if o.NUL {
+			return string(line), len(trimSpace(line)) == 0, nil
+		}
+		if len(line) > 0 && line[len(line)-1] == '\r' {
 			line = line[:len(line)-1]
 		}
-		return string(line), len(trimSpace(line)) == 0, nil
+		return string(line), isSkipped(line), nil
 	})
 }
 
 // readHashes yields every hash line, trimmed and lowercased, skipping blank
-// lines and lines starting with '#'.
-func readHashes(r io.Reader, name string, o *Options, yield func(Record, error) bool) {
-	eachLine(r, name, o, yield, func(line []byte) (string, bool, error) {
-		line = trimSpace(line)
-		if len(line) == 0 || line[0] == '#' {
+// and comment lines (see isSkipped), NUL-separated or not.
+func readHashes(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
+	eachLine(br, name, o, yield, func(line []byte) (string, bool, error) {
+		if isSkipped(line) {
 			return "", true, nil
 		}
-		text, err := parseHex(line)
+		text, err := parseHex(trimSpace(line))
 		return text, false, err
 	})
+}
+
+// isSkipped reports whether a line is blank (nothing but ASCII white space)
+// or a comment (its first other byte is '#'). No URL, IRI or hash starts
+// with '#', so a comment is never a record lost.
+func isSkipped(line []byte) bool {
+	for _, c := range line {
+		if !isSpace(c) {
+			return c == '#'
+		}
+	}
+	return true
 }
 
 // Hash text lengths, in hex digits: a full SHA-256 hash, and the shortest

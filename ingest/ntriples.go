@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -10,8 +11,8 @@ import (
 
 // readNTriples yields the IRIs of every N-Triples or N-Quads statement, line
 // by line. A malformed line yields one *LineError and none of its IRIs.
-func readNTriples(r io.Reader, name string, o *Options, yield func(Record, error) bool) {
-	lr := newLineReader(r, '\n', o.MaxLineBytes)
+func readNTriples(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
+	lr := newLineReader(br, '\n', o.MaxLineBytes)
 	var p ntParser
 	for {
 		line, tooLong, err := lr.next()

@@ -2,12 +2,14 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"os"
+	"unicode/utf8"
 )
 
 // DefaultMaxLineBytes is the default of Options.MaxLineBytes: 1 MiB.
@@ -30,11 +32,12 @@ type Options struct {
 	// byte (no carriage return is dropped). Lines and Hashes only; default
 	// false.
 	NUL bool
-	// MaxLineBytes is the longest line, NUL-separated record or <loc> text
-	// accepted, in bytes, not counting the separator (a carriage return
-	// before a newline counts). A longer one is a
-	// *LineError wrapping ErrLineTooLong, and reading goes on after it.
-	// Zero means DefaultMaxLineBytes (1 MiB).
+	// MaxLineBytes is the longest line, NUL-separated record or trimmed
+	// <loc> text accepted, in bytes, not counting the separator (a carriage
+	// return before a newline counts). A longer one is a *LineError
+	// wrapping ErrLineTooLong, and reading goes on after it. It also bounds
+	// the memory a reader holds for one record. Zero means
+	// DefaultMaxLineBytes (1 MiB).
 	MaxLineBytes int
 }
 
@@ -69,9 +72,10 @@ func (o *Options) withDefaults() Options {
 //
 // A bad record yields (Record{Line: n}, err) with err a *LineError, and
 // reading continues with the next record: the caller decides whether to skip
-// or stop. An error reading r (including a decompression error), or invalid
-// options, yields (Record{}, err) with err not a *LineError, and ends the
-// sequence. Breaking out of the loop stops reading at once. Read does not
+// or stop, except where the package documentation says that an error ends
+// the sequence. An error reading r (including a decompression error),
+// invalid options, or an input whose first block looks binary (ErrBinary),
+// yields (Record{}, err) with err not a *LineError, and ends the sequence. Breaking out of the loop stops reading at once. Read does not
 // close r, and the sequence reads r as it goes, so it can be ranged over once.
 func Read(r io.Reader, name string, f Format, opts *Options) iter.Seq2[Record, error] {
 	o := opts.withDefaults()
@@ -80,17 +84,115 @@ func Read(r io.Reader, name string, f Format, opts *Options) iter.Seq2[Record, e
 			yield(Record{}, err)
 			return
 		}
+		br := bufio.NewReaderSize(&stickyReader{r: r}, readBufSize)
+		if err := sniff(br, name, o.NUL); err != nil {
+			yield(Record{}, err)
+			return
+		}
 		switch f {
 		case Lines:
-			readLines(r, name, &o, yield)
+			readLines(br, name, &o, yield)
 		case Hashes:
-			readHashes(r, name, &o, yield)
+			readHashes(br, name, &o, yield)
 		case NTriples:
-			readNTriples(r, name, &o, yield)
+			readNTriples(br, name, &o, yield)
 		case Sitemap:
-			readSitemap(r, name, &o, yield)
+			readSitemap(br, name, &o, yield)
 		}
 	}
+}
+
+// readBufSize is the size of the buffer Read reads its input through.
+const readBufSize = 64 << 10
+
+// stickyReader returns its first error, io.EOF included, from every later
+// Read too, so that an error met by sniff, whose bufio.Reader hands it over
+// once, is met again by the format reader after the records before it.
+type stickyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *stickyReader) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.r.Read(p)
+	s.err = err
+	return n, err
+}
+
+// sniffLen is how many bytes at the start of an input sniff examines.
+const sniffLen = 8 << 10
+
+// utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// sniff returns an error wrapping ErrBinary when the first sniffLen bytes of
+// br look binary (see binaryReason), and otherwise drops a leading UTF-8
+// byte order mark, unless records are NUL-separated (taken byte for byte).
+// A read error is left in br for the format reader to meet after the
+// records before it.
+func sniff(br *bufio.Reader, name string, nul bool) error {
+	head, _ := br.Peek(sniffLen)
+	if why := binaryReason(head, nul, len(head) == sniffLen); why != "" {
+		if name == "" {
+			return fmt.Errorf("%w (%s)", ErrBinary, why)
+		}
+		return fmt.Errorf("%w %s (%s)", ErrBinary, name, why)
+	}
+	if !nul && bytes.HasPrefix(head, utf8BOM) {
+		br.Discard(len(utf8BOM))
+	}
+	return nil
+}
+
+// binaryReason says why head, the start of an input (cut at the end of a
+// full block when more follows), is not text, or returns "" when it is:
+//
+//   - it starts with a UTF-16 or UTF-32 byte order mark;
+//   - it holds a NUL byte, unless records are NUL-separated;
+//   - more than a third of its bytes are odd: C0 control bytes other than
+//     tab, LF, VT, FF, CR (and NUL when NUL-separated), DEL, and bytes that
+//     are not part of valid UTF-8. This is the rule of Perl's -B file test.
+//     Valid UTF-8 in any script is never odd; a Latin-1 text, whose letters
+//     with accents are invalid UTF-8, passes unless it is mostly such
+//     letters.
+func binaryReason(head []byte, nul, cut bool) string {
+	switch {
+	case bytes.HasPrefix(head, []byte{0x00, 0x00, 0xFE, 0xFF}), bytes.HasPrefix(head, []byte{0xFF, 0xFE, 0x00, 0x00}):
+		return "UTF-32 byte order mark; only UTF-8 is read"
+	case bytes.HasPrefix(head, []byte{0xFE, 0xFF}), bytes.HasPrefix(head, []byte{0xFF, 0xFE}):
+		return "UTF-16 byte order mark; only UTF-8 is read"
+	}
+	if !nul {
+		if i := bytes.IndexByte(head, 0); i >= 0 {
+			return fmt.Sprintf("NUL byte at offset %d", i)
+		}
+	}
+	odd := 0
+	for i := 0; i < len(head); {
+		c := head[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && !isSpace(c) && !(nul && c == 0) || c == 0x7F {
+				odd++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(head[i:])
+		if r == utf8.RuneError && size == 1 {
+			if cut && !utf8.FullRune(head[i:]) {
+				break // a character cut at the end of the block
+			}
+			odd++
+		}
+		i += size
+	}
+	if odd*3 > len(head) {
+		return fmt.Sprintf("%d of its first %d bytes are control bytes or invalid UTF-8", odd, len(head))
+	}
+	return ""
 }
 
 // ioError wraps an error of the underlying reader with the file name.

@@ -58,7 +58,7 @@ func TestReadGolden(t *testing.T) {
 		// Not well-formed XML: records before the error, then one LineError and the end.
 		{"malformed", "malformed.xml", Sitemap, nil},
 		{"rss", "rss.xml", Sitemap, nil},
-		// Lines: CRLF, blank lines, no final newline.
+		// Lines: CRLF, blank and comment lines, no final newline.
 		{"lines", "lines.txt", Lines, nil},
 		// Hashes: full and prefix entries, bad lines.
 		{"hashes", "hashes.txt", Hashes, nil},
@@ -101,13 +101,17 @@ func TestReadInline(t *testing.T) {
 		{"lines only blanks", "\n\r\n \t\n", Lines, nil, ""},
 		{"lines keep spaces", " a \r\n", Lines, nil, "1\t a \n"},
 		{"lines inner CR kept", "a\rb\r\n", Lines, nil, "1\ta\rb\n"},
-		{"lines hash kept", "#frag\n", Lines, nil, "1\t#frag\n"},
+		{"lines comment", "#frag\n  # c\nhttp://a/#x\n", Lines, nil, "3\thttp://a/#x\n"},
+		{"lines NUL hash kept", "#frag\x00", Lines, &Options{NUL: true}, "1\t#frag\n"},
+		{"lines BOM", "\xEF\xBB\xBF# c\nhttp://a/\n", Lines, nil, "2\thttp://a/\n"},
+		{"lines NUL BOM kept", "\xEF\xBB\xBFa\x00", Lines, &Options{NUL: true}, "1\t\xEF\xBB\xBFa\n"},
 		{"lines NUL", "a b\x00\r\n\x00c\r\n\x00\x00d", Lines, &Options{NUL: true}, "1\ta b\n3\tc\r\n\n5\td\n"},
 		{"lines NUL keeps newlines", "a\nb\x00", Lines, &Options{NUL: true}, "1\ta\nb\n"},
 		{"lines max", "12345\n123456\n1234\n", Lines, &Options{MaxLineBytes: 5}, "1\t12345\n2\terror: f:2: line too long (more than 5 bytes)\n3\t1234\n"},
 		{"lines max CRLF", "12345\r\n", Lines, &Options{MaxLineBytes: 5}, "1\terror: f:1: line too long (more than 5 bytes)\n"},
 		// Hashes
 		{"hashes NUL", "DEADBEEF\x00#x\x00 abcdef01 \x00", Hashes, &Options{NUL: true}, "1\tdeadbeef\n3\tabcdef01\n"},
+		{"hashes BOM", "\xEF\xBB\xBFdeadbeef\n", Hashes, nil, "1\tdeadbeef\n"},
 		{"hashes 62", strings.Repeat("ab", 31) + "\n", Hashes, nil, "1\t" + strings.Repeat("ab", 31) + "\n"},
 		{"hashes 66", strings.Repeat("ab", 33), Hashes, nil, "1\terror: f:1: invalid hash \"" + strings.Repeat("ab", 32) + "\"...: 66 hex digits, want 8 to 64\n"},
 		// N-Triples
