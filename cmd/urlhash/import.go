@@ -216,7 +216,10 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, json
 				}
 				continue
 			}
-			*stopErr = fmt.Errorf("%s: %w", display, err)
+			if !errors.Is(err, ingest.ErrBinary) { // that one names the file already
+				err = fmt.Errorf("%s: %w", display, err)
+			}
+			*stopErr = err
 			flushBatch()
 			return false
 		}

@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +51,20 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// randbytes FILE N writes N pseudo-random bytes (a fixed seed).
+			"randbytes": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: randbytes FILE N")
+				}
+				n, err := strconv.Atoi(args[1])
+				ts.Check(err)
+				b := make([]byte, n)
+				r := rand.New(rand.NewPCG(7, 7))
+				for i := range b {
+					b[i] = byte(r.Uint32())
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), b, 0o644))
+			},
 			// gzip FILE writes FILE.gz, so that scripts can test compressed input.
 			"gzip": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
