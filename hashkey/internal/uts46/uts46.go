@@ -45,9 +45,9 @@ func UseSTD3ASCIIRules(on bool) Option { return func(p *Profile) { p.std3 = on }
 func VerifyDNSLength(on bool) Option { return func(p *Profile) { p.verifyDNS = on } }
 
 // New returns a profile for UTS #46 ToASCII with the given options; with
-// none it is Lookup. New(CheckHyphens(true), UseSTD3ASCIIRules(true),
-// VerifyDNSLength(true)) is the URL Standard's domain parser with beStrict
-// true.
+// none it converts as Lookup does. New(CheckHyphens(true),
+// UseSTD3ASCIIRules(true), VerifyDNSLength(true)) runs the UTS #46 ToASCII
+// that the URL Standard's domain to ASCII runs with beStrict true.
 func New(opts ...Option) *Profile {
 	p := &Profile{name: "custom"}
 	for _, o := range opts {
