@@ -19,6 +19,9 @@ func FuzzToASCII(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	// Labels at the cap, whose ASCII forms are longer than the cap.
+	f.Add(cjkDomain(3*MaxLabelLength+3, 2*MaxLabelLength))
+	f.Add(longACE)
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, p := range []*Profile{URL, Lookup} {
 			out, err := p.ToASCII(s)

@@ -5,11 +5,15 @@ import (
 	"unicode/utf8"
 )
 
-// MaxLabelLength is the longest label, in code points, that ToASCII
-// accepts: a label longer than this once mapped and normalized, or once
-// decoded from Punycode, is an error (ErrLabelTooLong). UTS #46 sets no
-// limit when VerifyDnsLength is false; the cap keeps every result
-// decodable by common Punycode decoders and bounds the work per label.
+// MaxLabelLength is the longest internationalized label, in code points,
+// that ToASCII accepts: a label that is not ASCII once mapped and longer
+// than this once normalized, or an "xn--" label that decodes to more, is an
+// error (ErrLabelTooLong). The check comes before normalization and
+// Punycode, so it also bounds their work. UTS #46 sets no limit when
+// VerifyDnsLength is false. The cap keeps every result decodable by common
+// Punycode decoders, so ToASCII accepts its own output. ASCII labels are
+// not capped: converting them costs nothing, and the URL Standard keeps an
+// ASCII domain as it is.
 const MaxLabelLength = 1024
 
 // MaxDomainLength is the longest domain, in bytes, that ToASCII accepts
@@ -176,11 +180,14 @@ func isForbiddenDomain(c byte) bool {
 // appending the result to dst. On failure it also returns the label at
 // fault, as far as it was processed.
 func (p *Profile) toASCII(dst []byte, domain string) ([]byte, string, error) {
-	// Step 1, map. Each label is capped before normalization: NFC
-	// composes at most four code points into one, so a label of more
-	// than 4*MaxLabelLength mapped code points is too long.
+	// Step 1, map. Each label that is not ASCII once mapped is capped
+	// before normalization: NFC composes at most four code points into
+	// one, so such a label of more than 4*MaxLabelLength mapped code
+	// points is too long. ASCII labels are not capped (see
+	// MaxLabelLength).
 	mapped := make([]rune, 0, len(domain)+len(domain)/4)
 	labelStart := 0
+	labelNonASCII := false
 	for i := 0; i < len(domain); {
 		if c := domain[i]; c < 0x80 {
 			i++
@@ -189,7 +196,7 @@ func (p *Profile) toASCII(dst []byte, domain string) ([]byte, string, error) {
 			}
 			mapped = append(mapped, rune(c))
 			if c == '.' {
-				labelStart = len(mapped)
+				labelStart, labelNonASCII = len(mapped), false
 			}
 		} else {
 			r, size := utf8.DecodeRuneInString(domain[i:])
@@ -200,19 +207,22 @@ func (p *Profile) toASCII(dst []byte, domain string) ([]byte, string, error) {
 			switch lookup(r).status() {
 			case statusValid, statusDeviation:
 				mapped = append(mapped, r)
+				labelNonASCII = true
 			case statusIgnored:
 			case statusMapped:
 				for _, m := range mapping(r) {
 					mapped = append(mapped, m)
 					if m == '.' {
-						labelStart = len(mapped)
+						labelStart, labelNonASCII = len(mapped), false
+					} else if m >= 0x80 {
+						labelNonASCII = true
 					}
 				}
 			default:
 				return dst, string(mapped[labelStart:]) + string(r), ErrDisallowed
 			}
 		}
-		if len(mapped)-labelStart > 4*MaxLabelLength {
+		if labelNonASCII && len(mapped)-labelStart > 4*MaxLabelLength {
 			return dst, "", ErrLabelTooLong
 		}
 	}
@@ -247,10 +257,13 @@ func (p *Profile) toASCII(dst []byte, domain string) ([]byte, string, error) {
 			scratch = nfc(scratch[:0], label)
 			label = scratch
 		}
-		if len(label) > MaxLabelLength {
+		if nonASCII && len(label) > MaxLabelLength {
 			return dst, "", ErrLabelTooLong
 		}
 		if isACE(label) {
+			// The decoder stops at MaxLabelLength code points, having
+			// read at most a few digits for each: the ASCII form of a
+			// label at the cap is longer than the cap.
 			if nonASCII {
 				return dst, string(label), ErrPunycode
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 type toASCIICase struct {
@@ -114,13 +115,22 @@ var toASCIICases = []toASCIICase{
 	{"label-1024", URL, strings.Repeat("ü", 1024), "xn--" + encodeString(strings.Repeat("ü", 1024)), nil},
 	{"label-1025", URL, strings.Repeat("ü", 1025), "", ErrLabelTooLong},
 	{"label-1025-ascii-url", URL, strings.Repeat("a", 1025), strings.Repeat("a", 1025), nil},
-	{"label-1025-ascii-with-idn", URL, strings.Repeat("a", 1025) + ".ü", "", ErrLabelTooLong},
+	{"label-1025-ascii-with-idn", URL, strings.Repeat("a", 1025) + ".ü", strings.Repeat("a", 1025) + ".xn--tda", nil},
+	{"label-ascii-once-mapped", Lookup, strings.Repeat("ｘ", 5000) + ".ü", strings.Repeat("x", 5000) + ".xn--tda", nil},
 	{"label-ignored-do-not-count", URL, "a" + strings.Repeat("\u00AD", 3000) + "ü", "xn--a-eha", nil},
-	{"label-mapped-over-4096", URL, strings.Repeat("ｘ", 4097) + ".ü", "", ErrLabelTooLong},
+	{"label-mapped-over-4096", URL, strings.Repeat("Ü", 4097) + ".ü", "", ErrLabelTooLong},
+	{"label-mapped-over-4096-one-non-ascii", URL, "ü" + strings.Repeat("ｘ", 4096), "", ErrLabelTooLong},
 	{"label-nfc-shrinks", URL, strings.Repeat("u\u0308", 1024), "xn--" + encodeString(strings.Repeat("ü", 1024)), nil},
 	{"ace-decodes-over-1024", Lookup, "xn--" + encodeString(strings.Repeat("ü", 1025)), "", ErrLabelTooLong},
+	{"ace-longer-than-1024-bytes", Lookup, longACE, longACE, nil},
+	{"ace-longer-than-1024-bytes-twice", Lookup, longACE + "." + longACE, longACE + "." + longACE, nil},
+	{"ace-basic-over-1024", Lookup, "xn--" + strings.Repeat("a", 1025) + "-9ca", "", ErrLabelTooLong},
 	{"domain-over-1mib", URL, strings.Repeat("a", MaxDomainLength+1), "", ErrDomainTooLong},
 }
+
+// longACE is the "xn--" form of a label of 1024 CJK ideographs: 2,900
+// bytes or so, and valid.
+var longACE = "xn--" + encodeString(cjkDomain(3*1024+3, 2000))
 
 // encodeString is the Punycode of s, for building test cases.
 func encodeString(s string) string {
@@ -231,5 +241,28 @@ func TestAllocations(t *testing.T) {
 	buf := make([]byte, 0, 64)
 	if n := testing.AllocsPerRun(100, func() { URL.AppendASCII(buf[:0], "WWW.EXAMPLE.COM") }); n != 0 {
 		t.Errorf("AppendASCII: %v allocations, want 0", n)
+	}
+}
+
+// TestCapRoundTrip checks that the label cap is on code points, not on the
+// ASCII form: a label at the cap converts, and its output converts to
+// itself.
+func TestCapRoundTrip(t *testing.T) {
+	label := cjkDomain(3*MaxLabelLength+3, 2*MaxLabelLength)
+	if got, want := utf8.RuneCountInString(label), MaxLabelLength; got != want {
+		t.Fatalf("label has %d code points, want %d", got, want)
+	}
+	for _, p := range []*Profile{URL, Lookup} {
+		got, err := p.ToASCII(label)
+		if err != nil || got != longACE {
+			t.Fatalf("%v.ToASCII(label) = %.20q..., %v; want %.20q...", p, got, err, longACE)
+		}
+		if len(got) <= MaxLabelLength {
+			t.Errorf("ASCII form is %d bytes, want more than %d", len(got), MaxLabelLength)
+		}
+		again, err := p.ToASCII(got)
+		if err != nil || again != got {
+			t.Errorf("%v.ToASCII(ToASCII(label)) = %.20q..., %v; want it unchanged", p, again, err)
+		}
 	}
 }
