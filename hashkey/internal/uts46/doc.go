@@ -47,13 +47,16 @@
 // # Limits
 //
 // UTS #46 sets no length limit when VerifyDnsLength is false. This package
-// adds two. A label over MaxLabelLength (1024) code points is an error
-// (ErrLabelTooLong), whether it was given or decoded from an "xn--" label.
-// The check runs before normalization and Punycode, and the decoder stops
-// as soon as a label reaches the cap. A domain over MaxDomainLength
-// (1 MiB) is an error (ErrDomainTooLong). Cost is near-linear in the length
-// of the domain. Real domains are far inside both limits; DNS allows 63
-// bytes a label.
+// adds two. As in hashkey today, an internationalized label over
+// MaxLabelLength (1024) code points is an error (ErrLabelTooLong): one that
+// is not ASCII once mapped, or an "xn--" label that decodes to more. The
+// check comes before normalization and Punycode, and the decoder stops as
+// soon as a label reaches the cap. ASCII labels are not capped. The ASCII
+// form of a label at the cap is about 3,000 bytes and converts to itself. A
+// domain over MaxDomainLength (1 MiB) is an error (ErrDomainTooLong).
+// Punycode runs in O(n log n), so cost is near-linear in the length of the
+// domain. Real domains are far inside both limits; DNS allows 63 bytes a
+// label.
 //
 // # Pinned version
 //
