@@ -128,7 +128,12 @@ var canonicalTests = []struct {
 	{in: "http://例え.テスト/", want: "http://xn--r8jz45g.xn--zckzah/"},
 	{in: "http://a\u3002b.com/", want: "http://a.b.com/"},
 	{in: "http://\xc3\x28.com/", want: "http://%C3(.com/"},
-	{in: "http://é_x.com/", want: "http://%C3%A9_x.com/"},
+	{in: "http://é_x.com/", want: "http://xn--_x-9ia.com/"},
+	// IDN hosts with bytes STD3 forbids still become punycode, label by
+	// label, as Google's clients and the url-hash profile do.
+	{in: "http://a_b.münchen.de/", want: "http://a_b.xn--mnchen-3ya.de/"},
+	{in: "http://ａ$ｂ.münchen.de/", want: "http://a$b.xn--mnchen-3ya.de/"},
+	{in: "http://münchen.اa.de/", want: "http://xn--mnchen-3ya.%D8%A7a.de/"}, // a label UTS 46 refuses keeps its bytes
 
 	// Path: dot segments, slashes collapsed, never the query.
 	{in: "http://a.com/a/./b/../c", want: "http://a.com/a/c"},

@@ -1,10 +1,12 @@
 package safebrowsing
 
 import (
+	"bytes"
 	"net/netip"
+	"strings"
 	"unicode/utf8"
 
-	"golang.org/x/net/idna"
+	"github.com/urlhash/urlhash/hashkey/internal/uts46"
 )
 
 // appendHost appends the canonical form of the unescaped host h and reports
@@ -82,16 +84,17 @@ func appendHostBytes(dst, h []byte) ([]byte, bool) {
 	return dst, nonASCII
 }
 
-// toASCII converts an internationalised host name to punycode with the
-// IDNA lookup profile (UTS #46 mapping, STD3 rules, bidi and joiner
-// checks). It reports false when h is not valid UTF-8, when the lookup
-// profile rejects it, or when the result holds anything but ASCII letters,
-// digits, '-' and '.'; the host then keeps its bytes, escaped.
+// toASCII converts an internationalised host name to punycode with UTS #46
+// (the project's own tables, uts46.Lookup: mapping, bidi and joiner checks,
+// STD3 rules off, so '_', '$' and fullwidth letters do not stop it). When
+// the whole name fails, each label is converted on its own and a label
+// that still fails keeps its bytes, which the caller escapes. It reports
+// false when h is not valid UTF-8.
 func toASCII(h []byte) ([]byte, bool) {
 	if !utf8.Valid(h) {
 		return nil, false
 	}
-	// Empty labels make the lookup profile fail; trim and collapse dots first.
+	// Empty labels make the lookup fail; trim and collapse dots first.
 	t := make([]byte, 0, len(h))
 	for i, c := range h {
 		if c == '.' && (len(t) == 0 || h[i-1] == '.') {
@@ -99,17 +102,22 @@ func toASCII(h []byte) ([]byte, bool) {
 		}
 		t = append(t, c)
 	}
-	a, err := idna.Lookup.ToASCII(string(t))
-	if err != nil || a == "" {
-		return nil, false
+	if a, err := uts46.Lookup.ToASCII(string(t)); err == nil && a != "" {
+		return []byte(a), true
 	}
-	for i := 0; i < len(a); i++ {
-		c := a[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.') {
-			return nil, false
+	out := make([]byte, 0, 2*len(t))
+	for i, label := range bytes.Split(t, []byte{'.'}) {
+		if i > 0 {
+			out = append(out, '.')
 		}
+		a, err := uts46.Lookup.ToASCII(string(label))
+		if err != nil || a == "" || strings.IndexByte(a, '.') >= 0 {
+			out = append(out, label...)
+			continue
+		}
+		out = append(out, a...)
 	}
-	return []byte(a), true
+	return out, true
 }
 
 // parseIPv4 parses h as an IPv4 address in any encoding inet_aton accepts:

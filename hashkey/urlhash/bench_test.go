@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	whatwg "github.com/nlnwa/whatwg-url/url"
 )
 
 // derivedCorpus returns n URLs built reproducibly from base (the Debian
@@ -213,4 +215,20 @@ func TestCanonicalAllocs(t *testing.T) {
 			t.Errorf("Hash(%q): %v allocs, want 0", s, n)
 		}
 	}
+}
+
+// newOracle is the Go whatwg-url implementation used as the speed peer of
+// the benchmarks (github.com/nlnwa/whatwg-url, which follows an older
+// URL Standard; correctness is checked against the current reference in
+// TestAgainstReference).
+func newOracle() whatwg.Parser {
+	return whatwg.NewParser(whatwg.WithPathPercentEncodeSet(whatwg.PathPercentEncodeSet.Set('^')))
+}
+
+func oracleHref(p whatwg.Parser, s string) (string, error) {
+	u, err := p.Parse(s)
+	if err != nil {
+		return "", err
+	}
+	return u.Href(false), nil
 }
