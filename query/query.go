@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/urlhash/urlhash/hashkey"
@@ -62,13 +63,49 @@ func New(st store.Backend, opts *Options) (*Index, error) {
 			o.Profile = p
 		}
 	}
+	record := ProfileRecord(o.Profile)
+	if recorded != "" && recorded != record {
+		st.Close()
+		return nil, mismatch(st.Path(), recorded, record)
+	}
 	// Record the profile in an index that records none, so that no index
 	// holds identities of an unnamed profile; a read-only one stays as is.
-	if err := st.SetProfile(o.Profile.Name()); err != nil && !(recorded == "" && errors.Is(err, store.ErrReadOnly)) {
+	if err := st.SetProfile(record); err != nil && !(recorded == "" && errors.Is(err, store.ErrReadOnly)) {
 		st.Close()
 		return nil, err
 	}
 	return &Index{st: st, profile: o.Profile, storeURL: o.StoreURL, workers: o.Workers}, nil
+}
+
+// unicodeVersioned is a profile whose identities depend on Unicode tables
+// (it maps hosts through UTS 46): its record names their version.
+type unicodeVersioned interface{ UnicodeVersion() string }
+
+// ProfileRecord returns what an index records of profile p: its name and,
+// for a profile that maps hosts through UTS 46, the Unicode version of
+// its tables, as "urlhash+sha256;unicode=17.0.0". An index refuses a
+// profile whose record differs, so that identities made with other tables
+// are never mixed with these.
+func ProfileRecord(p hashkey.Profile) string {
+	if v, ok := p.(unicodeVersioned); ok {
+		return p.Name() + ";unicode=" + v.UnicodeVersion()
+	}
+	return p.Name()
+}
+
+// mismatch is the error for an index that records another profile, or the
+// same one with other Unicode tables: it names both, and how to move on.
+func mismatch(path, recorded, record string) error {
+	rBase, rVer, _ := strings.Cut(recorded, ";unicode=")
+	base, ver, _ := strings.Cut(record, ";unicode=")
+	if rBase != base {
+		return fmt.Errorf("%w: %s was built with %s, not %s", store.ErrProfileMismatch, path, recorded, record)
+	}
+	if rVer == "" {
+		rVer = "unrecorded (built before urlhash pinned its tables: those of the Go toolchain's golang.org/x/net/idna)"
+	}
+	return fmt.Errorf("%w: %s was built with %s identities from IDNA tables of Unicode %s; this build's are Unicode %s, so some URLs' identities differ: rebuild the index from its URLs (README, \"Migrating an index\")",
+		store.ErrProfileMismatch, path, base, rVer, ver)
 }
 
 // ParseProfile returns the profile a name recorded in an index stands for:
@@ -78,6 +115,7 @@ func New(st store.Backend, opts *Options) (*Index, error) {
 // expression, or "iri" (an RDF IRI exactly as written, see hashkey/iri).
 // The name "urlhash" alone is the default profile.
 func ParseProfile(name string) (hashkey.Profile, error) {
+	name, _, _ = strings.Cut(name, ";unicode=") // New checks the version
 	switch name {
 	case "urlhash":
 		return urlhash.Default, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -286,4 +287,28 @@ func TestMatchHashed(t *testing.T) {
 	if _, err := ix.MatchHashed("no scheme", hasheduri.N); err == nil {
 		t.Error("MatchHashed(bad url) succeeded")
 	}
+}
+
+// TestOtherUnicodeTables: an index recorded by a build with other IDNA
+// tables (or by one before they were recorded) is refused, naming both.
+func TestOtherUnicodeTables(t *testing.T) {
+	for _, recorded := range []string{"urlhash+sha256", "urlhash+sha256;unicode=15.0.0", "webrisk;unicode=16.0.0"} {
+		db, err := index.Open("", &index.Options{InMemory: true, Profile: recorded})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = New(db, nil)
+		if !errors.Is(err, store.ErrProfileMismatch) || !strings.Contains(err.Error(), "Unicode 17.0.0") || !strings.Contains(err.Error(), "rebuild the index") {
+			t.Errorf("index recording %q: %v, want a mismatch naming both table versions", recorded, err)
+		}
+	}
+	db, err := index.Open("", &index.Options{InMemory: true, Profile: "iri"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := New(db, nil)
+	if err != nil || ix.Profile().Name() != "iri" {
+		t.Fatalf("iri index: %v", err) // iri maps no hosts: no tables to record
+	}
+	ix.Close()
 }

@@ -269,8 +269,8 @@ func emitJSONL(ix *query.Index, file string, batch []ingest.Record, bad func(err
 		line := []byte(r.Text)
 		if bytes.HasPrefix(line, []byte(`{"urlhash_export"`)) {
 			name, err := store.ParseJSONLHeader(line)
-			if err == nil && name != "" && name != ix.Profile().Name() {
-				err = fmt.Errorf("%w: the export was made with %s, the index records %s", store.ErrProfileMismatch, name, ix.Profile().Name())
+			if record := query.ProfileRecord(ix.Profile()); err == nil && name != "" && name != record {
+				err = fmt.Errorf("%w: the export was made with %s, the index records %s", store.ErrProfileMismatch, name, record)
 			}
 			if err != nil && !bad(&ingest.LineError{File: file, Line: r.Line, Err: err}) {
 				return false

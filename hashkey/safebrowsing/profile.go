@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/hashkey/internal/uts46"
 )
 
 // hostRule selects how host suffixes are chosen for expressions.
@@ -52,6 +53,11 @@ func ParseProfile(name string) (*Profile, error) {
 // Name returns the profile's name as the CLI spells it: "webrisk" or
 // "safebrowsing-v5".
 func (p *Profile) Name() string { return p.name }
+
+// UnicodeVersion returns the Unicode version of the IDNA tables the
+// profile converts internationalised hosts with: part of what an index
+// records.
+func (p *Profile) UnicodeVersion() string { return uts46.UnicodeVersion }
 
 // Canonical returns the canonical form of the URL raw. raw may hold any
 // bytes, not necessarily UTF-8. A URL that is not a web URL is a

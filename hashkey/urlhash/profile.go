@@ -45,6 +45,10 @@ func New(opts ...Option) (*Profile, error) {
 // with SHA-256, fragment kept.
 var Default = &Profile{}
 
+// UnicodeVersion returns the Unicode version of the IDNA tables the
+// profile maps hosts with: part of what an index records.
+func (p *Profile) UnicodeVersion() string { return UnicodeVersion }
+
 // Digest returns the profile's digest.
 func (p *Profile) Digest() hashkey.Digest { return p.digest }
 
