@@ -92,16 +92,18 @@ func runScan(e *env, args []string) error {
 	if set != 1 {
 		return usagef("give exactly one of --prefix, --short and --very-short")
 	}
-	ix, err := db.open(e, false, false, true)
+	// These commands compute no identity: they open the store itself, so
+	// that they also read an index of another profile or other tables.
+	st, err := db.openReader(e)
 	if err != nil {
 		return err
 	}
-	defer ix.Close()
+	defer st.Close()
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	defer out.Flush()
 	enc := newJSONWriter(out)
 	n := 0
-	err = ix.Store().Scan(key, bits, *limit, func(en store.Entry) error {
+	err = st.Scan(key, bits, *limit, func(en store.Entry) error {
 		n++
 		if *asJSON {
 			return enc.Encode(newEntryOutput(&en))
@@ -179,18 +181,20 @@ func runExport(e *env, args []string) error {
 	default:
 		return usagef("unknown --format %q (want hex, binary, json or jsonl)", *format)
 	}
-	ix, err := db.open(e, false, false, true)
+	// These commands compute no identity: they open the store itself, so
+	// that they also read an index of another profile or other tables.
+	st, err := db.openReader(e)
 	if err != nil {
 		return err
 	}
-	defer ix.Close()
+	defer st.Close()
 	out := bufio.NewWriterSize(e.stdout, 256<<10)
 	enc := newJSONWriter(out)
 	var line []byte
 	if *format == "jsonl" {
-		out.Write(store.AppendJSONLHeader(nil, ix.Store().Profile()))
+		out.Write(store.AppendJSONLHeader(nil, st.Profile()))
 	}
-	err = ix.Store().Scan(nil, 0, 0, func(en store.Entry) error {
+	err = st.Scan(nil, 0, 0, func(en store.Entry) error {
 		switch *format {
 		case "jsonl":
 			line = store.AppendJSONL(line[:0], &en)
@@ -256,12 +260,14 @@ func runStats(e *env, args []string) error {
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	ix, err := db.open(e, false, false, true)
+	// These commands compute no identity: they open the store itself, so
+	// that they also read an index of another profile or other tables.
+	st, err := db.openReader(e)
 	if err != nil {
 		return err
 	}
-	defer ix.Close()
-	s, err := ix.Store().Stats()
+	defer st.Close()
+	s, err := st.Stats()
 	if err != nil {
 		return err
 	}
@@ -313,15 +319,17 @@ func runVerify(e *env, args []string) error {
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
-	ix, err := db.open(e, false, false, true)
+	// These commands compute no identity: they open the store itself, so
+	// that they also read an index of another profile or other tables.
+	st, err := db.openReader(e)
 	if err != nil {
 		return err
 	}
-	defer ix.Close()
-	if err := ix.Store().Verify(); err != nil {
+	defer st.Close()
+	if err := st.Verify(); err != nil {
 		return err
 	}
-	s, err := ix.Store().Stats()
+	s, err := st.Stats()
 	if err != nil {
 		return err
 	}

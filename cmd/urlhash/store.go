@@ -43,12 +43,6 @@ func (o *dbFlags) addFlags(fs *pflag.FlagSet) {
 // profile for a new index). A command that only reads refuses a location
 // that holds no index.
 func (o *dbFlags) open(e *env, write, storeURL, useIdentity bool) (*query.Index, error) {
-	if o.dir == "" {
-		return nil, usagef("--db DIR is required")
-	}
-	if o.schema != "" && !backend.IsPostgres(o.dir) {
-		return nil, usagef("--schema applies to a postgres:// index only")
-	}
 	bo := &backend.Options{MustExist: !write || o.mustExist, Wait: o.wait}
 	bo.Postgres.Schema = o.schema
 	qo := &query.Options{StoreURL: storeURL, Profile: o.profile}
@@ -65,9 +59,28 @@ func (o *dbFlags) open(e *env, write, storeURL, useIdentity bool) (*query.Index,
 	return query.New(b, qo)
 }
 
+// openReader opens the store for a command that reads hashes and entries
+// and computes no identity (export, stats, verify, scan): it opens an
+// index of any profile or tables, and refuses identity flags, which would
+// have no effect.
+func (o *dbFlags) openReader(e *env) (store.Backend, error) {
+	if o.id.changed() {
+		return nil, usagef("--profile, --digest and --drop-fragment do not apply: this command computes no identity")
+	}
+	bo := &backend.Options{MustExist: true, Wait: o.wait}
+	bo.Postgres.Schema = o.schema
+	return o.openStore(e, bo)
+}
+
 // openStore opens the backend itself, for the commands that work below
 // the URL profiles (backup, restore, recover).
 func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) {
+	if o.dir == "" {
+		return nil, usagef("--db DIR is required")
+	}
+	if o.schema != "" && !backend.IsPostgres(o.dir) {
+		return nil, usagef("--schema applies to a postgres:// index only")
+	}
 	b, err := backend.Open(e.ctx, o.dir, bo)
 	switch {
 	case errors.Is(err, store.ErrLocked):
