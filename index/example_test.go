@@ -18,7 +18,7 @@ func ExampleOpen() {
 	}
 	defer os.RemoveAll(dir)
 
-	db, err := index.Open(dir, &index.Options{Profile: "url-hash/sha256"})
+	db, err := index.Open(dir, &index.Options{Profile: "urlhash+sha256;unicode=17.0.0"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func ExampleOpen() {
 	_, err = index.Open(dir, &index.Options{Profile: "other"})
 	fmt.Println(err != nil)
 	// Output:
-	// https://example.com/ <nil> url-hash/sha256
+	// https://example.com/ <nil> urlhash+sha256;unicode=17.0.0
 	// true
 }
 

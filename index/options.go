@@ -39,7 +39,7 @@ type Options struct {
 	MustExist bool
 
 	// Profile names the hashing profile (and digest) of the identities the
-	// index holds, for example "url-hash/sha256". It is recorded when the
+	// index holds, for example "urlhash+sha256;unicode=17.0.0". It is recorded when the
 	// index is created (or first opened writable with a non-empty
 	// Profile); a later Open with a different non-empty Profile fails with
 	// store.ErrProfileMismatch. Empty means "any": nothing is checked or recorded.

@@ -167,13 +167,13 @@ func TestRefusals(t *testing.T) {
 	})
 	t.Run("profile mismatch", func(t *testing.T) {
 		dir := t.TempDir()
-		db := mustOpen(t, dir, &Options{Profile: "url-hash/sha256"})
+		db := mustOpen(t, dir, &Options{Profile: "urlhash+sha256;unicode=17.0.0"})
 		db.Close()
 		if _, err := Open(dir, &Options{Profile: "safebrowsing"}); !errors.Is(err, store.ErrProfileMismatch) {
 			t.Fatalf("Open = %v, want store.ErrProfileMismatch", err)
 		}
 		db = mustOpen(t, dir, nil) // empty profile: any
-		if db.Profile() != "url-hash/sha256" {
+		if db.Profile() != "urlhash+sha256;unicode=17.0.0" {
 			t.Fatalf("Profile() = %q", db.Profile())
 		}
 		db.Close()

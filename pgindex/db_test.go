@@ -382,7 +382,7 @@ func TestConcurrentLoad(t *testing.T) {
 func TestProfile(t *testing.T) {
 	schema := newSchema(t)
 	ctx, u := context.Background(), testURL(t)
-	db, err := Open(ctx, u, &Options{Schema: schema, Profile: "url-hash/sha256"})
+	db, err := Open(ctx, u, &Options{Schema: schema, Profile: "urlhash+sha256;unicode=17.0.0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +391,7 @@ func TestProfile(t *testing.T) {
 		t.Fatalf("Open with another profile: %v, want ErrProfileMismatch", err)
 	}
 	db = openSchema(t, &Options{Schema: schema})
-	if got := db.Profile(); got != "url-hash/sha256" {
+	if got := db.Profile(); got != "urlhash+sha256;unicode=17.0.0" {
 		t.Fatalf("Profile() = %q, want the recorded one", got)
 	}
 	// An index created without a profile records the first one asked for.
@@ -536,7 +536,7 @@ func TestPathRedacted(t *testing.T) {
 }
 
 func TestStatsVerify(t *testing.T) {
-	db := openTestDB(t, &Options{Profile: "url-hash/sha256"})
+	db := openTestDB(t, &Options{Profile: "urlhash+sha256;unicode=17.0.0"})
 	r := rand.New(rand.NewPCG(9, 9))
 	if _, err := db.Load(slices.Values(entries(r, randHashes(r, 500)))); err != nil {
 		t.Fatal(err)
@@ -548,7 +548,7 @@ func TestStatsVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Entries != 500 || s.PrefixEntries != 1 || s.FormatVersion != FormatVersion || s.Profile != "url-hash/sha256" ||
+	if s.Entries != 500 || s.PrefixEntries != 1 || s.FormatVersion != FormatVersion || s.Profile != "urlhash+sha256;unicode=17.0.0" ||
 		s.DiskBytes <= 0 || s.LSMBytes <= 0 || s.LSMBytes > s.DiskBytes {
 		t.Fatalf("Stats = %+v", s)
 	}

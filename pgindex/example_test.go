@@ -18,7 +18,7 @@ func Example() {
 	ctx := context.Background()
 	db, err := pgindex.Open(ctx, os.Getenv("URLHASH_TEST_POSTGRES"), &pgindex.Options{
 		Schema:  "crawl_frontier",
-		Profile: "url-hash/sha256",
+		Profile: "urlhash+sha256;unicode=17.0.0",
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -232,3 +232,30 @@ func oracleHref(p whatwg.Parser, s string) (string, error) {
 	}
 	return u.Href(false), nil
 }
+
+// BenchmarkHostile: canonicalisation cost stays near-linear in the input
+// on hostile hosts: one CJK label of 10k characters (over the 1024 cap,
+// refused before the expensive work), a label just under the cap, and a
+// 1 MB URL of many IDN labels.
+func BenchmarkHostile(b *testing.B) {
+	label := func(n int) string { return strings.Repeat("\u4e2d", n) }
+	var many strings.Builder
+	many.WriteString("http://")
+	for many.Len() < 1<<20 {
+		many.WriteString(label(50) + ".")
+	}
+	many.WriteString("example/")
+	for _, c := range []struct{ name, in string }{
+		{"label-10k", "http://" + label(10000) + ".example/"},
+		{"label-1000", "http://" + label(1000) + ".example/"},
+		{"url-1MB", many.String()},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.in)))
+			for b.Loop() {
+				_, _ = appendWHATWG(nil, c.in, false)
+			}
+		})
+	}
+}
