@@ -177,8 +177,11 @@ Commands:
 		fmt.Fprintf(&b, "  %-12s %s\n", n, cmds[n].summary)
 	}
 	b.WriteString(`
-Inputs come from the arguments or, when there are none, from standard input,
-one per line (or NUL-separated with -0). Exit status: 0 success or found,
+Inputs come from the arguments ("-" is standard input), then from each
+--from FILE, or, when there are none, from standard input: one per line (or
+NUL-separated with -0), or records of --input-format (hashes, ntriples,
+nquads, sitemap); gzip is detected by content; blank lines and lines whose
+first non-blank character is '#' are skipped. Exit status: 0 success or found,
 1 not found, 2 error. Run "urlhash COMMAND --help" for a command's flags,
 "urlhash --version" for the build.
 `)

@@ -84,8 +84,7 @@ Flags:
       --json             one JSON object per input: input, canonical, hashed
                          (Safe Browsing: the expression hashed), hash,
                          short, very_short, words, profile
-  -0, --null             inputs on stdin are NUL-separated, byte for byte
-
+` + inputUsage + `
 Example:
   $ urlhash hash 'HTTPS://Example.COM:443/a/../b'
   d7fe568b31ae0fb9ee8a1311409b521aeb6a1b50f459bdf15c6f4a3f29dde53b
@@ -102,8 +101,12 @@ func runHash(e *env, args []string) error {
 	id.addFlags(fs, "urlhash, webrisk, safebrowsing-v5 or iri")
 	format := fs.String("format", "hex", "hex or decimal")
 	asJSON := fs.Bool("json", false, "JSON output")
-	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	var in inputFlags
+	in.addFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := in.check(); err != nil {
 		return err
 	}
 	if *format != "hex" && *format != "decimal" {
@@ -114,7 +117,7 @@ func runHash(e *env, args []string) error {
 		return err
 	}
 	decimal := *format == "decimal"
-	return processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
+	return in.status(processOrdered(e, &in, fs.Args(), func(r record, c *chunk) {
 		hashed, err := cz.appendHashed(c.scratch[:0], r.text)
 		if err != nil {
 			failLine(c, r, err, *asJSON)
@@ -135,7 +138,7 @@ func runHash(e *env, args []string) error {
 		default:
 			c.out.Write(append(hex.AppendEncode(c.out.AvailableBuffer(), h[:]), '\n'))
 		}
-	})
+	}))
 }
 
 func canonCommand() *command {
@@ -157,8 +160,7 @@ Flags:
       --drop-fragment    remove the #fragment (urlhash profile)
       --json             one JSON object per input: input, canonical, hash,
                          short, very_short, words
-  -0, --null             inputs on stdin are NUL-separated, byte for byte
-
+` + inputUsage + `
 Example:
   $ urlhash canon 'hTTpS://exâmple.com/foo/../bar baz'
   https://xn--exmple-xta.com/bar%20baz
@@ -172,15 +174,19 @@ func runCanon(e *env, args []string) error {
 	var id identityFlags
 	id.addFlags(fs, "urlhash, webrisk, safebrowsing-v5, iri, hashed-n or hashed-p")
 	asJSON := fs.Bool("json", false, "JSON output")
-	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	var in inputFlags
+	in.addFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := in.check(); err != nil {
 		return err
 	}
 	cz, err := id.canonicaliser(true)
 	if err != nil {
 		return err
 	}
-	return processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
+	return in.status(processOrdered(e, &in, fs.Args(), func(r record, c *chunk) {
 		canon, err := cz.canonical(c.scratch[:0], r.text)
 		if err != nil {
 			failLine(c, r, err, *asJSON)
@@ -202,5 +208,5 @@ func runCanon(e *env, args []string) error {
 		}
 		c.out.Write(canon)
 		c.out.WriteByte('\n')
-	})
+	}))
 }

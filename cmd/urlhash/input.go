@@ -20,23 +20,48 @@ const maxRecord = 16 << 20
 // record is one input with where it came from, for error messages.
 type record struct {
 	text string
-	line int // 1-based line (or record) number on stdin; 0 for an argument
-	seq  int // 0-based position among all inputs
+	src  string // the file it was read from; "" for standard input
+	line int    // 1-based line (or record) number; 0 for an argument
+	seq  int    // 0-based position among the inputs of its source
 }
 
 // diagnostic formats the error of a failed record: "urlhash: error:",
-// then "stdin:LINE: " for a record read from standard input, then err.
+// then "FILE:LINE: " ("stdin:LINE: ") for a record read from a file or
+// standard input, then err.
 func (r record) diagnostic(err error) string {
 	if r.line == 0 {
 		return fmt.Sprintf("urlhash: error: %v\n", err)
 	}
-	return fmt.Sprintf("urlhash: error: stdin:%d: %v\n", r.line, err)
+	src := r.src
+	if src == "" {
+		src = "stdin"
+	}
+	return fmt.Sprintf("urlhash: error: %s:%d: %v\n", src, r.line, err)
+}
+
+// isSkipped reports whether a line is blank (ASCII white space only) or a
+// comment (its first other byte is '#'): every command skips such lines,
+// as package ingest does, and counts them for line numbers. A URL never
+// starts with '#'.
+func isSkipped(line string) bool {
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case ' ', '\t', '\v', '\f', '\r':
+		case '#':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // readRecords calls fn with batches of at most batchSize records taken
 // from args or, when args is empty, from r: one per line with a trailing CR
-// dropped, or NUL-separated byte for byte when nul is set. A final
-// separator does not start an empty record. fn owns each batch it is given.
+// dropped (blank and comment lines skipped, see isSkipped), or
+// NUL-separated byte for byte when nul is set (empty records skipped). A
+// final separator does not start an empty record. fn owns each batch it is
+// given.
 //
 // Records are handed over as soon as a read returns them, so a producer
 // that writes one line and waits for the answer is not kept waiting; the
@@ -71,6 +96,9 @@ func readRecords(args []string, r io.Reader, nul bool, batchSize int, fn func([]
 				rec = rec[:len(rec)-1]
 			}
 			line++
+			if nul && rec == "" || !nul && isSkipped(rec) {
+				continue
+			}
 			batch = append(batch, record{text: rec, line: line, seq: line - 1})
 			if len(batch) == batchSize {
 				if err := fn(batch); err != nil {
@@ -130,7 +158,7 @@ func (c *chunk) fail(r record, err error) {
 // records its failure with c.fail. The error is errReported when a record
 // failed (its diagnostic already written), else what stopped reading or
 // writing.
-func processOrdered(e *env, args []string, nul bool, work func(r record, c *chunk)) error {
+func processOrdered(e *env, in *inputFlags, args []string, work func(r record, c *chunk)) error {
 	const batchSize = 8192
 	workers := runtime.GOMAXPROCS(0)
 	// These commands keep nothing between batches: a sparser GC costs a few
@@ -139,9 +167,9 @@ func processOrdered(e *env, args []string, nul bool, work func(r record, c *chun
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	if len(args) > 0 || workers < 2 {
+	if in.onlyArgs(args) || workers < 2 {
 		var c chunk
-		err := streamBatches(e, args, nul, batchSize, func(batch []record) error {
+		err := streamBatches(e, in, args, batchSize, func(batch []record) error {
 			for _, r := range batch {
 				work(r, &c)
 			}
@@ -187,7 +215,7 @@ func processOrdered(e *env, args []string, nul bool, work func(r record, c *chun
 			}
 		}
 	}()
-	readErr := streamBatches(e, nil, nul, batchSize, func(batch []record) error {
+	readErr := streamBatches(e, in, args, batchSize, func(batch []record) error {
 		if writeFailed.Load() {
 			return errWriteFailed
 		}

@@ -27,8 +27,7 @@ Flags:
       --prefix-len N     bytes of hash prefix in --json output, 4..32 (default 4)
       --json             one object per input: input, canonical, expressions
                          [{expression, hash, prefix}]
-  -0, --null             inputs on stdin are NUL-separated
-
+` + inputUsage + `
 Example:
   $ urlhash expressions 'http://a.b.c/1/2.html?param=1'
   a.b.c/1/2.html?param=1
@@ -62,8 +61,12 @@ func runExpressions(e *env, args []string) error {
 	profile := fs.String("profile", "webrisk", "webrisk or safebrowsing-v5")
 	prefixLen := fs.Int("prefix-len", 4, "prefix bytes")
 	asJSON := fs.Bool("json", false, "JSON output")
-	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	var in inputFlags
+	in.addFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := in.check(); err != nil {
 		return err
 	}
 	p, err := safebrowsing.ParseProfile(*profile)
@@ -73,7 +76,7 @@ func runExpressions(e *env, args []string) error {
 	if *prefixLen < 4 || *prefixLen > 32 {
 		return usagef("--prefix-len %d: want 4..32", *prefixLen)
 	}
-	return processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
+	return in.status(processOrdered(e, &in, fs.Args(), func(r record, c *chunk) {
 		var b safebrowsing.Buffer
 		if err := p.Expand(&b, r.text); err != nil {
 			// A failed input's group of expressions is empty.
@@ -101,7 +104,7 @@ func runExpressions(e *env, args []string) error {
 			c.out.Write(b.Expression(i))
 			c.out.WriteByte('\n')
 		}
-	})
+	}))
 }
 
 func lookupCommand() *command {
@@ -129,8 +132,7 @@ Flags:
       --hashes           inputs are expression hashes (64 hex digits)
       --json             one object per input: input, matched, hits
                          [{expression, hash, length, full}]
-  -0, --null             inputs on stdin are NUL-separated
-
+` + inputUsage + `
 Example:
   $ urlhash expressions --json evil.example/ | jq -r '.expressions[0].prefix'
   f001957c
@@ -162,10 +164,15 @@ func runLookup(e *env, args []string) error {
 	db.addFlags(fs)
 	hashes := fs.Bool("hashes", false, "inputs are expression hashes")
 	asJSON := fs.Bool("json", false, "JSON output")
-	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	var in inputFlags
+	in.addFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	*hashes = *hashes || in.format == "hashes"
 	p, err := safebrowsing.ParseProfile(db.id.name)
 	if err != nil && !*hashes {
 		return usagef("--profile webrisk or --profile safebrowsing-v5 is required")
@@ -179,7 +186,7 @@ func runLookup(e *env, args []string) error {
 	defer ix.Close()
 	a := newAnswers(e, *asJSON)
 	matched := 0
-	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
+	err = streamBatches(e, &in, fs.Args(), storeBatch, func(batch []record) error {
 		for _, r := range batch {
 			hits, err := lookupOne(ix, p, r.text, *hashes)
 			if err != nil {
@@ -206,7 +213,7 @@ func runLookup(e *env, args []string) error {
 	if err == nil && a.failed == 0 && matched == 0 {
 		a.missed++ // exit 1: no URL matched
 	}
-	return a.status(err)
+	return a.status(in.status(err))
 }
 
 // lookupOne looks up a URL's expressions or, with hashes, one expression
@@ -242,8 +249,7 @@ Flags:
       --keep WHAT        none (default), frag, query or both
       --variant V        n (default) or p: Appendix A's variant
       --json             one object per input: input, canonical, hashed_uri
-  -0, --null             inputs on stdin are NUL-separated
-
+` + inputUsage + `
 Example:
   $ urlhash hashed-uri --alg sha1 http://www.thus.net
 `,
@@ -264,8 +270,12 @@ func runHashedURI(e *env, args []string) error {
 	keepName := fs.String("keep", "none", "none, frag, query or both")
 	variantName := fs.String("variant", "n", "n or p")
 	asJSON := fs.Bool("json", false, "JSON output")
-	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	var in inputFlags
+	in.addFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := in.check(); err != nil {
 		return err
 	}
 	alg, err := hasheduri.ParseAlg(*algName)
@@ -280,7 +290,7 @@ func runHashedURI(e *env, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	return processOrdered(e, fs.Args(), *nul, func(r record, c *chunk) {
+	return in.status(processOrdered(e, &in, fs.Args(), func(r record, c *chunk) {
 		u, err := hasheduri.Generate(r.text, alg, keep, v)
 		if err != nil {
 			failLine(c, r, err, *asJSON)
@@ -293,7 +303,7 @@ func runHashedURI(e *env, args []string) error {
 		}
 		c.out.WriteString(u.String())
 		c.out.WriteByte('\n')
-	})
+	}))
 }
 
 func matchCommand() *command {
@@ -313,8 +323,7 @@ URI or URL.
 Flags:
       --variant V        n (default) or p: the variant the publisher used
   -q, --quiet            print nothing
-  -0, --null             URLs on stdin are NUL-separated
-
+` + inputUsage + `
 Example:
   $ urlhash match "$(urlhash hashed-uri http://example.com/a)" http://EXAMPLE.com:80/a
   match	http://EXAMPLE.com:80/a
@@ -327,8 +336,12 @@ func runMatch(e *env, args []string) error {
 	fs := newFlags("match")
 	variantName := fs.String("variant", "n", "n or p")
 	quiet := fs.BoolP("quiet", "q", false, "no output")
-	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	var in inputFlags
+	in.addFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := in.check(); err != nil {
 		return err
 	}
 	v, err := hasheduri.ParseVariant(*variantName)
@@ -343,7 +356,7 @@ func runMatch(e *env, args []string) error {
 		return err
 	}
 	a := newAnswers(e, false)
-	return a.status(readRecords(fs.Args()[1:], e.stdin, *nul, storeBatch, func(batch []record) error {
+	return a.status(in.status(streamBatches(e, &in, fs.Args()[1:], storeBatch, func(batch []record) error {
 		for _, r := range batch {
 			ok, err := u.Match(r.text, v)
 			if err != nil {
@@ -360,5 +373,5 @@ func runMatch(e *env, args []string) error {
 			}
 		}
 		return nil
-	}))
+	})))
 }

@@ -54,8 +54,7 @@ Flags:
       --hashes           inputs are hashes: 64 hex digits or w0-w1-w2-w3
       --json             one object per input: input, hash, present
   -q, --quiet            print nothing; only the exit status answers
-  -0, --null             inputs on stdin are NUL-separated
-      --profile, --digest, --drop-fragment
+` + inputUsage + `      --profile, --digest, --drop-fragment
                          the identity; default: the one the index records
 
 Example:
@@ -74,10 +73,15 @@ func runHas(e *env, args []string) error {
 	hashes := fs.Bool("hashes", false, "inputs are hashes")
 	asJSON := fs.Bool("json", false, "JSON output")
 	quiet := fs.BoolP("quiet", "q", false, "no output")
-	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	var in inputFlags
+	in.addFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	*hashes = *hashes || in.format == "hashes"
 	ix, err := db.open(e, false, false, true)
 	if err != nil {
 		return err
@@ -85,7 +89,7 @@ func runHas(e *env, args []string) error {
 	defer ix.Close()
 	a := newAnswers(e, *asJSON)
 	a.perLine = !*quiet
-	return a.status(streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
+	return a.status(in.status(streamBatches(e, &in, fs.Args(), storeBatch, func(batch []record) error {
 		rs := resolve(ix, batch, *hashes, false)
 		found, err := hasResolved(ix, rs)
 		if err != nil {
@@ -110,7 +114,7 @@ func runHas(e *env, args []string) error {
 			}
 		}
 		return a.out.Flush()
-	}))
+	})))
 }
 
 // hasResolved answers a resolved batch with one sorted pass.
@@ -152,8 +156,7 @@ Flags:
                          (default 0: fail at once)
       --hashes           inputs are hashes: 64 hex digits or w0-w1-w2-w3
       --json             one object per input: input, hash, present, text, data (hex)
-  -0, --null             inputs on stdin are NUL-separated
-      --profile, --digest, --drop-fragment
+` + inputUsage + `      --profile, --digest, --drop-fragment
                          the identity; default: the one the index records
 
 Example:
@@ -172,10 +175,15 @@ func runGet(e *env, args []string) error {
 	db.addFlags(fs)
 	hashes := fs.Bool("hashes", false, "inputs are hashes")
 	asJSON := fs.Bool("json", false, "JSON output")
-	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	var in inputFlags
+	in.addFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	*hashes = *hashes || in.format == "hashes"
 	ix, err := db.open(e, false, false, true)
 	if err != nil {
 		return err
@@ -183,7 +191,7 @@ func runGet(e *env, args []string) error {
 	defer ix.Close()
 	a := newAnswers(e, *asJSON)
 	a.perLine = true
-	return a.status(streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
+	return a.status(in.status(streamBatches(e, &in, fs.Args(), storeBatch, func(batch []record) error {
 		for _, r := range resolve(ix, batch, *hashes, false) {
 			if r.err != nil {
 				a.fail(r.r, r.err)
@@ -213,7 +221,7 @@ func runGet(e *env, args []string) error {
 			}
 		}
 		return a.out.Flush()
-	}))
+	})))
 }
 
 // recoverJournal prints the inputs a killed dedupe run journaled and
@@ -274,8 +282,7 @@ Flags:
                          8..62 digits a prefix entry
       --store-url        keep each URL's text in its entry
       --json             one object per input: input, hash, new
-  -0, --null             inputs on stdin are NUL-separated
-      --profile, --digest, --drop-fragment
+` + inputUsage + `      --profile, --digest, --drop-fragment
                          the identity of a new index (default urlhash,
                          sha256); an existing index keeps the one it records
 
@@ -304,8 +311,7 @@ Flags:
       --wait DURATION    queue behind another urlhash using the index
                          (default 0: fail at once)
       --hashes           inputs are hex: 64 digits or an even 8..62 digits
-  -0, --null             inputs on stdin are NUL-separated
-      --profile, --digest, --drop-fragment
+` + inputUsage + `      --profile, --digest, --drop-fragment
                          the identity; default: the one the index records
 
 Example:
@@ -320,7 +326,8 @@ func runAdd(e *env, name string, args []string) error {
 	var db dbFlags
 	db.addFlags(fs)
 	hashes := fs.Bool("hashes", false, "inputs are hashes")
-	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	var in inputFlags
+	in.addFlags(fs)
 	var storeURL, asJSON *bool
 	if name == "add" {
 		storeURL = fs.Bool("store-url", false, "keep URL text")
@@ -329,6 +336,10 @@ func runAdd(e *env, name string, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	*hashes = *hashes || in.format == "hashes"
 	db.mustExist = name == "delete" // deleting from a misspelt --db must not create it
 	ix, err := db.open(e, true, storeURL != nil && *storeURL, true)
 	if err != nil {
@@ -336,7 +347,7 @@ func runAdd(e *env, name string, args []string) error {
 	}
 	defer ix.Close()
 	a := newAnswers(e, asJSON != nil && *asJSON)
-	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
+	err = streamBatches(e, &in, fs.Args(), storeBatch, func(batch []record) error {
 		rs := resolve(ix, batch, *hashes, true)
 		entries := make([]store.Entry, 0, len(rs))
 		for _, r := range rs {
@@ -376,7 +387,7 @@ func runAdd(e *env, name string, args []string) error {
 	if cerr := ix.Close(); err == nil {
 		err = cerr
 	}
-	return a.status(err)
+	return a.status(in.status(err))
 }
 
 func dedupeCommand() *command {
@@ -412,8 +423,7 @@ Flags:
                          recovered: true for a journal's URL printed again)
       --journal FILE     the crash journal (default DIR/urlhash.dedupe for
                          an index directory; none otherwise)
-  -0, --null             inputs on stdin are NUL-separated (and output
-                         NUL-separated too)
+` + inputUsage + `                         (-0 makes the output NUL-separated too)
       --profile, --digest, --drop-fragment
                          the identity of a new index; e.g. --drop-fragment
                          makes page#a and page#b one page
@@ -435,10 +445,15 @@ func runDedupe(e *env, args []string) error {
 	storeURL := fs.Bool("store-url", false, "keep URL text")
 	asJSON := fs.Bool("json", false, "JSON output")
 	journalPath := fs.String("journal", "", "crash journal file")
-	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	var in inputFlags
+	in.addFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	*hashes = *hashes || in.format == "hashes"
 	ix, err := db.open(e, true, *storeURL, true)
 	if err != nil {
 		return err
@@ -456,13 +471,13 @@ func runDedupe(e *env, args []string) error {
 	}
 	a := newAnswers(e, *asJSON)
 	sep := byte('\n')
-	if *nul {
+	if in.nul {
 		sep = 0
 	}
 	if err := recoverJournal(ix, jn, a, *hashes, sep); err != nil {
 		return err
 	}
-	err = streamBatches(e, fs.Args(), *nul, storeBatch, func(batch []record) error {
+	err = streamBatches(e, &in, fs.Args(), storeBatch, func(batch []record) error {
 		if jn != nil {
 			if err := jn.begin(batch); err != nil {
 				return err
@@ -518,5 +533,5 @@ func runDedupe(e *env, args []string) error {
 	if cerr := ix.Close(); err == nil {
 		err = cerr
 	}
-	return a.status(err)
+	return a.status(in.status(err))
 }

@@ -5,14 +5,15 @@ import (
 	"sync"
 )
 
-// streamBatches calls fn with batches of records from args or stdin. On
+// streamBatches calls fn with batches of the records in, args names (see
+// inputFlags). On
 // stdin it hands over whatever has arrived, up to max records, without
 // waiting for a batch to fill, so that a producer that writes one URL and
 // waits for the answer (a crawler feeding dedupe) is answered at once,
 // while a fast producer still gets large batches.
-func streamBatches(e *env, args []string, nul bool, max int, fn func([]record) error) error {
-	if len(args) > 0 {
-		return readRecords(args, nil, nul, max, fn)
+func streamBatches(e *env, in *inputFlags, args []string, max int, fn func([]record) error) error {
+	if in.onlyArgs(args) {
+		return readRecords(args, nil, false, max, fn)
 	}
 	// readRecords hands over the records of each read as soon as it
 	// returns, so batches arrive without waiting for more input.
@@ -22,7 +23,7 @@ func streamBatches(e *env, args []string, nul bool, max int, fn func([]record) e
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		defer close(batches)
-		err := readRecords(nil, e.stdin, nul, max, func(b []record) error {
+		err := in.read(e, args, max, func(b []record) error {
 			select {
 			case batches <- b:
 				return nil

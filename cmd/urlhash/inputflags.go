@@ -1,0 +1,170 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/spf13/pflag"
+	"github.com/urlhash/urlhash/ingest"
+)
+
+// inputFlags are the input flags every command that reads URLs or hashes
+// shares, and where its inputs come from: the arguments in order (an
+// argument "-" is standard input), then each --from file; with neither,
+// standard input. Files and standard input are read in --input-format,
+// gzip detected by content; blank and comment lines are skipped
+// everywhere (see isSkipped).
+type inputFlags struct {
+	nul    bool
+	from   []string
+	format string
+	// bad counts records a file reader rejected (malformed N-Triples,
+	// say): each was reported, and the command exits 2.
+	bad atomic.Int64
+}
+
+func (o *inputFlags) addFlags(fs *pflag.FlagSet) {
+	fs.BoolVarP(&o.nul, "null", "0", false, "NUL-separated input")
+	fs.StringArrayVar(&o.from, "from", nil, "read inputs from FILE too (- is standard input); repeatable")
+	fs.StringVar(&o.format, "input-format", "lines", "lines, hashes, ntriples, nquads or sitemap")
+}
+
+// inputUsage documents the input flags in every command's usage.
+const inputUsage = `      --from FILE        read inputs from FILE too (repeatable; "-" is
+                         standard input; gzip is detected by content)
+      --input-format F   lines (default), hashes, ntriples, nquads (every
+                         IRI) or sitemap (every <loc>), for files and stdin
+  -0, --null             inputs on stdin are NUL-separated, byte for byte
+`
+
+// onlyArgs reports whether the inputs are the arguments alone.
+func (o *inputFlags) onlyArgs(args []string) bool {
+	if len(args) == 0 || len(o.from) > 0 {
+		return false
+	}
+	for _, a := range args {
+		if a == "-" {
+			return false
+		}
+	}
+	return true
+}
+
+// check validates the flags; call it after parsing.
+func (o *inputFlags) check() error {
+	f, err := ingest.ParseFormat(o.format)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := (&ingest.Options{NUL: o.nul}).Validate(f); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// status is err, or errReported when a file reader rejected records.
+func (o *inputFlags) status(err error) error {
+	if err == nil && o.bad.Load() > 0 {
+		return errReported
+	}
+	return err
+}
+
+// read calls fn with batches of at most max records from the sources, in
+// order.
+func (o *inputFlags) read(e *env, args []string, max int, fn func([]record) error) error {
+	format, _ := ingest.ParseFormat(o.format)
+	var lits []string
+	flushArgs := func() error {
+		if len(lits) == 0 {
+			return nil
+		}
+		err := readRecords(lits, nil, false, max, fn)
+		lits = nil
+		return err
+	}
+	source := func(name string) error {
+		if name == "-" && format == ingest.Lines {
+			return readRecords(nil, e.stdin, o.nul, max, fn) // the fast path
+		}
+		return o.readFile(e, name, format, max, fn)
+	}
+	for _, a := range args {
+		if a != "-" {
+			lits = append(lits, a)
+			continue
+		}
+		if err := flushArgs(); err != nil {
+			return err
+		}
+		if err := source("-"); err != nil {
+			return err
+		}
+	}
+	if err := flushArgs(); err != nil {
+		return err
+	}
+	for _, name := range o.from {
+		if err := source(name); err != nil {
+			return err
+		}
+	}
+	if len(args) == 0 && len(o.from) == 0 {
+		return source("-")
+	}
+	return nil
+}
+
+// readFile reads one file (or standard input in another format) with
+// package ingest.
+func (o *inputFlags) readFile(e *env, name string, format ingest.Format, max int, fn func([]record) error) error {
+	display := name
+	var f interface {
+		Read([]byte) (int, error)
+		Close() error
+	}
+	var err error
+	if name == "-" {
+		display = "stdin"
+		f, err = ingest.NewReader(display, e.stdin)
+	} else {
+		f, err = ingest.Open(name)
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	batch := make([]record, 0, max)
+	seq := 0
+	for rec, err := range ingest.Read(f, display, format, &ingest.Options{NUL: o.nul}) {
+		var le *ingest.LineError
+		switch {
+		case errors.As(err, &le):
+			o.bad.Add(1)
+			e.warnf("%v", err)
+			continue
+		case err != nil:
+			if errors.Is(err, ingest.ErrBinary) {
+				return err // it names the file
+			}
+			return fmt.Errorf("%s: %w", display, err)
+		}
+		src := name
+		if name == "-" {
+			src = ""
+		}
+		batch = append(batch, record{text: rec.Text, src: src, line: rec.Line, seq: seq})
+		seq++
+		if len(batch) == max {
+			if err := fn(batch); err != nil {
+				return err
+			}
+			batch = make([]record, 0, max)
+		}
+	}
+	if len(batch) > 0 {
+		return fn(batch)
+	}
+	return nil
+}
