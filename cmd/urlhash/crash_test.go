@@ -121,3 +121,58 @@ func dedupeChild(t *testing.T, dir string, in []string, kill bool, d time.Durati
 	}
 	return strings.Split(text, "\n")
 }
+
+// TestImportKillLoop kills import with SIGKILL at random points, then
+// imports the same file again, several times, and once to completion.
+// The index must open, verify and hold every URL (no loss, no filter
+// false negative): an interrupted import acknowledges nothing and can
+// always be run again.
+func TestImportKillLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	runs := 4
+	if n, err := strconv.Atoi(os.Getenv("URLHASH_KILL_RUNS")); err == nil {
+		runs = n
+	}
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "idx")
+	file := filepath.Join(tmp, "urls.txt")
+	var b strings.Builder
+	for i := range 200000 {
+		fmt.Fprintf(&b, "https://site%d.example/page/%d\n", i%97, i)
+	}
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	child := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "URLHASH_TEST_MAIN=1")
+		return cmd
+	}
+	killed := 0
+	for range runs {
+		cmd := child("import", "--db", dir, file)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.AfterFunc(time.Duration(20+rng.IntN(400))*time.Millisecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
+		if err := cmd.Wait(); err != nil {
+			killed++
+		}
+	}
+	if out, err := child("import", "--db", dir, file).CombinedOutput(); err != nil {
+		t.Fatalf("import after the kills: %v: %s", err, out)
+	}
+	if out, err := child("verify", "--db", dir).CombinedOutput(); err != nil {
+		t.Fatalf("verify: %v: %s", err, out)
+	}
+	var errs strings.Builder
+	has := child("has", "--db", dir, "-q", "--from", file)
+	has.Stderr = &errs
+	if err := has.Run(); err != nil {
+		t.Fatalf("has of every imported URL: %v %s", err, errs.String())
+	}
+	t.Logf("%d import runs, %d killed before they ended; then all 200000 URLs present, verify ok", runs, killed)
+}
