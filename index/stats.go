@@ -15,7 +15,8 @@ import (
 )
 
 // Stats returns the index's counts and sizes.
-func (db *DB) Stats() (store.Stats, error) {
+func (db *DB) Stats() (_ store.Stats, err error) {
+	defer db.catch(&err, nil, nil)
 	if err := db.begin(); err != nil {
 		return store.Stats{}, err
 	}
