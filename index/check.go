@@ -89,6 +89,7 @@ type tableFile struct {
 	encrypted   bool
 	left, right []byte // smallest and biggest key, without Badger's version suffix
 	size        int64
+	verified    bool // every block checked
 }
 
 // name returns the table's file name, for messages.
@@ -168,7 +169,11 @@ func checkDir(dir string, s *dirState, bo *badger.Options) ([]tableFile, error) 
 			problems = append(problems, fmt.Sprintf("%s not listed in MANIFEST (Badger would delete them)", tableNames(orphans)))
 		}
 	}
-	problems = append(problems, openTables(tables, bo.BlockSize)...)
+	// A writable open after a crash replays the memtable logs and flushes
+	// them, and the compactions that follow read tables without reporting
+	// damage: verify every block first (the filter is rebuilt anyway).
+	crashed := !bo.ReadOnly && len(s.mems) > 0
+	problems = append(problems, openTables(tables, bo.BlockSize, crashed)...)
 	if len(problems) > 0 {
 		return nil, corruptDir(dir, problems)
 	}
@@ -207,19 +212,19 @@ func tableNames(ids []uint64) string {
 	return strings.Join(names, ", ")
 }
 
-// openTables opens the index of every table (not its data blocks: that is
-// verifyTable's work) in the calling goroutines, where a panic can be
+// openTables opens the index of every table (and, when verify is set,
+// checks every block) in the calling goroutines, where a panic can be
 // recovered (inside badger.Open a truncated table kills the process), and
 // records each table's key range. It returns one problem per table that
 // does not open.
-func openTables(tables []tableFile, blockSize int) []string {
+func openTables(tables []tableFile, blockSize int, verify bool) []string {
 	problems := make([]string, len(tables))
 	const workers = 4
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < len(tables); i += workers {
-				if err := openTable(&tables[i], blockSize, false); err != nil {
+				if err := openTable(&tables[i], blockSize, verify); err != nil {
 					problems[i] = fmt.Sprintf("%s: %v", tables[i].name(), err)
 				}
 			}
@@ -241,6 +246,7 @@ func openTable(t *tableFile, blockSize int, verify bool) error {
 		t.right = userKey(tb.Biggest())
 		t.size = tb.Size()
 		if verify {
+			t.verified = true
 			return tb.VerifyChecksum()
 		}
 		return nil

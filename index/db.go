@@ -36,6 +36,11 @@ type DB struct {
 	lock   *dirLock // nil in memory
 	guard  *guard   // nil in memory
 	space  space
+	// writeReady is set once every table was verified before a write.
+	writeReady atomic.Bool
+	// snapState is the Badger version the persisted filter snapshot
+	// reflects (0: none is current).
+	snapState uint64
 
 	// Writers of full entries lock stripes[h[0]]; writers of prefix entries
 	// lock pmu. Locks are taken in ascending stripe order, then pmu.
@@ -61,6 +66,8 @@ type DB struct {
 	// loadedSnapshot records whether Open used the persisted filter
 	// (tests).
 	loadedSnapshot bool
+	// panics counts the panics turned into errors (tests).
+	panics atomic.Int64
 }
 
 // Open opens the index in dir, creating it unless opts says ReadOnly or
@@ -154,7 +161,7 @@ func (db *DB) catchOpen(err *error) {
 				db.bdb.Close()
 			}()
 		}
-		*err = db.panicError(p, nil, nil)
+		*err = db.panicError(p, nil)
 	}
 }
 
@@ -314,6 +321,7 @@ func (db *DB) loadSnapshot() (bool, error) {
 	db.f = f
 	db.entries.Store(int64(hdr.Entries))
 	db.prefixEntries.Store(int64(hdr.PrefixEntries))
+	db.snapState = hdr.State
 	return true, nil
 }
 
@@ -509,7 +517,7 @@ func (db *DB) writeSnapshot() error {
 // A read-only index writes nothing. A writable one skips the snapshot
 // when the disk is short of space (the next Open rebuilds the filter).
 func (db *DB) Close() (err error) {
-	defer db.catch(&err, nil, nil)
+	defer db.catch(&err)
 	db.stopGrow.Store(true)
 	db.growWG.Wait()
 	db.mu.Lock()
@@ -519,11 +527,12 @@ func (db *DB) Close() (err error) {
 	}
 	db.closed = true
 	var errSnap error
-	if !db.opts.InMemory && !db.opts.ReadOnly {
-		// The snapshot is a cache: without room for it, close without.
-		if db.roomFor(2*int64(db.f.sizeBytes())) == nil {
-			errSnap = db.writeSnapshot()
-		}
+	// The snapshot is a cache: written only when the one on disk is not
+	// current, and skipped without room for it or when a table is
+	// damaged (the next Open rebuilds the filter).
+	if !db.opts.InMemory && !db.opts.ReadOnly && db.bdb.MaxVersion() != db.snapState &&
+		db.roomFor(2*int64(db.f.sizeBytes())) == nil && db.prepareWrite() == nil {
+		errSnap = db.writeSnapshot()
 	}
 	errClose := translate(db.bdb.Close())
 	return errors.Join(errSnap, errClose, db.lock.release())
@@ -531,7 +540,7 @@ func (db *DB) Close() (err error) {
 
 // Sync makes every write acknowledged so far durable on disk.
 func (db *DB) Sync() (err error) {
-	defer db.catch(&err, nil, nil)
+	defer db.catch(&err)
 	if err := db.begin(); err != nil {
 		return err
 	}
@@ -586,7 +595,7 @@ func (db *DB) Profile() string {
 // returns an error wrapping store.ErrProfileMismatch when the index records
 // another, and store.ErrReadOnly on a read-only index that records none.
 func (db *DB) SetProfile(name string) (err error) {
-	defer db.catch(&err, nil, nil)
+	defer db.catch(&err)
 	if err := db.begin(); err != nil {
 		return err
 	}
@@ -602,6 +611,9 @@ func (db *DB) SetProfile(name string) (err error) {
 		return store.ErrReadOnly
 	}
 	if err := db.roomFor(2 * int64(len(name)+64)); err != nil {
+		return err
+	}
+	if err := db.prepareWrite(); err != nil {
 		return err
 	}
 	err = db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaProfile), []byte(name)) })

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -42,6 +43,9 @@ type guard struct {
 	mu      sync.Mutex
 	pending []*guardTable // not verified yet
 	bad     []*guardTable // verified and damaged
+	// seen holds the ids of every table the guard was given (verified
+	// before it started, or since).
+	seen map[uint64]bool
 }
 
 type guardTable struct {
@@ -54,15 +58,27 @@ type guardTable struct {
 var errGone = errors.New("gone")
 
 func newGuard(dir string, blockSize int, tables []tableFile) *guard {
-	g := &guard{dir: dir, blockSize: blockSize}
+	g := &guard{dir: dir, blockSize: blockSize, seen: map[uint64]bool{}}
 	for _, t := range tables {
-		if t.encrypted || t.left == nil {
+		g.seen[t.id] = !t.encrypted && t.left != nil
+		if t.encrypted || t.left == nil || t.verified {
 			continue
 		}
 		g.pending = append(g.pending, &guardTable{tableFile: t})
 	}
 	g.unchecked.Store(int64(len(g.pending)))
 	return g
+}
+
+// known reports whether the guard verified the table id (before it
+// started, or since) or has it pending, so that checkAll covers it.
+func (g *guard) known(id uint64) bool {
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.seen[id]
 }
 
 // idle reports whether nothing is left to verify and nothing was found
@@ -176,24 +192,54 @@ func (g *guard) verify(match func(*tableFile) bool) error {
 // verifyBlocks checks the checksum of every block of tb.
 func verifyBlocks(tb *table.Table) error { return tb.VerifyChecksum() }
 
+// prepareWrite verifies every table before the index's first write.
+// Writes lead to flushes and compactions (Close compacts level 0), and a
+// compaction reads its tables without reporting damage and writes what it
+// could read as if it were all: damage found later would be loss.
+func (db *DB) prepareWrite() error {
+	if db.writeReady.Load() {
+		return nil
+	}
+	if err := db.guard.checkAll(); err != nil {
+		return err
+	}
+	db.writeReady.Store(true)
+	return nil
+}
+
 // catch turns a panic (from Badger's table code reading a damaged table)
 // into an error wrapping store.ErrCorrupt. It names the damaged file when
-// verifying the tables of [lo, hi] (nil: unbounded) finds it. Defer it
-// first in every exported method, so that it runs after the method has
-// released its locks.
-func (db *DB) catch(err *error, lo, hi []byte) {
+// verifying the tables of the key ranges (none: every table) finds it.
+// Defer it first in every exported method, so that it runs after the
+// method has released its locks.
+func (db *DB) catch(err *error, ranges ...[2][]byte) {
 	if p := recover(); p != nil {
-		*err = db.panicError(p, lo, hi)
+		*err = db.panicError(p, ranges)
 	}
 }
 
-// panicError is the error for a recovered panic p while reading [lo, hi].
-func (db *DB) panicError(p any, lo, hi []byte) error {
-	if err := db.guard.check(lo, hi); err != nil {
+// keyRange is the range of one key.
+func keyRange(k []byte) [2][]byte { return [2][]byte{k, k} }
+
+// panicError is the error for a recovered panic p while reading the key
+// ranges (none: anywhere).
+func (db *DB) panicError(p any, ranges [][2][]byte) error {
+	db.panics.Add(1)
+	var err error
+	if len(ranges) == 0 {
+		err = db.guard.checkAll()
+	} else {
+		err = db.guard.checkRanges(ranges)
+	}
+	if err != nil {
 		return err
 	}
-	if db.path == "" {
-		return fmt.Errorf("%w: index in memory: %s", store.ErrCorrupt, firstLine(fmt.Sprint(p)))
+	msg := firstLine(fmt.Sprint(p))
+	if strings.HasPrefix(msg, "Recovered") {
+		msg = "damaged table data" // Badger's dump follows on the next lines
 	}
-	return fmt.Errorf("%w: index %s: %s; %s", store.ErrCorrupt, db.path, firstLine(fmt.Sprint(p)), recoverHint(db.path))
+	if db.path == "" {
+		return fmt.Errorf("%w: index in memory: Badger panicked: %s", store.ErrCorrupt, msg)
+	}
+	return fmt.Errorf("%w: index %s: Badger panicked: %s; %s", store.ErrCorrupt, db.path, msg, recoverHint(db.path))
 }

@@ -21,7 +21,7 @@ import (
 // durable when it returns. Other operations wait while Load runs. A bad
 // entry fails the load before anything is written.
 func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
-	defer db.catch(&err, nil, nil)
+	defer db.catch(&err)
 	var entries []store.Entry
 	for e := range seq {
 		if err := db.check(&e); err != nil {
@@ -41,6 +41,9 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	}
 	if db.opts.ReadOnly {
 		return store.LoadResult{}, store.ErrReadOnly
+	}
+	if err := db.prepareWrite(); err != nil {
+		return store.LoadResult{}, err
 	}
 	p, err := db.plan(entries, false)
 	if err != nil {

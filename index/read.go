@@ -18,7 +18,7 @@ import (
 // slices belong to the caller.
 func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
 	k := fullKey(&h)
-	defer db.catch(&err, k[:], k[:])
+	defer db.catch(&err, keyRange(k[:]))
 	if err := db.begin(); err != nil {
 		return store.Value{}, err
 	}
@@ -56,7 +56,7 @@ func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
 // Has reports whether the full entry h is stored.
 func (db *DB) Has(h hashkey.Hash) (ok bool, err error) {
 	k := fullKey(&h)
-	defer db.catch(&err, k[:], k[:])
+	defer db.catch(&err, keyRange(k[:]))
 	if err := db.begin(); err != nil {
 		return false, err
 	}
@@ -80,7 +80,7 @@ func (db *DB) Has(h hashkey.Hash) (ok bool, err error) {
 // hashes the filter lets through are looked up in key order in one
 // iterator pass.
 func (db *DB) HasBatch(hs []hashkey.Hash) (_ []bool, err error) {
-	defer db.catch(&err, []byte{tagFull}, []byte{tagPrefix})
+	defer db.catch(&err, [2][]byte{{tagFull}, {tagPrefix}})
 	if err := db.begin(); err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ func (db *DB) seekAllParallel(keys [][]byte, prefix []byte) ([]bool, error) {
 				// A panic here would end the process: no caller can
 				// recover a goroutine's panic.
 				if p := recover(); p != nil {
-					errs[w] = db.panicError(p, keys[lo], keys[hi-1])
+					errs[w] = db.panicError(p, [][2][]byte{{keys[lo], keys[hi-1]}})
 				}
 			}()
 			f, err := db.seekAll(keys[lo:hi], prefix)
@@ -260,7 +260,8 @@ func (db *DB) seekAll(keys [][]byte, prefix []byte) ([]bool, error) {
 // Match returns the full entry h when it is stored, else the longest stored
 // prefix entry that h starts with. The bool is false when neither exists.
 func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
-	defer db.catch(&err, prefixKey(h[:store.MinPrefixEntryLen]), prefixKey(h[:]))
+	fk := fullKey(&h)
+	defer db.catch(&err, keyRange(fk[:]), [2][]byte{prefixKey(h[:store.MinPrefixEntryLen]), prefixKey(h[:])})
 	if err := db.begin(); err != nil {
 		return store.Match{}, false, err
 	}
@@ -366,7 +367,7 @@ func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) erro
 			if inFn {
 				panic(p)
 			}
-			err = db.panicError(p, ranges[0][0], ranges[1][1])
+			err = db.panicError(p, ranges)
 		}
 	}()
 	if err := db.begin(); err != nil {
@@ -444,7 +445,7 @@ func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
 		return 0, 0, fmt.Errorf("%w: %d bits of a %d-byte prefix", store.ErrPrefixLength, bits, len(prefix))
 	}
 	ranges := scanRanges(prefix, bits)
-	defer db.catch(&err, ranges[0][0], ranges[1][1])
+	defer db.catch(&err, ranges...)
 	if err := db.begin(); err != nil {
 		return 0, 0, err
 	}

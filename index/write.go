@@ -113,12 +113,15 @@ func (db *DB) write(entries []store.Entry, ifAbsent bool) (added []bool, err err
 
 // writeShared is write under the shared lock.
 func (db *DB) writeShared(entries []store.Entry, ifAbsent bool) (added []bool, err error) {
-	defer db.catch(&err, nil, nil)
+	defer db.catch(&err)
 	if err := db.beginWrite(); err != nil {
 		return nil, err
 	}
 	defer db.mu.RUnlock()
 	if err := db.roomFor(writeCost(entries)); err != nil {
+		return nil, err
+	}
+	if err := db.prepareWrite(); err != nil {
 		return nil, err
 	}
 	return db.writeLocked(entries, ifAbsent)
@@ -259,13 +262,16 @@ func (db *DB) count(entries []store.Entry, p plan) {
 }
 
 func (db *DB) remove(e store.Entry) (err error) {
-	defer db.catch(&err, nil, nil)
+	defer db.catch(&err)
 	if err := db.beginWrite(); err != nil {
 		return err
 	}
 	defer db.mu.RUnlock()
 	entries := []store.Entry{e}
 	if err := db.roomFor(writeCost(entries)); err != nil {
+		return err
+	}
+	if err := db.prepareWrite(); err != nil {
 		return err
 	}
 	unlock := db.lockFor(entries)
