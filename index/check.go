@@ -174,6 +174,16 @@ func checkDir(dir string, s *dirState, bo *badger.Options) ([]tableFile, error) 
 	// damage: verify every block first (the filter is rebuilt anyway).
 	crashed := !bo.ReadOnly && len(s.mems) > 0
 	problems = append(problems, openTables(tables, bo.BlockSize, crashed)...)
+	if crashed {
+		// Badger replays a memtable log up to its first bad record and
+		// cuts the rest off: right for the record a crash tore, loss for
+		// damage with records after it.
+		for _, name := range s.mems {
+			if p := checkMemLog(filepath.Join(dir, name)); p != "" {
+				problems = append(problems, name+": "+p)
+			}
+		}
+	}
 	if len(problems) > 0 {
 		return nil, corruptDir(dir, problems)
 	}
@@ -266,7 +276,11 @@ func withTable(path string, comp options.CompressionType, blockSize int, mode op
 	var tb *table.Table
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("damaged: %s", firstLine(fmt.Sprint(p)))
+			msg := firstLine(fmt.Sprint(p))
+			if strings.Contains(msg, "initIndex") {
+				msg = "footer or index unreadable (truncated?)"
+			}
+			err = fmt.Errorf("damaged: %s", msg)
 		}
 		if tb != nil {
 			tb.Close(-1) // never DecrRef: at zero references it deletes the file
@@ -306,4 +320,22 @@ func userKey(k []byte) []byte {
 		return nil
 	}
 	return slices.Clone(k[:len(k)-8])
+}
+
+// checkMemLog returns what is wrong with a memtable log ("" when its
+// records end in a torn record or zeros).
+func checkMemLog(path string) string {
+	if info, err := os.Stat(path); err == nil && info.Size() == 0 {
+		return ""
+	}
+	mf, err := z.OpenMmapFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return firstLine(err.Error())
+	}
+	defer mf.Close(-1)
+	off, end := logRecords(mf.Data, func([]byte, []byte, byte, uint64) bool { return true })
+	if end > off {
+		return fmt.Sprintf("damaged record at offset %d, followed by %d bytes Badger would drop", off, end-off)
+	}
+	return ""
 }
