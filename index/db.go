@@ -660,7 +660,7 @@ func translate(err error) error {
 	case errors.Is(err, badger.ErrReadOnlyTxn):
 		return store.ErrReadOnly
 	}
-	for _, e := range []error{store.ErrNotFound, store.ErrClosed, store.ErrCorrupt, store.ErrFormat, store.ErrReadOnly, store.ErrPrefixLength} {
+	for _, e := range []error{store.ErrNotFound, store.ErrClosed, store.ErrCorrupt, store.ErrFormat, store.ErrReadOnly, store.ErrPrefixLength, store.ErrDiskFull} {
 		if errors.Is(err, e) {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/table"
+	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -218,8 +219,19 @@ func (db *DB) catch(err *error, ranges ...[2][]byte) {
 	}
 }
 
-// keyRange is the range of one key.
-func keyRange(k []byte) [2][]byte { return [2][]byte{k, k} }
+// catchHash is catch for a lookup of h: its full key, and when prefixes
+// is set the prefix entries h may start with. (Its key ranges are made
+// only after a panic: the lookup allocates nothing for them.)
+func (db *DB) catchHash(err *error, h *hashkey.Hash, prefixes bool) {
+	if p := recover(); p != nil {
+		k := fullKey(h)
+		ranges := [][2][]byte{{k[:], k[:]}}
+		if prefixes {
+			ranges = append(ranges, [2][]byte{prefixKey(h[:store.MinPrefixEntryLen]), prefixKey(h[:])})
+		}
+		*err = db.panicError(p, ranges)
+	}
+}
 
 // panicError is the error for a recovered panic p while reading the key
 // ranges (none: anywhere).

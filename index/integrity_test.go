@@ -304,3 +304,45 @@ func TestCrashLeftoverTables(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The integrity checks cost an absent-key lookup nothing when the filter
+// answers it, and no allocation once the tables it touches are verified.
+func TestAbsentLookupAllocs(t *testing.T) {
+	dir := t.TempDir()
+	hs := randHashes(rand.New(rand.NewPCG(121, 122)), 20000)
+	db := mustOpen(t, dir, nil)
+	if _, err := db.Load(slices.Values(entriesOf(hs[:10000]))); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = mustOpen(t, dir, &Options{ReadOnly: true})
+	defer db.Close()
+	var absent, maybe []hashkey.Hash
+	db.fmu.RLock()
+	for _, h := range hs[10000:] {
+		if db.f.mayHaveFull(&h) {
+			maybe = append(maybe, h)
+		} else {
+			absent = append(absent, h)
+		}
+	}
+	db.fmu.RUnlock()
+	i := 0
+	if n := testing.AllocsPerRun(1000, func() {
+		db.Has(absent[i%len(absent)])
+		db.Get(absent[i%len(absent)])
+		db.Match(absent[i%len(absent)])
+		i++
+	}); n != 0 {
+		t.Errorf("Has+Get+Match of a key the filter rejects: %.1f allocations, want 0", n)
+	}
+	if len(maybe) == 0 {
+		t.Skip("no false positive among the probes")
+	}
+	if !db.guard.idle() {
+		if ok, err := db.Has(maybe[0]); ok || err != nil {
+			t.Fatalf("Has(false positive) = %v, %v", ok, err)
+		}
+	}
+	t.Logf("%d false positives of %d; guard idle: %v", len(maybe), len(hs)-10000, db.guard.idle())
+}

@@ -17,8 +17,7 @@ import (
 // Get returns the value of the full entry h, or store.ErrNotFound. The value's
 // slices belong to the caller.
 func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
-	k := fullKey(&h)
-	defer db.catch(&err, keyRange(k[:]))
+	defer db.catchHash(&err, &h, false)
 	if err := db.begin(); err != nil {
 		return store.Value{}, err
 	}
@@ -29,6 +28,7 @@ func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
 	if !maybe {
 		return store.Value{}, store.ErrNotFound
 	}
+	k := fullKey(&h)
 	err = db.bdb.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(k[:])
 		if err != nil {
@@ -55,8 +55,7 @@ func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
 
 // Has reports whether the full entry h is stored.
 func (db *DB) Has(h hashkey.Hash) (ok bool, err error) {
-	k := fullKey(&h)
-	defer db.catch(&err, keyRange(k[:]))
+	defer db.catchHash(&err, &h, false)
 	if err := db.begin(); err != nil {
 		return false, err
 	}
@@ -67,6 +66,7 @@ func (db *DB) Has(h hashkey.Hash) (ok bool, err error) {
 	if !maybe {
 		return false, nil
 	}
+	k := fullKey(&h)
 	txn := db.bdb.NewTransaction(false)
 	defer txn.Discard()
 	_, err = txn.Get(k[:])
@@ -260,8 +260,7 @@ func (db *DB) seekAll(keys [][]byte, prefix []byte) ([]bool, error) {
 // Match returns the full entry h when it is stored, else the longest stored
 // prefix entry that h starts with. The bool is false when neither exists.
 func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
-	fk := fullKey(&h)
-	defer db.catch(&err, keyRange(fk[:]), [2][]byte{prefixKey(h[:store.MinPrefixEntryLen]), prefixKey(h[:])})
+	defer db.catchHash(&err, &h, true)
 	if err := db.begin(); err != nil {
 		return store.Match{}, false, err
 	}
