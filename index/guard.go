@@ -151,7 +151,7 @@ func (g *guard) verify(match func(*tableFile) bool) error {
 				for i := int(next.Add(1)) - 1; i < len(todo); i = int(next.Add(1)) - 1 {
 					t := todo[i]
 					t.once.Do(func() {
-						err := withTable(t.path, t.compression, g.blockSize, options.NoVerification, verifyBlocks)
+						err := withTable(t.path, t.compression, g.blockSize, options.OnBlockRead, verifyBlocks)
 						if errors.Is(err, fs.ErrNotExist) {
 							err = errGone
 						}
@@ -190,8 +190,26 @@ func (g *guard) verify(match func(*tableFile) bool) error {
 	return corruptDir(g.dir, problems)
 }
 
-// verifyBlocks checks the checksum of every block of tb.
-func verifyBlocks(tb *table.Table) error { return tb.VerifyChecksum() }
+// verifyBlocks checks the checksum of every block of tb (opened with
+// OnBlockRead). When one fails (Badger's VerifyChecksum then panics) it
+// counts the blocks that fail.
+func verifyBlocks(tb *table.Table) error {
+	err := func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("%v", p)
+			}
+		}()
+		return tb.VerifyChecksum()
+	}()
+	if err == nil {
+		return nil
+	}
+	if _, blocks, bad := readBlocks(tb); bad > 0 {
+		return fmt.Errorf("%d of %d blocks fail their checksum", bad, blocks)
+	}
+	return err
+}
 
 // prepareWrite verifies every table before the index's first write.
 // Writes lead to flushes and compactions (Close compacts level 0), and a

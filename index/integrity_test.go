@@ -346,3 +346,44 @@ func TestAbsentLookupAllocs(t *testing.T) {
 	}
 	t.Logf("%d false positives of %d; guard idle: %v", len(maybe), len(hs)-10000, db.guard.idle())
 }
+
+// Verify lists every problem it finds, not the first.
+func TestVerifyListsEveryProblem(t *testing.T) {
+	c := damageConfigs[0]
+	di := buildDamageIndex(t, c)
+	dir := copyDir(t, di.dir)
+	ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if len(ssts) < 2 {
+		t.Fatalf("%d tables, want 2 or more", len(ssts))
+	}
+	// The two largest: their data, not their index, is at a third.
+	slices.SortFunc(ssts, func(a, b string) int {
+		ia, _ := os.Stat(a)
+		ib, _ := os.Stat(b)
+		return int(ib.Size() - ia.Size())
+	})
+	for _, p := range ssts[:2] {
+		rewriteFile(t, p, func(b []byte) []byte {
+			for i := range 64 {
+				b[len(b)/3+i] ^= 0x3c
+			}
+			return b
+		})
+	}
+	db := mustOpen(t, dir, di.opts(true))
+	defer db.Close()
+	// And two problems of the metadata: wrong counts, a filter that
+	// misses keys.
+	db.entries.Add(5)
+	db.f = newFilter(db.f.k)
+	err := db.Verify()
+	if !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("Verify = %v, want store.ErrCorrupt", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{filepath.Base(ssts[0]), filepath.Base(ssts[1]), "counted", "the filter misses", "blocks fail their checksum"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("Verify's error does not mention %q:\n%s", want, msg)
+		}
+	}
+}

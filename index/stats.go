@@ -197,7 +197,7 @@ func (db *DB) verifyTables(comp map[uint64]options.CompressionType) []error {
 		if !ok {
 			c = db.bo.Compression
 		}
-		err := withTable(table.NewFilename(ti.ID, db.path), c, db.bo.BlockSize, options.NoVerification, verifyBlocks)
+		err := withTable(table.NewFilename(ti.ID, db.path), c, db.bo.BlockSize, options.OnBlockRead, verifyBlocks)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) { // gone: compacted meanwhile
 			problems = append(problems, fmt.Sprintf("%s: %v", table.IDToFilename(ti.ID), err))
 		}
@@ -229,6 +229,8 @@ func (db *DB) verifyKeys() (errs []error) {
 			errs = append(errs, db.corrupt("and %d more problems with keys", nproblems-maxKeyProblems))
 		}
 	}()
+	var filterMisses int64
+	var firstMiss []byte
 	sawFormat := false
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
@@ -244,7 +246,9 @@ func (db *DB) verifyKeys() (errs []error) {
 				}
 				h := hashkey.Hash(key[1:])
 				if !db.f.mayHaveFull(&h) {
-					problem(db.corrupt("the filter misses %x", key[1:]))
+					if filterMisses++; firstMiss == nil {
+						firstMiss = bytes.Clone(key)
+					}
 				}
 				full++
 			case tagPrefix:
@@ -253,7 +257,9 @@ func (db *DB) verifyKeys() (errs []error) {
 					continue
 				}
 				if !db.f.short.Contains(binary.BigEndian.Uint32(key[1:])) {
-					problem(db.corrupt("the filter misses prefix %x", key[1:]))
+					if filterMisses++; firstMiss == nil {
+						firstMiss = bytes.Clone(key)
+					}
 				}
 				prefixes++
 			case tagMeta:
@@ -274,11 +280,14 @@ func (db *DB) verifyKeys() (errs []error) {
 	if err != nil {
 		errs = append(errs, translate(err))
 	}
+	if filterMisses > 0 {
+		errs = append(errs, db.corrupt("the filter misses %d stored keys (the first: %x)", filterMisses, firstMiss[1:]))
+	}
 	if !sawFormat {
-		problem(db.corrupt("no format record"))
+		errs = append(errs, db.corrupt("no format record"))
 	}
 	if full != db.entries.Load() || prefixes != db.prefixEntries.Load() {
-		problem(db.corrupt("counted %d entries and %d prefix entries, recorded %d and %d",
+		errs = append(errs, db.corrupt("counted %d entries and %d prefix entries, recorded %d and %d",
 			full, prefixes, db.entries.Load(), db.prefixEntries.Load()))
 	}
 	return errs
