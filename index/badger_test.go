@@ -158,6 +158,52 @@ func TestBadgerDamageBehaviour(t *testing.T) {
 			t.Errorf("Get of keys in a damaged block: %d absent, %d errors; guard relies on absent and no error", absent, other)
 		}
 	})
+	t.Run("a damaged value-log record reads as an empty value", func(t *testing.T) {
+		// itemValue: Badger logs the read error and answers an empty
+		// value; a writable open cuts the newest value log at the damage
+		// (checkDir).
+		dir := t.TempDir()
+		bo := badger.DefaultOptions(dir).WithLogger(nil).WithValueThreshold(1 << 10).WithVerifyValueChecksum(true)
+		db, err := badger.Open(bo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		big := make([]byte, 4<<10)
+		for i := range 3 {
+			if err := db.Update(func(txn *badger.Txn) error { return txn.Set([]byte{byte(i)}, big) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.Close()
+		p := largestFile(t, dir, "*.vlog")
+		rewriteFile(t, p, func(b []byte) []byte { b[logHeaderSize+100] ^= 0xff; return b })
+		size := func() int64 { info, _ := os.Stat(p); return info.Size() }
+		before := size()
+		db, err = badger.Open(bo.WithReadOnly(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v []byte
+		err = db.View(func(txn *badger.Txn) error {
+			item, err := txn.Get([]byte{0})
+			if err == nil {
+				v, err = item.ValueCopy(nil)
+			}
+			return err
+		})
+		db.Close()
+		if err != nil || len(v) != 0 {
+			t.Errorf("Get of a damaged value-log value = %d bytes, %v; itemValue relies on 0 bytes and no error", len(v), err)
+		}
+		db, err = badger.Open(bo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if after := size(); after >= before {
+			t.Errorf("a writable open left the damaged value log at %d bytes (was %d): checkDir's refusal may no longer be needed", after, before)
+		}
+	})
 	t.Run("a truncated table panics in OpenTable", func(t *testing.T) {
 		// openTable: inside badger.Open this panic is in a goroutine and
 		// ends the process, so the index opens every table itself first.

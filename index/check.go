@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -179,9 +180,16 @@ func checkDir(dir string, s *dirState, bo *badger.Options) ([]tableFile, error) 
 		// cuts the rest off: right for the record a crash tore, loss for
 		// damage with records after it.
 		for _, name := range s.mems {
-			if p := checkMemLog(filepath.Join(dir, name)); p != "" {
+			if p := checkLog(filepath.Join(dir, name), true); p != "" {
 				problems = append(problems, name+": "+p)
 			}
+		}
+	}
+	if last := lastValueLog(s.vlogs); last != "" && !bo.ReadOnly {
+		// A writable Open cuts the newest value log at its first bad
+		// record the same way.
+		if p := checkLog(filepath.Join(dir, last), len(s.mems) > 0); p != "" {
+			problems = append(problems, last+": "+p)
 		}
 	}
 	if len(problems) > 0 {
@@ -322,9 +330,11 @@ func userKey(k []byte) []byte {
 	return slices.Clone(k[:len(k)-8])
 }
 
-// checkMemLog returns what is wrong with a memtable log ("" when its
-// records end in a torn record or zeros).
-func checkMemLog(path string) string {
+// checkLog returns what is wrong with a memtable log or a value log (""
+// when its records end at its end or at zeros, or, when torn is set, at a
+// record a crash tore, or when all that cannot be read is filter
+// snapshot chunks).
+func checkLog(path string, torn bool) string {
 	if info, err := os.Stat(path); err == nil && info.Size() == 0 {
 		return ""
 	}
@@ -333,9 +343,23 @@ func checkMemLog(path string) string {
 		return firstLine(err.Error())
 	}
 	defer mf.Close(-1)
-	off, end := logRecords(mf.Data, func([]byte, []byte, byte, uint64) bool { return true })
-	if end > off {
-		return fmt.Sprintf("damaged record at offset %d, followed by %d bytes Badger would drop", off, end-off)
+	off, end := logRecords(mf.Data, torn, func([]byte, []byte, byte, uint64) bool { return true })
+	if end > off && !onlySnapshot(mf.Data, off, end) {
+		return fmt.Sprintf("damaged record at offset %d, followed by %d bytes", off, end-off)
 	}
 	return ""
+}
+
+// lastValueLog returns the name of the value log with the highest number
+// ("" if none).
+func lastValueLog(names []string) string {
+	var last string
+	var maxID uint64
+	for _, n := range names {
+		id, err := strconv.ParseUint(strings.TrimSuffix(n, ".vlog"), 10, 32)
+		if err == nil && (last == "" || id > maxID) {
+			last, maxID = n, id
+		}
+	}
+	return last
 }

@@ -74,8 +74,7 @@ func buildDamageIndex(t *testing.T, c damageConfig) *damageIndex {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Shared by the tests of this binary; removed at exit by the OS's tmp
-	// cleaning (a TestMain would be the only other place).
+	// Shared by the tests of this binary; TestMain removes it.
 	di := &damageIndex{dir: dir, full: map[hashkey.Hash]string{}}
 	di.opts = func(ro bool) *Options { return damageOptions(c, ro) }
 	r := rand.New(rand.NewPCG(51, 52))
@@ -95,6 +94,13 @@ func buildDamageIndex(t *testing.T, c damageConfig) *damageIndex {
 	}
 	for _, h := range hs[:9000] {
 		di.full[h] = ""
+	}
+	// Five values large enough for the value log, written before the
+	// filter snapshot (which Close appends to the value log).
+	for i, h := range hs[9000:9005] {
+		v := fmt.Sprintf("https://example.com/%d/%s", i, strings.Repeat("x", 6000))
+		es[i] = store.FullEntry(h, store.Value{Text: []byte(v)})
+		di.full[h] = v
 	}
 	if _, err := db.AddBatch(es); err != nil {
 		t.Fatal(err)
@@ -143,18 +149,32 @@ func copyDir(t testing.TB, src string) string {
 }
 
 // largestTable returns the path of the largest table file in dir.
-func largestTable(t testing.TB, dir string) string {
+func largestTable(t testing.TB, dir string) string { return largestFile(t, dir, "*.sst") }
+
+// largestFile returns the path of the largest file in dir matching
+// pattern.
+func largestFile(t testing.TB, dir, pattern string) string {
 	t.Helper()
-	ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
-	if len(ssts) == 0 {
-		t.Fatal("no tables")
+	files, _ := filepath.Glob(filepath.Join(dir, pattern))
+	if len(files) == 0 {
+		t.Fatalf("no %s in %s", pattern, dir)
 	}
-	sort.Slice(ssts, func(i, j int) bool {
-		a, _ := os.Stat(ssts[i])
-		b, _ := os.Stat(ssts[j])
+	sort.Slice(files, func(i, j int) bool {
+		a, _ := os.Stat(files[i])
+		b, _ := os.Stat(files[j])
 		return a.Size() > b.Size()
 	})
-	return ssts[0]
+	return files[0]
+}
+
+// TestMain removes the damage test's shared indexes.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	damageOnce.Range(func(_, v any) bool {
+		os.RemoveAll(v.(*damageIndex).dir)
+		return true
+	})
+	os.Exit(code)
 }
 
 // A damage changes the files of an index directory and returns the name
@@ -227,19 +247,26 @@ var damages = []damage{
 		return filepath.Base(p)
 	}},
 	{"snapshot damaged", func(t testing.TB, dir string) string {
-		// The filter snapshot's chunks are the value log's only values.
-		vlogs, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
-		for _, p := range vlogs {
-			rewriteFile(t, p, func(b []byte) []byte {
-				if len(b) > 1000 {
-					for i := range 64 {
-						b[len(b)/2+i] ^= 0x5a
-					}
-				}
-				return b
-			})
-		}
+		// The filter snapshot's chunk fills the second half of the value
+		// log (the first holds five large values).
+		rewriteFile(t, largestFile(t, dir, "*.vlog"), func(b []byte) []byte {
+			for i := range 64 {
+				b[len(b)*7/8+i] ^= 0x5a
+			}
+			return b
+		})
 		return ""
+	}},
+	{"value log: damaged value", func(t testing.TB, dir string) string {
+		// The first record of the value log is a large value.
+		p := largestFile(t, dir, "*.vlog")
+		rewriteFile(t, p, func(b []byte) []byte {
+			for i := range 64 {
+				b[logHeaderSize+100+i] ^= 0x5a
+			}
+			return b
+		})
+		return filepath.Base(p)
 	}},
 }
 
@@ -413,7 +440,11 @@ func outcome(err error, names string) string {
 	case err == nil:
 		return "correct"
 	case errors.Is(err, errWrong):
-		return err.Error()
+		msg := err.Error()
+		if len(msg) > 100 {
+			msg = msg[:100] + "..."
+		}
+		return msg
 	case errors.Is(err, store.ErrCorrupt) && names != "" && strings.Contains(err.Error(), names):
 		return "error names " + names
 	case errors.Is(err, store.ErrCorrupt):

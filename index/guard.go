@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -272,4 +273,23 @@ func (db *DB) panicError(p any, ranges [][2][]byte) error {
 		return fmt.Errorf("%w: index in memory: Badger panicked: %s", store.ErrCorrupt, msg)
 	}
 	return fmt.Errorf("%w: index %s: Badger panicked: %s; %s", store.ErrCorrupt, db.path, msg, recoverHint(db.path))
+}
+
+// valueLogError is the error for a value of key Badger could not read
+// from the value log. It names the value-log files whose records are
+// damaged.
+func (db *DB) valueLogError(key []byte) error {
+	var damaged []string
+	if db.path != "" {
+		logs, _ := filepath.Glob(filepath.Join(db.path, "*.vlog"))
+		for _, p := range logs {
+			if msg := checkLog(p, false); msg != "" {
+				damaged = append(damaged, filepath.Base(p)+": "+msg)
+			}
+		}
+	}
+	if len(damaged) == 0 {
+		return db.corrupt("the value of %x cannot be read from the value log", key)
+	}
+	return db.corrupt("the value of %x cannot be read from the value log: %s; %s", key, strings.Join(damaged, "; "), recoverHint(db.path))
 }

@@ -34,14 +34,7 @@ func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
 		if err != nil {
 			return err
 		}
-		if item.ValueSize() == 0 {
-			return nil
-		}
-		b, err := item.ValueCopy(nil)
-		if err != nil {
-			return err
-		}
-		v, err = decodeValue(b)
+		v, err = db.itemValue(item)
 		return err
 	})
 	if errors.Is(err, badger.ErrKeyNotFound) {
@@ -280,7 +273,7 @@ func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
 			switch {
 			case err == nil:
 				m.Len, ok = hashkey.Size, true
-				m.Value, err = itemValue(item)
+				m.Value, err = db.itemValue(item)
 				return err
 			case !errors.Is(err, badger.ErrKeyNotFound):
 				return err
@@ -300,7 +293,7 @@ func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
 				break
 			}
 			if bytes.HasPrefix(h[:], key[1:]) && (!ok || len(key)-1 > m.Len) {
-				v, err := itemValue(item)
+				v, err := db.itemValue(item)
 				if err != nil {
 					return err
 				}
@@ -331,13 +324,19 @@ func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
 }
 
 // itemValue decodes a copy of item's value.
-func itemValue(item *badger.Item) (store.Value, error) {
+func (db *DB) itemValue(item *badger.Item) (store.Value, error) {
 	if item.ValueSize() == 0 {
 		return store.Value{}, nil
 	}
 	b, err := item.ValueCopy(nil)
 	if err != nil {
 		return store.Value{}, err
+	}
+	if len(b) == 0 {
+		// Badger answers a value it cannot read from the value log (a
+		// damaged record) with an empty value and no error; every value
+		// the index stores that is not empty starts with valueVersion.
+		return store.Value{}, db.valueLogError(item.KeyCopy(nil))
 	}
 	return decodeValue(b)
 }
@@ -502,7 +501,7 @@ func (db *DB) scan(prefix []byte, bits int, values bool, fn func([]byte, *store.
 					e = store.Entry{Len: len(key) - 1}
 					copy(e.Hash[:], key[1:])
 					if values {
-						v, err := itemValue(item)
+						v, err := db.itemValue(item)
 						if err != nil {
 							return err
 						}

@@ -128,7 +128,7 @@ func Recover(dir, to string, opts *Options) (RecoverReport, error) {
 	defer lock.release()
 
 	bo := o.badgerOptions(dir)
-	r := &recoverer{dir: dir, blockSize: bo.BlockSize, rep: &rep, vlogs: map[uint32][]byte{}}
+	r := &recoverer{dir: dir, blockSize: bo.BlockSize, rep: &rep, vlogs: map[uint32][]byte{}, crashed: len(s.mems) > 0}
 	listed := map[uint64]options.CompressionType{}
 	if s.manifest {
 		if f, err := os.Open(filepath.Join(dir, badger.ManifestFilename)); err == nil {
@@ -142,6 +142,8 @@ func Recover(dir, to string, opts *Options) (RecoverReport, error) {
 				r.file(RecoverFile{Name: badger.ManifestFilename, Kind: "manifest", Problem: firstLine(err.Error()) + "; every table read as unlisted"})
 			}
 		}
+	} else {
+		r.file(RecoverFile{Name: badger.ManifestFilename, Kind: "manifest", Problem: "missing; every table read as unlisted"})
 	}
 	ids := make([]uint64, 0, len(s.sst))
 	for id := range s.sst {
@@ -214,6 +216,7 @@ type recoverer struct {
 	tableBytes, tableRecords int64
 	unread                   []int64 // sizes of tables not opened
 	missing                  int     // listed tables not on disk
+	crashed                  bool    // memtable logs left: a log may end in a torn record
 	tables                   int     // tables read whole
 }
 
@@ -349,7 +352,7 @@ func (r *recoverer) readMemLog(name string) {
 	}
 	var txn []record
 	var txnTs uint64
-	off, end := logRecords(data, func(k, v []byte, meta byte, expiresAt uint64) bool {
+	off, end := logRecords(data, true, func(k, v []byte, meta byte, expiresAt uint64) bool {
 		rec := record{key: bytes.Clone(y.ParseKey(k)), version: y.ParseTs(k), meta: meta, expiresAt: expiresAt, value: bytes.Clone(v)}
 		switch {
 		case meta&bitTxn != 0:
@@ -406,7 +409,7 @@ func (r *recoverer) readValueLog(name string) {
 		return
 	}
 	r.vlogs[uint32(fid)] = data
-	off, end := logRecords(data, func(k, v []byte, meta byte, expiresAt uint64) bool {
+	off, end := logRecords(data, r.crashed, func(k, v []byte, meta byte, expiresAt uint64) bool {
 		r.records = append(r.records, record{
 			key: bytes.Clone(y.ParseKey(k)), version: y.ParseTs(k),
 			meta: meta &^ (bitTxn | bitFinTxn | bitValuePointer), expiresAt: expiresAt, value: bytes.Clone(v),
@@ -414,7 +417,10 @@ func (r *recoverer) readValueLog(name string) {
 		f.Records++
 		return true
 	})
-	if end > off {
+	switch {
+	case end > off && onlySnapshot(data, off, end):
+		f.Problem = fmt.Sprintf("damaged filter snapshot at offset %d (a cache: nothing lost)", off)
+	case end > off:
 		f.Problem = fmt.Sprintf("damaged record at offset %d, %d bytes after it unread", off, end-off)
 	}
 	r.file(f)
@@ -423,8 +429,10 @@ func (r *recoverer) readValueLog(name string) {
 // logRecords calls fn for each whole record of a log file (a memtable log
 // or a value log) until fn returns false or a record is torn or damaged.
 // It returns the offset where reading stopped and the end of the non-zero
-// data after it (equal when nothing but zeros, or nothing, follows).
-func logRecords(data []byte, fn func(k, v []byte, meta byte, expiresAt uint64) bool) (off, end int) {
+// data after it (equal when nothing but zeros, or nothing, follows). When
+// torn is set (the file may end in a record a crash tore), a stop at such
+// a record, whose bytes end early and only zeros follow, counts as the end.
+func logRecords(data []byte, torn bool, fn func(k, v []byte, meta byte, expiresAt uint64) bool) (off, end int) {
 	off = logHeaderSize
 	for off < len(data) {
 		n, k, v, meta, expiresAt, ok := logRecord(data[off:])
@@ -433,15 +441,18 @@ func logRecords(data []byte, fn func(k, v []byte, meta byte, expiresAt uint64) b
 		}
 		off += n
 	}
+	off = min(off, len(data))
 	end = len(data)
 	for end > off && data[end-1] == 0 {
 		end--
 	}
-	// A torn record: its own bytes, then zeros.
-	if end > off && end-off <= maxTornRecord(data[off:]) {
+	// A torn record is a prefix of one: the copy into the log stopped
+	// before its end (its checksum), and zeros follow. A whole record
+	// that fails its checksum is damage.
+	if torn && end > off && end < off+tornRecordLen(data[off:]) {
 		end = off
 	}
-	return min(off, len(data)), end
+	return off, end
 }
 
 // logRecord decodes one log record: header (meta, user meta, uvarint key
@@ -477,24 +488,59 @@ func logRecord(b []byte) (n int, k, v []byte, meta byte, expiresAt uint64, ok bo
 	return n + 4, b[h : h+int(klen)], b[h+int(klen) : n], meta, expiresAt, true
 }
 
-// maxTornRecord is the most bytes a record torn by a crash can leave: the
-// length its header announces when it decodes, else a header's.
-func maxTornRecord(b []byte) int {
-	const maxHeader = 22
+// tornRecordLen is the length of the record at the start of b as its
+// header announces it, or a header's length when the header does not
+// decode.
+func tornRecordLen(b []byte) int {
+	h, klen, vlen, ok := recordHeader(b)
+	if !ok {
+		return maxRecordHeader
+	}
+	return h + klen + vlen + 4
+}
+
+// maxRecordHeader is the longest header of a log record.
+const maxRecordHeader = 22
+
+// recordHeader decodes the header of the log record at the start of b.
+func recordHeader(b []byte) (hlen, klen, vlen int, ok bool) {
 	if len(b) < 2 {
-		return maxHeader
+		return 0, 0, 0, false
 	}
 	h := 2
-	klen, w := binary.Uvarint(b[h:])
-	if w <= 0 {
-		return maxHeader
+	var x [3]uint64
+	for i := range x {
+		v, w := binary.Uvarint(b[h:])
+		if w <= 0 {
+			return 0, 0, 0, false
+		}
+		x[i] = v
+		h += w
 	}
-	h += w
-	vlen, w := binary.Uvarint(b[h:])
-	if w <= 0 || klen > 1<<16 || vlen > 1<<31 {
-		return maxHeader
+	if x[0] > 1<<16 || x[1] > 1<<31 {
+		return 0, 0, 0, false
 	}
-	return maxHeader + int(klen) + int(vlen) + 4
+	return h, int(x[0]), int(x[1]), true
+}
+
+// onlySnapshot reports whether the records of data from off to end are
+// all filter snapshot chunks, as their headers and keys say: damage there
+// costs nothing but the filter snapshot, a cache rebuilt at the next Open.
+func onlySnapshot(data []byte, off, end int) bool {
+	prefix := metaKey(metaFilter)
+	for off < end {
+		h, klen, vlen, ok := recordHeader(data[off:])
+		n := h + klen + vlen + 4
+		if !ok || off+n > len(data) {
+			return false
+		}
+		k := data[off+h : off+h+klen]
+		if len(k) != len(prefix)+4+8 || !bytes.HasPrefix(k, prefix) {
+			return false
+		}
+		off += n
+	}
+	return true
 }
 
 // valueOf returns rec's value, reading it from the value log when the

@@ -207,7 +207,7 @@ func TestRecoverAfterCrash(t *testing.T) {
 	}
 	slices.Sort(mems)
 	rewriteFile(t, mems[0], func(b []byte) []byte {
-		off, _ := logRecords(b, func([]byte, []byte, byte, uint64) bool { return true })
+		off, _ := logRecords(b, true, func([]byte, []byte, byte, uint64) bool { return true })
 		b[off/2] ^= 0xff
 		return b
 	})

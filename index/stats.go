@@ -141,9 +141,9 @@ func (db *DB) replayManifest() (badger.Manifest, error) {
 	return m, err
 }
 
-// verifyFiles compares the MANIFEST with the table files: a listed table
-// missing, or a table file not listed (Badger deletes those at the next
-// Open). A table a compaction is writing is unlisted until it finishes;
+// verifyFiles checks every record of the value logs and compares the
+// MANIFEST with the table files: a listed table missing, or a table file
+// not listed (Badger deletes those at the next Open). A table a compaction is writing is unlisted until it finishes;
 // in a writable index only unlisted tables older than a listed one count.
 func (db *DB) verifyFiles() []error {
 	s, err := inspectDir(db.path)
@@ -172,6 +172,12 @@ func (db *DB) verifyFiles() []error {
 	slices.Sort(missing)
 	slices.Sort(orphans)
 	var errs []error
+	slices.Sort(s.vlogs)
+	for _, name := range s.vlogs {
+		if p := checkLog(filepath.Join(db.path, name), false); p != "" {
+			errs = append(errs, db.corrupt("%s: %s; %s", name, p, recoverHint(db.path)))
+		}
+	}
 	if len(missing) > 0 {
 		errs = append(errs, db.corrupt("MANIFEST lists %s, missing; %s", tableNames(missing), recoverHint(db.path)))
 	}
@@ -271,7 +277,7 @@ func (db *DB) verifyKeys() (errs []error) {
 				problem(db.corrupt("key %x outside the keyspaces", key))
 				continue
 			}
-			if _, err := itemValue(item); err != nil {
+			if _, err := db.itemValue(item); err != nil {
 				problem(db.corrupt("value of %x: %v", key, err))
 			}
 		}
