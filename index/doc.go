@@ -138,12 +138,21 @@
 //     ten million entries, about 0.5 s/GiB from the page cache). Table files
 //     never change once written; the tables this process writes are
 //     trusted until Verify.
+//   - Checks the value log too. Badger answers a value it cannot read
+//     from it (a record that fails its checksum) with an empty value and
+//     no error; every value the index stores that is not empty is
+//     encoded, so an empty answer for a value that has a size is an error
+//     wrapping store.ErrCorrupt naming the damaged value-log file. A
+//     writable Open would cut the newest value log at its first bad
+//     record: it is refused when that would lose more than filter
+//     snapshot chunks.
 //   - Turns a panic in Badger's code, in any exported method, into an
 //     error wrapping store.ErrCorrupt that names the damaged table (it
 //     verifies the tables of the key range to find it).
 //   - Verify checks everything it can (MANIFEST against the files, every
-//     block of every table, every key and value, the counts, the filter)
-//     and lists every problem found, not the first.
+//     block of every table, every value-log record, every key and value,
+//     the counts, the filter) and lists every problem found, not the
+//     first.
 //   - Recover copies every readable entry of a damaged index into a new
 //     one, never writing to the damaged directory, and reports what it
 //     could not read (RecoverReport).

@@ -395,7 +395,8 @@ func (r *recoverer) readMemLog(name string) {
 
 // readValueLog reads a value-log file: its values back the records that
 // point to it, and its records (which carry their keys and versions) count
-// too, so that a value whose table record was lost is found here.
+// too, so that a value whose table record was lost is found here. A
+// damaged record whose header still gives its length is skipped.
 func (r *recoverer) readValueLog(name string) {
 	f := RecoverFile{Name: name, Kind: "value log"}
 	fid, err := strconv.ParseUint(strings.TrimSuffix(name, ".vlog"), 10, 32)
@@ -409,19 +410,46 @@ func (r *recoverer) readValueLog(name string) {
 		return
 	}
 	r.vlogs[uint32(fid)] = data
-	off, end := logRecords(data, r.crashed, func(k, v []byte, meta byte, expiresAt uint64) bool {
-		r.records = append(r.records, record{
-			key: bytes.Clone(y.ParseKey(k)), version: y.ParseTs(k),
-			meta: meta &^ (bitTxn | bitFinTxn | bitValuePointer), expiresAt: expiresAt, value: bytes.Clone(v),
-		})
-		f.Records++
-		return true
-	})
+	end := len(data)
+	for end > 0 && data[end-1] == 0 {
+		end--
+	}
+	var bad, snapshotOnly = 0, true
+	first, unread := -1, 0
+	for pos := logHeaderSize; pos < end; {
+		if n, k, v, meta, expiresAt, ok := logRecord(data[pos:]); ok {
+			r.records = append(r.records, record{
+				key: bytes.Clone(y.ParseKey(k)), version: y.ParseTs(k),
+				meta: meta &^ (bitTxn | bitFinTxn | bitValuePointer), expiresAt: expiresAt, value: bytes.Clone(v),
+			})
+			f.Records++
+			pos += n
+			continue
+		}
+		if r.crashed && end < pos+tornRecordLen(data[pos:]) {
+			break // the record a crash tore
+		}
+		bad++
+		if first < 0 {
+			first = pos
+		}
+		h, klen, vlen, ok := recordHeader(data[pos:])
+		n := h + klen + vlen + 4
+		if !ok || pos+n > len(data) {
+			unread = end - pos
+			snapshotOnly = false
+			break
+		}
+		snapshotOnly = snapshotOnly && onlySnapshot(data, pos, pos+n)
+		pos += n
+	}
 	switch {
-	case end > off && onlySnapshot(data, off, end):
-		f.Problem = fmt.Sprintf("damaged filter snapshot at offset %d (a cache: nothing lost)", off)
-	case end > off:
-		f.Problem = fmt.Sprintf("damaged record at offset %d, %d bytes after it unread", off, end-off)
+	case bad > 0 && snapshotOnly:
+		f.Problem = fmt.Sprintf("%d damaged filter snapshot records from offset %d (a cache: nothing lost)", bad, first)
+	case bad > 0 && unread > 0:
+		f.Problem = fmt.Sprintf("%d damaged records from offset %d, the last %d bytes unread", bad, first, unread)
+	case bad > 0:
+		f.Problem = fmt.Sprintf("%d damaged records from offset %d, skipped", bad, first)
 	}
 	r.file(f)
 }
