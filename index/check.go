@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -156,7 +157,7 @@ func checkDir(dir string, s *dirState, bo *badger.Options) ([]tableFile, error) 
 	}
 	slices.Sort(missing)
 	slices.Sort(orphans)
-	slices.SortFunc(tables, func(a, b tableFile) int { return int(a.id) - int(b.id) })
+	slices.SortFunc(tables, func(a, b tableFile) int { return cmp.Compare(a.id, b.id) })
 	if len(missing) > 0 {
 		problems = append(problems, fmt.Sprintf("MANIFEST lists %s, missing", tableNames(missing)))
 	}
