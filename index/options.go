@@ -164,8 +164,10 @@ func (o *Options) badgerOptions(dir string) badger.Options {
 		bo.ValueLogFileSize = DefaultValueLogFileSize
 	}
 	// Every table block read from disk is checked against its checksum
-	// (one CRC-32C per 4 KiB block loaded into the cache, not measurable
-	// in BenchmarkIndex); damaged bytes are never decoded as entries.
+	// (one CRC-32C per 4 KiB block loaded into the block cache:
+	// BenchmarkBlockChecksums measured a Get at 6.5 against 6.1 us when
+	// nearly every read misses a 1 MiB cache, and no difference with the
+	// default cache); damaged bytes are never decoded as entries.
 	// Badger still answers "absent" for a damaged block: see guard.go.
 	// OnTableRead would verify whole tables at Open, inside Badger's
 	// goroutines, where a damaged table kills the process.
