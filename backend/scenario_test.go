@@ -397,6 +397,8 @@ var sentinels = []error{
 	store.ErrPrefixLength,
 	store.ErrInvalidOptions,
 	store.ErrCorrupt,
+	store.ErrDiskFull,
+	store.ErrNotIndex,
 }
 
 // errString prints err as the first store sentinel it wraps. An error that

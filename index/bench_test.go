@@ -104,9 +104,19 @@ func (st *benchStores) useOurs(b *testing.B) *DB {
 		st.plain = nil
 	}
 	if st.ours == nil {
-		db, err := Open(st.dir+"/ours", nil)
+		// URLHASH_BENCH_NOCHECK=1 turns block checksums off, to measure
+		// their cost; URLHASH_BENCH_WARM=1 verifies every table at Open,
+		// to measure lookups once the lazy verification is done (else the
+		// first lookups the filter lets through, and the first write, pay
+		// for it).
+		db, err := Open(st.dir+"/ours", &Options{noBlockChecksums: os.Getenv("URLHASH_BENCH_NOCHECK") == "1"})
 		if err != nil {
 			b.Fatal(err)
+		}
+		if os.Getenv("URLHASH_BENCH_WARM") == "1" {
+			if err := db.prepareWrite(); err != nil {
+				b.Fatal(err)
+			}
 		}
 		st.ours = db
 	}
@@ -452,5 +462,65 @@ func BenchmarkDiskOptions(b *testing.B) {
 			}
 			b.ReportMetric(float64(disk)/float64(n), "disk-B/entry")
 		})
+	}
+}
+
+// BenchmarkBlockChecksums measures what verifying block checksums on read
+// (Badger's OnBlockRead, always on) costs lookups, on the same index with
+// and without it, in one process: a 250k-key index (URLHASH_BENCH_N/4),
+// with the default block cache and with a 1 MiB one (most reads miss it
+// and load, decompress and verify a block).
+func BenchmarkBlockChecksums(b *testing.B) {
+	n := benchN(b) / 4
+	keys := randHashes(rand.New(rand.NewPCG(43, 44)), n)
+	dir := b.TempDir()
+	db, err := Open(dir, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.Load(slices.Values(entriesOf(keys))); err != nil {
+		b.Fatal(err)
+	}
+	db.Close()
+	batch := make([]hashkey.Hash, 1000)
+	for _, cache := range []int64{0, 1 << 20} {
+		for _, check := range []bool{true, false} {
+			name := "checksums"
+			if !check {
+				name = "no-checksums"
+			}
+			if cache > 0 {
+				name += "/cache-1MiB"
+			}
+			b.Run(name, func(b *testing.B) {
+				db, err := Open(dir, &Options{ReadOnly: true, BlockCacheSize: cache, noBlockChecksums: !check})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer db.Close()
+				b.Run("get-present", func(b *testing.B) {
+					i := 0
+					for b.Loop() {
+						if _, err := db.Get(keys[i%n]); err != nil {
+							b.Fatal(err)
+						}
+						i += 7919
+					}
+				})
+				b.Run("hasbatch-1000", func(b *testing.B) {
+					i := 0
+					for b.Loop() {
+						for j := range batch {
+							batch[j] = keys[(i+j*7919)%n]
+						}
+						if _, err := db.HasBatch(batch); err != nil {
+							b.Fatal(err)
+						}
+						i++
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/key")
+				})
+			})
+		}
 	}
 }

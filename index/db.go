@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,13 @@ type DB struct {
 	closed bool
 	bdb    *badger.DB
 	lock   *dirLock // nil in memory
+	guard  *guard   // nil in memory
+	space  space
+	// writeReady is set once every table was verified before a write.
+	writeReady atomic.Bool
+	// snapState is the Badger version the persisted filter snapshot
+	// reflects (0: none is current).
+	snapState uint64
 
 	// Writers of full entries lock stripes[h[0]]; writers of prefix entries
 	// lock pmu. Locks are taken in ascending stripe order, then pmu.
@@ -45,7 +53,9 @@ type DB struct {
 
 	growing  atomic.Bool // a background filter growth runs
 	stopGrow atomic.Bool // Close asks it to stop
-	growWG   sync.WaitGroup
+	// growFailed stops further growth attempts after one found damage.
+	growFailed atomic.Bool
+	growWG     sync.WaitGroup
 
 	entries       atomic.Int64
 	prefixEntries atomic.Int64
@@ -56,68 +66,120 @@ type DB struct {
 	// loadedSnapshot records whether Open used the persisted filter
 	// (tests).
 	loadedSnapshot bool
+	// panics counts the panics turned into errors (tests).
+	panics atomic.Int64
 }
 
 // Open opens the index in dir, creating it unless opts says ReadOnly or
 // MustExist. A nil opts means defaults.
 //
-// Errors: store.ErrNoIndex (no index and creation not allowed), store.ErrLocked,
-// store.ErrNeedsRecovery (read-only after a crash), store.ErrFormat (newer or malformed
-// format), store.ErrProfileMismatch, store.ErrInvalidOptions; all may be wrapped.
-func Open(dir string, opts *Options) (*DB, error) {
+// Before Badger opens the directory, Open checks it without writing to it
+// (see "Integrity" in the package documentation): damage (a missing or
+// unreadable MANIFEST, a listed table missing, a table file not listed, a
+// table whose index does not open) is an error wrapping store.ErrCorrupt
+// that names the files; Open never deletes or moves a file.
+//
+// Errors: store.ErrNoIndex (no index and creation not allowed),
+// store.ErrNotIndex (a non-empty directory holding no index, for a
+// writable Open), store.ErrLocked, store.ErrNeedsRecovery (read-only after
+// a crash), store.ErrCorrupt, store.ErrFormat (newer or malformed format),
+// store.ErrProfileMismatch, store.ErrInvalidOptions; all may be wrapped.
+func Open(dir string, opts *Options) (_ *DB, err error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	o := opts.withDefaults()
-	if !o.InMemory {
-		if dir == "" {
-			return nil, fmt.Errorf("%w: empty directory name", store.ErrInvalidOptions)
-		}
-		if !hasIndexFiles(dir) {
-			if o.ReadOnly || o.MustExist {
-				return nil, fmt.Errorf("%w: %s", store.ErrNoIndex, dir)
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, fmt.Errorf("index: create %s: %w", dir, err)
-			}
-		}
-	}
-	db := &DB{path: dir, opts: o, bo: o.badgerOptions(dir)}
+	bo := o.badgerOptions(dir)
 	if o.InMemory {
-		db.path = ""
-	} else {
-		lock, err := lockDir(dir, o.ReadOnly)
-		if err != nil {
+		db := &DB{opts: o, bo: bo}
+		defer db.catchOpen(&err)
+		if db.bdb, err = openBadger(bo); err != nil {
 			return nil, err
 		}
-		db.lock = lock
+		if err := db.init(); err != nil {
+			db.bdb.Close()
+			return nil, err
+		}
+		return db, nil
 	}
-	bdb, err := openBadger(db.bo)
+	if dir == "" {
+		return nil, fmt.Errorf("%w: empty directory name", store.ErrInvalidOptions)
+	}
+	s, err := inspectDir(dir)
 	if err != nil {
-		db.lock.release()
 		return nil, err
 	}
-	db.bdb = bdb
+	if !s.manifest && !s.hasData() {
+		switch {
+		case o.ReadOnly || o.MustExist:
+			return nil, fmt.Errorf("%w: %s", store.ErrNoIndex, dir)
+		case len(s.foreign) > 0:
+			return nil, fmt.Errorf("%w: %s is not empty (%s) and holds no index; give a new or empty directory", store.ErrNotIndex, dir, foreignNames(s.foreign))
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("index: create %s: %w", dir, err)
+		}
+	}
+	db := &DB{path: dir, opts: o, bo: bo}
+	lock, err := lockDir(dir, o.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	db.lock = lock
+	defer func() {
+		if err != nil {
+			db.lock.release()
+		}
+	}()
+	defer db.catchOpen(&err)
+	// Look again now that no other process can change the directory.
+	if s, err = inspectDir(dir); err != nil {
+		return nil, err
+	}
+	tables, err := checkDir(dir, &s, &db.bo)
+	if err != nil {
+		return nil, err
+	}
+	db.guard = newGuard(dir, db.bo.BlockSize, tables)
+	if db.bdb, err = openBadger(db.bo); err != nil {
+		return nil, err
+	}
 	if err := db.init(); err != nil {
-		bdb.Close()
-		db.lock.release()
+		db.bdb.Close()
 		return nil, err
 	}
 	return db, nil
 }
 
-// hasIndexFiles reports whether dir holds a Badger database.
-func hasIndexFiles(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "MANIFEST"))
-	return err == nil
+// catchOpen is catch for Open, which has no key range: it names every
+// damaged table.
+func (db *DB) catchOpen(err *error) {
+	if p := recover(); p != nil {
+		if db.bdb != nil {
+			func() {
+				defer func() { recover() }()
+				db.bdb.Close()
+			}()
+		}
+		*err = db.panicError(p, nil)
+	}
+}
+
+// foreignNames names a few of the foreign names of a directory.
+func foreignNames(names []string) string {
+	slices.Sort(names)
+	if len(names) > 3 {
+		return fmt.Sprintf("%s, ... %d names", strings.Join(names[:3], ", "), len(names))
+	}
+	return strings.Join(names, ", ")
 }
 
 func openBadger(bo badger.Options) (*badger.DB, error) {
 	bdb, err := badger.Open(bo)
 	if err != nil {
-		if bo.ReadOnly && strings.Contains(err.Error(), "Log truncate required") {
-			return nil, fmt.Errorf("%w: %s", store.ErrNeedsRecovery, bo.Dir)
-		}
+		// Every condition the index knows (locked, crashed, damaged) is
+		// told apart before this call, by its own checks; Badger's errors
+		// do not wrap their causes (see TestBadgerBehaviour).
 		return nil, fmt.Errorf("index: open %s: %v", bo.Dir, err)
 	}
 	return bdb, nil
@@ -209,11 +271,9 @@ func getCopy(txn *badger.Txn, key []byte) ([]byte, error) {
 // database state and rebuilds it from the keys otherwise.
 func (db *DB) loadFilter() error {
 	if !db.opts.InMemory {
-		ok, err := db.loadSnapshot()
-		if err != nil {
-			return err
-		}
-		if ok {
+		// A snapshot that cannot be read or is damaged is a cache to
+		// rebuild, never a reason to refuse the index.
+		if ok, _ := db.loadSnapshot(); ok {
 			db.loadedSnapshot = true
 			return nil
 		}
@@ -261,12 +321,19 @@ func (db *DB) loadSnapshot() (bool, error) {
 	db.f = f
 	db.entries.Store(int64(hdr.Entries))
 	db.prefixEntries.Store(int64(hdr.PrefixEntries))
+	db.snapState = hdr.State
 	return true, nil
 }
 
 // rebuildFilter rebuilds the filter and counts by key-only iteration, with
-// width at least k. The caller excludes writers.
+// width at least k, after verifying every table not verified yet (an
+// iteration stops silently at a damaged block, and a filter built from it
+// would answer "absent" for the keys it missed). The caller excludes
+// writers.
 func (db *DB) rebuildFilter(k uint8) error {
+	if err := db.guard.checkAll(); err != nil {
+		return err
+	}
 	var leads []uint64
 	var shorts []uint32
 	err := db.bdb.View(func(txn *badger.Txn) error {
@@ -359,8 +426,18 @@ func (db *DB) maybeGrow() {
 }
 
 // fillFilter adds the full keys visible to txn to f, in batches, and
-// reports whether it finished (Close stops it).
-func (db *DB) fillFilter(txn *badger.Txn, f *filter) bool {
+// reports whether it finished (Close stops it, and damage found in a table
+// fails it: the old filter stays, complete).
+func (db *DB) fillFilter(txn *badger.Txn, f *filter) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	if db.guard.checkAll() != nil {
+		db.growFailed.Store(true)
+		return false
+	}
 	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tagFull}})
 	defer it.Close()
 	batch := make([]uint64, 0, 1<<16)
@@ -391,7 +468,7 @@ func (db *DB) needGrow() bool {
 	db.fmu.RLock()
 	k := db.f.k
 	db.fmu.RUnlock()
-	return k < maxFilterBits && uint64(db.entries.Load()) > 1<<(k-filterHeadroom)
+	return k < maxFilterBits && uint64(db.entries.Load()) > 1<<(k-filterHeadroom) && !db.growFailed.Load()
 }
 
 // writeSnapshot persists the filter and counts in one transaction. The
@@ -436,7 +513,11 @@ func (db *DB) writeSnapshot() error {
 // Close persists the filter, flushes and closes the index. Everything
 // written before Close returns survives a crash. Closing a closed DB
 // returns nil.
-func (db *DB) Close() error {
+//
+// A read-only index writes nothing. A writable one skips the snapshot
+// when the disk is short of space (the next Open rebuilds the filter).
+func (db *DB) Close() (err error) {
+	defer db.catch(&err)
 	db.stopGrow.Store(true)
 	db.growWG.Wait()
 	db.mu.Lock()
@@ -446,7 +527,11 @@ func (db *DB) Close() error {
 	}
 	db.closed = true
 	var errSnap error
-	if !db.opts.InMemory && !db.opts.ReadOnly {
+	// The snapshot is a cache: written only when the one on disk is not
+	// current, and skipped without room for it or when a table is
+	// damaged (the next Open rebuilds the filter).
+	if !db.opts.InMemory && !db.opts.ReadOnly && db.bdb.MaxVersion() != db.snapState &&
+		db.roomFor(2*int64(db.f.sizeBytes())) == nil && db.prepareWrite() == nil {
 		errSnap = db.writeSnapshot()
 	}
 	errClose := translate(db.bdb.Close())
@@ -454,7 +539,8 @@ func (db *DB) Close() error {
 }
 
 // Sync makes every write acknowledged so far durable on disk.
-func (db *DB) Sync() error {
+func (db *DB) Sync() (err error) {
+	defer db.catch(&err)
 	if err := db.begin(); err != nil {
 		return err
 	}
@@ -508,7 +594,8 @@ func (db *DB) Profile() string {
 // empty name records nothing). It
 // returns an error wrapping store.ErrProfileMismatch when the index records
 // another, and store.ErrReadOnly on a read-only index that records none.
-func (db *DB) SetProfile(name string) error {
+func (db *DB) SetProfile(name string) (err error) {
+	defer db.catch(&err)
 	if err := db.begin(); err != nil {
 		return err
 	}
@@ -523,7 +610,13 @@ func (db *DB) SetProfile(name string) error {
 	case db.opts.ReadOnly:
 		return store.ErrReadOnly
 	}
-	err := db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaProfile), []byte(name)) })
+	if err := db.roomFor(2 * int64(len(name)+64)); err != nil {
+		return err
+	}
+	if err := db.prepareWrite(); err != nil {
+		return err
+	}
+	err = db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaProfile), []byte(name)) })
 	if err != nil {
 		return translate(err)
 	}
@@ -567,7 +660,7 @@ func translate(err error) error {
 	case errors.Is(err, badger.ErrReadOnlyTxn):
 		return store.ErrReadOnly
 	}
-	for _, e := range []error{store.ErrNotFound, store.ErrClosed, store.ErrCorrupt, store.ErrFormat, store.ErrReadOnly, store.ErrPrefixLength} {
+	for _, e := range []error{store.ErrNotFound, store.ErrClosed, store.ErrCorrupt, store.ErrFormat, store.ErrReadOnly, store.ErrPrefixLength, store.ErrDiskFull} {
 		if errors.Is(err, e) {
 			return err
 		}

@@ -20,7 +20,8 @@ import (
 // Badger), and through a write batch otherwise. Everything Load added is
 // durable when it returns. Other operations wait while Load runs. A bad
 // entry fails the load before anything is written.
-func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
+func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
+	defer db.catch(&err)
 	var entries []store.Entry
 	for e := range seq {
 		if err := db.check(&e); err != nil {
@@ -40,6 +41,9 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 	}
 	if db.opts.ReadOnly {
 		return store.LoadResult{}, store.ErrReadOnly
+	}
+	if err := db.prepareWrite(); err != nil {
+		return store.LoadResult{}, err
 	}
 	p, err := db.plan(entries, false)
 	if err != nil {
@@ -61,6 +65,18 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 	res.Added = int64(len(fresh))
 	if len(fresh) == 0 {
 		return res, nil
+	}
+	// The new tables, and (into a non-empty index) the flattened tree
+	// rewritten before the old tables go.
+	var cost int64
+	for _, i := range fresh {
+		cost += entryCost(&entries[i])
+	}
+	if db.entries.Load()+db.prefixEntries.Load() > 0 {
+		cost += db.tableBytes()
+	}
+	if err := db.roomFor(cost); err != nil {
+		return store.LoadResult{}, err
 	}
 
 	// Widen the filter first if the load outgrows it, then add the keys.

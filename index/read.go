@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
@@ -15,7 +16,8 @@ import (
 
 // Get returns the value of the full entry h, or store.ErrNotFound. The value's
 // slices belong to the caller.
-func (db *DB) Get(h hashkey.Hash) (store.Value, error) {
+func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
+	defer db.catchHash(&err, &h, false)
 	if err := db.begin(); err != nil {
 		return store.Value{}, err
 	}
@@ -27,27 +29,26 @@ func (db *DB) Get(h hashkey.Hash) (store.Value, error) {
 		return store.Value{}, store.ErrNotFound
 	}
 	k := fullKey(&h)
-	var v store.Value
-	err := db.bdb.View(func(txn *badger.Txn) error {
+	err = db.bdb.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(k[:])
 		if err != nil {
 			return err
 		}
-		if item.ValueSize() == 0 {
-			return nil
-		}
-		b, err := item.ValueCopy(nil)
-		if err != nil {
-			return err
-		}
-		v, err = decodeValue(b)
+		v, err = db.itemValue(item)
 		return err
 	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		// The filter said "maybe": a false positive, or a damaged block.
+		if err := db.guard.check(k[:], k[:]); err != nil {
+			return store.Value{}, err
+		}
+	}
 	return v, translate(err)
 }
 
 // Has reports whether the full entry h is stored.
-func (db *DB) Has(h hashkey.Hash) (bool, error) {
+func (db *DB) Has(h hashkey.Hash) (ok bool, err error) {
+	defer db.catchHash(&err, &h, false)
 	if err := db.begin(); err != nil {
 		return false, err
 	}
@@ -61,9 +62,9 @@ func (db *DB) Has(h hashkey.Hash) (bool, error) {
 	k := fullKey(&h)
 	txn := db.bdb.NewTransaction(false)
 	defer txn.Discard()
-	_, err := txn.Get(k[:])
+	_, err = txn.Get(k[:])
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return false, nil
+		return false, db.guard.check(k[:], k[:])
 	}
 	return err == nil, translate(err)
 }
@@ -71,7 +72,8 @@ func (db *DB) Has(h hashkey.Hash) (bool, error) {
 // HasBatch reports, in input order, which full entries are stored. The
 // hashes the filter lets through are looked up in key order in one
 // iterator pass.
-func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
+func (db *DB) HasBatch(hs []hashkey.Hash) (_ []bool, err error) {
+	defer db.catch(&err, [2][]byte{{tagFull}, {tagPrefix}})
 	if err := db.begin(); err != nil {
 		return nil, err
 	}
@@ -96,10 +98,28 @@ func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := db.checkMissed(keys, found); err != nil {
+		return nil, err
+	}
 	for j, i := range maybe {
 		out[i] = found[j]
 	}
 	return out, nil
+}
+
+// checkMissed verifies the tables that cover the keys the filter let
+// through but Badger did not find (see guard).
+func (db *DB) checkMissed(keys [][]byte, found []bool) error {
+	if db.guard.idle() {
+		return nil
+	}
+	var missed [][]byte
+	for j, ok := range found {
+		if !ok {
+			missed = append(missed, keys[j])
+		}
+	}
+	return db.guard.checkKeys(missed)
 }
 
 // filterFull returns the positions of hs that the filter lets through, in
@@ -146,6 +166,13 @@ func (db *DB) seekAllParallel(keys [][]byte, prefix []byte) ([]bool, error) {
 	for w := range workers {
 		lo, hi := w*per, min((w+1)*per, len(keys))
 		wg.Go(func() {
+			defer func() {
+				// A panic here would end the process: no caller can
+				// recover a goroutine's panic.
+				if p := recover(); p != nil {
+					errs[w] = db.panicError(p, [][2][]byte{{keys[lo], keys[hi-1]}})
+				}
+			}()
 			f, err := db.seekAll(keys[lo:hi], prefix)
 			copy(found[lo:hi], f)
 			errs[w] = err
@@ -192,6 +219,9 @@ func (db *DB) existSorted(entries []store.Entry, idx []int) ([]bool, error) {
 			return nil, err
 		}
 	}
+	if err := db.checkMissed(keys, found); err != nil {
+		return nil, err
+	}
 	for j, p := range pos {
 		out[p] = found[j]
 	}
@@ -222,7 +252,8 @@ func (db *DB) seekAll(keys [][]byte, prefix []byte) ([]bool, error) {
 
 // Match returns the full entry h when it is stored, else the longest stored
 // prefix entry that h starts with. The bool is false when neither exists.
-func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
+func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
+	defer db.catchHash(&err, &h, true)
 	if err := db.begin(); err != nil {
 		return store.Match{}, false, err
 	}
@@ -235,14 +266,14 @@ func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
 	}
 	var m store.Match
 	var ok bool
-	err := db.bdb.View(func(txn *badger.Txn) error {
+	err = db.bdb.View(func(txn *badger.Txn) error {
 		if full {
 			k := fullKey(&h)
 			item, err := txn.Get(k[:])
 			switch {
 			case err == nil:
 				m.Len, ok = hashkey.Size, true
-				m.Value, err = itemValue(item)
+				m.Value, err = db.itemValue(item)
 				return err
 			case !errors.Is(err, badger.ErrKeyNotFound):
 				return err
@@ -262,7 +293,7 @@ func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
 				break
 			}
 			if bytes.HasPrefix(h[:], key[1:]) && (!ok || len(key)-1 > m.Len) {
-				v, err := itemValue(item)
+				v, err := db.itemValue(item)
 				if err != nil {
 					return err
 				}
@@ -271,17 +302,41 @@ func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
 		}
 		return nil
 	})
-	return m, ok, translate(err)
+	if err != nil {
+		return store.Match{}, false, translate(err)
+	}
+	if m.Len < hashkey.Size && !db.guard.idle() {
+		// The filter let h through, and no full entry (or none at all)
+		// was found: verify the tables that could hold it.
+		var errFull, errPrefix error
+		if full {
+			k := fullKey(&h)
+			errFull = db.guard.check(k[:], k[:])
+		}
+		if short {
+			errPrefix = db.guard.check(prefixKey(h[:store.MinPrefixEntryLen]), prefixKey(h[:]))
+		}
+		if err := cmp.Or(errFull, errPrefix); err != nil {
+			return store.Match{}, false, err
+		}
+	}
+	return m, ok, nil
 }
 
 // itemValue decodes a copy of item's value.
-func itemValue(item *badger.Item) (store.Value, error) {
+func (db *DB) itemValue(item *badger.Item) (store.Value, error) {
 	if item.ValueSize() == 0 {
 		return store.Value{}, nil
 	}
 	b, err := item.ValueCopy(nil)
 	if err != nil {
 		return store.Value{}, err
+	}
+	if len(b) == 0 {
+		// Badger answers a value it cannot read from the value log (a
+		// damaged record) with an empty value and no error; every value
+		// the index stores that is not empty starts with valueVersion.
+		return store.Value{}, db.valueLogError(item.KeyCopy(nil))
 	}
 	return decodeValue(b)
 }
@@ -294,25 +349,87 @@ func itemValue(item *badger.Item) (store.Value, error) {
 // it. The entry's value slices belong to fn. The scan reads one consistent
 // snapshot; fn must not call methods of db (a pending Load, Close or filter
 // growth would deadlock).
-func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) error) error {
+//
+// A scan without a limit verifies the tables of its key range before it
+// calls fn, so that damage is an error before any entry, never a partial
+// result. A scan with a limit verifies the tables of the range it read
+// afterwards: fn may have seen entries before the error.
+func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) error) (err error) {
 	if bits < 0 || bits > 8*hashkey.Size || len(prefix)*8 < bits {
 		return fmt.Errorf("%w: %d bits of a %d-byte prefix", store.ErrPrefixLength, bits, len(prefix))
 	}
+	ranges := scanRanges(prefix, bits)
+	inFn := false // a panic of fn's own is fn's, not damage
+	defer func() {
+		if p := recover(); p != nil {
+			if inFn {
+				panic(p)
+			}
+			err = db.panicError(p, ranges)
+		}
+	}()
 	if err := db.begin(); err != nil {
 		return err
 	}
 	defer db.mu.RUnlock()
+	if limit <= 0 {
+		if err := db.guard.checkRanges(ranges); err != nil {
+			return err
+		}
+	}
 	n := 0
-	return db.scan(prefix, bits, true, func(e *store.Entry) error {
+	var last []byte
+	err = db.scan(prefix, bits, true, func(key []byte, e *store.Entry) error {
 		n++
-		if err := fn(*e); err != nil {
+		inFn = true
+		err := fn(*e)
+		inFn = false
+		if err != nil {
 			return err
 		}
 		if limit > 0 && n >= limit {
+			last = bytes.Clone(key)
 			return errStop
 		}
 		return nil
 	})
+	if err != nil || limit <= 0 {
+		return err
+	}
+	if last != nil {
+		// Stopped at the limit: the range read ends at the last key.
+		if last[0] == tagFull {
+			ranges = ranges[:1]
+			ranges[0][1] = last
+		} else {
+			ranges[1][1] = last
+		}
+	}
+	return db.guard.checkRanges(ranges)
+}
+
+// scanRanges returns the key ranges of the full and prefix entries that
+// start with the leading bits of prefix.
+func scanRanges(prefix []byte, bits int) [][2][]byte {
+	nbytes := (bits + 7) / 8
+	lo := make([]byte, 1+nbytes)
+	copy(lo[1:], prefix[:nbytes])
+	hi := make([]byte, 1+nbytes, 1+hashkey.Size)
+	copy(hi[1:], prefix[:nbytes])
+	if r := bits % 8; r != 0 {
+		lo[nbytes] &= 0xff << (8 - r)
+		hi[nbytes] |= 0xff >> r
+	}
+	for len(hi) < cap(hi) {
+		hi = append(hi, 0xff)
+	}
+	rs := make([][2][]byte, 2)
+	for i, tag := range []byte{tagFull, tagPrefix} {
+		l, h := bytes.Clone(lo), bytes.Clone(hi)
+		l[0], h[0] = tag, tag
+		rs[i] = [2][]byte{l, h}
+	}
+	return rs
 }
 
 // ForEach calls fn for every entry in key order (full entries, then prefix
@@ -325,11 +442,16 @@ func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
 	if bits < 0 || bits > 8*hashkey.Size || len(prefix)*8 < bits {
 		return 0, 0, fmt.Errorf("%w: %d bits of a %d-byte prefix", store.ErrPrefixLength, bits, len(prefix))
 	}
+	ranges := scanRanges(prefix, bits)
+	defer db.catch(&err, ranges...)
 	if err := db.begin(); err != nil {
 		return 0, 0, err
 	}
 	defer db.mu.RUnlock()
-	err = db.scan(prefix, bits, false, func(e *store.Entry) error {
+	if err := db.guard.checkRanges(ranges); err != nil {
+		return 0, 0, err
+	}
+	err = db.scan(prefix, bits, false, func(_ []byte, e *store.Entry) error {
 		if e.IsPrefix() {
 			prefixes++
 		} else {
@@ -337,13 +459,17 @@ func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
 		}
 		return nil
 	})
-	return full, prefixes, err
+	if err != nil {
+		return 0, 0, err
+	}
+	return full, prefixes, nil
 }
 
 var errStop = errors.New("index: stop")
 
-// scan visits the entries under the bit prefix. fn's entry is reused.
-func (db *DB) scan(prefix []byte, bits int, values bool, fn func(*store.Entry) error) error {
+// scan visits the entries under the bit prefix. fn gets the Badger key
+// and the entry, both reused.
+func (db *DB) scan(prefix []byte, bits int, values bool, fn func([]byte, *store.Entry) error) error {
 	nb := bits / 8           // whole bytes
 	nbytes := (bits + 7) / 8 // bytes that hold the prefix
 	var mask byte
@@ -360,33 +486,37 @@ func (db *DB) scan(prefix []byte, bits int, values bool, fn func(*store.Entry) e
 		var e store.Entry
 		for _, tag := range []byte{tagFull, tagPrefix} {
 			seek[0] = tag
-			it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: seek[:1+nb]})
-			for it.Seek(seek); it.Valid(); it.Next() {
-				item := it.Item()
-				key := item.Key()
-				if len(key) < 1+nbytes {
-					continue
-				}
-				if mask != 0 && key[1+nb]&mask != seek[1+nb] {
-					break // keys are sorted: past the prefix
-				}
-				e = store.Entry{Len: len(key) - 1}
-				copy(e.Hash[:], key[1:])
-				if values {
-					v, err := itemValue(item)
-					if err != nil {
-						it.Close()
+			err := func() error {
+				it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: seek[:1+nb]})
+				defer it.Close()
+				for it.Seek(seek); it.Valid(); it.Next() {
+					item := it.Item()
+					key := item.Key()
+					if len(key) < 1+nbytes {
+						continue
+					}
+					if mask != 0 && key[1+nb]&mask != seek[1+nb] {
+						break // keys are sorted: past the prefix
+					}
+					e = store.Entry{Len: len(key) - 1}
+					copy(e.Hash[:], key[1:])
+					if values {
+						v, err := db.itemValue(item)
+						if err != nil {
+							return err
+						}
+						e.Value = v
+					}
+					if err := fn(key, &e); err != nil {
+						fnErr = err
 						return err
 					}
-					e.Value = v
 				}
-				if err := fn(&e); err != nil {
-					it.Close()
-					fnErr = err
-					return err
-				}
+				return nil
+			}()
+			if err != nil {
+				return err
 			}
-			it.Close()
 		}
 		return nil
 	})

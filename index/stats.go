@@ -3,19 +3,25 @@ package index
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+	"github.com/dgraph-io/badger/v4/table"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
 )
 
 // Stats returns the index's counts and sizes.
-func (db *DB) Stats() (store.Stats, error) {
+func (db *DB) Stats() (_ store.Stats, err error) {
+	defer db.catch(&err)
 	if err := db.begin(); err != nil {
 		return store.Stats{}, err
 	}
@@ -71,40 +77,195 @@ func dirBytes(dir string) (lsm, vlog, total int64, err error) {
 	return lsm, vlog, total, nil
 }
 
-// Verify checks the index: every key is well formed and in its keyspace,
-// every value decodes, the filter covers every key, the counts match, and
-// the metadata is consistent. Other operations wait while it runs. It
-// returns an error wrapping store.ErrCorrupt when a check fails.
-func (db *DB) Verify() error {
+// Verify checks everything it can and returns an error listing every
+// problem found (errors.Join of errors wrapping store.ErrCorrupt, each
+// naming a file or a key), or nil: the MANIFEST replays and matches the
+// table files; every block of every table matches its checksum; every key
+// is well formed and in its keyspace; every value decodes; the counts
+// match the metadata; the filter never says "absent" for a stored key.
+// Other operations wait while it runs.
+func (db *DB) Verify() (err error) {
+	defer db.catch(&err)
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
 		return store.ErrClosed
 	}
+	var problems []error
+	var comp map[uint64]options.CompressionType
+	if !db.opts.InMemory {
+		var errs []error
+		comp, errs = db.verifyManifest()
+		problems = append(problems, errs...)
+		problems = append(problems, db.verifyTables(comp)...)
+	}
+	problems = append(problems, db.verifyKeys()...)
+	if !db.opts.InMemory {
+		// Last, so that a compaction in flight when Verify began has
+		// finished and is no unlisted file.
+		problems = append(problems, db.verifyFiles()...)
+	}
+	return errors.Join(problems...)
+}
+
+// corrupt returns an error wrapping store.ErrCorrupt about the index.
+func (db *DB) corrupt(format string, args ...any) error {
+	where := "index in memory"
+	if db.path != "" {
+		where = "index " + db.path
+	}
+	return fmt.Errorf("%w: %s: %s", store.ErrCorrupt, where, fmt.Sprintf(format, args...))
+}
+
+// verifyManifest replays the MANIFEST and returns each listed table's
+// compression.
+func (db *DB) verifyManifest() (map[uint64]options.CompressionType, []error) {
+	m, err := db.replayManifest()
+	if err != nil {
+		return nil, []error{db.corrupt("MANIFEST does not replay (%v)", err)}
+	}
+	comp := make(map[uint64]options.CompressionType, len(m.Tables))
+	for id, t := range m.Tables {
+		comp[id] = t.Compression
+	}
+	return comp, nil
+}
+
+func (db *DB) replayManifest() (badger.Manifest, error) {
+	f, err := os.Open(filepath.Join(db.path, badger.ManifestFilename))
+	if err != nil {
+		return badger.Manifest{}, err
+	}
+	defer f.Close()
+	m, _, err := badger.ReplayManifestFile(f, db.bo.ExternalMagicVersion, db.bo)
+	return m, err
+}
+
+// verifyFiles checks every record of the value logs and compares the
+// MANIFEST with the table files: a listed table missing, or a table file
+// not listed (Badger deletes those at the next Open). A table a compaction is writing is unlisted until it finishes;
+// in a writable index only unlisted tables older than a listed one count.
+func (db *DB) verifyFiles() []error {
+	s, err := inspectDir(db.path)
+	if err != nil {
+		return []error{err}
+	}
+	m, err := db.replayManifest()
+	if err != nil {
+		return nil // reported by verifyManifest
+	}
+	var missing, orphans []uint64
+	var maxListed uint64
+	for id := range m.Tables {
+		maxListed = max(maxListed, id)
+		if !s.sst[id] {
+			if _, err := os.Stat(table.NewFilename(id, db.path)); err != nil {
+				missing = append(missing, id)
+			}
+		}
+	}
+	for id := range s.sst {
+		if _, ok := m.Tables[id]; !ok && (db.opts.ReadOnly || id < maxListed) {
+			orphans = append(orphans, id)
+		}
+	}
+	slices.Sort(missing)
+	slices.Sort(orphans)
+	var errs []error
+	slices.Sort(s.vlogs)
+	for _, name := range s.vlogs {
+		if p := checkLog(filepath.Join(db.path, name), false); p != "" {
+			errs = append(errs, db.corrupt("%s: %s; %s", name, p, recoverHint(db.path)))
+		}
+	}
+	if len(missing) > 0 {
+		errs = append(errs, db.corrupt("MANIFEST lists %s, missing; %s", tableNames(missing), recoverHint(db.path)))
+	}
+	if len(orphans) > 0 {
+		errs = append(errs, db.corrupt("%s not listed in MANIFEST (Badger would delete them at the next Open); %s", tableNames(orphans), recoverHint(db.path)))
+	}
+	return errs
+}
+
+// verifyTables checks every block of every table: those not verified yet
+// through the guard, the others (written by this process) directly.
+func (db *DB) verifyTables(comp map[uint64]options.CompressionType) []error {
+	var errs []error
+	if err := db.guard.checkAll(); err != nil {
+		errs = append(errs, err)
+	}
+	var problems []string
+	for _, ti := range db.bdb.Tables() {
+		if db.guard.known(ti.ID) {
+			continue
+		}
+		c, ok := comp[ti.ID]
+		if !ok {
+			c = db.bo.Compression
+		}
+		err := withTable(table.NewFilename(ti.ID, db.path), c, db.bo.BlockSize, options.OnBlockRead, verifyBlocks)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) { // gone: compacted meanwhile
+			problems = append(problems, fmt.Sprintf("%s: %v", table.IDToFilename(ti.ID), err))
+		}
+	}
+	if len(problems) > 0 {
+		errs = append(errs, corruptDir(db.path, problems))
+	}
+	return errs
+}
+
+// maxKeyProblems bounds the key-level problems Verify lists one by one.
+const maxKeyProblems = 10
+
+// verifyKeys reads every key and value.
+func (db *DB) verifyKeys() (errs []error) {
 	var full, prefixes int64
+	nproblems := 0
+	problem := func(e error) {
+		nproblems++
+		if nproblems <= maxKeyProblems {
+			errs = append(errs, e)
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			errs = append(errs, db.corrupt("reading the keys: %s", firstLine(fmt.Sprint(p))))
+		}
+		if nproblems > maxKeyProblems {
+			errs = append(errs, db.corrupt("and %d more problems with keys", nproblems-maxKeyProblems))
+		}
+	}()
+	var filterMisses int64
+	var firstMiss []byte
+	sawFormat := false
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
 		defer it.Close()
-		sawFormat := false
 		for it.Rewind(); it.Valid(); it.Next() {
 			item := it.Item()
 			key := item.Key()
 			switch key[0] {
 			case tagFull:
 				if len(key) != fullKeyLen {
-					return fmt.Errorf("%w: full key %x", store.ErrCorrupt, key)
+					problem(db.corrupt("full key %x is %d bytes long", key, len(key)))
+					continue
 				}
 				h := hashkey.Hash(key[1:])
 				if !db.f.mayHaveFull(&h) {
-					return fmt.Errorf("%w: filter misses %x", store.ErrCorrupt, key[1:])
+					if filterMisses++; firstMiss == nil {
+						firstMiss = bytes.Clone(key)
+					}
 				}
 				full++
 			case tagPrefix:
 				if len(key) < 1+store.MinPrefixEntryLen || len(key) > 1+store.MaxPrefixEntryLen {
-					return fmt.Errorf("%w: prefix key %x", store.ErrCorrupt, key)
+					problem(db.corrupt("prefix key %x is %d bytes long", key, len(key)))
+					continue
 				}
 				if !db.f.short.Contains(binary.BigEndian.Uint32(key[1:])) {
-					return fmt.Errorf("%w: filter misses prefix %x", store.ErrCorrupt, key[1:])
+					if filterMisses++; firstMiss == nil {
+						firstMiss = bytes.Clone(key)
+					}
 				}
 				prefixes++
 			case tagMeta:
@@ -113,23 +274,27 @@ func (db *DB) Verify() error {
 				}
 				continue
 			default:
-				return fmt.Errorf("%w: key %x outside the keyspaces", store.ErrCorrupt, key)
+				problem(db.corrupt("key %x outside the keyspaces", key))
+				continue
 			}
-			if _, err := itemValue(item); err != nil {
-				return fmt.Errorf("%w: value of %x: %v", store.ErrCorrupt, key, err)
+			if _, err := db.itemValue(item); err != nil {
+				problem(db.corrupt("value of %x: %v", key, err))
 			}
-		}
-		if !sawFormat {
-			return fmt.Errorf("%w: no format record", store.ErrCorrupt)
 		}
 		return nil
 	})
 	if err != nil {
-		return translate(err)
+		errs = append(errs, translate(err))
+	}
+	if filterMisses > 0 {
+		errs = append(errs, db.corrupt("the filter misses %d stored keys (the first: %x)", filterMisses, firstMiss[1:]))
+	}
+	if !sawFormat {
+		errs = append(errs, db.corrupt("no format record"))
 	}
 	if full != db.entries.Load() || prefixes != db.prefixEntries.Load() {
-		return fmt.Errorf("%w: counted %d entries and %d prefix entries, recorded %d and %d",
-			store.ErrCorrupt, full, prefixes, db.entries.Load(), db.prefixEntries.Load())
+		errs = append(errs, db.corrupt("counted %d entries and %d prefix entries, recorded %d and %d",
+			full, prefixes, db.entries.Load(), db.prefixEntries.Load()))
 	}
-	return nil
+	return errs
 }

@@ -98,21 +98,33 @@ func (db *DB) lockFor(entries []store.Entry) func() {
 
 // write implements Put*, Add*. For ifAbsent it returns, per
 // input entry, whether it was added; otherwise it returns nil.
-func (db *DB) write(entries []store.Entry, ifAbsent bool) ([]bool, error) {
+func (db *DB) write(entries []store.Entry, ifAbsent bool) (added []bool, err error) {
 	for i := range entries {
 		if err := db.check(&entries[i]); err != nil {
 			return nil, err
 		}
 	}
-	if err := db.beginWrite(); err != nil {
-		return nil, err
-	}
-	added, err := db.writeLocked(entries, ifAbsent)
-	db.mu.RUnlock()
+	added, err = db.writeShared(entries, ifAbsent)
 	if err == nil {
 		db.maybeGrow()
 	}
 	return added, err
+}
+
+// writeShared is write under the shared lock.
+func (db *DB) writeShared(entries []store.Entry, ifAbsent bool) (added []bool, err error) {
+	defer db.catch(&err)
+	if err := db.beginWrite(); err != nil {
+		return nil, err
+	}
+	defer db.mu.RUnlock()
+	if err := db.roomFor(writeCost(entries)); err != nil {
+		return nil, err
+	}
+	if err := db.prepareWrite(); err != nil {
+		return nil, err
+	}
+	return db.writeLocked(entries, ifAbsent)
 }
 
 func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool) ([]bool, error) {
@@ -249,12 +261,19 @@ func (db *DB) count(entries []store.Entry, p plan) {
 	db.prefixEntries.Add(prefix)
 }
 
-func (db *DB) remove(e store.Entry) error {
+func (db *DB) remove(e store.Entry) (err error) {
+	defer db.catch(&err)
 	if err := db.beginWrite(); err != nil {
 		return err
 	}
 	defer db.mu.RUnlock()
 	entries := []store.Entry{e}
+	if err := db.roomFor(writeCost(entries)); err != nil {
+		return err
+	}
+	if err := db.prepareWrite(); err != nil {
+		return err
+	}
 	unlock := db.lockFor(entries)
 	defer unlock()
 	existed, err := db.existSorted(entries, []int{0})

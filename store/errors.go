@@ -35,5 +35,15 @@ var (
 	// holds (an in-memory index: about 1 MiB).
 	ErrTooLarge = errors.New("store: value too large")
 	// ErrCorrupt is returned when stored data is damaged or inconsistent.
+	// The error names the damage (a file, a key) where the backend knows it.
 	ErrCorrupt = errors.New("store: corrupt")
+	// ErrDiskFull is returned when a write is refused because the free
+	// space left for the index is below what it needs to keep working
+	// (flushing, compacting, closing); nothing of the refused write is
+	// stored, and what was written before stays readable.
+	ErrDiskFull = errors.New("store: no space left on device")
+	// ErrNotIndex is returned when a location that should be created as a
+	// new index already holds something else (a non-empty directory that
+	// holds no index).
+	ErrNotIndex = errors.New("store: not an index")
 )

@@ -1,0 +1,389 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/table"
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/store"
+)
+
+// mountTmpfs mounts a tmpfs of size bytes under t.TempDir and unmounts it
+// at the end of the test. It skips the test, saying why, when it cannot
+// (not root, or no mount permission).
+func mountTmpfs(t *testing.T, size int64) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: mounting a tmpfs needs root")
+	}
+	dir := filepath.Join(t.TempDir(), "mnt")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(size, 10), "tmpfs", dir).CombinedOutput()
+	if err != nil {
+		t.Skipf("skipped: cannot mount a tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+func remount(t *testing.T, dir, opts string) {
+	t.Helper()
+	if out, err := exec.Command("mount", "-o", "remount,"+opts, dir).CombinedOutput(); err != nil {
+		t.Fatalf("remount %s %s: %v: %s", dir, opts, err, out)
+	}
+}
+
+// makeStale writes a key behind the index's back (plain Badger), so that
+// its filter snapshot is stale and the next Open rebuilds the filter.
+func makeStale(t *testing.T, dir string) {
+	t.Helper()
+	bdb, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hashOf("written behind the index's back")
+	k := fullKey(&h)
+	if err := bdb.Update(func(txn *badger.Txn) error { return txn.Set(k[:], nil) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := bdb.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readEverything runs every read operation once.
+func readEverything(t *testing.T, db *DB, hs []hashkey.Hash) {
+	t.Helper()
+	for _, h := range hs[:10] {
+		if ok, err := db.Has(h); err != nil || !ok {
+			t.Fatalf("Has = %v, %v", ok, err)
+		}
+	}
+	if _, err := db.HasBatch(hs); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := db.Match(hs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := db.Count(nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ForEach(func(store.Entry) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Stats(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A read-only index changes no byte of its directory, also when it must
+// rebuild the filter (stale or damaged snapshot), and works on a read-only
+// filesystem.
+func TestReadOnlyWritesNothing(t *testing.T) {
+	hs := randHashes(rand.New(rand.NewPCG(71, 72)), 20000)
+	build := func(t *testing.T, dir string) {
+		db := mustOpen(t, dir, &Options{MemTableSize: 1 << 20})
+		defer db.Close()
+		if _, err := db.Load(slices.Values(entriesOf(hs[:15000]))); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.AddBatch(entriesOf(hs[15000:])); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, stale := range []bool{false, true} {
+		name := "current snapshot"
+		if stale {
+			name = "stale snapshot"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			build(t, dir)
+			if stale {
+				makeStale(t, dir)
+			}
+			before := snapshotDir(t, dir)
+			info, _ := os.Stat(dir)
+			db := mustOpen(t, dir, &Options{ReadOnly: true})
+			if db.loadedSnapshot == stale {
+				t.Fatalf("loadedSnapshot = %v", db.loadedSnapshot)
+			}
+			readEverything(t, db, hs)
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if after := snapshotDir(t, dir); after != before {
+				t.Errorf("a read-only session changed the directory:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+			if info2, _ := os.Stat(dir); !info2.ModTime().Equal(info.ModTime()) {
+				t.Error("a read-only session changed the directory's mtime")
+			}
+		})
+	}
+	t.Run("read-only filesystem", func(t *testing.T) {
+		mnt := mountTmpfs(t, 512<<20) // above the free-space reserve of the default options
+		dir := filepath.Join(mnt, "index")
+		build(t, dir)
+		makeStale(t, dir) // the filter is rebuilt, in memory only
+		remount(t, mnt, "ro")
+		defer remount(t, mnt, "rw")
+		db := mustOpen(t, dir, &Options{ReadOnly: true})
+		defer db.Close()
+		readEverything(t, db, hs)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// A writable Open says why it cannot.
+		if _, err := Open(dir, nil); err == nil {
+			t.Fatal("writable Open on a read-only filesystem succeeded")
+		} else if !errors.Is(err, syscall.EROFS) {
+			t.Logf("writable Open: %v", err)
+		}
+	})
+}
+
+// Open creates an index only in a new or empty directory; ReadOnly and
+// MustExist never create anything.
+func TestOpenCreatesOnlyWhereAllowed(t *testing.T) {
+	t.Run("foreign directory", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("notes"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before := snapshotDir(t, dir)
+		_, err := Open(dir, nil)
+		if !errors.Is(err, store.ErrNotIndex) || !strings.Contains(err.Error(), "README.md") {
+			t.Fatalf("Open of a directory holding README.md = %v, want store.ErrNotIndex naming it", err)
+		}
+		for _, o := range []*Options{{ReadOnly: true}, {MustExist: true}} {
+			if _, err := Open(dir, o); !errors.Is(err, store.ErrNoIndex) {
+				t.Fatalf("Open(%+v) = %v, want store.ErrNoIndex", o, err)
+			}
+		}
+		if after := snapshotDir(t, dir); after != before {
+			t.Errorf("refused Opens changed the directory:\n%s", after)
+		}
+	})
+	t.Run("empty or missing directory", func(t *testing.T) {
+		for _, dir := range []string{t.TempDir(), filepath.Join(t.TempDir(), "a", "b")} {
+			db, err := Open(dir, nil)
+			if err != nil {
+				t.Fatalf("Open(%s): %v", dir, err)
+			}
+			db.Close()
+		}
+	})
+	t.Run("read-only and must-exist create nothing", func(t *testing.T) {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, "none")
+		for _, o := range []*Options{{ReadOnly: true}, {MustExist: true}} {
+			if _, err := Open(dir, o); !errors.Is(err, store.ErrNoIndex) {
+				t.Fatalf("Open(%+v) = %v, want store.ErrNoIndex", o, err)
+			}
+			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("Open(%+v) created the directory", o)
+			}
+			empty := t.TempDir()
+			if _, err := Open(empty, o); !errors.Is(err, store.ErrNoIndex) {
+				t.Fatalf("Open(%+v) of an empty directory = %v", o, err)
+			}
+			if ents, _ := os.ReadDir(empty); len(ents) != 0 {
+				t.Fatalf("Open(%+v) wrote %v", o, ents)
+			}
+		}
+	})
+	t.Run("data files without a MANIFEST", func(t *testing.T) {
+		dir := t.TempDir()
+		mustOpen(t, dir, nil).Close()
+		hs := randHashes(rand.New(rand.NewPCG(1, 1)), 1000)
+		db := mustOpen(t, dir, nil)
+		if _, err := db.Load(slices.Values(entriesOf(hs))); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		os.Remove(filepath.Join(dir, badger.ManifestFilename))
+		before := snapshotDir(t, dir)
+		for _, o := range []*Options{nil, {ReadOnly: true}, {MustExist: true}} {
+			if _, err := Open(dir, o); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "MANIFEST") {
+				t.Fatalf("Open(%+v) = %v, want store.ErrCorrupt naming MANIFEST", o, err)
+			}
+		}
+		if after := snapshotDir(t, dir); after != before {
+			t.Errorf("refused Opens changed the directory")
+		}
+	})
+}
+
+// After a crash, a table newer than every listed one is an interrupted
+// flush, compaction or load: a writable Open lets Badger remove it. The
+// same file after a clean Close, an older one, or any under a read-only
+// Open is refused.
+func TestCrashLeftoverTables(t *testing.T) {
+	hs := randHashes(rand.New(rand.NewPCG(3, 4)), 5000)
+	if os.Getenv("URLHASH_INDEX_CHILD") == "leftover" {
+		db, err := Open(os.Getenv("URLHASH_INDEX_DIR"), nil)
+		if err == nil {
+			_, err = db.AddBatch(entriesOf(hs[4000:]))
+		}
+		fmt.Println("open", err)
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	dir := t.TempDir()
+	db := mustOpen(t, dir, nil)
+	if _, err := db.Load(slices.Values(entriesOf(hs[:4000]))); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	b, err := os.ReadFile(largestTable(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leftover := table.NewFilename(500, dir)
+	if err := os.WriteFile(leftover, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, nil); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "000500.sst") {
+		t.Fatalf("Open with an unlisted table after a clean Close = %v, want store.ErrCorrupt naming it", err)
+	}
+	os.Remove(leftover)
+
+	cmd, out := startChild(t, "TestCrashLeftoverTables", "leftover", dir)
+	if line, _ := out.ReadString('\n'); strings.TrimSpace(line) != "open <nil>" {
+		t.Fatalf("child: %q", line)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if err := os.WriteFile(leftover, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, &Options{ReadOnly: true}); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("read-only Open after a crash with an unlisted table = %v, want store.ErrCorrupt (Badger would delete it)", err)
+	}
+	db = mustOpen(t, dir, nil)
+	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the leftover table is still there: %v", err)
+	}
+	got, err := db.HasBatch(hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ok := range got {
+		if !ok {
+			t.Fatalf("key %d lost", i)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The integrity checks cost an absent-key lookup nothing when the filter
+// answers it, and no allocation once the tables it touches are verified.
+func TestAbsentLookupAllocs(t *testing.T) {
+	dir := t.TempDir()
+	hs := randHashes(rand.New(rand.NewPCG(121, 122)), 20000)
+	db := mustOpen(t, dir, nil)
+	if _, err := db.Load(slices.Values(entriesOf(hs[:10000]))); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = mustOpen(t, dir, &Options{ReadOnly: true})
+	defer db.Close()
+	var absent, maybe []hashkey.Hash
+	db.fmu.RLock()
+	for _, h := range hs[10000:] {
+		if db.f.mayHaveFull(&h) {
+			maybe = append(maybe, h)
+		} else {
+			absent = append(absent, h)
+		}
+	}
+	db.fmu.RUnlock()
+	i := 0
+	if n := testing.AllocsPerRun(1000, func() {
+		db.Has(absent[i%len(absent)])
+		db.Get(absent[i%len(absent)])
+		db.Match(absent[i%len(absent)])
+		i++
+	}); n != 0 {
+		t.Errorf("Has+Get+Match of a key the filter rejects: %.1f allocations, want 0", n)
+	}
+	if len(maybe) == 0 {
+		t.Skip("no false positive among the probes")
+	}
+	if !db.guard.idle() {
+		if ok, err := db.Has(maybe[0]); ok || err != nil {
+			t.Fatalf("Has(false positive) = %v, %v", ok, err)
+		}
+	}
+	t.Logf("%d false positives of %d; guard idle: %v", len(maybe), len(hs)-10000, db.guard.idle())
+}
+
+// Verify lists every problem it finds, not the first.
+func TestVerifyListsEveryProblem(t *testing.T) {
+	c := damageConfigs[0]
+	di := buildDamageIndex(t, c)
+	dir := copyDir(t, di.dir)
+	ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if len(ssts) < 2 {
+		t.Fatalf("%d tables, want 2 or more", len(ssts))
+	}
+	// The two largest: their data, not their index, is at a third.
+	slices.SortFunc(ssts, func(a, b string) int {
+		ia, _ := os.Stat(a)
+		ib, _ := os.Stat(b)
+		return int(ib.Size() - ia.Size())
+	})
+	for _, p := range ssts[:2] {
+		rewriteFile(t, p, func(b []byte) []byte {
+			for i := range 64 {
+				b[len(b)/3+i] ^= 0x3c
+			}
+			return b
+		})
+	}
+	db := mustOpen(t, dir, di.opts(true))
+	defer db.Close()
+	// And two problems of the metadata: wrong counts, a filter that
+	// misses keys.
+	db.entries.Add(5)
+	db.f = newFilter(db.f.k)
+	err := db.Verify()
+	if !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("Verify = %v, want store.ErrCorrupt", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{filepath.Base(ssts[0]), filepath.Base(ssts[1]), "counted", "the filter misses", "blocks fail their checksum"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("Verify's error does not mention %q:\n%s", want, msg)
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package index
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/urlhash/urlhash/store"
+)
+
+// Badger creates its files sparse and writes them through memory maps, so
+// a full disk is not an error it could return: the process dies of SIGBUS
+// (at a memtable flush, a compaction, the value log or Close). The index
+// therefore refuses writes, with store.ErrDiskFull, while the free space of
+// the index's filesystem is below a reserve that lets Badger finish what
+// it has accepted and close:
+//
+//	(NumMemtables+1) x MemTableSize   memtable logs and their flush to tables
+//	+ 2 x ValueLogFileSize            the value log's sparse file
+//	+ max(10% of the tables, 64 MiB)  compaction output, before the input goes
+//
+// (with the defaults 6 x 64 MiB + 2 x 64 MiB + 64 MiB = 576 MiB at least),
+// plus the bytes the refused write would add. This holds while the index
+// is the only writer of its filesystem: give a large index its own
+// filesystem or quota.
+const (
+	minCompactionReserve = 64 << 20
+	// spaceRecheck bounds how long a free-space figure is trusted.
+	spaceRecheck = time.Second
+)
+
+// space decides whether a write fits. It reads the free space (statfs)
+// again when the bytes written since the last reading may have used up
+// the margin it showed, or after spaceRecheck.
+type space struct {
+	mu     sync.Mutex
+	budget atomic.Int64 // bytes that may be written before the next reading
+	at     atomic.Int64 // time of the last reading (unix ns)
+	// free returns the bytes available to the index (a test hook).
+	free func(dir string) (int64, error)
+}
+
+// statfsFree returns the bytes available to an unprivileged user on the
+// filesystem of dir.
+func statfsFree(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, fmt.Errorf("index: free space of %s: %w", dir, err)
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
+}
+
+// reserve returns the free space the index keeps for Badger's own work.
+func (db *DB) reserve() int64 {
+	r := int64(db.bo.NumMemtables+1)*db.bo.MemTableSize + 2*db.bo.ValueLogFileSize
+	return r + max(db.tableBytes()/10, minCompactionReserve)
+}
+
+// tableBytes returns the size of the index's tables.
+func (db *DB) tableBytes() int64 {
+	var n int64
+	for _, t := range db.bdb.Tables() {
+		n += int64(t.OnDiskSize)
+	}
+	return n
+}
+
+// roomFor returns an error wrapping store.ErrDiskFull unless n more bytes
+// can be written and the reserve still be free. An in-memory or
+// read-only index always has room.
+func (db *DB) roomFor(n int64) error {
+	if db.opts.InMemory || db.opts.ReadOnly {
+		return nil
+	}
+	sp := &db.space
+	if sp.budget.Add(-n) >= 0 && time.Now().UnixNano()-sp.at.Load() < int64(spaceRecheck) {
+		return nil
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	freeFn := sp.free
+	if freeFn == nil {
+		freeFn = statfsFree
+	}
+	free, err := freeFn(db.path)
+	if err != nil {
+		return err
+	}
+	need := db.reserve() + n
+	sp.at.Store(time.Now().UnixNano())
+	if free < need {
+		sp.budget.Store(-1)
+		return fmt.Errorf("%w: index %s: %d bytes free, %d needed (%d kept free for flushes, compactions and Close, %d for this write); free some space or move the index",
+			store.ErrDiskFull, db.path, free, need, need-n, n)
+	}
+	sp.budget.Store(free - need)
+	return nil
+}
+
+// writeCost estimates the disk bytes a write of entries costs: the
+// memtable log, then the table it is flushed to.
+func writeCost(entries []store.Entry) int64 {
+	var n int64
+	for i := range entries {
+		n += entryCost(&entries[i])
+	}
+	return n
+}
+
+func entryCost(e *store.Entry) int64 {
+	const overhead = 8 + 24 // Badger's version suffix, headers, checksums, offsets
+	return 2 * int64(1+len(e.Key())+valueLen(e.Value)+overhead)
+}
