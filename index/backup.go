@@ -41,11 +41,17 @@ type BackupInfo struct {
 // incremental, backup. It runs beside readers and writers: it reads one
 // consistent snapshot, and a write it does not see falls in the next
 // backup. Deletions are carried as such.
-func (db *DB) Backup(w io.Writer, since uint64) (BackupInfo, error) {
+func (db *DB) Backup(w io.Writer, since uint64) (_ BackupInfo, err error) {
+	defer db.catch(&err)
 	if err := db.begin(); err != nil {
 		return BackupInfo{}, err
 	}
 	defer db.mu.RUnlock()
+	// Badger's stream, like its iterators, stops silently at a damaged
+	// block: verify every table first, so that a backup is never partial.
+	if err := db.guard.checkAll(); err != nil {
+		return BackupInfo{}, err
+	}
 	info := BackupInfo{Profile: db.Profile(), Since: since}
 	// Everything committed up to here is in the snapshot the stream reads
 	// (it starts later); the next backup starts here, so nothing is
@@ -104,10 +110,14 @@ const metaRestored = "restored"
 // it). A damaged or cut backup is an error wrapping store.ErrCorrupt; the
 // entries read before the damage are kept, so restore into a new index and
 // remove it when Restore fails. Other operations wait while it runs.
-func (db *DB) Restore(r io.Reader) (BackupInfo, error) {
+func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
+	defer db.catch(&err)
 	br := bufio.NewReaderSize(r, 256<<10)
 	info, header, err := readBackupHeader(br)
 	if err != nil {
+		return BackupInfo{}, err
+	}
+	if err := db.prepareWrite(); err != nil {
 		return BackupInfo{}, err
 	}
 	db.mu.Lock()
@@ -132,7 +142,7 @@ func (db *DB) Restore(r io.Reader) (BackupInfo, error) {
 	if p := db.Profile(); p != "" && info.Profile != "" && p != info.Profile {
 		return BackupInfo{}, fmt.Errorf("%w: the backup is of a %s index, %s records %s", store.ErrProfileMismatch, info.Profile, db.path, p)
 	}
-	fr := &frameReader{r: br}
+	fr := &frameReader{r: br, room: db.roomFor}
 	if err := db.bdb.Load(fr, 256); err != nil {
 		if fr.err != nil {
 			err = fr.err
@@ -217,6 +227,7 @@ func readBackupHeader(br *bufio.Reader) (BackupInfo, []byte, error) {
 // frameReader checks and removes the framing, handing Badger the stream.
 type frameReader struct {
 	r     *bufio.Reader
+	room  func(n int64) error // the free-space gate, asked before each frame
 	left  uint32 // bytes of the current frame not yet read
 	frame []byte
 	err   error // the framing error that ended the stream
@@ -258,6 +269,10 @@ func (f *frameReader) next() {
 	}
 	if n > 256<<20 {
 		f.err = fmt.Errorf("%w: backup frame of %d bytes", store.ErrCorrupt, n)
+		return
+	}
+	if err := f.room(2 * int64(n)); err != nil { // the log, then the tables
+		f.err = err
 		return
 	}
 	frame := make([]byte, n+4)

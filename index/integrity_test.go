@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -385,5 +386,51 @@ func TestVerifyListsEveryProblem(t *testing.T) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("Verify's error does not mention %q:\n%s", want, msg)
 		}
+	}
+}
+
+// TestWritableOpenOfDamagedTable: Badger compacts as soon as it opens
+// writable, and a compaction keeps what it could read of a damaged table
+// and deletes the table. A writable Open must therefore refuse a damaged
+// table before Badger runs, and leave every file as it was.
+func TestWritableOpenOfDamagedTable(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []store.Entry
+	for i := range 200000 {
+		entries = append(entries, store.FullEntry(hashOf(fmt.Sprint("url", i)), store.Value{}))
+	}
+	if _, err := db.Load(slices.Values(entries)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var largest string
+	var size int64
+	ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	for _, f := range ssts {
+		if fi, err := os.Stat(f); err == nil && fi.Size() > size {
+			largest, size = f, fi.Size()
+		}
+	}
+	f, err := os.OpenFile(largest, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(bytes.Repeat([]byte{0xA5}, 64), size/2); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	before := snapshotDir(t, dir)
+	_, err = Open(dir, nil)
+	if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), filepath.Base(largest)) {
+		t.Fatalf("writable Open of a damaged table: %v, want ErrCorrupt naming %s", err, filepath.Base(largest))
+	}
+	if after := snapshotDir(t, dir); after != before {
+		t.Fatalf("the refused Open changed the directory:\n%s\n%s", before, after)
 	}
 }

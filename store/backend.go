@@ -49,7 +49,8 @@ type Backend interface {
 	// Stats returns counts and sizes.
 	Stats() (Stats, error)
 	// Verify reads the whole index and returns an error wrapping
-	// ErrCorrupt naming the first damage it finds.
+	// ErrCorrupt that lists every damage it finds, naming each damaged
+	// file.
 	Verify() error
 	// Sync makes every acknowledged write durable.
 	Sync() error

@@ -43,7 +43,10 @@ func (o *dbFlags) addFlags(fs *pflag.FlagSet) {
 // profile for a new index). A command that only reads refuses a location
 // that holds no index.
 func (o *dbFlags) open(e *env, write, storeURL, useIdentity bool) (*query.Index, error) {
-	bo := &backend.Options{MustExist: !write || o.mustExist, Wait: o.wait}
+	// A command that only reads opens read-only: it changes no byte of the
+	// index (no compaction, no filter snapshot), runs beside other readers
+	// and works on read-only media.
+	bo := &backend.Options{ReadOnly: !write, MustExist: o.mustExist, Wait: o.wait}
 	bo.Postgres.Schema = o.schema
 	qo := &query.Options{StoreURL: storeURL, Profile: o.profile}
 	if useIdentity && o.id.changed() {
@@ -67,7 +70,7 @@ func (o *dbFlags) openReader(e *env) (store.Backend, error) {
 	if o.id.changed() {
 		return nil, usagef("--profile, --digest and --drop-fragment do not apply: this command computes no identity")
 	}
-	bo := &backend.Options{MustExist: true, Wait: o.wait}
+	bo := &backend.Options{ReadOnly: true, Wait: o.wait}
 	bo.Postgres.Schema = o.schema
 	return o.openStore(e, bo)
 }
@@ -87,6 +90,8 @@ func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) 
 		return nil, fmt.Errorf("%w\nurlhash: hint: another urlhash holds it; --wait DURATION queues behind it", err)
 	case errors.Is(err, store.ErrNoIndex):
 		return nil, fmt.Errorf("%s holds no index (commands that write, such as import or add, create one)", backend.Display(o.dir))
+	case errors.Is(err, store.ErrNeedsRecovery):
+		return nil, fmt.Errorf("%w\nurlhash: hint: the last writer did not close it (a crash); the next command that writes recovers it (urlhash verify does not), or copy it with urlhash recover", err)
 	}
 	return b, err
 }
