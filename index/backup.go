@@ -228,7 +228,7 @@ func readBackupHeader(br *bufio.Reader) (BackupInfo, []byte, error) {
 type frameReader struct {
 	r     *bufio.Reader
 	room  func(n int64) error // the free-space gate, asked before each frame
-	left  uint32 // bytes of the current frame not yet read
+	left  uint32              // bytes of the current frame not yet read
 	frame []byte
 	err   error // the framing error that ended the stream
 	done  bool  // the end record was read
