@@ -270,3 +270,23 @@ func TestBadgerDamageBehaviour(t *testing.T) {
 		}
 	})
 }
+
+// TestBadgerEmptyMemtableLog pins the Badger behaviour removeEmptyLogs
+// works around: an index holding a memtable log of zero bytes (a crash
+// between creating and sizing it) does not open.
+func TestBadgerEmptyMemtableLog(t *testing.T) {
+	dir := t.TempDir()
+	bo := badger.DefaultOptions(dir).WithLogger(nil)
+	db, err := badger.Open(bo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := os.WriteFile(filepath.Join(dir, "00099.mem"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if db, err := badger.Open(bo); err == nil {
+		db.Close()
+		t.Error("Badger opened an index with an empty memtable log: removeEmptyLogs is no longer needed")
+	}
+}

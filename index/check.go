@@ -46,8 +46,14 @@ type dirState struct {
 	sst      map[uint64]bool // table files present, by id
 	vlogs    []string        // value-log files
 	mems     []string        // memtable logs: present after a crash (a clean Close removes them)
+	pidFile  bool            // Badger's LOCK pid file: a writer opened it and did not close it
 	foreign  []string        // names that belong to no index
 }
+
+// crashed reports whether the last writer did not close the index: it
+// left memtable logs or Badger's pid file. (We hold the directory lock,
+// so no writer is running.)
+func (s *dirState) crashed() bool { return len(s.mems) > 0 || s.pidFile }
 
 // hasData reports whether the directory holds any Badger data file.
 func (s *dirState) hasData() bool { return len(s.sst)+len(s.vlogs)+len(s.mems) > 0 }
@@ -76,7 +82,9 @@ func inspectDir(dir string) (dirState, error) {
 			s.vlogs = append(s.vlogs, name)
 		case strings.HasSuffix(name, ".mem"):
 			s.mems = append(s.mems, name)
-		case !indexNames[name]:
+		case name == "LOCK":
+			s.pidFile = true
+		case !indexNames[name] && !strings.HasPrefix(name, "urlhash."): // urlhash.*: the tools' own files
 			s.foreign = append(s.foreign, name)
 		}
 	}
@@ -117,6 +125,11 @@ func corruptDir(dir string, problems []string) error {
 // open after a crash returns store.ErrNeedsRecovery. It returns the
 // listed tables with their key ranges.
 func checkDir(dir string, s *dirState, bo *badger.Options) ([]tableFile, error) {
+	if !bo.ReadOnly {
+		if err := removeEmptyLogs(dir, s); err != nil {
+			return nil, err
+		}
+	}
 	if !s.manifest {
 		if s.hasData() {
 			return nil, corruptDir(dir, []string{fmt.Sprintf("no MANIFEST but %s (Badger would delete the tables)", someFiles(s))})
@@ -136,9 +149,7 @@ func checkDir(dir string, s *dirState, bo *badger.Options) ([]tableFile, error) 
 	var problems []string
 	var tables []tableFile
 	var missing, orphans []uint64
-	var maxListed uint64
 	for id, tm := range m.Tables {
-		maxListed = max(maxListed, id)
 		if !s.sst[id] {
 			missing = append(missing, id)
 			continue
@@ -162,12 +173,22 @@ func checkDir(dir string, s *dirState, bo *badger.Options) ([]tableFile, error) 
 		problems = append(problems, fmt.Sprintf("MANIFEST lists %s, missing", tableNames(missing)))
 	}
 	if len(orphans) > 0 {
-		// After a crash, tables newer than every listed one are the output
-		// of an interrupted flush, compaction or load: their data is still
-		// in the memtable logs or the listed tables (or was never
-		// acknowledged), and Badger removes them.
-		leftover := !bo.ReadOnly && len(s.mems) > 0 && orphans[0] > maxListed
-		if !leftover {
+		// After a crash, a table the MANIFEST does not list is a compaction
+		// input it already records as merged, or the output of a flush,
+		// compaction or load it had not recorded yet: either way its data
+		// is in the listed tables or the memtable logs (or was never
+		// acknowledged). Badger would delete it; a writable Open moves it
+		// aside instead, so that no file is ever deleted, and a damaged
+		// MANIFEST (which would also leave tables unlisted) costs nothing.
+		// Without a crash an unlisted table is damage.
+		switch {
+		case s.crashed() && bo.ReadOnly:
+			return nil, needsRecovery(dir, tableNames(orphans))
+		case s.crashed():
+			if err := moveOrphans(dir, orphans); err != nil {
+				return nil, err
+			}
+		default:
 			problems = append(problems, fmt.Sprintf("%s not listed in MANIFEST (Badger would delete them)", tableNames(orphans)))
 		}
 	}
@@ -177,7 +198,7 @@ func checkDir(dir string, s *dirState, bo *badger.Options) ([]tableFile, error) 
 	// the rest. So a writable open verifies every block first. (Seen: a
 	// writable open of an index with 64 damaged bytes in a table lost the
 	// 290,000 entries after them.) A read-only open compacts nothing.
-	crashed := !bo.ReadOnly && len(s.mems) > 0
+	crashed := !bo.ReadOnly && s.crashed()
 	problems = append(problems, openTables(tables, bo.BlockSize, !bo.ReadOnly)...)
 	if crashed {
 		// Badger replays a memtable log up to its first bad record and
@@ -199,11 +220,75 @@ func checkDir(dir string, s *dirState, bo *badger.Options) ([]tableFile, error) 
 	if len(problems) > 0 {
 		return nil, corruptDir(dir, problems)
 	}
-	if bo.ReadOnly && len(s.mems) > 0 {
-		return nil, fmt.Errorf("%w: %s (%s left by a process that did not close it; open it writable once, e.g. with any write command, to recover)",
-			store.ErrNeedsRecovery, dir, s.mems[0])
+	if bo.ReadOnly && s.crashed() {
+		what := "Badger's LOCK file"
+		if len(s.mems) > 0 {
+			what = s.mems[0]
+		}
+		return nil, needsRecovery(dir, what)
 	}
 	return tables, nil
+}
+
+// OrphanDir is the subdirectory of an index where a writable Open after a
+// crash moves the table files the MANIFEST does not list (see checkDir).
+// Their entries are in the index; remove it once "urlhash verify" passes,
+// or keep it for "urlhash recover", which reads the tables it is given.
+const OrphanDir = "urlhash.orphans"
+
+// moveOrphans moves the tables ids into dir/OrphanDir.
+func moveOrphans(dir string, ids []uint64) error {
+	to := filepath.Join(dir, OrphanDir)
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	for _, id := range ids {
+		name := table.IDToFilename(id)
+		if err := os.Rename(filepath.Join(dir, name), filepath.Join(to, name)); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+	}
+	return syncDir(to)
+}
+
+// syncDir makes the entries of directory dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	return nil
+}
+
+// removeEmptyLogs removes the memtable logs of zero bytes that a crash
+// between creating one and sizing it leaves: they hold no record, and
+// Badger cannot open an index that has one (TestBadgerBehaviour). It is
+// the one file a writable Open removes, and it never held data.
+func removeEmptyLogs(dir string, s *dirState) error {
+	kept := s.mems[:0]
+	for _, name := range s.mems {
+		path := filepath.Join(dir, name)
+		if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+			if err := os.Remove(path); err != nil {
+				return fmt.Errorf("index: %w", err)
+			}
+			continue
+		}
+		kept = append(kept, name)
+	}
+	s.mems = kept
+	return nil
+}
+
+// needsRecovery is the error of a read-only open of an index its last
+// writer did not close: what names the leftover that shows it.
+func needsRecovery(dir, what string) error {
+	return fmt.Errorf("%w: %s (%s left by a process that did not close it; open it writable once, e.g. with any write command, to recover)",
+		store.ErrNeedsRecovery, dir, what)
 }
 
 // someFiles names a few of the data files in s.

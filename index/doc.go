@@ -107,17 +107,25 @@
 //     MANIFEST that does not replay, a listed table missing, a table file
 //     not listed, a table whose footer and index do not open (each table's
 //     index is opened, not its data: 3 ms for ten million entries in 46
-//     tables, of a 33 ms read-only Open). Each is an error wrapping store.ErrCorrupt that names the
+//     tables, of a 33 ms read-only Open). Each is an error wrapping
+//     store.ErrCorrupt that names the
 //     files and says to run "urlhash recover --db DIR --to NEW" (Recover).
-//     Open never deletes or moves a file; the one exception it lets Badger
-//     make is after a crash, for a writable Open: tables newer than every
-//     listed one, the output of a flush, compaction or load the crash
-//     interrupted, whose data is still in the logs or listed tables.
-//   - Refuses a read-only Open of an index a process did not close (its
-//     memtable logs are still there) with store.ErrNeedsRecovery: a
-//     writable Open recovers it, after checking that each log is damaged
-//     at most where a crash tears it (its last record; Badger would cut a
-//     log at its first bad record) and verifying every table.
+//     Open never deletes a file that holds data. After a crash (memtable
+//     logs or Badger's LOCK pid file left), a writable Open moves the
+//     tables the MANIFEST does not list (merged compaction inputs, or
+//     outputs it had not recorded: their data is in the listed tables or
+//     the logs) into OrphanDir rather than let Badger delete them, and
+//     removes memtable logs of zero bytes (created, never written), which
+//     Badger cannot open past.
+//   - Refuses a read-only Open of an index a process did not close with
+//     store.ErrNeedsRecovery: a writable Open recovers it, after checking
+//     that each log is damaged at most where a crash tears it (its last
+//     record; Badger would cut a log at its first bad record).
+//   - Verifies every table before a writable Open: Badger compacts as soon
+//     as it opens writable, and a compaction keeps what it could read of a
+//     damaged table and deletes the table (seen: 64 bytes of damage cost
+//     290,000 entries). About 0.2 s per ten million entries, once per
+//     writer.
 //   - Verifies the checksum of every table block read from disk (Badger's
 //     OnBlockRead, always on), and of value-log records. Because Badger
 //     still answers "absent" for a damaged block, a lookup the filter lets

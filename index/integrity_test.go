@@ -285,8 +285,8 @@ func TestCrashLeftoverTables(t *testing.T) {
 	if err := os.WriteFile(leftover, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(dir, &Options{ReadOnly: true}); !errors.Is(err, store.ErrCorrupt) {
-		t.Fatalf("read-only Open after a crash with an unlisted table = %v, want store.ErrCorrupt (Badger would delete it)", err)
+	if _, err := Open(dir, &Options{ReadOnly: true}); !errors.Is(err, store.ErrNeedsRecovery) || !strings.Contains(err.Error(), "000500.sst") {
+		t.Fatalf("read-only Open after a crash with an unlisted table = %v, want store.ErrNeedsRecovery naming it (Badger would delete it; a writable open recovers)", err)
 	}
 	db = mustOpen(t, dir, nil)
 	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
@@ -432,5 +432,39 @@ func TestWritableOpenOfDamagedTable(t *testing.T) {
 	}
 	if after := snapshotDir(t, dir); after != before {
 		t.Fatalf("the refused Open changed the directory:\n%s\n%s", before, after)
+	}
+}
+
+// TestEmptyMemtableLog: a crash between creating a memtable log and
+// sizing it leaves a file of zero bytes, which Badger cannot open past. A
+// writable Open removes it (it holds no record) and opens with every
+// entry; a read-only one reports that the index needs recovery.
+func TestEmptyMemtableLog(t *testing.T) {
+	dir := t.TempDir()
+	db := mustOpen(t, dir, nil)
+	h := hashOf("kept")
+	if err := db.Put(h, store.Value{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "00099.mem")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, &Options{ReadOnly: true}); !errors.Is(err, store.ErrNeedsRecovery) {
+		t.Fatalf("read-only Open with an empty memtable log: %v, want ErrNeedsRecovery", err)
+	}
+	db, err := Open(dir, nil)
+	if err != nil {
+		t.Fatalf("writable Open with an empty memtable log: %v", err)
+	}
+	defer db.Close()
+	if ok, err := db.Has(h); !ok || err != nil {
+		t.Fatalf("Has after the Open = %v, %v", ok, err)
+	}
+	if _, err := os.Stat(empty); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the empty log is still there: %v", err)
 	}
 }

@@ -41,7 +41,7 @@ func TestDedupeKillLoop(t *testing.T) {
 		in := append([]string(nil), urls...)
 		rng.Shuffle(len(in), func(i, j int) { in[i], in[j] = in[j], in[i] })
 		kill := run < runs
-		lines := dedupeChild(t, dir, in, kill, time.Duration(5+rng.IntN(120))*time.Millisecond)
+		lines := dedupeChild(t, dir, in, kill, time.Duration(30+rng.IntN(400))*time.Millisecond)
 		for _, l := range lines {
 			printed[l]++
 		}
