@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -20,6 +21,8 @@ import (
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/pgindex"
+	"github.com/urlhash/urlhash/remote"
+	"github.com/urlhash/urlhash/server"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -113,6 +116,7 @@ var scenarioBackends = []scenarioBackend{
 	{name: "badger-memory", setup: badgerMemory, volatile: true},
 	{name: "badger-disk", setup: badgerDisk},
 	{name: "postgres", setup: postgres},
+	{name: "http", setup: httpServer},
 }
 
 type scenarioBackend struct {
@@ -136,6 +140,18 @@ func badgerMemory(t testing.TB) func() (store.Backend, error) {
 func badgerDisk(t testing.TB) func() (store.Backend, error) {
 	dir := t.TempDir()
 	return func() (store.Backend, error) { return index.Open(dir, nil) }
+}
+
+// httpServer serves an index on disk with package server; the backend is
+// its client (package remote).
+func httpServer(t testing.TB) func() (store.Backend, error) {
+	db, err := index.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(server.New(db, nil))
+	t.Cleanup(func() { ts.Close(); db.Close() })
+	return func() (store.Backend, error) { return remote.Open(context.Background(), ts.URL, nil) }
 }
 
 func postgres(t testing.TB) func() (store.Backend, error) {

@@ -1,0 +1,369 @@
+// Package remote is the client of a urlhash server (package server): a
+// store.Backend whose operations are requests, so that query.Index and
+// every command work on a server as on a directory. Every write it makes
+// is durable when it returns (the server syncs before it answers, sharing
+// fsyncs between clients).
+package remote
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/server"
+	"github.com/urlhash/urlhash/store"
+)
+
+// Options configures Open. A nil *Options means the defaults.
+type Options struct {
+	// Token is the server's bearer token. Default: none.
+	Token string
+	// Timeout bounds each request (scans and loads excepted). Default 5 min.
+	Timeout time.Duration
+	// Client is the HTTP client. Default: one with keep-alive connections.
+	Client *http.Client
+}
+
+// DB is a server's index. It is safe for concurrent use.
+type DB struct {
+	base   string
+	o      Options
+	client *http.Client
+	closed atomic.Bool
+}
+
+var _ store.Backend = (*DB)(nil)
+
+// IsLocation reports whether location names a server (http:// or https://).
+func IsLocation(location string) bool {
+	return strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://")
+}
+
+// Open connects to the server at location (http://HOST:PORT) and checks
+// that it answers.
+func Open(ctx context.Context, location string, opts *Options) (*DB, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	u, err := url.Parse(location)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("%w: server location %q", store.ErrInvalidOptions, location)
+	}
+	db := &DB{base: strings.TrimSuffix(location, "/"), o: o, client: o.Client}
+	if db.client == nil {
+		db.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}}
+	}
+	var h struct {
+		Status, Profile string
+	}
+	if err := db.call(ctx, "GET", "/v1/health", nil, &h); err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+// call sends a request and decodes a JSON answer into out (when not nil);
+// an error answer becomes the store sentinel of its kind.
+func (db *DB) call(ctx context.Context, method, path string, body []byte, out any) error {
+	resp, err := db.do(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}
+	if b, ok := out.(*[]byte); ok {
+		*b, err = io.ReadAll(resp.Body)
+		return err
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+func (db *DB) do(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
+	if db.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var cancel context.CancelFunc = func() {}
+	if path != "/v1/scan" && path != "/v1/load" {
+		ctx, cancel = context.WithTimeout(ctx, db.o.Timeout)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, db.base+path, bytes.NewReader(body))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return db.send(req, cancel)
+}
+
+func (db *DB) send(req *http.Request, cancel context.CancelFunc) (*http.Response, error) {
+	if db.o.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+db.o.Token)
+	}
+	req.Header.Set("Content-Type", "application/octet-stream")
+	resp, err := db.client.Do(req)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("remote: %s: %w", db.base, err)
+	}
+	resp.Body = cancelOnClose{resp.Body, cancel}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		var e struct{ Error, Kind string }
+		json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&e)
+		if s := server.KindError(e.Kind); s != nil {
+			return nil, fmt.Errorf("%w (from %s: %s)", s, db.base, e.Error)
+		}
+		return nil, fmt.Errorf("remote: %s: %s: %s", db.base, resp.Status, e.Error)
+	}
+	return resp, nil
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error { err := c.ReadCloser.Close(); c.cancel(); return err }
+
+func hashBody(hs []hashkey.Hash) []byte {
+	b := make([]byte, 0, len(hs)*hashkey.Size)
+	for i := range hs {
+		b = append(b, hs[i][:]...)
+	}
+	return b
+}
+
+func entryBody(es []store.Entry) ([]byte, error) {
+	var b []byte
+	for i := range es {
+		if err := es[i].Check(); err != nil {
+			return nil, err
+		}
+		b = server.AppendEntry(b, &es[i])
+	}
+	return b, nil
+}
+
+// Get implements store.Backend.
+func (db *DB) Get(h hashkey.Hash) (store.Value, error) {
+	var b []byte
+	if err := db.call(nil, "POST", "/v1/get", h[:], &b); err != nil {
+		return store.Value{}, err
+	}
+	e, _, err := server.DecodeEntry(b)
+	return e.Value, err
+}
+
+// HasBatch implements store.Backend.
+func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
+	var b []byte
+	if err := db.call(nil, "POST", "/v1/has", hashBody(hs), &b); err != nil {
+		return nil, err
+	}
+	if len(b) != len(hs) {
+		return nil, fmt.Errorf("remote: %d answers for %d hashes", len(b), len(hs))
+	}
+	out := make([]bool, len(hs))
+	for i, v := range b {
+		out[i] = v == 1
+	}
+	return out, nil
+}
+
+// Match implements store.Backend.
+func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
+	var b []byte
+	err := db.call(nil, "POST", "/v1/match", h[:], &b)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Match{}, false, nil
+	}
+	if err != nil {
+		return store.Match{}, false, err
+	}
+	e, _, err := server.DecodeEntry(b)
+	if err != nil {
+		return store.Match{}, false, err
+	}
+	return store.Match{Len: e.Len, Value: e.Value}, true, nil
+}
+
+// Scan implements store.Backend: a streamed JSONL answer.
+func (db *DB) Scan(prefix []byte, bits, limit int, fn func(store.Entry) error) error {
+	q := url.Values{}
+	q.Set("prefix", fmt.Sprintf("%x", prefix))
+	q.Set("bits", strconv.Itoa(bits))
+	q.Set("limit", strconv.Itoa(limit))
+	resp, err := db.do(nil, "GET", "/v1/scan?"+q.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 4<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case bytes.HasPrefix(line, []byte(`{"end":`)):
+			return nil
+		case bytes.HasPrefix(line, []byte(`{"error":`)):
+			var e struct{ Error string }
+			json.Unmarshal(line, &e)
+			return fmt.Errorf("%w (from %s: scan: %s)", store.ErrCorrupt, db.base, e.Error)
+		}
+		e, err := store.ParseJSONL(line)
+		if err != nil {
+			return err
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("remote: %s: scan: %w", db.base, err)
+	}
+	return fmt.Errorf("remote: %s: scan cut short (no end record)", db.base)
+}
+
+// Count implements store.Backend.
+func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
+	var c struct{ Full, Prefixes int64 }
+	err = db.call(nil, "GET", fmt.Sprintf("/v1/count?prefix=%x&bits=%d", prefix, bits), nil, &c)
+	return c.Full, c.Prefixes, err
+}
+
+// PutBatch implements store.Backend; durable on return.
+func (db *DB) PutBatch(es []store.Entry) error {
+	b, err := entryBody(es)
+	if err != nil {
+		return err
+	}
+	return db.call(nil, "POST", "/v1/put", b, nil)
+}
+
+// AddBatch implements store.Backend; durable on return.
+func (db *DB) AddBatch(es []store.Entry) ([]bool, error) {
+	b, err := entryBody(es)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	if err := db.call(nil, "POST", "/v1/add", b, &out); err != nil {
+		return nil, err
+	}
+	if len(out) != len(es) {
+		return nil, fmt.Errorf("remote: %d answers for %d entries", len(out), len(es))
+	}
+	added := make([]bool, len(es))
+	for i, v := range out {
+		added[i] = v == 1
+	}
+	return added, nil
+}
+
+// Delete implements store.Backend; durable on return.
+func (db *DB) Delete(e store.Entry) error {
+	b, err := entryBody([]store.Entry{e})
+	if err != nil {
+		return err
+	}
+	return db.call(nil, "POST", "/v1/delete", b, nil)
+}
+
+// Load implements store.Backend: the entries stream to the server as
+// JSONL; durable on return.
+func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 256<<10)
+		var line []byte
+		for e := range seq {
+			if err := e.Check(); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+			line = store.AppendJSONL(line[:0], &e)
+			if _, err := bw.Write(line); err != nil {
+				return
+			}
+		}
+		pw.CloseWithError(bw.Flush())
+	}()
+	if db.closed.Load() {
+		return store.LoadResult{}, store.ErrClosed
+	}
+	req, err := http.NewRequest("POST", db.base+"/v1/load", pr)
+	if err != nil {
+		return store.LoadResult{}, err
+	}
+	resp, err := db.send(req, func() {})
+	if err != nil {
+		pr.Close()
+		return store.LoadResult{}, err
+	}
+	defer resp.Body.Close()
+	var res store.LoadResult
+	return res, json.NewDecoder(resp.Body).Decode(&res)
+}
+
+// Stats implements store.Backend.
+func (db *DB) Stats() (store.Stats, error) {
+	var s store.Stats
+	return s, db.call(nil, "GET", "/v1/stats", nil, &s)
+}
+
+// Verify implements store.Backend.
+func (db *DB) Verify() error { return db.call(nil, "POST", "/v1/verify", nil, nil) }
+
+// Sync implements store.Backend. Every write is durable when it returns
+// already; Sync asks the server anyway, for writes other clients made.
+func (db *DB) Sync() error { return db.call(nil, "POST", "/v1/sync", nil, nil) }
+
+// Close releases the client's connections; the server keeps the index.
+// Later calls return store.ErrClosed.
+func (db *DB) Close() error {
+	db.closed.Store(true)
+	db.client.CloseIdleConnections()
+	return nil
+}
+
+// Path returns the server's location.
+func (db *DB) Path() string { return db.base }
+
+// Profile implements store.Backend: the profile the server's index
+// records ("" also when the server does not answer).
+func (db *DB) Profile() string {
+	if db.closed.Load() {
+		return ""
+	}
+	var b []byte
+	if db.call(nil, "GET", "/v1/profile", nil, &b) != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// SetProfile implements store.Backend.
+func (db *DB) SetProfile(name string) error {
+	return db.call(nil, "POST", "/v1/profile", []byte(name), nil)
+}

@@ -1,0 +1,52 @@
+package server
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/urlhash/urlhash/store"
+)
+
+// committer shares fsyncs between concurrent writers (group commit): a
+// writer waits for one Sync that started after its write; while a Sync
+// runs, the writers that arrive wait for the next one, which serves them
+// all.
+type committer struct {
+	st    store.Backend
+	mu    sync.Mutex
+	cond  *sync.Cond
+	begun uint64 // Syncs started
+	done  uint64 // Syncs finished
+	err   error  // the error of the last Sync finished
+	busy  bool
+	syncs atomic.Int64 // Syncs run, for /metrics and tests
+}
+
+func newCommitter(st store.Backend) *committer {
+	c := &committer{st: st}
+	c.cond = sync.NewCond(&c.mu)
+	return c
+}
+
+// sync returns when a Sync that started after the call has finished.
+func (c *committer) sync() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	target := c.begun + 1 // a Sync running now may have started before our write
+	for c.done < target {
+		if c.busy {
+			c.cond.Wait()
+			continue
+		}
+		c.busy = true
+		c.begun++
+		gen := c.begun
+		c.mu.Unlock()
+		err := c.st.Sync()
+		c.syncs.Add(1)
+		c.mu.Lock()
+		c.busy, c.done, c.err = false, gen, err
+		c.cond.Broadcast()
+	}
+	return c.err
+}

@@ -1,0 +1,48 @@
+// Package server serves a store.Backend over HTTP, so that many processes
+// share one index: the embedded Badger index admits one writer process,
+// and "urlhash serve" is that process for all of them. Package remote is
+// the client; it implements store.Backend, so every command and
+// query.Index work on a server as on a directory (--db http://HOST:PORT).
+//
+// # Protocol
+//
+// Every endpoint is under /v1/. Requests and answers about many keys use a
+// compact binary body (Content-Type application/octet-stream) that any
+// language writes with its standard library; errors are JSON objects
+// {"error": "...", "kind": "..."} with an HTTP status that says the kind.
+//
+//	GET  /v1/health                      {"status":"ok","profile":...}
+//	GET  /v1/stats                       store.Stats as JSON
+//	GET  /v1/profile                     the recorded profile, as text
+//	POST /v1/profile                     record the body's profile (SetProfile)
+//	POST /v1/has      N*32 hash bytes    N bytes, 1 present, 0 absent
+//	POST /v1/get      32 hash bytes      the value: entry encoding, or 404
+//	POST /v1/match    32 hash bytes      one byte (matched length), then the value, or 404
+//	POST /v1/put      entries            204: stored and durable
+//	POST /v1/add      entries            one byte per entry, 1 new, 0 present; durable
+//	POST /v1/delete   one entry (key)    204, or 404
+//	POST /v1/load     JSONL entries      store.LoadResult as JSON
+//	GET  /v1/scan?prefix=HEX&bits=N&limit=N   JSONL entries, streamed
+//	GET  /v1/count?prefix=HEX&bits=N          {"full":..,"prefixes":..}
+//	POST /v1/verify                      204, or the damage
+//	POST /v1/sync                        204 when everything acknowledged is durable
+//
+// An entry is a key-length byte (32 for a full entry, 4..31 for a prefix
+// entry), the key, a uvarint text length and the text, a uvarint data
+// length and the data; a body is entries back to back. JSONL is the
+// format of package store (store.AppendJSONL).
+//
+// # Durability
+//
+// A write (put, add, delete, load) is answered only once it is durable.
+// Concurrent writers share fsyncs (group commit): a write waits for one
+// Sync that starts after it, and one Sync serves every write that came
+// before it started.
+//
+// # Security
+//
+// The server listens on loopback by default; to listen elsewhere it
+// requires a bearer token (compared in constant time). Request bodies,
+// header time, idle time and the requests in flight are bounded; a
+// malformed request gets a 4xx answer and disturbs no other client.
+package server
