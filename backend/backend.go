@@ -1,7 +1,7 @@
 // Package backend opens the store.Backend that a location names: a
-// directory for the embedded Badger index (package index), or a
-// postgres:// connection string for PostgreSQL and compatible engines
-// (package pgindex). It is the one place that knows every backend; a
+// directory for the embedded Badger index (package index), a postgres://
+// connection string for PostgreSQL and compatible engines (package
+// pgindex), or http(s)://HOST:PORT for a urlhash server (package remote). It is the one place that knows every backend; a
 // program that uses only one of them imports that package instead and
 // links nothing of the others.
 package backend
@@ -10,12 +10,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/pgindex"
+	"github.com/urlhash/urlhash/remote"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -37,6 +39,10 @@ type Options struct {
 	// Postgres is passed to pgindex.Open for a connection string, its
 	// ReadOnly and MustExist set likewise.
 	Postgres pgindex.Options
+
+	// Remote is passed to remote.Open for a server location. Its Token
+	// defaults to the URLHASH_TOKEN environment variable.
+	Remote remote.Options
 }
 
 // IsPostgres reports whether location names a PostgreSQL index (a
@@ -93,6 +99,17 @@ func Open(ctx context.Context, location string, opts *Options) (store.Backend, e
 }
 
 func open(ctx context.Context, location string, o *Options) (store.Backend, error) {
+	if remote.IsLocation(location) {
+		ro := o.Remote
+		if ro.Token == "" {
+			ro.Token = os.Getenv("URLHASH_TOKEN")
+		}
+		db, err := remote.Open(ctx, location, &ro)
+		if err != nil {
+			return nil, err
+		}
+		return db, nil
+	}
 	if IsPostgres(location) {
 		po := o.Postgres
 		po.ReadOnly, po.MustExist = o.ReadOnly, o.MustExist

@@ -52,7 +52,7 @@ func commands() map[string]*command {
 		hashCommand(), canonCommand(), expressionsCommand(), hashedURICommand(), matchCommand(),
 		addCommand(), importCommand(), hasCommand(), getCommand(), deleteCommand(), dedupeCommand(),
 		scanCommand(), lookupCommand(), statsCommand(), exportCommand(), verifyCommand(),
-		backupCommand(), restoreCommand(), recoverCommand(), completionCommand(),
+		backupCommand(), restoreCommand(), recoverCommand(), serveCommand(), completionCommand(),
 	}
 	m := make(map[string]*command, len(cs))
 	for _, c := range cs {

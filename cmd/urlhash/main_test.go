@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,7 +22,11 @@ import (
 // crash tests run it as a child process (URLHASH_TEST_MAIN=1).
 func TestMain(m *testing.M) {
 	if os.Getenv("URLHASH_TEST_MAIN") == "1" {
-		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		// As main: SIGINT and SIGTERM cancel the context.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
 	}
 	testscript.Main(m, map[string]func(){
 		"urlhash": func() {

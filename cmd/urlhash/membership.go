@@ -10,6 +10,7 @@ import (
 	"github.com/urlhash/urlhash/backend"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/query"
+	"github.com/urlhash/urlhash/remote"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -409,8 +410,8 @@ leaves the journal, and the next run first prints those of its URLs that
 are stored: every URL a run stored is printed at least once, exactly once
 while nothing crashes (after a crash, URLs of the interrupted batch, at
 most 4096, may be printed again). The journal is DIR/urlhash.dedupe for an
-index directory; give a postgres:// index one with --journal FILE, one per
-concurrent dedupe.
+index directory; give a postgres:// or http:// index one with --journal
+FILE, one per concurrent dedupe.
 
 Flags:
       --db DIR           the index directory, or a postgres:// connection
@@ -459,7 +460,7 @@ func runDedupe(e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	if *journalPath == "" && !backend.IsPostgres(db.dir) {
+	if *journalPath == "" && !backend.IsPostgres(db.dir) && !remote.IsLocation(db.dir) {
 		*journalPath = filepath.Join(db.dir, "urlhash.dedupe")
 	}
 	var jn *journal

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urlhash/urlhash/backend"
+	"github.com/urlhash/urlhash/remote"
+	"github.com/urlhash/urlhash/server"
+)
+
+func serveCommand() *command {
+	return &command{
+		name:    "serve",
+		summary: "share one index between many processes over HTTP",
+		usage: `Usage: urlhash serve --db DIR [--listen ADDR] [flags]
+
+Owns the index in DIR and serves it over HTTP, so that any number of
+processes (and hosts) use it at once: every command takes --db
+http://ADDR and answers as on the directory. Writes are answered only
+when durable; concurrent writers share fsyncs. Prints "urlhash: serving
+DIR on http://ADDR" on stderr when ready. SIGINT or SIGTERM stop
+accepting, finish the requests in flight, sync and exit 0.
+
+The protocol (HTTP, binary batch bodies, JSONL scans) is in the README
+and "go doc github.com/urlhash/urlhash/server".
+
+Flags:
+      --db DIR           the index directory (created if needed)
+      --listen ADDR      address to listen on (default 127.0.0.1:7411;
+                         port 0 picks a free one)
+      --token-file FILE  require "Authorization: Bearer TOKEN" with the
+                         token in FILE (required to listen beyond
+                         loopback); clients read URLHASH_TOKEN
+      --tls-cert FILE, --tls-key FILE
+                         serve HTTPS
+      --read-only        refuse writes (403)
+      --max-body BYTES   largest request body (default 64 MiB)
+      --max-in-flight N  requests served at once (default 64)
+
+Example:
+  $ urlhash serve --db crawl.idx --listen 127.0.0.1:7411 &
+  urlhash: serving crawl.idx on http://127.0.0.1:7411
+  $ urlhash dedupe --db http://127.0.0.1:7411 < links.txt
+`,
+		run: runServe,
+	}
+}
+
+func runServe(e *env, args []string) error {
+	fs := newFlags("serve")
+	dir := fs.String("db", "", "index directory")
+	listen := fs.String("listen", "127.0.0.1:7411", "listen address")
+	tokenFile := fs.String("token-file", "", "bearer token file")
+	cert := fs.String("tls-cert", "", "TLS certificate")
+	key := fs.String("tls-key", "", "TLS key")
+	readOnly := fs.Bool("read-only", false, "refuse writes")
+	maxBody := fs.Int64("max-body", 64<<20, "largest request body")
+	maxInFlight := fs.Int("max-in-flight", 64, "requests at once")
+	if err := parseFlagsOnly(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *dir == "":
+		return usagef("--db DIR is required")
+	case backend.IsPostgres(*dir) || remote.IsLocation(*dir):
+		return usagef("serve owns an index directory; PostgreSQL and servers are shared already")
+	case (*cert == "") != (*key == ""):
+		return usagef("--tls-cert and --tls-key go together")
+	}
+	var token string
+	if *tokenFile != "" {
+		b, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			return err
+		}
+		if token = strings.TrimSpace(string(b)); token == "" {
+			return fmt.Errorf("%s: empty token", *tokenFile)
+		}
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	if addr := ln.Addr().(*net.TCPAddr); !addr.IP.IsLoopback() && token == "" {
+		ln.Close()
+		return usagef("listening on %s, beyond loopback, needs --token-file", addr)
+	}
+	st, err := backend.Open(e.ctx, *dir, &backend.Options{ReadOnly: *readOnly})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
+	srv := &http.Server{
+		Handler: server.New(st, &server.Options{Token: token, ReadOnly: *readOnly,
+			MaxBody: *maxBody, MaxInFlight: *maxInFlight, Logger: logger}),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	scheme := "http"
+	if *cert != "" {
+		scheme = "https"
+	}
+	fmt.Fprintf(e.stderr, "urlhash: serving %s on %s://%s\n", *dir, scheme, ln.Addr())
+	done := make(chan error, 1)
+	go func() {
+		if *cert != "" {
+			done <- srv.ServeTLS(ln, *cert, *key)
+		} else {
+			done <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err = <-done:
+	case <-e.ctx.Done():
+		// Stop accepting, let the requests in flight finish, then sync and
+		// close the index.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = srv.Shutdown(ctx)
+		cancel()
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

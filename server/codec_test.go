@@ -1,0 +1,95 @@
+package server
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
+)
+
+func TestEntryRoundTrip(t *testing.T) {
+	h := hashkey.Sum([]byte("x"))
+	es := []store.Entry{
+		store.FullEntry(h, store.Value{}),
+		store.FullEntry(h, store.Value{Text: []byte("https://example.com/"), Data: []byte{0, 1}}),
+		{Hash: hashkey.Hash{1, 2, 3, 4}, Len: 4},
+	}
+	var b []byte
+	for i := range es {
+		b = AppendEntry(b, &es[i])
+	}
+	got, err := DecodeEntries(b)
+	if err != nil || len(got) != len(es) {
+		t.Fatalf("DecodeEntries = %d, %v", len(got), err)
+	}
+	for i := range es {
+		if !bytes.Equal(got[i].Key(), es[i].Key()) || !bytes.Equal(got[i].Value.Text, es[i].Value.Text) || !bytes.Equal(got[i].Value.Data, es[i].Value.Data) {
+			t.Errorf("entry %d: %+v, want %+v", i, got[i], es[i])
+		}
+	}
+}
+
+// TestMalformedRequests: a malformed body is a 4xx with a JSON error, and
+// the server goes on serving.
+func TestMalformedRequests(t *testing.T) {
+	db, err := index.Open("", &index.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ts := httptest.NewServer(New(db, &Options{MaxBody: 1 << 10}))
+	defer ts.Close()
+	for _, c := range []struct {
+		path string
+		body []byte
+		want int
+	}{
+		{"/v1/has", []byte("short"), 400},
+		{"/v1/add", []byte{33, 1, 2}, 400},
+		{"/v1/add", []byte{3, 1, 2, 3, 0, 0}, 400}, // a 3-byte prefix
+		{"/v1/get", bytes.Repeat([]byte{1}, 64), 400},
+		{"/v1/has", bytes.Repeat([]byte{1}, 2048), 413},
+		{"/v1/get", bytes.Repeat([]byte{7}, 32), 404},
+	} {
+		resp, err := http.Post(ts.URL+c.path, "application/octet-stream", bytes.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %x: %d %s, want %d with a JSON error", c.path, c.body, resp.StatusCode, resp.Header.Get("Content-Type"), c.want)
+		}
+	}
+	resp, err := http.Get(ts.URL + "/v1/health")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("health after malformed requests: %v %v", resp, err)
+	}
+}
+
+// FuzzDecodeEntries: the request decoder never panics, and what decodes
+// encodes back to the same bytes.
+func FuzzDecodeEntries(f *testing.F) {
+	e := store.FullEntry(hashkey.Sum(nil), store.Value{Text: []byte("t")})
+	f.Add(AppendEntry(nil, &e))
+	f.Add([]byte{4, 1, 2, 3, 4, 0, 0})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		es, err := DecodeEntries(b)
+		if err != nil {
+			return
+		}
+		var back []byte
+		for i := range es {
+			back = AppendEntry(back, &es[i])
+		}
+		// Lengths may be written in a longer uvarint form than ours.
+		again, err := DecodeEntries(back)
+		if err != nil || len(again) != len(es) {
+			t.Fatalf("%x decodes to %d entries, whose encoding %x decodes to %v, %v", b, len(es), back, again, err)
+		}
+	})
+}
