@@ -1,0 +1,225 @@
+// Command shared benchmarks one index shared by many processes: four
+// clients deduplicate the same N URLs, each in its own order, through
+// "urlhash serve" (every write durable before it is answered), and
+// through Redis as crawlers share a frontier today (the scrapy-redis
+// dupefilter: SADD of SHA-256 fingerprints to one set, pipelined 1,000 at
+// a time over a unix socket, appendfsync everysec), in the same run. It
+// prints throughput and the server's peak RSS, and the ratios.
+//
+//	go run ./bench/shared              # 1M URLs
+//	go run ./bench/shared -n 200000
+//
+// It needs Debian's redis-server (apt-get install redis-server).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/urlhash/urlhash/internal/corpus"
+)
+
+const clients = 4
+
+func main() {
+	n := flag.Int("n", 1_000_000, "number of distinct URLs")
+	flag.Parse()
+	if err := run(*n); err != nil {
+		fmt.Fprintln(os.Stderr, "shared: error:", err)
+		os.Exit(2)
+	}
+}
+
+func run(n int) error {
+	dir, err := os.MkdirTemp("", "urlhash-shared-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bins := map[string]string{"urlhash": "./cmd/urlhash", "redis": "./bench/peer/redis"}
+	for name, pkg := range bins {
+		bins[name] = filepath.Join(dir, name)
+		if out, err := exec.Command("go", "build", "-o", bins[name], pkg).CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	base, err := corpus.ReadLines("testdata/debian-package-urls.txt")
+	if err != nil {
+		return err
+	}
+	urls := corpus.Derive(base, n, 1)
+	var inputs []string
+	for k := range clients {
+		in := append([]string(nil), urls...)
+		rand.New(rand.NewPCG(uint64(k), 42)).Shuffle(len(in), func(i, j int) { in[i], in[j] = in[j], in[i] })
+		name := filepath.Join(dir, fmt.Sprintf("in%d.txt", k))
+		if err := os.WriteFile(name, []byte(strings.Join(in, "\n")+"\n"), 0o644); err != nil {
+			return err
+		}
+		inputs = append(inputs, name)
+	}
+	ours, err := runUrlhash(dir, bins["urlhash"], inputs)
+	if err != nil {
+		return err
+	}
+	redis, err := runRedis(dir, bins["redis"], inputs)
+	if err != nil {
+		return err
+	}
+	// Exactly once: no line twice, and one line per identity (variants of
+	// a URL share one), the same count for both.
+	for _, r := range []result{ours, redis} {
+		if r.printed != r.distinct || r.printed != redis.printed {
+			return fmt.Errorf("%s: %d lines printed, %d distinct (Redis: %d): not exactly once", r.name, r.printed, r.distinct, redis.printed)
+		}
+	}
+	total := float64(clients * n)
+	fmt.Printf("%d clients x %d URLs (%d identities, each printed once), machine: %d cores\n", clients, n, ours.distinct, numCPU())
+	fmt.Printf("%-40s %10s %14s %12s\n", "", "wall", "URLs/s", "peak RSS")
+	for _, r := range []result{ours, redis} {
+		fmt.Printf("%-40s %9.2fs %14.0f %9.0f MiB\n", r.name, r.wall.Seconds(), total/r.wall.Seconds(), float64(r.rss)/(1<<20))
+	}
+	fmt.Printf("urlhash / Redis: throughput %.2fx, peak RSS %.2fx\n", redis.wall.Seconds()/ours.wall.Seconds(), float64(ours.rss)/float64(redis.rss))
+	return nil
+}
+
+type result struct {
+	name                       string
+	wall                       time.Duration
+	rss                        int64 // server's peak resident set, bytes
+	printed, distinct, invalid int
+}
+
+// runUrlhash runs "urlhash serve" and the four dedupe clients.
+func runUrlhash(dir, bin string, inputs []string) (result, error) {
+	srv := exec.Command(bin, "serve", "--db", filepath.Join(dir, "idx"), "--listen", "127.0.0.1:0")
+	stderr, err := srv.StderrPipe()
+	if err != nil {
+		return result{}, err
+	}
+	if err := srv.Start(); err != nil {
+		return result{}, err
+	}
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil {
+		return result{}, fmt.Errorf("serve: %v", err)
+	}
+	_, addr, _ := strings.Cut(strings.TrimSpace(line), " on ")
+	r := result{name: "urlhash serve (durable writes)"}
+	start := time.Now()
+	outs, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, "dedupe", "--db", addr) })
+	r.wall = time.Since(start)
+	r.rss = peakRSS(srv.Process.Pid)
+	srv.Process.Signal(syscall.SIGTERM)
+	srv.Wait()
+	if err != nil {
+		return r, err
+	}
+	r.printed, r.distinct = count(outs)
+	return r, nil
+}
+
+// runRedis runs redis-server and the four SADD clients.
+func runRedis(dir, bin string, inputs []string) (result, error) {
+	sock := filepath.Join(dir, "redis.sock")
+	srv := exec.Command("redis-server", "--port", "0", "--unixsocket", sock, "--dir", dir,
+		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "")
+	if err := srv.Start(); err != nil {
+		return result{}, fmt.Errorf("redis-server (apt-get install redis-server): %v", err)
+	}
+	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+	for i := 0; ; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if i > 100 {
+			return result{}, fmt.Errorf("redis-server did not start")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r := result{name: "Redis SADD (appendfsync everysec)"}
+	start := time.Now()
+	outs, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, "-socket", sock) })
+	r.wall = time.Since(start)
+	r.rss = peakRSS(srv.Process.Pid)
+	if err != nil {
+		return r, err
+	}
+	r.printed, r.distinct = count(outs)
+	return r, nil
+}
+
+func runClients(inputs []string, cmd func(in string) *exec.Cmd) ([][]byte, error) {
+	outs := make([][]byte, len(inputs))
+	errs := make([]error, len(inputs))
+	var wg sync.WaitGroup
+	for k, in := range inputs {
+		wg.Go(func() {
+			c := cmd(in)
+			f, err := os.Open(in)
+			if err != nil {
+				errs[k] = err
+				return
+			}
+			defer f.Close()
+			c.Stdin = f
+			var stderr bytes.Buffer
+			c.Stderr = &stderr
+			outs[k], errs[k] = c.Output()
+			if errs[k] != nil {
+				errs[k] = fmt.Errorf("%v: %s", errs[k], stderr.String())
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return outs, nil
+}
+
+func count(outs [][]byte) (printed, distinct int) {
+	seen := map[string]bool{}
+	for _, o := range outs {
+		for _, l := range bytes.Split(bytes.TrimSuffix(o, []byte("\n")), []byte("\n")) {
+			if len(l) > 0 {
+				printed++
+				seen[string(l)] = true
+			}
+		}
+	}
+	return printed, len(seen)
+}
+
+// peakRSS reads a process's peak resident set (VmHWM) from /proc.
+func peakRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+func numCPU() int {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	return bytes.Count(b, []byte("processor\t:"))
+}
