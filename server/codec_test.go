@@ -93,3 +93,44 @@ func FuzzDecodeEntries(f *testing.F) {
 		}
 	})
 }
+
+// TestMetricsAndToken: with a token, requests without it are 401 and
+// /metrics too; with it, /metrics counts requests and group-commit fsyncs.
+func TestMetricsAndToken(t *testing.T) {
+	db, err := index.Open("", &index.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ts := httptest.NewServer(New(db, &Options{Token: "s3cret"}))
+	defer ts.Close()
+	do := func(method, path, token string, body []byte) (int, string) {
+		req, _ := http.NewRequest(method, ts.URL+path, bytes.NewReader(body))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	for _, tok := range []string{"", "wrong"} {
+		if code, _ := do("GET", "/metrics", tok, nil); code != 401 {
+			t.Errorf("/metrics with token %q: %d, want 401", tok, code)
+		}
+	}
+	e := store.FullEntry(hashkey.Sum([]byte("x")), store.Value{})
+	if code, _ := do("POST", "/v1/add", "s3cret", AppendEntry(nil, &e)); code != 200 {
+		t.Fatalf("add: %d", code)
+	}
+	code, body := do("GET", "/metrics", "s3cret", nil)
+	for _, want := range []string{`urlhash_requests_total{endpoint="/v1/add",status="200"} 1`, "urlhash_fsyncs_total 1", "urlhash_entries 1", "urlhash_request_seconds_bucket"} {
+		if code != 200 || !bytes.Contains([]byte(body), []byte(want)) {
+			t.Errorf("/metrics (%d) lacks %q", code, want)
+		}
+	}
+}

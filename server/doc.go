@@ -26,6 +26,8 @@
 //	GET  /v1/count?prefix=HEX&bits=N          {"full":..,"prefixes":..}
 //	POST /v1/verify                      204, or the damage
 //	POST /v1/sync                        204 when everything acknowledged is durable
+//	GET  /metrics                        Prometheus text format: requests and latency
+//	                                     by endpoint, fsyncs, entries, filter size
 //
 // An entry is a key-length byte (32 for a full entry, 4..31 for a prefix
 // entry), the key, a uvarint text length and the text, a uvarint data

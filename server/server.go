@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
@@ -36,11 +37,12 @@ type Options struct {
 
 // Server is an http.Handler over a store.Backend.
 type Server struct {
-	st     store.Backend
-	o      Options
-	commit *committer
-	slots  chan struct{}
-	mux    *http.ServeMux
+	st      store.Backend
+	o       Options
+	commit  *committer
+	metrics *metrics
+	slots   chan struct{}
+	mux     *http.ServeMux
 }
 
 // New returns a server of st. The caller keeps owning st (and closes it
@@ -60,6 +62,12 @@ func New(st store.Backend, opts *Options) *Server {
 		o.Logger = slog.Default()
 	}
 	s := &Server{st: st, o: o, commit: newCommitter(st), slots: make(chan struct{}, o.MaxInFlight), mux: http.NewServeMux()}
+	s.metrics = newMetrics(st, s.commit)
+	metrics := s.metrics.handler()
+	s.handle("GET /metrics", func(w http.ResponseWriter, r *http.Request) error {
+		metrics.ServeHTTP(w, r)
+		return nil
+	})
 	s.handle("GET /v1/health", s.health)
 	s.handle("GET /v1/stats", s.stats)
 	s.handle("GET /v1/profile", s.profile)
@@ -87,7 +95,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 type handler func(w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) handle(pattern string, h handler) {
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+	endpoint := pattern[strings.IndexByte(pattern, ' ')+1:]
+	s.mux.HandleFunc(pattern, func(rw http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		w := &statusWriter{ResponseWriter: rw, status: http.StatusOK}
+		defer func() { s.metrics.observe(endpoint, w.status, start) }()
 		if s.o.Token != "" {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.o.Token)) != 1 {
