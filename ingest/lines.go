@@ -92,7 +92,7 @@ func eachLine(br *bufio.Reader, name string, o *Options, yield func(Record, erro
 }
 
 // readLines yields every line that is neither blank nor a comment (see
-// isSkipped), as is but for a trailing carriage return. NUL-separated records
+// IsSkipped), as is but for a trailing carriage return. NUL-separated records
 // are taken byte for byte, and only blank ones are skipped.
 func readLines(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
 	eachLine(br, name, o, yield, func(line []byte) (string, bool, error) {
@@ -102,15 +102,15 @@ func readLines(br *bufio.Reader, name string, o *Options, yield func(Record, err
 		if len(line) > 0 && line[len(line)-1] == '\r' {
 			line = line[:len(line)-1]
 		}
-		return string(line), isSkipped(line), nil
+		return string(line), IsSkipped(line), nil
 	})
 }
 
 // readHashes yields every hash line, trimmed and lowercased, skipping blank
-// and comment lines (see isSkipped), NUL-separated or not.
+// and comment lines (see IsSkipped), NUL-separated or not.
 func readHashes(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
 	eachLine(br, name, o, yield, func(line []byte) (string, bool, error) {
-		if isSkipped(line) {
+		if IsSkipped(line) {
 			return "", true, nil
 		}
 		text, err := parseHex(trimSpace(line))
@@ -118,12 +118,13 @@ func readHashes(br *bufio.Reader, name string, o *Options, yield func(Record, er
 	})
 }
 
-// isSkipped reports whether a line is blank (nothing but ASCII white space)
-// or a comment (its first other byte is '#'). No URL, IRI or hash starts
-// with '#', so a comment is never a record lost.
-func isSkipped(line []byte) bool {
-	for _, c := range line {
-		if !isSpace(c) {
+// IsSkipped reports whether a line is blank (nothing but ASCII white
+// space) or a comment (its first other byte is '#'): the one rule every
+// line format and the CLI's own line reader skip by. No URL, IRI or hash
+// starts with '#', so a comment is never a record lost.
+func IsSkipped[T string | []byte](line T) bool {
+	for i := 0; i < len(line); i++ {
+		if c := line[i]; !isSpace(c) {
 			return c == '#'
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/urlhash/urlhash/ingest"
 )
 
 // maxRecord bounds one input record so that a file with no newlines cannot
@@ -39,26 +41,9 @@ func (r record) diagnostic(err error) string {
 	return fmt.Sprintf("urlhash: error: %s:%d: %v\n", src, r.line, err)
 }
 
-// isSkipped reports whether a line is blank (ASCII white space only) or a
-// comment (its first other byte is '#'): every command skips such lines,
-// as package ingest does, and counts them for line numbers. A URL never
-// starts with '#'.
-func isSkipped(line string) bool {
-	for i := 0; i < len(line); i++ {
-		switch line[i] {
-		case ' ', '\t', '\v', '\f', '\r':
-		case '#':
-			return true
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // readRecords calls fn with batches of at most batchSize records taken
 // from args or, when args is empty, from r: one per line with a trailing CR
-// dropped (blank and comment lines skipped, see isSkipped), or
+// dropped (blank and comment lines skipped, see ingest.IsSkipped), or
 // NUL-separated byte for byte when nul is set (empty records skipped). A
 // final separator does not start an empty record. fn owns each batch it is
 // given.
@@ -96,7 +81,7 @@ func readRecords(args []string, r io.Reader, nul bool, batchSize int, fn func([]
 				rec = rec[:len(rec)-1]
 			}
 			line++
-			if nul && rec == "" || !nul && isSkipped(rec) {
+			if nul && rec == "" || !nul && ingest.IsSkipped(rec) {
 				continue
 			}
 			batch = append(batch, record{text: rec, line: line, seq: line - 1})

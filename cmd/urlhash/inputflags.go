@@ -14,7 +14,7 @@ import (
 // argument "-" is standard input), then each --from file; with neither,
 // standard input. Files and standard input are read in --input-format,
 // gzip detected by content; blank and comment lines are skipped
-// everywhere (see isSkipped).
+// everywhere (ingest.IsSkipped).
 type inputFlags struct {
 	nul    bool
 	from   []string
