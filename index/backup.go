@@ -200,12 +200,6 @@ func (db *DB) restoredUntil() (uint64, error) {
 	return binary.BigEndian.Uint64(v), nil
 }
 
-// ReadBackupInfo reads the header of a backup stream.
-func ReadBackupInfo(r io.Reader) (BackupInfo, error) {
-	info, _, err := readBackupHeader(bufio.NewReader(r))
-	return info, err
-}
-
 func readBackupHeader(br *bufio.Reader) (BackupInfo, []byte, error) {
 	magic := make([]byte, len(backupMagic))
 	if _, err := io.ReadFull(br, magic); err != nil || !bytes.Equal(magic, []byte(backupMagic)) {

@@ -19,7 +19,7 @@ type committer struct {
 	done  uint64 // Syncs finished
 	err   error  // the error of the last Sync finished
 	busy  bool
-	syncs atomic.Int64 // Syncs run, for /metrics and tests
+	syncs atomic.Int64 // Syncs run, for /metrics
 }
 
 func newCommitter(st store.Backend) *committer {

@@ -86,9 +86,6 @@ func New(st store.Backend, opts *Options) *Server {
 	return s
 }
 
-// Syncs returns the number of fsyncs the server has run for writers.
-func (s *Server) Syncs() int64 { return s.commit.syncs.Load() }
-
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
