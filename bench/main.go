@@ -12,8 +12,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/hex"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,8 +111,35 @@ func run(n, runs int, only string, keep bool) error {
 	if err := writeLines(filepath.Join(dir, "absent.txt"), absent); err != nil {
 		return err
 	}
+	// The same keys as hex hashes (present once urls.txt is loaded), and
+	// as many random hashes no URL has (absent).
+	hexLines := make([]string, len(urls))
+	for i, u := range urls {
+		h, err := urlhash.Default.Hash(u)
+		if err != nil {
+			return err
+		}
+		hexLines[i] = hex.EncodeToString(h[:])
+	}
+	if err := writeLines(filepath.Join(dir, "hashes.txt"), hexLines); err != nil {
+		return err
+	}
+	r := rand.New(rand.NewPCG(corpus.Seed, 1))
+	var k [32]byte
+	for i := range hexLines {
+		for j := 0; j < len(k); j += 8 {
+			binary.LittleEndian.PutUint64(k[j:], r.Uint64())
+		}
+		hexLines[i] = hex.EncodeToString(k[:])
+	}
+	if err := writeLines(filepath.Join(dir, "absent-hashes.txt"), hexLines); err != nil {
+		return err
+	}
+	if err := writeLines(filepath.Join(dir, "empty.txt"), nil); err != nil {
+		return err
+	}
 	nURLs := len(urls)
-	urls, absent, base = nil, nil, nil
+	urls, absent, base, hexLines = nil, nil, nil, nil
 
 	fmt.Printf("urlhash end-to-end benchmark: %d corpus-derived URLs (seed %d; %d rejected by the URL Standard left out), best of %d, %d cores\n",
 		nURLs, corpus.Seed, rejected, runs, numCPU())

@@ -87,5 +87,35 @@ func scenarios() []scenario {
 			ours:     func(w *work) []string { return []string{w.urlhash, "has", "-q", "--db", w.oursDB} },
 			baseline: func(w *work) []string { return []string{w.badger, "has", w.plainDB} },
 		},
+		{
+			name:     "import-hashes",
+			input:    "hashes.txt",
+			prepare:  freshDBs,
+			ours:     func(w *work) []string { return []string{w.urlhash, "import", "--format", "hashes", "--db", w.oursDB, "-"} },
+			baseline: func(w *work) []string { return []string{w.badger, "import-hashes", w.plainDB} },
+		},
+		{
+			name:     "has-present-hashes",
+			input:    "hashes.txt",
+			prepare:  loadedDBs,
+			ours:     func(w *work) []string { return []string{w.urlhash, "has", "--hashes", "-q", "--db", w.oursDB} },
+			baseline: func(w *work) []string { return []string{w.badger, "has-hashes", w.plainDB} },
+		},
+		{
+			name:     "has-absent-hashes",
+			input:    "absent-hashes.txt",
+			exitOurs: 1,
+			prepare:  loadedDBs,
+			ours:     func(w *work) []string { return []string{w.urlhash, "has", "--hashes", "-q", "--db", w.oursDB} },
+			baseline: func(w *work) []string { return []string{w.badger, "has-hashes", w.plainDB} },
+		},
+		{
+			// A read command's fixed cost: open, close, nothing asked.
+			name:     "has-empty",
+			input:    "empty.txt",
+			prepare:  loadedDBs,
+			ours:     func(w *work) []string { return []string{w.urlhash, "has", "--hashes", "-q", "--db", w.oursDB} },
+			baseline: func(w *work) []string { return []string{w.badger, "has-hashes", w.plainDB} },
+		},
 	}
 }

@@ -180,6 +180,7 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	if err := db.rebuildFilter(db.f.k); err != nil {
 		return BackupInfo{}, err
 	}
+	db.freeze()
 	return info, translate(db.bdb.Sync())
 }
 

@@ -228,7 +228,11 @@ func (db *DB) init() error {
 			}
 		}
 	}
-	return db.loadFilter()
+	if err := db.loadFilter(); err != nil {
+		return err
+	}
+	db.freeze()
+	return nil
 }
 
 // writeMeta records the format version (when format is set) and the
@@ -422,6 +426,44 @@ func (db *DB) maybeGrow() {
 		}
 		db.next = nil
 		db.fmu.Unlock()
+		if ok {
+			db.freeze()
+		}
+	}()
+}
+
+// freeze builds the flat form of the current filter (see flatSet) in the
+// background; probes use the roaring form until it is ready. From the
+// start of the build, values added to the filter are also recorded in its
+// recent set, so that none is missed.
+func (db *DB) freeze() {
+	db.fmu.Lock()
+	f := db.f
+	// Close sets stopGrow under fmu before it waits for growWG.
+	if db.stopGrow.Load() || f.flat != nil || f.recent != nil {
+		db.fmu.Unlock()
+		return
+	}
+	f.recent = make(map[uint64]struct{})
+	db.growWG.Add(1)
+	db.fmu.Unlock()
+	go func() {
+		defer db.growWG.Done()
+		db.fmu.RLock()
+		flat := buildFlat(f.full, f.k, db.stopGrow.Load)
+		db.fmu.RUnlock()
+		db.fmu.Lock()
+		defer db.fmu.Unlock()
+		if flat == nil {
+			f.recent = nil
+			return
+		}
+		for v := range f.recent {
+			if flat.has(v) {
+				delete(f.recent, v)
+			}
+		}
+		f.flat = flat
 	}()
 }
 
@@ -518,7 +560,9 @@ func (db *DB) writeSnapshot() error {
 // when the disk is short of space (the next Open rebuilds the filter).
 func (db *DB) Close() (err error) {
 	defer db.catch(&err)
+	db.fmu.Lock()
 	db.stopGrow.Store(true)
+	db.fmu.Unlock()
 	db.growWG.Wait()
 	db.mu.Lock()
 	defer db.mu.Unlock()

@@ -33,6 +33,13 @@ type filter struct {
 	k     uint8
 	full  *roaring64.Bitmap // leading k bits of every full entry
 	short *roaring.Bitmap   // leading 32 bits of every prefix entry
+
+	// flat, once built (see DB.freeze), answers full-entry probes in
+	// place of full, together with recent: the values added since.
+	flat *flatSet
+	// recent is nil until a flat build starts; from then on every value
+	// added to full is recorded here too, until a merge into flat.
+	recent map[uint64]struct{}
 }
 
 func newFilter(k uint8) *filter {
@@ -44,12 +51,41 @@ func (f *filter) lead(h *hashkey.Hash) uint64 {
 	return binary.BigEndian.Uint64(h[:8]) >> (64 - uint(f.k))
 }
 
-func (f *filter) addFull(h *hashkey.Hash) { f.full.Add(f.lead(h)) }
+func (f *filter) addFull(h *hashkey.Hash) {
+	v := f.lead(h)
+	f.full.Add(v)
+	if f.recent == nil || (f.flat != nil && f.flat.has(v)) {
+		return
+	}
+	f.recent[v] = struct{}{}
+	// Merging costs a pass over flat: doing it once its size grew by an
+	// eighth keeps that to a few passes per value added, and recent small.
+	if f.flat != nil && len(f.recent) > max(1<<12, f.flat.len()/8) {
+		extra := make([]uint64, 0, len(f.recent))
+		for v := range f.recent {
+			extra = append(extra, v)
+		}
+		if m := f.flat.merged(f.k, extra); m != nil {
+			f.flat = m
+			clear(f.recent)
+		}
+	}
+}
 
 func (f *filter) addPrefix(p []byte) { f.short.Add(binary.BigEndian.Uint32(p)) }
 
 // mayHaveFull reports whether a full entry h may be stored.
-func (f *filter) mayHaveFull(h *hashkey.Hash) bool { return f.full.Contains(f.lead(h)) }
+func (f *filter) mayHaveFull(h *hashkey.Hash) bool {
+	v := f.lead(h)
+	if f.flat != nil {
+		if f.flat.has(v) {
+			return true
+		}
+		_, ok := f.recent[v]
+		return ok
+	}
+	return f.full.Contains(v)
+}
 
 // mayHavePrefixOf reports whether a prefix entry that h starts with may be
 // stored.
@@ -65,6 +101,15 @@ func (f *filter) mayHaveEntry(h *hashkey.Hash, prefix bool) bool {
 		return f.mayHavePrefixOf(h)
 	}
 	return f.mayHaveFull(h)
+}
+
+// memBytes is the memory the filter holds.
+func (f *filter) memBytes() uint64 {
+	n := f.full.GetSizeInBytes() + f.short.GetSizeInBytes() + 16*uint64(len(f.recent))
+	if f.flat != nil {
+		n += f.flat.sizeBytes()
+	}
+	return n
 }
 
 // sizeBytes is the serialized size of both bitmaps.

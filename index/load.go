@@ -85,7 +85,7 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 			return store.LoadResult{}, err
 		}
 	}
-	db.admit(entries, fresh)
+	db.admit(entries, fresh, nil)
 	streamed, err := db.loadStream(entries, fresh)
 	if err != nil {
 		return store.LoadResult{}, err
@@ -104,6 +104,7 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 			return store.LoadResult{}, translate(err)
 		}
 	}
+	db.freeze()
 	return res, nil
 }
 

@@ -3,8 +3,10 @@ package index
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -85,7 +87,7 @@ func (db *DB) HasBatch(hs []hashkey.Hash) (_ []bool, err error) {
 	if len(maybe) == 0 {
 		return out, nil
 	}
-	slices.SortFunc(maybe, func(a, b int) int { return bytes.Compare(hs[a][:], hs[b][:]) })
+	sortByHash(hs, maybe)
 	keys := make([][]byte, len(maybe))
 	buf := make([]byte, len(maybe)*fullKeyLen)
 	for j, i := range maybe {
@@ -105,6 +107,29 @@ func (db *DB) HasBatch(hs []hashkey.Hash) (_ []bool, err error) {
 		out[i] = found[j]
 	}
 	return out, nil
+}
+
+// sortByHash sorts idx, positions in hs, by hs[idx[j]]. It compares the
+// leading 8 bytes as one integer, kept next to the position, and the whole
+// hash only on a tie: twice as fast as comparing through the positions.
+func sortByHash(hs []hashkey.Hash, idx []int) {
+	type lead struct {
+		v uint64
+		i int
+	}
+	ls := make([]lead, len(idx))
+	for j, i := range idx {
+		ls[j] = lead{binary.BigEndian.Uint64(hs[i][:8]), i}
+	}
+	slices.SortFunc(ls, func(a, b lead) int {
+		if c := cmp.Compare(a.v, b.v); c != 0 {
+			return c
+		}
+		return bytes.Compare(hs[a.i][:], hs[b.i][:])
+	})
+	for j := range ls {
+		idx[j] = ls[j].i
+	}
 }
 
 // checkMissed verifies the tables that cover the keys the filter let
@@ -236,8 +261,22 @@ func (db *DB) seekAll(keys [][]byte, prefix []byte) ([]bool, error) {
 	defer txn.Discard()
 	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: prefix})
 	defer it.Close()
+	// A Seek costs about as much as stepNexts calls of Next (~1.5 µs
+	// against ~80 ns at 1M entries): when the next key is likely that
+	// close, step to it, and seek only if it is not there yet. In a dense
+	// sorted batch (a large "has" of present keys) most keys are.
+	const stepNexts = 16
+	n := uint64(db.entries.Load())
 	positioned := false
 	for j, k := range keys {
+		if positioned && it.Valid() && bytes.Compare(it.Item().Key(), k) < 0 {
+			for steps := stepsTo(keys[j-1], k, n, stepNexts); steps > 0; steps-- {
+				it.Next()
+				if !it.Valid() || bytes.Compare(it.Item().Key(), k) >= 0 {
+					break
+				}
+			}
+		}
 		if !positioned || (it.Valid() && bytes.Compare(it.Item().Key(), k) < 0) {
 			it.Seek(k)
 			positioned = true
@@ -248,6 +287,25 @@ func (db *DB) seekAll(keys [][]byte, prefix []byte) ([]bool, error) {
 		found[j] = bytes.Equal(it.Item().Key(), k)
 	}
 	return found, nil
+}
+
+// stepsTo returns how many Next calls to try from key from to key to
+// before seeking: a few more than the entries expected between them
+// among n uniformly spread keys (both are tag + hash), or 0 when more
+// than limit are expected.
+func stepsTo(from, to []byte, n uint64, limit int) int {
+	if len(from) < 9 || len(to) < 9 || from[0] != to[0] {
+		return 0
+	}
+	a, b := binary.BigEndian.Uint64(from[1:]), binary.BigEndian.Uint64(to[1:])
+	if b < a {
+		return 0
+	}
+	hi, _ := bits.Mul64(b-a, n) // (b-a)/2^64 of the n keys
+	if hi >= uint64(limit) {
+		return 0
+	}
+	return int(hi)*2 + 2
 }
 
 // Match returns the full entry h when it is stored, else the longest stored

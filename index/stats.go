@@ -36,7 +36,7 @@ func (db *DB) Stats() (_ store.Stats, err error) {
 	db.fmu.RLock()
 	s.FilterBits = int(db.f.k)
 	s.FilterBytes = db.f.sizeBytes()
-	s.FilterMemBytes = db.f.full.GetSizeInBytes() + db.f.short.GetSizeInBytes()
+	s.FilterMemBytes = db.f.memBytes()
 	db.fmu.RUnlock()
 	if !db.opts.InMemory {
 		var err error
@@ -251,7 +251,10 @@ func (db *DB) verifyKeys() (errs []error) {
 					continue
 				}
 				h := hashkey.Hash(key[1:])
-				if !db.f.mayHaveFull(&h) {
+				db.fmu.RLock() // the flat form may be being installed
+				maybe := db.f.mayHaveFull(&h)
+				db.fmu.RUnlock()
+				if !maybe {
 					if filterMisses++; firstMiss == nil {
 						firstMiss = bytes.Clone(key)
 					}

@@ -141,7 +141,7 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool) ([]bool, error) 
 	if err != nil {
 		return nil, err
 	}
-	db.admit(entries, p.order)
+	db.admit(entries, p.order, p.existed)
 
 	var result []bool
 	if ifAbsent {
@@ -225,13 +225,17 @@ func (db *DB) plan(entries []store.Entry, keepLast bool) (plan, error) {
 	return plan{order: uniq, existed: existed}, err
 }
 
-// admit adds the keys of entries[idx] to the filter. Writers call it
-// before their keys become visible, so that the filter never says
-// "absent" for a stored key.
-func (db *DB) admit(entries []store.Entry, idx []int) {
+// admit adds the keys of entries[idx] to the filter, except those
+// existed marks (stored, so in the filter already; existed may be nil).
+// Writers call it before their keys become visible, so that the filter
+// never says "absent" for a stored key.
+func (db *DB) admit(entries []store.Entry, idx []int, existed []bool) {
 	db.fmu.Lock()
 	defer db.fmu.Unlock()
-	for _, i := range idx {
+	for j, i := range idx {
+		if existed != nil && existed[j] {
+			continue
+		}
 		e := &entries[i]
 		if e.IsPrefix() {
 			db.f.addPrefix(e.Hash[:e.Len]) // db.next shares short

@@ -337,7 +337,7 @@ type Resolved struct {
 	Err   error
 }
 
-// Resolve turns inputs into store entries, URLs hashed on every core;
+// Resolve turns inputs into store entries on every core;
 // out[i] belongs to inputs[i]. A URL's entry holds its text when
 // Options.StoreURL.
 func (ix *Index) Resolve(inputs []string, in Input) []Resolved {
@@ -349,15 +349,15 @@ func (ix *Index) Resolve(inputs []string, in Input) []Resolved {
 			out[i] = Resolved{Entry: ix.entry(h, inputs[i]), Err: err}
 		})
 	case Hashes:
-		for i, s := range inputs {
-			h, err := hashkey.ParseHash(s)
+		ix.parallel(len(inputs), func(i int) {
+			h, err := hashkey.ParseHash(inputs[i])
 			out[i] = Resolved{Entry: store.FullEntry(h, store.Value{}), Err: err}
-		}
+		})
 	default:
-		for i, s := range inputs {
-			h, n, err := hashkey.ParseKey(s, store.MinPrefixEntryLen)
+		ix.parallel(len(inputs), func(i int) {
+			h, n, err := hashkey.ParseKey(inputs[i], store.MinPrefixEntryLen)
 			out[i] = Resolved{Entry: store.Entry{Hash: h, Len: n}, Err: err}
-		}
+		})
 	}
 	return out
 }

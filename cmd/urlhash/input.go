@@ -129,6 +129,8 @@ func readRecords(args []string, r io.Reader, nul bool, batchSize int, fn func([]
 type chunk struct {
 	out, errs bytes.Buffer
 	failed    int
+	missed    int    // inputs answered "no" (absent, no match)
+	err       error  // what stopped the batch (the index failed): ends the run
 	scratch   []byte // a work buffer reused across the chunk's records
 }
 
@@ -139,28 +141,43 @@ func (c *chunk) fail(r record, err error) {
 }
 
 // processOrdered runs work over every record that streamBatches reads, on
-// all cores, and writes the results in input order. work appends a record's output to c.out, or
-// records its failure with c.fail. The error is errReported when a record
-// failed (its diagnostic already written), else what stopped reading or
-// writing.
+// all cores, and writes the results in input order. work appends a
+// record's output to c.out, or records its failure with c.fail. The error
+// is errReported when a record failed (its diagnostic already written),
+// else what stopped reading or writing.
 func processOrdered(e *env, in *inputFlags, args []string, work func(r record, c *chunk)) error {
-	const batchSize = 8192
-	workers := runtime.GOMAXPROCS(0)
 	// These commands keep nothing between batches: a sparser GC costs a few
 	// MiB and saves a third of the wall time on large inputs (measured with
 	// "go run ./bench -only hash"). GOGC, when set, wins.
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
+	_, err := processBatches(e, in, args, 8192, func(batch []record, c *chunk) {
+		c.out.Grow(80 * len(batch))
+		for _, r := range batch {
+			work(r, c)
+		}
+	})
+	return err
+}
+
+// processBatches runs work over the batches (of at most batchSize records)
+// that streamBatches reads, a batch per core at a time, and writes their
+// chunks in input order. It returns the sum of the chunks' missed counts,
+// and the error as processOrdered does; a chunk's err stops the run with
+// that error, after the chunks before it are written.
+func processBatches(e *env, in *inputFlags, args []string, batchSize int, work func(batch []record, c *chunk)) (missed int, _ error) {
+	workers := runtime.GOMAXPROCS(0)
 	if in.onlyArgs(args) || workers < 2 {
 		var c chunk
 		err := streamBatches(e, in, args, batchSize, func(batch []record) error {
-			for _, r := range batch {
-				work(r, &c)
+			work(batch, &c)
+			if c.err != nil {
+				return c.err
 			}
 			return flush(e, &c)
 		})
-		return outcome(c.failed, err)
+		return c.missed, outcome(c.failed, err)
 	}
 
 	type job struct {
@@ -174,16 +191,13 @@ func processOrdered(e *env, in *inputFlags, args []string, work func(r record, c
 		wg.Go(func() {
 			for j := range jobs {
 				c := new(chunk)
-				c.out.Grow(80 * len(j.records))
-				for _, r := range j.records {
-					work(r, c)
-				}
+				work(j.records, c)
 				j.done <- c
 			}
 		})
 	}
-	// The writer owns failed and writeErr until writerDone; the reader
-	// only polls writeFailed to stop early.
+	// The writer owns failed, missed and writeErr until writerDone; the
+	// reader only polls writeFailed to stop early.
 	var failed int
 	var writeErr error
 	var writeFailed atomic.Bool
@@ -193,8 +207,12 @@ func processOrdered(e *env, in *inputFlags, args []string, work func(r record, c
 		for done := range order {
 			c := <-done
 			failed += c.failed
+			missed += c.missed
 			if writeErr == nil {
-				if writeErr = flush(e, c); writeErr != nil {
+				if writeErr = c.err; writeErr == nil {
+					writeErr = flush(e, c)
+				}
+				if writeErr != nil {
 					writeFailed.Store(true)
 				}
 			}
@@ -214,9 +232,9 @@ func processOrdered(e *env, in *inputFlags, args []string, work func(r record, c
 	wg.Wait()
 	<-writerDone
 	if writeErr != nil {
-		return writeErr
+		return missed, writeErr
 	}
-	return outcome(failed, readErr)
+	return missed, outcome(failed, readErr)
 }
 
 // outcome is the result of a run that failed on err, or had failed

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"sync/atomic"
 
 	"github.com/spf13/pflag"
@@ -49,6 +51,22 @@ func (o *inputFlags) onlyArgs(args []string) bool {
 		}
 	}
 	return true
+}
+
+// fromFiles reports whether every source is a regular file (standard
+// input included, when it is read): then all input is there to read, and
+// nobody waits for an answer to one line before writing the next.
+func (o *inputFlags) fromFiles(e *env, args []string) bool {
+	stdin := len(args) == 0 && len(o.from) == 0 || slices.Contains(args, "-") || slices.Contains(o.from, "-")
+	if !stdin {
+		return true
+	}
+	f, ok := e.stdin.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // check validates the flags; call it after parsing.

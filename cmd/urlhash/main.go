@@ -1,11 +1,17 @@
 // Command urlhash computes portable URL identities and keeps them in an
 // embedded index. Run "urlhash help" for the commands.
+//
+// URLHASH_CPUPROFILE=FILE writes a CPU profile of the whole command to FILE
+// (for "go tool pprof"): the benchmarks measure whole processes, and this is
+// how to see where such a process spends its time.
 package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -24,7 +30,29 @@ func main() {
 		time.Sleep(interruptGrace)
 		os.Exit(exitError)
 	}()
+	stopProfile := startProfile(os.Getenv("URLHASH_CPUPROFILE"))
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stopProfile()
 	stop()
 	os.Exit(code)
+}
+
+// startProfile starts a CPU profile into path, when set, and returns the
+// function that ends it.
+func startProfile(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "urlhash: URLHASH_CPUPROFILE:", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }

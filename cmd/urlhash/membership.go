@@ -1,11 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/urlhash/urlhash/backend"
 	"github.com/urlhash/urlhash/hashkey"
@@ -28,7 +31,7 @@ type memberOutput struct {
 	Recovered *bool `json:"recovered,omitempty"`
 }
 
-func newJSONWriter(w *bufio.Writer) *json.Encoder {
+func newJSONWriter(w io.Writer) *json.Encoder {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc
@@ -88,34 +91,131 @@ func runHas(e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	a := newAnswers(e, *asJSON)
-	a.perLine = !*quiet
-	return a.status(in.status(streamBatches(e, &in, fs.Args(), storeBatch, func(batch []record) error {
-		rs := resolve(ix, batch, *hashes, false)
-		found, err := hasResolved(ix, rs)
+	// Batches are answered a core each, in input order.
+	missed, err := processBatches(e, &in, fs.Args(), lookupBatch, func(batch []record, c *chunk) {
+		hs, errs := hashesOf(ix, batch, *hashes)
+		found, err := hasValid(ix, hs, errs)
 		if err != nil {
-			return err
+			c.err = err
+			return
 		}
-		for i, r := range rs {
-			if r.err != nil {
-				a.fail(r.r, r.err)
+		var enc *json.Encoder
+		if *asJSON {
+			enc = newJSONWriter(&c.out)
+		}
+		if !*quiet {
+			c.out.Grow(len(batch) * (len("present\t") + 66))
+		}
+		for i, r := range batch {
+			if errs != nil && errs[i] != nil {
+				c.fail(r, errs[i])
+				switch {
+				case *quiet:
+				case enc != nil:
+					enc.Encode(memberOutput{Input: r.text, Error: errs[i].Error()})
+				default:
+					c.out.WriteString("error\t" + r.text + "\n")
+				}
 				continue
 			}
 			if !found[i] {
-				a.missed++
+				c.missed++
 			}
 			switch {
 			case *quiet:
-			case a.json != nil:
-				a.json.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), Present: &found[i]})
+			case enc != nil:
+				enc.Encode(memberOutput{Input: r.text, Hash: hex.EncodeToString(hs[i][:]), Present: &found[i]})
 			case found[i]:
-				a.out.WriteString("present\t" + r.r.text + "\n")
+				c.out.WriteString("present\t")
+				c.out.WriteString(r.text)
+				c.out.WriteByte('\n')
 			default:
-				a.out.WriteString("absent\t" + r.r.text + "\n")
+				c.out.WriteString("absent\t")
+				c.out.WriteString(r.text)
+				c.out.WriteByte('\n')
 			}
 		}
-		return a.out.Flush()
-	})))
+	})
+	err = in.status(err)
+	if err == nil && missed > 0 {
+		return errNotFound
+	}
+	return err
+}
+
+// hashesOf returns the full-entry key of every input of batch (a URL's
+// through the index's profile, or the hash it spells), on every core.
+// errs[i] is set for an input that has none; errs is nil when none
+// failed. For a large lookup this is all a record costs beyond its text.
+func hashesOf(ix *query.Index, batch []record, hashes bool) (hs []hashkey.Hash, errs []error) {
+	hs = make([]hashkey.Hash, len(batch))
+	var failed atomic.Bool
+	one := func(i int) error {
+		var err error
+		if hashes {
+			hs[i], err = hashkey.ParseHash(batch[i].text)
+		} else {
+			hs[i], err = ix.Hash(batch[i].text)
+		}
+		return err
+	}
+	inParallel(len(batch), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if one(i) != nil {
+				failed.Store(true)
+			}
+		}
+	})
+	if !failed.Load() {
+		return hs, nil
+	}
+	// Rare: find the errors again, serially.
+	errs = make([]error, len(batch))
+	for i := range batch {
+		errs[i] = one(i)
+	}
+	return hs, errs
+}
+
+// inParallel calls fn over contiguous parts of [0, n) on every core.
+func inParallel(n int, fn func(lo, hi int)) {
+	const minPart = 1024
+	workers := min(runtime.GOMAXPROCS(0), (n+minPart-1)/minPart)
+	if workers <= 1 {
+		fn(0, n)
+		return
+	}
+	per := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += per {
+		wg.Go(func() { fn(lo, min(lo+per, n)) })
+	}
+	wg.Wait()
+}
+
+// hasValid answers HasBatch for the keys without an error (errs as
+// hashesOf returns it), in place.
+func hasValid(ix *query.Index, hs []hashkey.Hash, errs []error) ([]bool, error) {
+	if errs == nil {
+		return ix.Store().HasBatch(hs)
+	}
+	var valid []hashkey.Hash
+	var pos []int
+	for i := range hs {
+		if errs[i] == nil {
+			valid = append(valid, hs[i])
+			pos = append(pos, i)
+		}
+	}
+	found, err := ix.Store().HasBatch(valid)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(hs))
+	for i, p := range pos {
+		out[p] = found[i]
+	}
+	return out, nil
 }
 
 // hasResolved answers a resolved batch with one sorted pass.

@@ -5,10 +5,14 @@
 //	badger import DIR < urls   WriteBatch of hash -> empty value
 //	badger dedupe DIR < urls   per URL: Get, and Set when absent; prints new URLs
 //	badger has DIR < urls      per URL: Get; prints how many were present
+//
+// The modes import-hashes and has-hashes read 64-hex-digit hashes instead
+// of URLs (encoding/hex, as a Go user would).
 package main
 
 import (
 	"bufio"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -39,12 +43,22 @@ func run(mode, dir string) error {
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
 
+	// key returns the input line's key: its URL's hash, or the hash it
+	// spells in hex.
+	key := func(line string) ([]byte, bool) {
+		if mode == "import-hashes" || mode == "has-hashes" {
+			k, err := hex.DecodeString(line)
+			return k, err == nil && len(k) == 32
+		}
+		h, err := urlhash.Default.Hash(line)
+		return h[:], err == nil
+	}
 	switch mode {
-	case "import":
+	case "import", "import-hashes":
 		wb := db.NewWriteBatch()
 		for in.Scan() {
-			h, err := urlhash.Default.Hash(in.Text())
-			if err != nil {
+			h, ok := key(in.Text())
+			if !ok {
 				continue
 			}
 			if err := wb.Set(h[:], nil); err != nil {
@@ -73,12 +87,12 @@ func run(mode, dir string) error {
 			}
 		}
 		return nil
-	case "has":
+	case "has", "has-hashes":
 		present := 0
 		err := db.View(func(txn *badger.Txn) error {
 			for in.Scan() {
-				h, err := urlhash.Default.Hash(in.Text())
-				if err != nil {
+				h, ok := key(in.Text())
+				if !ok {
 					continue
 				}
 				if _, err := txn.Get(h[:]); err == nil {
