@@ -88,10 +88,12 @@ func scenarios() []scenario {
 			baseline: func(w *work) []string { return []string{w.badger, "has", w.plainDB} },
 		},
 		{
-			name:     "import-hashes",
-			input:    "hashes.txt",
-			prepare:  freshDBs,
-			ours:     func(w *work) []string { return []string{w.urlhash, "import", "--format", "hashes", "--db", w.oursDB, "-"} },
+			name:    "import-hashes",
+			input:   "hashes.txt",
+			prepare: freshDBs,
+			ours: func(w *work) []string {
+				return []string{w.urlhash, "import", "--format", "hashes", "--db", w.oursDB, "-"}
+			},
 			baseline: func(w *work) []string { return []string{w.badger, "import-hashes", w.plainDB} },
 		},
 		{
