@@ -27,7 +27,9 @@
 //	POST /v1/verify                      204, or the damage
 //	POST /v1/sync                        204 when everything acknowledged is durable
 //	GET  /metrics                        Prometheus text format: requests and latency
-//	                                     by endpoint, fsyncs, entries, filter size
+//	                                     by endpoint, fsyncs, entries, filter size,
+//	                                     filter probes by answer (absent, found,
+//	                                     false_positive)
 //
 // An entry is a key-length byte (32 for a full entry, 4..31 for a prefix
 // entry), the key, a uvarint text length and the text, a uvarint data
@@ -40,6 +42,14 @@
 // Concurrent writers share fsyncs (group commit): a write waits for one
 // Sync that starts after it, and one Sync serves every write that came
 // before it started.
+//
+// # Logs
+//
+// Options.Logger gets one structured line per request (method, path,
+// status, duration, bytes in and out, remote address, and the error kind
+// of a failed one) and one per group-commit fsync: at level Debug for
+// the normal case, so that a busy server logs only what goes wrong at
+// Info.
 //
 // # Security
 //

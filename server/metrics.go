@@ -87,10 +87,17 @@ func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
-// statusWriter records the status a handler wrote.
+// statusWriter records the status a handler wrote and counts the bytes.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	n      int64
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	w.n += int64(n)
+	return n, err
 }
 
 func (w *statusWriter) WriteHeader(code int) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -150,4 +151,41 @@ func TestServeKill(t *testing.T) {
 		t.Fatalf("after the restart, some of the %d printed URLs are absent: %v", len(printed), err)
 	}
 	t.Logf("%d URLs printed before the kill, all present after the restart", len(printed))
+}
+
+// TestServeLogFlags: --log-format and --log-level take the documented
+// values and refuse others with a usage error naming the flag.
+func TestServeLogFlags(t *testing.T) {
+	tests := []struct {
+		format, level string
+		wantErr       string // "" when accepted
+		debug, info   bool   // enabled levels when accepted
+	}{
+		{"text", "info", "", false, true},
+		{"json", "debug", "", true, true},
+		{"json", "warn", "", false, false},
+		{"text", "ERROR", "", false, false},
+		{"xml", "info", "--log-format", false, false},
+		{"text", "loud", "--log-level", false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.format+"/"+tc.level, func(t *testing.T) {
+			l, err := newLogger(io.Discard, tc.format, tc.level)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := l.Enabled(t.Context(), slog.LevelDebug); got != tc.debug {
+				t.Errorf("debug enabled = %v, want %v", got, tc.debug)
+			}
+			if got := l.Enabled(t.Context(), slog.LevelInfo); got != tc.info {
+				t.Errorf("info enabled = %v, want %v", got, tc.info)
+			}
+		})
+	}
 }
