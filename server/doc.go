@@ -26,6 +26,8 @@
 //	GET  /v1/count?prefix=HEX&bits=N          {"full":..,"prefixes":..}
 //	POST /v1/verify                      204, or the damage
 //	POST /v1/sync                        204 when everything acknowledged is durable
+//	GET  /v1/backup?since=N              the file "urlhash backup" writes, streamed;
+//	                                     trailer Urlhash-Backup-Until: the next since
 //	GET  /metrics                        Prometheus text format: requests and latency
 //	                                     by endpoint, fsyncs, entries, filter size,
 //	                                     filter probes by answer (absent, found,

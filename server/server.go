@@ -31,6 +31,10 @@ type Options struct {
 	MaxBody int64
 	// MaxInFlight bounds the requests served at once; more wait. Default 64.
 	MaxInFlight int
+	// Backup, when set, serves GET /v1/backup: it writes a backup of the
+	// changes after version since to w and returns the since of the next
+	// backup (index.DB.Backup). Default: none, and /v1/backup is refused.
+	Backup func(w io.Writer, since uint64) (until uint64, err error)
 	// Logger receives one line per request ("request": method, path,
 	// status, duration, bytes_in, bytes_out, remote, and kind and error
 	// for a failed one) at level Debug when answered, Warn for a client
@@ -88,6 +92,7 @@ func New(st store.Backend, opts *Options) *Server {
 	s.handle("GET /v1/count", s.count)
 	s.handle("POST /v1/verify", s.verify)
 	s.handle("POST /v1/sync", s.sync)
+	s.handle("GET /v1/backup", s.backup)
 	return s
 }
 
@@ -497,4 +502,54 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// Trailers of a backup answer: the version to pass as since to the next
+// backup of the chain, and the error that cut the stream short.
+const (
+	TrailerBackupUntil = "Urlhash-Backup-Until"
+	TrailerError       = "Urlhash-Error"
+)
+
+// backup streams index.Backup: the backup file's bytes, then the trailer
+// TrailerBackupUntil; an error after the first byte is the trailer
+// TrailerError (the file is cut, and restore would refuse it).
+func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
+	if s.o.Backup == nil {
+		return fmt.Errorf("%w: this server makes no backups", store.ErrInvalidOptions)
+	}
+	var since uint64
+	if v := r.URL.Query().Get("since"); v != "" {
+		var err error
+		if since, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return fmt.Errorf("%w: since %q", ErrBadRequest, v)
+		}
+	}
+	w.Header().Set("Trailer", TrailerBackupUntil+", "+TrailerError)
+	w.Header().Set("Content-Type", "application/octet-stream")
+	cw := &countingWriter{w: w}
+	until, err := s.o.Backup(cw, since)
+	if err != nil {
+		if cw.n == 0 {
+			w.Header().Del("Trailer")
+			return err
+		}
+		w.Header().Set(TrailerError, err.Error())
+		s.o.Logger.Error("backup cut short", "since", since, "bytes", cw.n, "error", err)
+		return nil
+	}
+	w.Header().Set(TrailerBackupUntil, strconv.FormatUint(until, 10))
+	return nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

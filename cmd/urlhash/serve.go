@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/urlhash/urlhash/backend"
+	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/remote"
 	"github.com/urlhash/urlhash/server"
 )
@@ -110,9 +111,15 @@ func runServe(e *env, args []string) error {
 		ln.Close()
 		return err
 	}
+	so := &server.Options{Token: token, ReadOnly: *readOnly, MaxBody: *maxBody, MaxInFlight: *maxInFlight, Logger: logger}
+	if ix, ok := st.(*index.DB); ok {
+		so.Backup = func(w io.Writer, since uint64) (uint64, error) {
+			info, err := ix.Backup(w, since)
+			return info.Until, err
+		}
+	}
 	srv := &http.Server{
-		Handler: server.New(st, &server.Options{Token: token, ReadOnly: *readOnly,
-			MaxBody: *maxBody, MaxInFlight: *maxInFlight, Logger: logger}),
+		Handler:           server.New(st, so),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
