@@ -35,6 +35,11 @@ type Options struct {
 	// changes after version since to w and returns the since of the next
 	// backup (index.DB.Backup). Default: none, and /v1/backup is refused.
 	Backup func(w io.Writer, since uint64) (until uint64, err error)
+	// ThreatType is the Web Risk threat type of the list an index of a
+	// Safe Browsing profile holds, as /v1/uris:search and
+	// /v1/hashes:search answer it (see IsWebRiskThreatType). Default
+	// MALWARE.
+	ThreatType string
 	// Logger receives one line per request ("request": method, path,
 	// status, duration, bytes_in, bytes_out, remote, and kind and error
 	// for a failed one) at level Debug when answered, Warn for a client
@@ -93,6 +98,8 @@ func New(st store.Backend, opts *Options) *Server {
 	s.handle("POST /v1/verify", s.verify)
 	s.handle("POST /v1/sync", s.sync)
 	s.handle("GET /v1/backup", s.backup)
+	s.handle("GET /v1/uris:search", webRisk(s.searchURIs))
+	s.handle("GET /v1/hashes:search", webRisk(s.searchHashes))
 	return s
 }
 
@@ -116,6 +123,10 @@ func (s *Server) handle(pattern string, h handler) {
 		}()
 		if s.o.Token != "" {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok && strings.HasSuffix(endpoint, ":search") {
+				// Web Risk clients send their API key as ?key=.
+				got, ok = r.URL.Query().Get("key"), true
+			}
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.o.Token)) != 1 {
 				kind = "unauthorized"
 				writeError(w, http.StatusUnauthorized, kind, "server: missing or wrong bearer token")
@@ -139,6 +150,10 @@ func (s *Server) handle(pattern string, h handler) {
 				kind, status = "too_large", http.StatusRequestEntityTooLarge
 			}
 			failure = err
+			if wre := (*webRiskError)(nil); errors.As(err, &wre) {
+				wre.write(w)
+				return
+			}
 			writeError(w, status, kind, err.Error())
 		}
 	})

@@ -46,6 +46,13 @@ Flags:
       --read-only        refuse writes (403)
       --max-body BYTES   largest request body (default 64 MiB)
       --max-in-flight N  requests served at once (default 64)
+      --threat-type T    the Web Risk threat type of a Safe Browsing list
+                         index (webrisk or safebrowsing-v5 profile), as
+                         GET /v1/uris:search and /v1/hashes:search (the
+                         Web Risk Lookup API) answer it: MALWARE,
+                         SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or
+                         SOCIAL_ENGINEERING_EXTENDED_COVERAGE (default
+                         MALWARE)
       --log-format F     text or json: structured log lines on stderr,
                          after the ready line (default text)
       --log-level L      debug (a line per request and per fsync), info
@@ -71,6 +78,7 @@ func runServe(e *env, args []string) error {
 	readOnly := fs.Bool("read-only", false, "refuse writes")
 	maxBody := fs.Int64("max-body", 64<<20, "largest request body")
 	maxInFlight := fs.Int("max-in-flight", 64, "requests at once")
+	threatType := fs.String("threat-type", "MALWARE", "Web Risk threat type of the list")
 	logFormat := fs.String("log-format", "text", "text or json")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := parseFlagsOnly(fs, args); err != nil {
@@ -83,6 +91,8 @@ func runServe(e *env, args []string) error {
 		return usagef("serve owns an index directory; PostgreSQL and servers are shared already")
 	case (*cert == "") != (*key == ""):
 		return usagef("--tls-cert and --tls-key go together")
+	case !server.IsWebRiskThreatType(*threatType):
+		return usagef("--threat-type %q: want MALWARE, SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or SOCIAL_ENGINEERING_EXTENDED_COVERAGE", *threatType)
 	}
 	logger, err := newLogger(e.stderr, *logFormat, *logLevel)
 	if err != nil {
@@ -111,7 +121,7 @@ func runServe(e *env, args []string) error {
 		ln.Close()
 		return err
 	}
-	so := &server.Options{Token: token, ReadOnly: *readOnly, MaxBody: *maxBody, MaxInFlight: *maxInFlight, Logger: logger}
+	so := &server.Options{Token: token, ReadOnly: *readOnly, MaxBody: *maxBody, MaxInFlight: *maxInFlight, Logger: logger, ThreatType: *threatType}
 	if ix, ok := st.(*index.DB); ok {
 		so.Backup = func(w io.Writer, since uint64) (uint64, error) {
 			info, err := ix.Backup(w, since)
