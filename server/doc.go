@@ -28,6 +28,8 @@
 //	POST /v1/sync                        204 when everything acknowledged is durable
 //	GET  /v1/backup?since=N              the file "urlhash backup" writes, streamed;
 //	                                     trailer Urlhash-Backup-Until: the next since
+//	GET  /v1/uris:search?uri=URI&threatTypes=T          Web Risk v1 Lookup API, on an
+//	GET  /v1/hashes:search?hashPrefix=B64&threatTypes=T  index of a Safe Browsing list
 //	GET  /metrics                        Prometheus text format: requests and latency
 //	                                     by endpoint, fsyncs, entries, filter size,
 //	                                     filter probes by answer (absent, found,
