@@ -59,6 +59,7 @@ type DB struct {
 
 	entries       atomic.Int64
 	prefixEntries atomic.Int64
+	probes        probes // the filter's answers, for Stats
 
 	profileMu sync.Mutex // guards profile after Open
 	profile   string

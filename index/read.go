@@ -28,6 +28,7 @@ func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
 	maybe := db.f.mayHaveFull(&h)
 	db.fmu.RUnlock()
 	if !maybe {
+		db.probes.one(false, false)
 		return store.Value{}, store.ErrNotFound
 	}
 	k := fullKey(&h)
@@ -39,6 +40,7 @@ func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
 		v, err = db.itemValue(item)
 		return err
 	})
+	db.probes.one(true, err == nil)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		// The filter said "maybe": a false positive, or a damaged block.
 		if err := db.guard.check(k[:], k[:]); err != nil {
@@ -59,12 +61,14 @@ func (db *DB) Has(h hashkey.Hash) (ok bool, err error) {
 	maybe := db.f.mayHaveFull(&h)
 	db.fmu.RUnlock()
 	if !maybe {
+		db.probes.one(false, false)
 		return false, nil
 	}
 	k := fullKey(&h)
 	txn := db.bdb.NewTransaction(false)
 	defer txn.Discard()
 	_, err = txn.Get(k[:])
+	db.probes.one(true, err == nil)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return false, db.guard.check(k[:], k[:])
 	}
@@ -85,6 +89,7 @@ func (db *DB) HasBatch(hs []hashkey.Hash) (_ []bool, err error) {
 	maybe := db.filterFull(hs)
 	db.fmu.RUnlock()
 	if len(maybe) == 0 {
+		db.probes.add(len(hs), nil)
 		return out, nil
 	}
 	sortByHash(hs, maybe)
@@ -100,6 +105,7 @@ func (db *DB) HasBatch(hs []hashkey.Hash) (_ []bool, err error) {
 	if err != nil {
 		return nil, err
 	}
+	db.probes.add(len(hs), found)
 	if err := db.checkMissed(keys, found); err != nil {
 		return nil, err
 	}
@@ -223,6 +229,7 @@ func (db *DB) existSorted(entries []store.Entry, idx []int) ([]bool, error) {
 	}
 	db.fmu.RUnlock()
 	if len(keys) == 0 {
+		db.probes.add(len(idx), nil)
 		return out, nil
 	}
 	var found []bool
@@ -244,6 +251,7 @@ func (db *DB) existSorted(entries []store.Entry, idx []int) ([]bool, error) {
 			return nil, err
 		}
 	}
+	db.probes.add(len(idx), found)
 	if err := db.checkMissed(keys, found); err != nil {
 		return nil, err
 	}
@@ -320,6 +328,7 @@ func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
 	full, short := db.f.mayHaveFull(&h), db.f.mayHavePrefixOf(&h)
 	db.fmu.RUnlock()
 	if !full && !short {
+		db.probes.one(false, false)
 		return store.Match{}, false, nil
 	}
 	var m store.Match
@@ -363,6 +372,7 @@ func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
 	if err != nil {
 		return store.Match{}, false, translate(err)
 	}
+	db.probes.one(full, m.Len == hashkey.Size)
 	if m.Len < hashkey.Size && !db.guard.idle() {
 		// The filter let h through, and no full entry (or none at all)
 		// was found: verify the tables that could hold it.

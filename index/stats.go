@@ -38,6 +38,9 @@ func (db *DB) Stats() (_ store.Stats, err error) {
 	s.FilterBytes = db.f.sizeBytes()
 	s.FilterMemBytes = db.f.memBytes()
 	db.fmu.RUnlock()
+	s.FilterAbsent = db.probes.absent.Load()
+	s.FilterFound = db.probes.found.Load()
+	s.FilterFalsePositives = db.probes.falsePositive.Load()
 	if !db.opts.InMemory {
 		var err error
 		if s.LSMBytes, s.VlogBytes, s.DiskBytes, err = dirBytes(db.path); err != nil {

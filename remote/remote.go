@@ -105,7 +105,8 @@ func (db *DB) do(ctx context.Context, method, path string, body []byte) (*http.R
 		ctx = context.Background()
 	}
 	var cancel context.CancelFunc = func() {}
-	if path != "/v1/scan" && path != "/v1/load" {
+	// Streams (scan, load, backup) take as long as they take.
+	if p, _, _ := strings.Cut(path, "?"); p != "/v1/scan" && p != "/v1/load" && p != "/v1/backup" {
 		ctx, cancel = context.WithTimeout(ctx, db.o.Timeout)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, db.base+path, bytes.NewReader(body))
@@ -366,4 +367,28 @@ func (db *DB) Profile() string {
 // SetProfile implements store.Backend.
 func (db *DB) SetProfile(name string) error {
 	return db.call(nil, "POST", "/v1/profile", []byte(name), nil)
+}
+
+// Backup writes a backup of the server's index to w, the file "urlhash
+// backup" writes (index.DB.Backup): the changes after version since (0:
+// every entry). It returns the since of the next backup of the chain. An
+// answer cut short is an error (and the part written is no backup:
+// restore refuses it).
+func (db *DB) Backup(w io.Writer, since uint64) (until uint64, err error) {
+	resp, err := db.do(nil, "GET", "/v1/backup?since="+strconv.FormatUint(since, 10), nil)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		return 0, fmt.Errorf("remote: %s: backup: %w", db.base, err)
+	}
+	if e := resp.Trailer.Get(server.TrailerError); e != "" {
+		return 0, fmt.Errorf("remote: %s: backup: %s", db.base, e)
+	}
+	v := resp.Trailer.Get(server.TrailerBackupUntil)
+	if until, err = strconv.ParseUint(v, 10, 64); err != nil {
+		return 0, fmt.Errorf("remote: %s: backup cut short (no %s trailer)", db.base, server.TrailerBackupUntil)
+	}
+	return until, nil
 }

@@ -95,7 +95,8 @@ func FuzzDecodeEntries(f *testing.F) {
 }
 
 // TestMetricsAndToken: with a token, requests without it are 401 and
-// /metrics too; with it, /metrics counts requests and group-commit fsyncs.
+// /metrics too; with it, /metrics counts requests, group-commit fsyncs and
+// the filter's answers.
 func TestMetricsAndToken(t *testing.T) {
 	db, err := index.Open("", &index.Options{InMemory: true})
 	if err != nil {
@@ -127,8 +128,14 @@ func TestMetricsAndToken(t *testing.T) {
 	if code, _ := do("POST", "/v1/add", "s3cret", AppendEntry(nil, &e)); code != 200 {
 		t.Fatalf("add: %d", code)
 	}
+	// The add's check and the absent key: "absent"; x: "found".
+	absent := hashkey.Sum([]byte("y"))
+	if code, _ := do("POST", "/v1/has", "s3cret", append(e.Hash[:], absent[:]...)); code != 200 {
+		t.Fatalf("has: %d", code)
+	}
 	code, body := do("GET", "/metrics", "s3cret", nil)
-	for _, want := range []string{`urlhash_requests_total{endpoint="/v1/add",status="200"} 1`, "urlhash_fsyncs_total 1", "urlhash_entries 1", "urlhash_request_seconds_bucket"} {
+	for _, want := range []string{`urlhash_requests_total{endpoint="/v1/add",status="200"} 1`, "urlhash_fsyncs_total 1", "urlhash_entries 1", "urlhash_request_seconds_bucket",
+		`urlhash_filter_probes_total{result="absent"} 2`, `urlhash_filter_probes_total{result="found"} 1`, `urlhash_filter_probes_total{result="false_positive"} 0`} {
 		if code != 200 || !bytes.Contains([]byte(body), []byte(want)) {
 			t.Errorf("/metrics (%d) lacks %q", code, want)
 		}

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/urlhash/urlhash/store"
 )
@@ -13,6 +15,7 @@ import (
 // all.
 type committer struct {
 	st    store.Backend
+	log   *slog.Logger
 	mu    sync.Mutex
 	cond  *sync.Cond
 	begun uint64 // Syncs started
@@ -22,8 +25,8 @@ type committer struct {
 	syncs atomic.Int64 // Syncs run, for /metrics
 }
 
-func newCommitter(st store.Backend) *committer {
-	c := &committer{st: st}
+func newCommitter(st store.Backend, log *slog.Logger) *committer {
+	c := &committer{st: st, log: log}
 	c.cond = sync.NewCond(&c.mu)
 	return c
 }
@@ -42,8 +45,14 @@ func (c *committer) sync() error {
 		c.begun++
 		gen := c.begun
 		c.mu.Unlock()
+		start := time.Now()
 		err := c.st.Sync()
 		c.syncs.Add(1)
+		if err != nil {
+			c.log.Error("sync failed", "sync", gen, "duration", time.Since(start), "error", err)
+		} else {
+			c.log.Debug("sync", "sync", gen, "duration", time.Since(start))
+		}
 		c.mu.Lock()
 		c.busy, c.done, c.err = false, gen, err
 		c.cond.Broadcast()

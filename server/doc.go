@@ -26,8 +26,14 @@
 //	GET  /v1/count?prefix=HEX&bits=N          {"full":..,"prefixes":..}
 //	POST /v1/verify                      204, or the damage
 //	POST /v1/sync                        204 when everything acknowledged is durable
+//	GET  /v1/backup?since=N              the file "urlhash backup" writes, streamed;
+//	                                     trailer Urlhash-Backup-Until: the next since
+//	GET  /v1/uris:search?uri=URI&threatTypes=T          Web Risk v1 Lookup API, on an
+//	GET  /v1/hashes:search?hashPrefix=B64&threatTypes=T  index of a Safe Browsing list
 //	GET  /metrics                        Prometheus text format: requests and latency
-//	                                     by endpoint, fsyncs, entries, filter size
+//	                                     by endpoint, fsyncs, entries, filter size,
+//	                                     filter probes by answer (absent, found,
+//	                                     false_positive)
 //
 // An entry is a key-length byte (32 for a full entry, 4..31 for a prefix
 // entry), the key, a uvarint text length and the text, a uvarint data
@@ -40,6 +46,14 @@
 // Concurrent writers share fsyncs (group commit): a write waits for one
 // Sync that starts after it, and one Sync serves every write that came
 // before it started.
+//
+// # Logs
+//
+// Options.Logger gets one structured line per request (method, path,
+// status, duration, bytes in and out, remote address, and the error kind
+// of a failed one) and one per group-commit fsync: at level Debug for
+// the normal case, so that a busy server logs only what goes wrong at
+// Info.
 //
 // # Security
 //

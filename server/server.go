@@ -31,7 +31,21 @@ type Options struct {
 	MaxBody int64
 	// MaxInFlight bounds the requests served at once; more wait. Default 64.
 	MaxInFlight int
-	// Logger receives one line per failed request. Default: slog's.
+	// Backup, when set, serves GET /v1/backup: it writes a backup of the
+	// changes after version since to w and returns the since of the next
+	// backup (index.DB.Backup). Default: none, and /v1/backup is refused.
+	Backup func(w io.Writer, since uint64) (until uint64, err error)
+	// ThreatType is the Web Risk threat type of the list an index of a
+	// Safe Browsing profile holds, as /v1/uris:search and
+	// /v1/hashes:search answer it (see IsWebRiskThreatType). Default
+	// MALWARE.
+	ThreatType string
+	// Logger receives one line per request ("request": method, path,
+	// status, duration, bytes_in, bytes_out, remote, and kind and error
+	// for a failed one) at level Debug when answered, Warn for a client
+	// error other than not_found, Error for a server error; and one per
+	// group-commit fsync ("sync", Debug; Error when it fails). Default:
+	// slog's.
 	Logger *slog.Logger
 }
 
@@ -61,7 +75,7 @@ func New(st store.Backend, opts *Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{st: st, o: o, commit: newCommitter(st), slots: make(chan struct{}, o.MaxInFlight), mux: http.NewServeMux()}
+	s := &Server{st: st, o: o, commit: newCommitter(st, o.Logger), slots: make(chan struct{}, o.MaxInFlight), mux: http.NewServeMux()}
 	s.metrics = newMetrics(st, s.commit)
 	metrics := s.metrics.handler()
 	s.handle("GET /metrics", func(w http.ResponseWriter, r *http.Request) error {
@@ -83,6 +97,9 @@ func New(st store.Backend, opts *Options) *Server {
 	s.handle("GET /v1/count", s.count)
 	s.handle("POST /v1/verify", s.verify)
 	s.handle("POST /v1/sync", s.sync)
+	s.handle("GET /v1/backup", s.backup)
+	s.handle("GET /v1/uris:search", webRisk(s.searchURIs))
+	s.handle("GET /v1/hashes:search", webRisk(s.searchHashes))
 	return s
 }
 
@@ -96,11 +113,23 @@ func (s *Server) handle(pattern string, h handler) {
 	s.mux.HandleFunc(pattern, func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		w := &statusWriter{ResponseWriter: rw, status: http.StatusOK}
-		defer func() { s.metrics.observe(endpoint, w.status, start) }()
+		body := &countingReader{r: r.Body}
+		r.Body = body
+		var kind string
+		var failure error
+		defer func() {
+			s.metrics.observe(endpoint, w.status, start)
+			s.logRequest(r, w, body.n, start, kind, failure)
+		}()
 		if s.o.Token != "" {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok && strings.HasSuffix(endpoint, ":search") {
+				// Web Risk clients send their API key as ?key=.
+				got, ok = r.URL.Query().Get("key"), true
+			}
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.o.Token)) != 1 {
-				writeError(w, http.StatusUnauthorized, "unauthorized", "server: missing or wrong bearer token")
+				kind = "unauthorized"
+				writeError(w, http.StatusUnauthorized, kind, "server: missing or wrong bearer token")
 				return
 			}
 		}
@@ -114,18 +143,64 @@ func (s *Server) handle(pattern string, h handler) {
 			r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBody)
 		}
 		if err := h(w, r); err != nil {
-			kind, status := Kind(err)
+			var status int
+			kind, status = Kind(err)
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
 				kind, status = "too_large", http.StatusRequestEntityTooLarge
 			}
-			if status >= 500 {
-				s.o.Logger.Error("request failed", "path", r.URL.Path, "err", err)
+			failure = err
+			if wre := (*webRiskError)(nil); errors.As(err, &wre) {
+				wre.write(w)
+				return
 			}
 			writeError(w, status, kind, err.Error())
 		}
 	})
 }
+
+// logRequest writes the request's log line: Debug when it was answered
+// (a key not found included), Warn for another client error, Error for a
+// server error.
+func (s *Server) logRequest(r *http.Request, w *statusWriter, in int64, start time.Time, kind string, err error) {
+	level := slog.LevelDebug
+	switch {
+	case w.status >= 500:
+		level = slog.LevelError
+	case w.status >= 400 && kind != "not_found":
+		level = slog.LevelWarn
+	}
+	ctx := r.Context()
+	if !s.o.Logger.Enabled(ctx, level) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", w.status),
+		slog.Duration("duration", time.Since(start)), slog.Int64("bytes_in", in), slog.Int64("bytes_out", w.n),
+		slog.String("remote", r.RemoteAddr),
+	}
+	if kind != "" {
+		attrs = append(attrs, slog.String("kind", kind))
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	s.o.Logger.LogAttrs(ctx, level, "request", attrs...)
+}
+
+// countingReader counts the bytes of a request body read.
+type countingReader struct {
+	r io.ReadCloser
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingReader) Close() error { return c.r.Close() }
 
 func writeError(w http.ResponseWriter, status int, kind, msg string) {
 	w.Header().Set("Content-Type", "application/json")
@@ -442,4 +517,54 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// Trailers of a backup answer: the version to pass as since to the next
+// backup of the chain, and the error that cut the stream short.
+const (
+	TrailerBackupUntil = "Urlhash-Backup-Until"
+	TrailerError       = "Urlhash-Error"
+)
+
+// backup streams index.Backup: the backup file's bytes, then the trailer
+// TrailerBackupUntil; an error after the first byte is the trailer
+// TrailerError (the file is cut, and restore would refuse it).
+func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
+	if s.o.Backup == nil {
+		return fmt.Errorf("%w: this server makes no backups", store.ErrInvalidOptions)
+	}
+	var since uint64
+	if v := r.URL.Query().Get("since"); v != "" {
+		var err error
+		if since, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return fmt.Errorf("%w: since %q", ErrBadRequest, v)
+		}
+	}
+	w.Header().Set("Trailer", TrailerBackupUntil+", "+TrailerError)
+	w.Header().Set("Content-Type", "application/octet-stream")
+	cw := &countingWriter{w: w}
+	until, err := s.o.Backup(cw, since)
+	if err != nil {
+		if cw.n == 0 {
+			w.Header().Del("Trailer")
+			return err
+		}
+		w.Header().Set(TrailerError, err.Error())
+		s.o.Logger.Error("backup cut short", "since", since, "bytes", cw.n, "error", err)
+		return nil
+	}
+	w.Header().Set(TrailerBackupUntil, strconv.FormatUint(until, 10))
+	return nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -95,6 +95,12 @@ type Stats struct {
 	FilterBytes uint64
 	// FilterMemBytes is the filter's estimated memory use.
 	FilterMemBytes uint64
+	// FilterAbsent, FilterFound and FilterFalsePositives count, since the
+	// index was opened, the lookups (and add-if-absent checks) the filter
+	// answered "absent" without a read, those it let through that were
+	// found, and those it let through that were not (false positives, a
+	// read for nothing). Zero for a backend without a filter.
+	FilterAbsent, FilterFound, FilterFalsePositives int64
 	// LSMBytes is the disk space of the key tables, VlogBytes that of
 	// value-log files (Badger), DiskBytes that of the whole index.
 	LSMBytes, VlogBytes, DiskBytes int64

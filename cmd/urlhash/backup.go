@@ -11,13 +11,14 @@ import (
 
 	"github.com/urlhash/urlhash/backend"
 	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/remote"
 )
 
 func backupCommand() *command {
 	return &command{
 		name:    "backup",
 		summary: "write a full or incremental backup of an index",
-		usage: `Usage: urlhash backup --db DIR [--since VERSION] > FILE
+		usage: `Usage: urlhash backup --db DIR|http://HOST:PORT [--since VERSION] > FILE
 
 Writes a backup of the index to standard output: every entry (full), or
 with --since the changes after VERSION (incremental: added, replaced and
@@ -25,7 +26,8 @@ deleted entries). The last line on stderr names the version to pass as
 --since to the next backup of the chain. It runs beside other readers; a
 write it does not see falls in the next backup. The file is checksummed:
 "urlhash restore" refuses a cut or damaged one. For a postgres:// index
-use PostgreSQL's own tools (pg_dump).
+use PostgreSQL's own tools (pg_dump). With --db http://HOST:PORT it
+backs up the index a "urlhash serve" owns, while it serves.
 
 Flags:
       --db DIR           the index directory
@@ -82,8 +84,17 @@ func runBackup(e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	b := st.(*index.DB)
-	info, err := b.Backup(out, *since)
+	var info index.BackupInfo
+	switch b := st.(type) {
+	case *index.DB:
+		info, err = b.Backup(out, *since)
+	case *remote.DB:
+		// The server's index, while the server runs.
+		info = index.BackupInfo{Profile: b.Profile(), Since: *since}
+		info.Until, err = b.Backup(out, *since)
+	default:
+		return usagef("backup works on an index directory or a urlhash server")
+	}
 	if err != nil {
 		return err
 	}
@@ -165,8 +176,8 @@ func runRestore(e *env, args []string) error {
 	if fs.NArg() == 0 {
 		return usagef("no backup files")
 	}
-	if db.dir == "" || backend.IsPostgres(db.dir) {
-		return usagef("--db DIR, an index directory, is required")
+	if db.dir == "" || backend.IsPostgres(db.dir) || remote.IsLocation(db.dir) {
+		return usagef("--db DIR, an index directory, is required (restore into a directory, then serve it)")
 	}
 	st, err := db.openStore(e, &backend.Options{Wait: db.wait})
 	if err != nil {

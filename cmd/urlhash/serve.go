@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/urlhash/urlhash/backend"
+	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/remote"
 	"github.com/urlhash/urlhash/server"
 )
@@ -44,6 +46,18 @@ Flags:
       --read-only        refuse writes (403)
       --max-body BYTES   largest request body (default 64 MiB)
       --max-in-flight N  requests served at once (default 64)
+      --threat-type T    the Web Risk threat type of a Safe Browsing list
+                         index (webrisk or safebrowsing-v5 profile), as
+                         GET /v1/uris:search and /v1/hashes:search (the
+                         Web Risk Lookup API) answer it: MALWARE,
+                         SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or
+                         SOCIAL_ENGINEERING_EXTENDED_COVERAGE (default
+                         MALWARE)
+      --log-format F     text or json: structured log lines on stderr,
+                         after the ready line (default text)
+      --log-level L      debug (a line per request and per fsync), info
+                         (start, stop), warn (also refused requests) or
+                         error (default info)
 
 Example:
   $ urlhash serve --db crawl.idx --listen 127.0.0.1:7411 &
@@ -64,6 +78,9 @@ func runServe(e *env, args []string) error {
 	readOnly := fs.Bool("read-only", false, "refuse writes")
 	maxBody := fs.Int64("max-body", 64<<20, "largest request body")
 	maxInFlight := fs.Int("max-in-flight", 64, "requests at once")
+	threatType := fs.String("threat-type", "MALWARE", "Web Risk threat type of the list")
+	logFormat := fs.String("log-format", "text", "text or json")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
@@ -74,6 +91,12 @@ func runServe(e *env, args []string) error {
 		return usagef("serve owns an index directory; PostgreSQL and servers are shared already")
 	case (*cert == "") != (*key == ""):
 		return usagef("--tls-cert and --tls-key go together")
+	case !server.IsWebRiskThreatType(*threatType):
+		return usagef("--threat-type %q: want MALWARE, SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or SOCIAL_ENGINEERING_EXTENDED_COVERAGE", *threatType)
+	}
+	logger, err := newLogger(e.stderr, *logFormat, *logLevel)
+	if err != nil {
+		return err
 	}
 	var token string
 	if *tokenFile != "" {
@@ -98,10 +121,15 @@ func runServe(e *env, args []string) error {
 		ln.Close()
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(e.stderr, nil))
+	so := &server.Options{Token: token, ReadOnly: *readOnly, MaxBody: *maxBody, MaxInFlight: *maxInFlight, Logger: logger, ThreatType: *threatType}
+	if ix, ok := st.(*index.DB); ok {
+		so.Backup = func(w io.Writer, since uint64) (uint64, error) {
+			info, err := ix.Backup(w, since)
+			return info.Until, err
+		}
+	}
 	srv := &http.Server{
-		Handler: server.New(st, &server.Options{Token: token, ReadOnly: *readOnly,
-			MaxBody: *maxBody, MaxInFlight: *maxInFlight, Logger: logger}),
+		Handler:           server.New(st, so),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
@@ -110,6 +138,9 @@ func runServe(e *env, args []string) error {
 		scheme = "https"
 	}
 	fmt.Fprintf(e.stderr, "urlhash: serving %s on %s://%s\n", *dir, scheme, ln.Addr())
+	started := time.Now()
+	logger.Info("serving", "db", *dir, "addr", ln.Addr().String(), "tls", *cert != "", "read_only", *readOnly,
+		"profile", st.Profile(), "token", token != "")
 	done := make(chan error, 1)
 	go func() {
 		if *cert != "" {
@@ -123,6 +154,7 @@ func runServe(e *env, args []string) error {
 	case <-e.ctx.Done():
 		// Stop accepting, let the requests in flight finish, then sync and
 		// close the index.
+		logger.Info("stopping", "reason", context.Cause(e.ctx).Error())
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err = srv.Shutdown(ctx)
 		cancel()
@@ -130,8 +162,31 @@ func runServe(e *env, args []string) error {
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
+	closeStart := time.Now()
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}
+	if err != nil {
+		logger.Error("stopped", "error", err, "uptime", time.Since(started))
+	} else {
+		logger.Info("stopped", "close", time.Since(closeStart), "uptime", time.Since(started))
+	}
 	return err
+}
+
+// newLogger returns the server's logger: format text or json, level
+// debug, info, warn or error, on w.
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("--log-level %q: want debug, info, warn or error", level)
+	}
+	ho := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, ho)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, ho)), nil
+	}
+	return nil, usagef("--log-format %q: want text or json", format)
 }

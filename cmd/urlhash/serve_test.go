@@ -4,15 +4,22 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/remote"
+	"github.com/urlhash/urlhash/store"
 )
 
 // startServe runs "urlhash serve --db dir" as a child process on a free
@@ -150,4 +157,241 @@ func TestServeKill(t *testing.T) {
 		t.Fatalf("after the restart, some of the %d printed URLs are absent: %v", len(printed), err)
 	}
 	t.Logf("%d URLs printed before the kill, all present after the restart", len(printed))
+}
+
+// TestServeLogFlags: --log-format and --log-level take the documented
+// values and refuse others with a usage error naming the flag.
+func TestServeLogFlags(t *testing.T) {
+	tests := []struct {
+		format, level string
+		wantErr       string // "" when accepted
+		debug, info   bool   // enabled levels when accepted
+	}{
+		{"text", "info", "", false, true},
+		{"json", "debug", "", true, true},
+		{"json", "warn", "", false, false},
+		{"text", "ERROR", "", false, false},
+		{"xml", "info", "--log-format", false, false},
+		{"text", "loud", "--log-level", false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.format+"/"+tc.level, func(t *testing.T) {
+			l, err := newLogger(io.Discard, tc.format, tc.level)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := l.Enabled(t.Context(), slog.LevelDebug); got != tc.debug {
+				t.Errorf("debug enabled = %v, want %v", got, tc.debug)
+			}
+			if got := l.Enabled(t.Context(), slog.LevelInfo); got != tc.info {
+				t.Errorf("info enabled = %v, want %v", got, tc.info)
+			}
+		})
+	}
+}
+
+// writer writes through a server until stop is closed or a write fails
+// (the server was killed): batches of new entries, alternately added and
+// put, each URL as its value's text. It returns the entries whose write
+// was acknowledged, in order, each with the time of its acknowledgement.
+func writer(t *testing.T, addr string, k, run int, stop <-chan struct{}) (acked []store.Entry, at []time.Time) {
+	db, err := remote.Open(t.Context(), addr, &remote.Options{Timeout: 30 * time.Second})
+	if err != nil {
+		t.Error(err)
+		return nil, nil
+	}
+	defer db.Close()
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return acked, at
+		default:
+		}
+		es := make([]store.Entry, 50)
+		for j := range es {
+			u := fmt.Sprintf("https://w%d.example/run%d/%d/%d", k, run, i, j)
+			es[j] = store.FullEntry(hashkey.Sum([]byte(u)), store.Value{Text: []byte(u)})
+		}
+		if i%2 == 0 {
+			_, err = db.AddBatch(es)
+		} else {
+			err = db.PutBatch(es)
+		}
+		if err != nil {
+			return acked, at
+		}
+		now := time.Now()
+		for range es {
+			at = append(at, now)
+		}
+		acked = append(acked, es...)
+	}
+}
+
+// checkAcked fails the test unless every entry is stored (with its text)
+// in the index served at addr, and that index verifies.
+func checkAcked(t *testing.T, addr string, acked []store.Entry) {
+	t.Helper()
+	db, err := remote.Open(t.Context(), addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	checkEntries(t, db, acked)
+	if err := db.Verify(); err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+}
+
+// checkEntries fails the test unless every entry is stored in st, with its
+// value's text.
+func checkEntries(t *testing.T, st store.Backend, want []store.Entry) {
+	t.Helper()
+	hs := make([]hashkey.Hash, len(want))
+	for i, e := range want {
+		hs[i] = e.Hash
+	}
+	found, err := st.HasBatch(hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := 0
+	for i, ok := range found {
+		if !ok {
+			if missing++; missing <= 3 {
+				t.Errorf("acknowledged %s is missing", want[i].Value.Text)
+			}
+		}
+	}
+	if missing > 0 {
+		t.Fatalf("%d of %d acknowledged entries missing", missing, len(want))
+	}
+	for i := 0; i < len(want); i += max(1, len(want)/200) { // a sample of the values
+		v, err := st.Get(want[i].Hash)
+		if err != nil || string(v.Text) != string(want[i].Value.Text) {
+			t.Fatalf("%s: text %q, %v", want[i].Value.Text, v.Text, err)
+		}
+	}
+}
+
+// TestServeKillLoop: kill -9 of the server while clients write, then a
+// restart, many times over: after every restart, every write a client saw
+// acknowledged is present and the index verifies. URLHASH_KILL_RUNS sets
+// the number of kills (default 3).
+func TestServeKillLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	runs := 3
+	if n, err := strconv.Atoi(os.Getenv("URLHASH_KILL_RUNS")); err == nil {
+		runs = n
+	}
+	dir := filepath.Join(t.TempDir(), "idx")
+	rng := rand.New(rand.NewPCG(5, 6))
+	var acked []store.Entry
+	srv, addr := startServe(t, dir)
+	for run := range runs {
+		stop := make(chan struct{}) // never closed: the kill stops the writers
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for k := range 3 {
+			wg.Go(func() {
+				es, _ := writer(t, addr, k, run, stop)
+				mu.Lock()
+				acked = append(acked, es...)
+				mu.Unlock()
+			})
+		}
+		time.Sleep(time.Duration(100+rng.IntN(400)) * time.Millisecond)
+		srv.Process.Signal(syscall.SIGKILL)
+		srv.Wait()
+		wg.Wait()
+		srv, addr = startServe(t, dir)
+		checkAcked(t, addr, acked)
+		t.Logf("run %d: %d entries acknowledged so far, all present after the restart", run, len(acked))
+	}
+	srv.Process.Signal(syscall.SIGTERM)
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("serve after SIGTERM: %v", err)
+	}
+	if len(acked) == 0 {
+		t.Fatal("no write was acknowledged before any kill")
+	}
+}
+
+// TestServeBackup: "urlhash backup --db http://…" while clients write;
+// the backup restores into a new directory that verifies and holds every
+// entry acknowledged before the backup started.
+func TestServeBackup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	tmp := t.TempDir()
+	srv, addr := startServe(t, filepath.Join(tmp, "idx"))
+	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	var acked []store.Entry
+	var at []time.Time
+	var wg sync.WaitGroup
+	for k := range 3 {
+		wg.Go(func() {
+			es, ts := writer(t, addr, k, 0, stop)
+			mu.Lock()
+			acked, at = append(acked, es...), append(at, ts...)
+			mu.Unlock()
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	bak := filepath.Join(tmp, "full.bak")
+	f, err := os.Create(bak)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "backup", "--db", addr)
+	cmd.Env = append(os.Environ(), "URLHASH_TEST_MAIN=1")
+	cmd.Stdout = f
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	began := time.Now()
+	err = cmd.Run()
+	f.Close()
+	time.Sleep(100 * time.Millisecond) // writes after the backup too
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("backup: %v: %s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "urlhash: backup: full") || !strings.Contains(stderr.String(), "next: --since ") {
+		t.Errorf("backup said %q", stderr.String())
+	}
+	var before []store.Entry
+	for i, e := range acked {
+		if at[i].Before(began) {
+			before = append(before, e)
+		}
+	}
+	if len(before) == 0 || len(before) == len(acked) {
+		t.Fatalf("%d of %d writes acknowledged before the backup: the writes did not overlap it", len(before), len(acked))
+	}
+	restored := filepath.Join(tmp, "restored")
+	if out, err := cli(t, "", "restore", "--db", restored, bak); err != nil {
+		t.Fatalf("restore: %v %s", err, out)
+	}
+	if out, err := cli(t, "", "verify", "--db", restored); err != nil {
+		t.Fatalf("verify of the restored index: %v %s", err, out)
+	}
+	db, err := index.Open(restored, &index.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	checkEntries(t, db, before)
+	t.Logf("%d entries acknowledged before the backup began (of %d), all restored", len(before), len(acked))
 }

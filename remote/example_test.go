@@ -1,0 +1,55 @@
+package remote_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/remote"
+	"github.com/urlhash/urlhash/server"
+	"github.com/urlhash/urlhash/store"
+)
+
+// ExampleDB_Backup backs up a served index while it serves, and restores
+// the backup into another index.
+func ExampleDB_Backup() {
+	db, _ := index.Open("", &index.Options{InMemory: true})
+	defer db.Close()
+	srv := httptest.NewServer(server.New(db, &server.Options{
+		Backup: func(w io.Writer, since uint64) (uint64, error) {
+			info, err := db.Backup(w, since)
+			return info.Until, err
+		},
+		Logger: slog.New(slog.DiscardHandler),
+	}))
+	defer srv.Close()
+
+	c, err := remote.Open(context.Background(), srv.URL, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	c.PutBatch([]store.Entry{store.FullEntry(hashkey.Sum([]byte("https://example.com/")), store.Value{})})
+	var bak bytes.Buffer
+	if _, err := c.Backup(&bak, 0); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	restored, _ := index.Open("", &index.Options{InMemory: true})
+	defer restored.Close()
+	if _, err := restored.Restore(&bak); err != nil {
+		fmt.Println(err)
+		return
+	}
+	ok, _ := restored.Has(hashkey.Sum([]byte("https://example.com/")))
+	fmt.Println("restored:", ok)
+	// Output:
+	// restored: true
+}
