@@ -17,8 +17,11 @@ const (
 	// table indexes and Badger bloom filters beyond it are evicted and
 	// re-read, so memory stays bounded however large the index grows.
 	DefaultIndexCacheSize = 64 << 20
-	// DefaultMemTableSize is the default Options.MemTableSize (64 MiB).
-	DefaultMemTableSize = 64 << 20
+	// DefaultMemTableSize is the default Options.MemTableSize (16 MiB):
+	// inserting random keys into a memtable is a walk of cache misses down
+	// its skiplist, and a smaller one stays in the processor caches (a
+	// dedupe of 1M new URLs spent 17% less CPU than with 64 MiB).
+	DefaultMemTableSize = 16 << 20
 	// DefaultValueLogFileSize is the size of one value-log file (64 MiB):
 	// the index keeps entries in its tables, and the value log holds
 	// only values over 4 KiB (filter snapshot chunks, rare large values).
@@ -61,7 +64,7 @@ type Options struct {
 	IndexCacheSize int64
 
 	// MemTableSize is the size of one Badger memtable in bytes. Default
-	// 64 MiB (DefaultMemTableSize).
+	// 16 MiB (DefaultMemTableSize).
 	MemTableSize int64
 
 	// SyncWrites makes every write wait for fsync. Default false: writes

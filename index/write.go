@@ -1,6 +1,8 @@
 package index
 
 import (
+	"cmp"
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -204,12 +206,7 @@ func (db *DB) plan(entries []store.Entry, keepLast bool) (plan, error) {
 		order[i] = i
 	}
 	if len(entries) > 1 {
-		slices.SortFunc(order, func(a, b int) int {
-			if c := compareEntries(&entries[a], &entries[b]); c != 0 {
-				return c
-			}
-			return a - b
-		})
+		sortEntries(entries, order)
 	}
 	uniq := order[:0]
 	for j, i := range order {
@@ -223,6 +220,37 @@ func (db *DB) plan(entries []store.Entry, keepLast bool) (plan, error) {
 	}
 	existed, err := db.existSorted(entries, uniq)
 	return plan{order: uniq, existed: existed}, err
+}
+
+// sortEntries sorts order, positions in entries, by key and then by
+// position (a stable sort). Full entries come first, ordered by their
+// leading 8 bytes as one integer kept next to the position, so that most
+// comparisons touch neither the entries nor bytes.Compare.
+func sortEntries(entries []store.Entry, order []int) {
+	type lead struct {
+		v      uint64 // leading 8 bytes of a full entry's hash
+		prefix bool
+		i      int
+	}
+	ls := make([]lead, len(order))
+	for j, i := range order {
+		ls[j] = lead{prefix: entries[i].IsPrefix(), i: i}
+		if !ls[j].prefix {
+			ls[j].v = binary.BigEndian.Uint64(entries[i].Hash[:8])
+		}
+	}
+	slices.SortFunc(ls, func(a, b lead) int {
+		if !a.prefix && !b.prefix && a.v != b.v {
+			return cmp.Compare(a.v, b.v)
+		}
+		if c := compareEntries(&entries[a.i], &entries[b.i]); c != 0 {
+			return c
+		}
+		return a.i - b.i
+	})
+	for j := range ls {
+		order[j] = ls[j].i
+	}
 }
 
 // admit adds the keys of entries[idx] to the filter, except those
