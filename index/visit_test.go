@@ -287,3 +287,28 @@ func TestDeletePrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoverKeepsTimes: Recover copies the seen times and the expiry.
+func TestRecoverKeepsTimes(t *testing.T) {
+	clock := newFakeClock()
+	dir := t.TempDir()
+	db := mustOpen(t, dir, &Options{Now: clock.Now})
+	h := hashOf("a")
+	exp := clock.Now().Add(time.Hour)
+	if _, err := db.VisitBatch([]store.Entry{store.FullEntry(h, store.Value{Expires: exp, Data: []byte{1}})}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	to := t.TempDir() + "/to"
+	if _, err := Recover(dir, to, &Options{Now: clock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	db = mustOpen(t, to, &Options{Now: clock.Now})
+	defer db.Close()
+	v, err := db.Get(h)
+	if err != nil || !v.Expires.Equal(exp) || !v.LastSeen.Equal(clock.Now()) || string(v.Data) != "\x01" {
+		t.Fatalf("recovered value %+v, %v", v, err)
+	}
+}
