@@ -143,7 +143,16 @@ func decodeValue(b []byte) (store.Value, error) {
 			return store.Value{}, fmt.Errorf("%w: bad last-seen time", store.ErrCorrupt)
 		}
 		rest = rest[w:]
-		v.FirstSeen, v.LastSeen = store.Unix(first), store.Unix(first+int64(d))
+		last := first + int64(d)
+		// Unix 0 is "none" in store.Unix: the other time stands for both,
+		// as seenUnix writes them.
+		switch {
+		case first == 0:
+			first = last
+		case last == 0:
+			last = first
+		}
+		v.FirstSeen, v.LastSeen = store.Unix(first), store.Unix(last)
 	default:
 		return store.Value{}, fmt.Errorf("%w: value version %d", store.ErrFormat, b[0])
 	}
