@@ -14,7 +14,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/jackc/pgx/v5"
@@ -44,11 +46,20 @@ import (
 //
 // # Commands
 //
-// Commands that take entries read one a line: KEY [text=TEXT] [data=HEX],
-// TEXT bare or Go-quoted; a quoted TEXT or a HEX followed by *N is
-// repeated N times. Values print as text="..." data=HEX, leaving out an
-// empty part, or (empty); a part longer than 64 bytes prints as its length
-// and the start of its SHA-256. Errors print as the first sentinel of
+// Commands that take entries read one a line: KEY [text=TEXT] [data=HEX]
+// [ttl=DURATION], TEXT bare or Go-quoted; a quoted TEXT or a HEX followed
+// by *N is repeated N times; ttl sets Expires to the scenario clock plus
+// DURATION. Values print as text="..." data=HEX first=+D last=+D
+// expires=+D (times as offsets from the clock's start,
+// 2030-01-01T00:00:00Z), leaving out an empty part, or (empty); a part
+// longer than 64 bytes prints as its length and the start of its SHA-256.
+//
+// # Clock
+//
+// Every backend of a scenario runs on one fake clock (index.Options.Now,
+// pgindex.Options.Now, the server's index), which starts at
+// 2030-01-01T00:00:00Z, after the wall clock that Badger also applies to
+// expiry, and moves only by advance. Errors print as the first sentinel of
 // store/errors.go they wrap ("error: store: not found"), so that no
 // backend's wording reaches the expected output.
 //
@@ -61,12 +72,19 @@ import (
 //	has              HasBatch of the full keys: KEY: true | false
 //	match            Match of each full key: KEY: full VALUE | prefix P VALUE | none
 //	delete           Delete of each key (full or prefix): KEY: ok
+//	delete-prefix [prefix=HEX] [bits=N]
+//	                 DeletePrefix: full=N prefix=N
+//	visit [after=DURATION]
+//	                 VisitBatch with revisitAfter DURATION (default 0):
+//	                 KEY: new | seen, per entry
+//	advance DURATION move the clock on: now=+D
 //	scan [prefix=HEX] [bits=N] [limit=N]
 //	                 Scan: full KEY VALUE | prefix KEY VALUE, or (none);
 //	                 bits defaults to 4 per digit (0 without a prefix)
 //	count [prefix=HEX] [bits=N]
 //	                 Count: full=N prefix=N
 //	stats            Stats: entries=N prefix-entries=N profile="P" format=N
+//	                 [expiring=N] (when not 0)
 //	verify, sync     Verify, Sync: ok
 //	profile          Profile: "P"
 //	set-profile NAME SetProfile (NAME bare or Go-quoted): ok
@@ -86,7 +104,8 @@ func TestScenario(t *testing.T) {
 				setFlag(t, rewrite, !wrote)
 			}
 			t.Run(b.name, func(t *testing.T) {
-				s := &scenario{backend: b, open: b.setup(t)}
+				clock := &fakeClock{now: clockStart}
+				s := &scenario{backend: b, open: b.setup(t, clock.Now), clock: clock}
 				t.Cleanup(func() {
 					if s.db != nil && !s.closed {
 						s.db.Close()
@@ -125,27 +144,27 @@ type scenarioBackend struct {
 	// t when the backend is unavailable) and returns the function that
 	// opens it. Each call of open after the first opens the same index
 	// again, which must then hold what was written before.
-	setup func(t testing.TB) (open func() (store.Backend, error))
+	setup func(t testing.TB, now func() time.Time) (open func() (store.Backend, error))
 	// volatile marks a backend whose index does not outlive Close (in
 	// memory): reopen leaves an open index as it is.
 	volatile bool
 }
 
-func badgerMemory(t testing.TB) func() (store.Backend, error) {
+func badgerMemory(t testing.TB, now func() time.Time) func() (store.Backend, error) {
 	return func() (store.Backend, error) {
-		return index.Open("", &index.Options{InMemory: true})
+		return index.Open("", &index.Options{InMemory: true, Now: now})
 	}
 }
 
-func badgerDisk(t testing.TB) func() (store.Backend, error) {
+func badgerDisk(t testing.TB, now func() time.Time) func() (store.Backend, error) {
 	dir := t.TempDir()
-	return func() (store.Backend, error) { return index.Open(dir, nil) }
+	return func() (store.Backend, error) { return index.Open(dir, &index.Options{Now: now}) }
 }
 
 // httpServer serves an index on disk with package server; the backend is
 // its client (package remote).
-func httpServer(t testing.TB) func() (store.Backend, error) {
-	db, err := index.Open(t.TempDir(), nil)
+func httpServer(t testing.TB, now func() time.Time) func() (store.Backend, error) {
+	db, err := index.Open(t.TempDir(), &index.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,11 +173,11 @@ func httpServer(t testing.TB) func() (store.Backend, error) {
 	return func() (store.Backend, error) { return remote.Open(context.Background(), ts.URL, nil) }
 }
 
-func postgres(t testing.TB) func() (store.Backend, error) {
+func postgres(t testing.TB, now func() time.Time) func() (store.Backend, error) {
 	url := testPostgres(t)
 	schema := newSchema(t, url)
 	return func() (store.Backend, error) {
-		return pgindex.Open(context.Background(), url, &pgindex.Options{Schema: schema})
+		return pgindex.Open(context.Background(), url, &pgindex.Options{Schema: schema, Now: now})
 	}
 }
 
@@ -215,6 +234,29 @@ type scenario struct {
 	db       store.Backend
 	closed   bool
 	commands int
+	clock    *fakeClock
+}
+
+// clockStart is where every scenario's clock starts.
+var clockStart = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// fakeClock is the scenario clock.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return c.now
 }
 
 // reopen opens the index for the first time, or again.
@@ -249,14 +291,14 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 	var out strings.Builder
 	switch td.Cmd {
 	case "put", "put-prefix":
-		entries, err := parseEntries(t, td, td.Cmd == "put-prefix")
+		entries, err := s.parseEntries(t, td, td.Cmd == "put-prefix")
 		if err != nil {
 			return errString(err)
 		}
 		return errOr(db.PutBatch(entries), "ok")
 
 	case "add":
-		entries, _ := parseEntries(t, td, false)
+		entries, _ := s.parseEntries(t, td, false)
 		added, err := db.AddBatch(entries)
 		if err != nil {
 			return errString(err)
@@ -275,8 +317,52 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 			fmt.Fprintf(&out, "%s: %s\n", formatKey(e.Key()), result)
 		}
 
+	case "visit":
+		var after time.Duration
+		if td.HasArg("after") {
+			var a string
+			td.ScanArgs(t, "after", &a)
+			var err error
+			if after, err = time.ParseDuration(a); err != nil {
+				t.Fatalf("%s: %v", td.Pos, err)
+			}
+		}
+		entries, _ := s.parseEntries(t, td, false)
+		visited, err := db.VisitBatch(entries, after)
+		if err != nil {
+			return errString(err)
+		}
+		if len(visited) != len(entries) {
+			t.Fatalf("VisitBatch returned %d results for %d entries", len(visited), len(entries))
+		}
+		for i, e := range entries {
+			result := "seen"
+			if visited[i] {
+				result = "new"
+			}
+			fmt.Fprintf(&out, "%s: %s\n", formatKey(e.Key()), result)
+		}
+
+	case "advance":
+		if len(td.CmdArgs) != 1 {
+			t.Fatalf("%s: usage: advance DURATION", td.Pos)
+		}
+		d, err := time.ParseDuration(td.CmdArgs[0].Key)
+		if err != nil {
+			t.Fatalf("%s: %v", td.Pos, err)
+		}
+		return "now=" + formatTime(s.clock.advance(d))
+
+	case "delete-prefix":
+		prefix, bits := parseScanPrefix(t, td)
+		full, prefixes, err := db.DeletePrefix(prefix, bits)
+		if err != nil {
+			return errString(err)
+		}
+		fmt.Fprintf(&out, "full=%d prefix=%d\n", full, prefixes)
+
 	case "load":
-		entries, _ := parseEntries(t, td, false)
+		entries, _ := s.parseEntries(t, td, false)
 		res, err := db.Load(slices.Values(entries))
 		if err != nil {
 			return errString(err)
@@ -323,7 +409,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		}
 
 	case "delete":
-		entries, _ := parseEntries(t, td, false)
+		entries, _ := s.parseEntries(t, td, false)
 		for _, e := range entries {
 			fmt.Fprintf(&out, "%s: %s\n", formatKey(e.Key()), errOr(db.Delete(e), "ok"))
 		}
@@ -362,8 +448,12 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 			return errString(err)
 		}
 		// Only the fields every backend measures alike.
-		fmt.Fprintf(&out, "entries=%d prefix-entries=%d profile=%q format=%d\n",
+		fmt.Fprintf(&out, "entries=%d prefix-entries=%d profile=%q format=%d",
 			st.Entries, st.PrefixEntries, st.Profile, st.FormatVersion)
+		if st.Expiring != 0 {
+			fmt.Fprintf(&out, " expiring=%d", st.Expiring)
+		}
+		out.WriteString("\n")
 
 	case "verify":
 		return errOr(db.Verify(), "ok")
@@ -472,10 +562,27 @@ func formatValue(v store.Value) string {
 	case n > 0:
 		parts = append(parts, "data="+hex.EncodeToString(v.Data))
 	}
+	for _, tm := range []struct {
+		name string
+		t    time.Time
+	}{{"first", v.FirstSeen}, {"last", v.LastSeen}, {"expires", v.Expires}} {
+		if !tm.t.IsZero() {
+			parts = append(parts, tm.name+"="+formatTime(tm.t))
+		}
+	}
 	if len(parts) == 0 {
 		return "(empty)"
 	}
 	return strings.Join(parts, " ")
+}
+
+// formatTime writes t as its offset from clockStart.
+func formatTime(t time.Time) string {
+	d := t.Sub(clockStart)
+	if d < 0 {
+		return d.String()
+	}
+	return "+" + d.String()
 }
 
 // parseKey reads a key as formatKey writes it and reports whether it is a
@@ -500,7 +607,7 @@ func parseKey(t testing.TB, pos, s string) (key []byte, full bool) {
 // parseEntries returns the error of store.PrefixEntry, and the command
 // prints it without calling the backend. Shorter keys reach the backend as
 // they are, so that its own check is what refuses 1..3 bytes.
-func parseEntries(t testing.TB, td *datadriven.TestData, asPrefix bool) ([]store.Entry, error) {
+func (s *scenario) parseEntries(t testing.TB, td *datadriven.TestData, asPrefix bool) ([]store.Entry, error) {
 	t.Helper()
 	var entries []store.Entry
 	for line := range strings.Lines(td.Input) {
@@ -510,7 +617,7 @@ func parseEntries(t testing.TB, td *datadriven.TestData, asPrefix bool) ([]store
 		}
 		keyText, rest, _ := strings.Cut(line, " ")
 		key, full := parseKey(t, td.Pos, keyText)
-		v := parseValue(t, td.Pos, rest)
+		v := parseValue(t, td.Pos, rest, s.clock.Now())
 		var e store.Entry
 		switch {
 		case asPrefix && len(key) == hashkey.Size:
@@ -530,8 +637,8 @@ func parseEntries(t testing.TB, td *datadriven.TestData, asPrefix bool) ([]store
 	return entries, nil
 }
 
-// parseValue reads [text=TEXT] [data=HEX].
-func parseValue(t testing.TB, pos, s string) store.Value {
+// parseValue reads [text=TEXT] [data=HEX] [ttl=DURATION].
+func parseValue(t testing.TB, pos, s string, now time.Time) store.Value {
 	t.Helper()
 	var v store.Value
 	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
@@ -567,8 +674,16 @@ func parseValue(t testing.TB, pos, s string) store.Value {
 				b = bytes.Repeat(b, n)
 			}
 			v.Data = b
+		case strings.HasPrefix(s, "ttl="):
+			var d string
+			d, s, _ = strings.Cut(s[len("ttl="):], " ")
+			ttl, err := time.ParseDuration(d)
+			if err != nil {
+				t.Fatalf("%s: bad ttl %q: %v", pos, d, err)
+			}
+			v.Expires = now.Add(ttl)
 		default:
-			t.Fatalf("%s: want text=TEXT or data=HEX, have %q", pos, s)
+			t.Fatalf("%s: want text=TEXT, data=HEX or ttl=DURATION, have %q", pos, s)
 		}
 	}
 	return v

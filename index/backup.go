@@ -180,6 +180,9 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	if err := db.rebuildFilter(db.f.k); err != nil {
 		return BackupInfo{}, err
 	}
+	if err := db.readTTL(); err != nil { // the backup's entries may expire
+		return BackupInfo{}, translate(err)
+	}
 	db.freeze()
 	return info, translate(db.bdb.Sync())
 }

@@ -60,6 +60,9 @@ type DB struct {
 	entries       atomic.Int64
 	prefixEntries atomic.Int64
 	probes        probes // the filter's answers, for Stats
+	// ttl is set once the index holds (or held) an entry with an expiry:
+	// the counts above then include expired entries, and Stats counts.
+	ttl atomic.Bool
 
 	profileMu sync.Mutex // guards profile after Open
 	profile   string
@@ -228,6 +231,9 @@ func (db *DB) init() error {
 				}
 			}
 		}
+	}
+	if err := db.readTTL(); err != nil {
+		return err
 	}
 	if err := db.loadFilter(); err != nil {
 		return err

@@ -21,7 +21,8 @@
 // speaks the store package's vocabulary (store.Entry, store.Value,
 // store.Match, store.Stats). Writes: Put, PutBatch and PutPrefix
 // overwrite; Add and AddBatch add if absent (atomic with respect to every
-// other write in the process: each key is reported new once); Delete; and
+// other write in the process: each key is reported new once); VisitBatch
+// (add if absent or due for a revisit); Delete and DeletePrefix; and
 // Load for bulk imports (sorted, written as Badger tables with its
 // StreamWriter, also into a non-empty index). Load and the batch writes
 // share one write path: sort and keep one entry per key, check which keys
@@ -52,10 +53,30 @@
 //	0x02 prefix[4:31] prefix entries (Safe Browsing prefixes, short hashes)
 //
 // A value is empty (zero bytes, the common case) or 0x01, uvarint
-// len(Text), Text, Data (see store.Value). testdata/format.golden pins these
-// encodings. Keys are sorted, so every hash starting with a given short or
+// len(Text), Text, Data (see store.Value); a value that records seen times
+// is 0x02, varint FirstSeen, uvarint LastSeen-FirstSeen (unix seconds),
+// then uvarint len(Text), Text, Data. An expiry is not in the value: it is
+// the Badger entry's own ExpiresAt. testdata/format.golden pins these
+// encodings; indexes written before 0x02 existed read unchanged. Keys are sorted, so every hash starting with a given short or
 // very-short hash is found by a seek in the full keyspace; no second copy
 // is kept.
+//
+// # Recency and expiry
+//
+// VisitBatch is add-if-absent with a clock (Options.Now): an entry is new
+// when absent, stored without times, or last reported new revisitAfter
+// ago or longer; it runs under the same stripe locks as AddBatch, so each
+// sighting is reported new once among concurrent callers. An entry with
+// store.Value.Expires is written with Badger's ExpiresAt: Badger hides it
+// once the wall clock reaches it and its compactions drop it; every read
+// and every existence check of a write also applies Options.Now (to the
+// second), so a fake clock governs tests. The filter keeps an expired
+// key's bits ("maybe") until it is rebuilt, never "absent" for a live one.
+// Once an index holds entries with an expiry (a metadata key records it),
+// the kept counts include expired entries, so Stats counts live entries
+// by key-only iteration (and Verify does not compare counts).
+// DeletePrefix deletes a key range with ranged deletes under every stripe
+// lock (writers wait, readers do not), keeping the counts exact.
 //
 // # Filter
 //

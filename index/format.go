@@ -51,28 +51,73 @@ func filterChunkKey(i uint32) []byte {
 	return binary.BigEndian.AppendUint32(metaKey(metaFilter), i)
 }
 
-// valueVersion is the first byte of a non-empty encoded store.Value.
-const valueVersion = 0x01
+// Value encodings: the first byte of a non-empty encoded store.Value.
+// Expires is not part of the value: it is the Badger entry's ExpiresAt.
+const (
+	// valueVersion: uvarint len(Text), Text, Data.
+	valueVersion = 0x01
+	// valueTimes: varint FirstSeen, uvarint LastSeen-FirstSeen (unix
+	// seconds), then as valueVersion.
+	valueTimes = 0x02
+)
 
-// appendValue encodes v: nothing for an empty value, else valueVersion,
-// uvarint len(Text), Text, Data.
+// encodes reports whether v has an encoding: text, data or times (a plain
+// set entry, expiring or not, stores zero bytes).
+func encodes(v *store.Value) bool {
+	return len(v.Text) > 0 || len(v.Data) > 0 || v.HasTimes()
+}
+
+// seenUnix returns v's times in unix seconds, LastSeen never before
+// FirstSeen (either alone stands for both).
+func seenUnix(v *store.Value) (first, last int64) {
+	first, last = store.UnixOf(v.FirstSeen), store.UnixOf(v.LastSeen)
+	switch {
+	case first == 0:
+		first = last
+	case last < first:
+		last = first
+	}
+	return first, last
+}
+
 // valueLen is the length of v's encoding.
 func valueLen(v store.Value) int {
-	if v.IsZero() {
+	if !encodes(&v) {
 		return 0
 	}
 	n := 2 // the version byte and the length's last byte
 	for x := len(v.Text); x >= 0x80; x >>= 7 {
 		n++
 	}
+	if v.HasTimes() {
+		first, last := seenUnix(&v)
+		n += varintLen(uint64(first<<1)^uint64(first>>63)) + varintLen(uint64(last-first))
+	}
 	return n + len(v.Text) + len(v.Data)
 }
 
+func varintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
+// appendValue encodes v: nothing for a value with no text, data or times,
+// else valueVersion or valueTimes and the parts.
 func appendValue(b []byte, v store.Value) []byte {
-	if v.IsZero() {
+	if !encodes(&v) {
 		return b
 	}
-	b = append(b, valueVersion)
+	if v.HasTimes() {
+		first, last := seenUnix(&v)
+		b = append(b, valueTimes)
+		b = binary.AppendVarint(b, first)
+		b = binary.AppendUvarint(b, uint64(last-first))
+	} else {
+		b = append(b, valueVersion)
+	}
 	b = binary.AppendUvarint(b, uint64(len(v.Text)))
 	b = append(b, v.Text...)
 	return append(b, v.Data...)
@@ -80,18 +125,43 @@ func appendValue(b []byte, v store.Value) []byte {
 
 // decodeValue decodes b; the returned slices alias b.
 func decodeValue(b []byte) (store.Value, error) {
+	var v store.Value
 	if len(b) == 0 {
-		return store.Value{}, nil
+		return v, nil
 	}
-	if b[0] != valueVersion {
+	rest := b[1:]
+	switch b[0] {
+	case valueVersion:
+	case valueTimes:
+		first, w := binary.Varint(rest)
+		if w <= 0 {
+			return store.Value{}, fmt.Errorf("%w: bad first-seen time", store.ErrCorrupt)
+		}
+		rest = rest[w:]
+		d, w := binary.Uvarint(rest)
+		if w <= 0 || d > 1<<62 || first > 1<<62 || first < -1<<62 {
+			return store.Value{}, fmt.Errorf("%w: bad last-seen time", store.ErrCorrupt)
+		}
+		rest = rest[w:]
+		last := first + int64(d)
+		// Unix 0 is "none" in store.Unix: the other time stands for both,
+		// as seenUnix writes them.
+		switch {
+		case first == 0:
+			first = last
+		case last == 0:
+			last = first
+		}
+		v.FirstSeen, v.LastSeen = store.Unix(first), store.Unix(last)
+	default:
 		return store.Value{}, fmt.Errorf("%w: value version %d", store.ErrFormat, b[0])
 	}
-	n, w := binary.Uvarint(b[1:])
-	if w <= 0 || n > uint64(len(b)-1-w) {
+	n, w := binary.Uvarint(rest)
+	if w <= 0 || n > uint64(len(rest)-w) {
 		return store.Value{}, fmt.Errorf("%w: bad value length", store.ErrCorrupt)
 	}
-	rest := b[1+w:]
-	v := store.Value{Text: rest[:n:n], Data: rest[n:]}
+	rest = rest[w:]
+	v.Text, v.Data = rest[:n:n], rest[n:]
 	if len(v.Text) == 0 {
 		v.Text = nil
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urlhash/urlhash/store"
 )
@@ -42,6 +43,10 @@ func goldenRecords(t *testing.T) [][2]string {
 		rec("value text", appendValue(nil, store.Value{Text: []byte("https://example.com/")})),
 		rec("value data", appendValue(nil, store.Value{Data: []byte{0xde, 0xad}})),
 		rec("value text+data", appendValue(nil, store.Value{Text: []byte("u"), Data: []byte("d")})),
+		rec("value times", appendValue(nil, store.Value{FirstSeen: store.Unix(1893456000), LastSeen: store.Unix(1893459600)})),
+		rec("value times+text+data", appendValue(nil, store.Value{Text: []byte("u"), Data: []byte("d"),
+			FirstSeen: store.Unix(1893456000), LastSeen: store.Unix(1893456000)})),
+		rec("value expiry only", appendValue(nil, store.Value{Expires: store.Unix(1893456000)})),
 		rec("snapshot header", hdr.appendBinary(nil)),
 		rec("snapshot filter", data),
 	}
@@ -107,7 +112,11 @@ func TestDecodeValueErrors(t *testing.T) {
 		name string
 		in   []byte
 	}{
-		{"unknown version", []byte{2}},
+		{"unknown version", []byte{3}},
+		{"times without first", []byte{2}},
+		{"times without last", []byte{2, 2}},
+		{"times without length", []byte{2, 2, 0}},
+		{"times length too long", []byte{2, 2, 0, 4, 'a'}},
 		{"missing length", []byte{1}},
 		{"length too long", []byte{1, 5, 'a'}},
 	} {
@@ -127,7 +136,9 @@ func TestDecodeValueErrors(t *testing.T) {
 }
 
 func FuzzDecodeValue(f *testing.F) {
-	for _, v := range []store.Value{{}, {Text: []byte("u")}, {Data: []byte("d")}, {Text: []byte("u"), Data: []byte("d")}} {
+	seen := store.Unix(1893456000)
+	for _, v := range []store.Value{{}, {Text: []byte("u")}, {Data: []byte("d")}, {Text: []byte("u"), Data: []byte("d")},
+		{FirstSeen: seen, LastSeen: seen.Add(time.Hour), Text: []byte("u")}} {
 		f.Add(appendValue(nil, v))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -137,7 +148,8 @@ func FuzzDecodeValue(f *testing.F) {
 		}
 		enc := appendValue(nil, v)
 		w, err := decodeValue(enc)
-		if err != nil || !bytes.Equal(w.Text, v.Text) || !bytes.Equal(w.Data, v.Data) {
+		if err != nil || !bytes.Equal(w.Text, v.Text) || !bytes.Equal(w.Data, v.Data) ||
+			!w.FirstSeen.Equal(v.FirstSeen) || !w.LastSeen.Equal(v.LastSeen) {
 			t.Fatalf("round trip %x -> %x -> %q, %v", b, enc, w, err)
 		}
 	})

@@ -29,7 +29,7 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 		}
 		if !e.Value.IsZero() {
 			// The caller may reuse its buffers between yields.
-			e.Value = store.Value{Text: bytes.Clone(e.Value.Text), Data: bytes.Clone(e.Value.Data)}
+			e.Value.Text, e.Value.Data = bytes.Clone(e.Value.Text), bytes.Clone(e.Value.Data)
 		}
 		entries = append(entries, e)
 	}
@@ -86,6 +86,9 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 		}
 	}
 	db.admit(entries, fresh, nil)
+	if err := db.noteTTL(entries); err != nil {
+		return store.LoadResult{}, err
+	}
 	streamed, err := db.loadStream(entries, fresh)
 	if err != nil {
 		return store.LoadResult{}, err
@@ -161,6 +164,7 @@ func (db *DB) stream(entries []store.Entry, idx []int) error {
 		e := &entries[i]
 		kv.Key = dbKey(e)
 		kv.Value = appendValue(nil, e.Value)
+		kv.ExpiresAt = expiresAt(&e.Value)
 		badger.KVToBuffer(kv, buf)
 		if buf.LenNoPadding() >= flushAt {
 			if err := sw.Write(buf); err != nil {
@@ -200,7 +204,7 @@ func (db *DB) loadBatch(entries []store.Entry, idx []int) error {
 	defer wb.Cancel()
 	for _, i := range idx {
 		e := &entries[i]
-		if err := wb.Set(dbKey(e), appendValue(nil, e.Value)); err != nil {
+		if err := wb.SetEntry(badgerEntry(e)); err != nil {
 			return translate(err)
 		}
 	}

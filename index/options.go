@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -72,6 +73,14 @@ type Options struct {
 	// killed) and reach the disk at Sync, Close or the end of Load.
 	SyncWrites bool
 
+	// Now is the clock of the times the index records (store.Value's
+	// FirstSeen and LastSeen, by VisitBatch) and of expiry: an entry whose
+	// Expires is Now or earlier reads as absent. Default time.Now. Badger
+	// itself also hides (and compaction removes) an entry once the wall
+	// clock reaches its expiry; tests that set a fake clock keep it at or
+	// after the wall clock.
+	Now func() time.Time
+
 	// Badger, when not nil, replaces the Badger options the index derives
 	// from the fields above (expert use: compression, table sizes,
 	// logging). Dir, ValueDir, InMemory and ReadOnly are still taken from
@@ -116,6 +125,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.MemTableSize == 0 {
 		c.MemTableSize = DefaultMemTableSize
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	return c
 }

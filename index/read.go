@@ -37,10 +37,16 @@ func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
 		if err != nil {
 			return err
 		}
+		if db.expired(item) {
+			return errExpired
+		}
 		v, err = db.itemValue(item)
 		return err
 	})
 	db.probes.one(true, err == nil)
+	if err == errExpired {
+		return store.Value{}, store.ErrNotFound
+	}
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		// The filter said "maybe": a false positive, or a damaged block.
 		if err := db.guard.check(k[:], k[:]); err != nil {
@@ -67,12 +73,13 @@ func (db *DB) Has(h hashkey.Hash) (ok bool, err error) {
 	k := fullKey(&h)
 	txn := db.bdb.NewTransaction(false)
 	defer txn.Discard()
-	_, err = txn.Get(k[:])
-	db.probes.one(true, err == nil)
+	item, err := txn.Get(k[:])
+	live := err == nil && !db.expired(item)
+	db.probes.one(true, live)
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return false, db.guard.check(k[:], k[:])
 	}
-	return err == nil, translate(err)
+	return live, translate(err)
 }
 
 // HasBatch reports, in input order, which full entries are stored. The
@@ -236,10 +243,10 @@ func (db *DB) existSorted(entries []store.Entry, idx []int) ([]bool, error) {
 	if len(keys) == 1 {
 		txn := db.bdb.NewTransaction(false)
 		defer txn.Discard()
-		_, err := txn.Get(keys[0])
+		item, err := txn.Get(keys[0])
 		switch {
 		case err == nil:
-			found = []bool{true}
+			found = []bool{!db.expired(item)}
 		case errors.Is(err, badger.ErrKeyNotFound):
 			found = []bool{false}
 		default:
@@ -279,10 +286,10 @@ func (db *DB) seekAll(keys [][]byte, prefix []byte) ([]bool, error) {
 	n := uint64(db.entries.Load())
 	if uint64(len(keys))*stepNexts < n {
 		for j, k := range keys {
-			_, err := txn.Get(k)
+			item, err := txn.Get(k)
 			switch {
 			case err == nil:
-				found[j] = true
+				found[j] = !db.expired(item)
 			case !errors.Is(err, badger.ErrKeyNotFound):
 				return nil, translate(err)
 			}
@@ -308,7 +315,7 @@ func (db *DB) seekAll(keys [][]byte, prefix []byte) ([]bool, error) {
 		if !it.Valid() {
 			break // every later key is beyond the last stored one
 		}
-		found[j] = bytes.Equal(it.Item().Key(), k)
+		found[j] = bytes.Equal(it.Item().Key(), k) && !db.expired(it.Item())
 	}
 	return found, nil
 }
@@ -354,11 +361,11 @@ func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
 			k := fullKey(&h)
 			item, err := txn.Get(k[:])
 			switch {
-			case err == nil:
+			case err == nil && !db.expired(item):
 				m.Len, ok = hashkey.Size, true
 				m.Value, err = db.itemValue(item)
 				return err
-			case !errors.Is(err, badger.ErrKeyNotFound):
+			case err != nil && !errors.Is(err, badger.ErrKeyNotFound):
 				return err
 			}
 		}
@@ -375,7 +382,7 @@ func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
 			if bytes.Compare(key[1:], h[:]) > 0 {
 				break
 			}
-			if bytes.HasPrefix(h[:], key[1:]) && (!ok || len(key)-1 > m.Len) {
+			if bytes.HasPrefix(h[:], key[1:]) && (!ok || len(key)-1 > m.Len) && !db.expired(item) {
 				v, err := db.itemValue(item)
 				if err != nil {
 					return err
@@ -410,7 +417,7 @@ func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
 // itemValue decodes a copy of item's value.
 func (db *DB) itemValue(item *badger.Item) (store.Value, error) {
 	if item.ValueSize() == 0 {
-		return store.Value{}, nil
+		return store.Value{Expires: expiresOf(item)}, nil
 	}
 	b, err := item.ValueCopy(nil)
 	if err != nil {
@@ -422,7 +429,9 @@ func (db *DB) itemValue(item *badger.Item) (store.Value, error) {
 		// the index stores that is not empty starts with valueVersion.
 		return store.Value{}, db.valueLogError(item.KeyCopy(nil))
 	}
-	return decodeValue(b)
+	v, err := decodeValue(b)
+	v.Expires = expiresOf(item)
+	return v, err
 }
 
 // Scan calls fn for each entry whose key starts with the leading bits of
@@ -576,7 +585,7 @@ func (db *DB) scan(prefix []byte, bits int, values bool, fn func([]byte, *store.
 				for it.Seek(seek); it.Valid(); it.Next() {
 					item := it.Item()
 					key := item.Key()
-					if len(key) < 1+nbytes {
+					if len(key) < 1+nbytes || db.expired(item) {
 						continue
 					}
 					if mask != 0 && key[1+nb]&mask != seek[1+nb] {

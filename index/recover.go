@@ -653,6 +653,7 @@ func (r *recoverer) merge() ([]store.Entry, string) {
 			e.Value = store.Value{}
 			r.rep.ValuesLost++
 		}
+		e.Value.Expires = store.Unix(int64(rec.expiresAt)) // Load writes it back as the TTL
 		entries = append(entries, e)
 	}
 	return entries, profile

@@ -144,6 +144,9 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool) ([]bool, error) 
 		return nil, err
 	}
 	db.admit(entries, p.order, p.existed)
+	if err := db.noteTTL(entries); err != nil {
+		return nil, err
+	}
 
 	var result []bool
 	if ifAbsent {
@@ -163,11 +166,11 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool) ([]bool, error) 
 			continue
 		}
 		e := &entries[i]
-		key, val := dbKey(e), appendValue(nil, e.Value)
+		be := badgerEntry(e)
 		if wb != nil {
-			err = wb.Set(key, val)
+			err = wb.SetEntry(be)
 		} else {
-			err = txn.Set(key, val)
+			err = txn.SetEntry(be)
 		}
 		if err != nil {
 			return nil, translate(err)

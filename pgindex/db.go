@@ -107,6 +107,9 @@ func (db *DB) init(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := db.upgrade(ctx); err != nil {
+		return err
+	}
 	if !db.opts.ReadOnly {
 		// Record the format (first Open) and the profile (first Open with
 		// one); concurrent Opens agree because only one insert wins.
@@ -186,11 +189,17 @@ func (db *DB) create(ctx context.Context) error {
 		`CREATE TABLE IF NOT EXISTS ` + db.full + ` (
 			` + hk + ` CHECK (length(h) = 32),
 			text BYTEA,
-			data BYTEA` + hkey + `)`,
+			data BYTEA,
+			first_seen BIGINT,
+			last_seen BIGINT,
+			expires_at BIGINT` + hkey + `)`,
 		`CREATE TABLE IF NOT EXISTS ` + db.prefix + ` (
 			` + pk + ` CHECK (length(p) BETWEEN 4 AND 31),
 			text BYTEA,
-			data BYTEA` + pkey + `)`,
+			data BYTEA,
+			first_seen BIGINT,
+			last_seen BIGINT,
+			expires_at BIGINT` + pkey + `)`,
 	}
 	// One transaction: a crash or a concurrent Open sees all the tables
 	// or none (PostgreSQL's DDL is transactional).

@@ -17,8 +17,8 @@
 //	added, err := db.Add(h, store.Value{})
 //
 // A *DB is a store.Backend, like the embedded *index.DB, with the same
-// method set (Put, PutPrefix, PutBatch, Get, Has, HasBatch, Delete, Add,
-// AddBatch, Match, Scan, ForEach, Count, Load, Stats, Verify, Sync,
+// method set (Put, PutPrefix, PutBatch, Get, Has, HasBatch, Delete,
+// DeletePrefix, Add, AddBatch, VisitBatch, Match, Scan, ForEach, Count, Load, Stats, Verify, Sync,
 // Close, Path, Profile, SetProfile), the store package's types and its
 // sentinel errors (possibly wrapped, use errors.Is). pgindex links no
 // Badger and no URL code. No pgx type or error escapes; server errors are
@@ -35,10 +35,16 @@
 //
 //	meta     (name TEXT PRIMARY KEY, value TEXT NOT NULL)
 //	         "format" = FormatVersion, "profile" = Options.Profile
-//	entries  (h BYTEA PRIMARY KEY CHECK (length(h) = 32), text BYTEA, data BYTEA)
-//	prefixes (p BYTEA PRIMARY KEY CHECK (length(p) BETWEEN 4 AND 31), text BYTEA, data BYTEA)
+//	entries  (h BYTEA PRIMARY KEY CHECK (length(h) = 32), text BYTEA, data BYTEA,
+//	          first_seen BIGINT, last_seen BIGINT, expires_at BIGINT)
+//	prefixes (p BYTEA PRIMARY KEY CHECK (length(p) BETWEEN 4 AND 31), text BYTEA, data BYTEA,
+//	          first_seen BIGINT, last_seen BIGINT, expires_at BIGINT)
 //
-// text and data are store.Value's Text and Data, NULL when empty. A
+// text and data are store.Value's Text and Data, NULL when empty; the
+// times are unix seconds, NULL when not recorded. A writable Open of an
+// index made before the time columns existed adds them (ALTER TABLE ADD
+// COLUMN IF NOT EXISTS, probed first so that it runs once); a read-only
+// Open of one is refused with store.ErrFormat until then. A
 // newer format is refused with store.ErrFormat; the profile follows
 // index.Options.Profile (recorded once, a different non-empty one refused
 // with store.ErrProfileMismatch). The primary keys are B-trees ordered by
@@ -58,6 +64,25 @@
 //     DO UPDATE.
 //   - Load: COPY into a temporary table, then INSERT ... SELECT ...
 //     ORDER BY key ON CONFLICT DO NOTHING, in one transaction.
+//   - VisitBatch: INSERT ... ON CONFLICT DO UPDATE SET last_seen = now
+//     ... WHERE (expired, or no last_seen, or last_seen <= now -
+//     revisitAfter) RETURNING key: the row lock makes each due sighting
+//     new for exactly one caller, in any process on any host.
+//   - DeletePrefix: DELETE by the key range of the prefix, one
+//     transaction.
+//
+// # Expiry (emulated)
+//
+// PostgreSQL has no TTL. A row whose expires_at is at or before the
+// clock (Options.Now, unix seconds, passed as a parameter, so the clocks
+// of the hosts sharing an index should agree) is filtered out of every
+// read (expires_at IS NULL OR expires_at > now) and counts as absent to
+// Add, VisitBatch and Load, which replace it (ON CONFLICT DO UPDATE
+// ... WHERE expires_at <= now; Load deletes the expired rows of its keys
+// first). Until then it stays in its table: PurgeExpired, or the same
+// DELETE ... WHERE expires_at <= extract(epoch FROM now()) run from cron,
+// removes expired rows and frees their space. Reads filter rows; no index
+// on expires_at is kept (a purge reads the table).
 //
 // # Consistency
 //

@@ -42,10 +42,18 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 				return nil, err
 			}
 			n++
-			return []any{e.Key(), n, nilIfEmpty(e.Value.Text), nilIfEmpty(e.Value.Data)}, nil
+			first, last, exp := seenOrNil(&e.Value)
+			return []any{e.Key(), n, nilIfEmpty(e.Value.Text), nilIfEmpty(e.Value.Data), first, last, exp}, nil
 		})
-		if _, err := tx.CopyFrom(db.ctx, pgx.Identifier{"pg_temp", loadTable}, []string{"k", "ord", "text", "data"}, src); err != nil {
+		if _, err := tx.CopyFrom(db.ctx, pgx.Identifier{"pg_temp", loadTable},
+			[]string{"k", "ord", "text", "data", "first_seen", "last_seen", "expires_at"}, src); err != nil {
 			return err
+		}
+		now := db.now()
+		for _, sql := range []string{db.q.loadExpiredFull, db.q.loadExpiredPrefix} {
+			if _, err := tx.Exec(db.ctx, sql, now); err != nil {
+				return err
+			}
 		}
 		for _, sql := range []string{db.q.loadFull, db.q.loadPrefix} {
 			tag, err := tx.Exec(db.ctx, sql)

@@ -2,6 +2,7 @@ package pgindex
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/urlhash/urlhash/store"
 )
@@ -50,6 +51,11 @@ type Options struct {
 	// HasBatch, PutBatch and AddBatch; longer batches are split,
 	// each part its own transaction. Default 10000 (DefaultBatchSize).
 	BatchSize int
+
+	// Now is the clock of the times the index records (VisitBatch) and
+	// of expiry: rows whose expires_at (unix seconds) is Now or earlier
+	// read as absent. Default time.Now.
+	Now func() time.Time
 }
 
 // Validate reports whether the options are consistent.
@@ -80,6 +86,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.Schema == "" {
 		c.Schema = DefaultSchema
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.BatchSize == 0 {
 		c.BatchSize = DefaultBatchSize

@@ -21,10 +21,12 @@ func (db *DB) Get(h hashkey.Hash) (store.Value, error) {
 		return store.Value{}, err
 	}
 	var v store.Value
-	err := db.pool.QueryRow(db.ctx, db.q.get, h[:]).Scan(&v.Text, &v.Data)
+	var rt rowTimes
+	err := db.pool.QueryRow(db.ctx, db.q.get, h[:], db.now()).Scan(append([]any{&v.Text, &v.Data}, rt.dest()...)...)
 	if err != nil {
 		return store.Value{}, db.translate(err)
 	}
+	rt.set(&v)
 	return normValue(v), nil
 }
 
@@ -34,7 +36,7 @@ func (db *DB) Has(h hashkey.Hash) (bool, error) {
 		return false, err
 	}
 	var ok bool
-	err := db.pool.QueryRow(db.ctx, db.q.has, h[:]).Scan(&ok)
+	err := db.pool.QueryRow(db.ctx, db.q.has, h[:], db.now()).Scan(&ok)
 	return ok, db.translate(err)
 }
 
@@ -55,8 +57,9 @@ func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
 	slices.SortFunc(keys, bytes.Compare)
 	keys = slices.CompactFunc(keys, bytes.Equal)
 	found := make(map[hashkey.Hash]struct{})
+	now := db.now()
 	for chunk := range slices.Chunk(keys, db.opts.BatchSize) {
-		rows, err := db.pool.Query(db.ctx, db.q.hasBatch, chunk)
+		rows, err := db.pool.Query(db.ctx, db.q.hasBatch, chunk, now)
 		if err != nil {
 			return nil, db.translate(err)
 		}
@@ -92,7 +95,8 @@ func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
 	}
 	var m store.Match
 	var n int32
-	err := db.pool.QueryRow(db.ctx, db.q.match, h[:], prefixes).Scan(&n, &m.Value.Text, &m.Value.Data)
+	var rt rowTimes
+	err := db.pool.QueryRow(db.ctx, db.q.match, h[:], prefixes, db.now()).Scan(append([]any{&n, &m.Value.Text, &m.Value.Data}, rt.dest()...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Match{}, false, nil
 	}
@@ -100,6 +104,7 @@ func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
 		return store.Match{}, false, db.translate(err)
 	}
 	m.Len = int(n)
+	rt.set(&m.Value)
 	m.Value = normValue(m.Value)
 	return m, true, nil
 }
@@ -124,6 +129,7 @@ func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) erro
 		return err
 	}
 	lo, hi, nbytes := keyRange(prefix, bits)
+	now := db.now()
 	n := 0
 	for _, isPrefix := range []bool{false, true} {
 		from := lo
@@ -141,9 +147,9 @@ func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) erro
 			var rows pgx.Rows
 			var err error
 			if isPrefix {
-				rows, err = db.pool.Query(db.ctx, db.q.scanPrefix, from, hi, nbytes, page)
+				rows, err = db.pool.Query(db.ctx, db.q.scanPrefix, from, hi, nbytes, page, now)
 			} else {
-				rows, err = db.pool.Query(db.ctx, db.q.scanFull, from, hi, page)
+				rows, err = db.pool.Query(db.ctx, db.q.scanFull, from, hi, page, now)
 			}
 			if err != nil {
 				return db.translate(err)
@@ -174,7 +180,8 @@ func collectEntries(rows pgx.Rows, isPrefix bool) ([]store.Entry, error) {
 	var out []store.Entry
 	var k []byte
 	var v store.Value
-	_, err := pgx.ForEachRow(rows, []any{&k, &v.Text, &v.Data}, func() error {
+	var rt rowTimes
+	_, err := pgx.ForEachRow(rows, append([]any{&k, &v.Text, &v.Data}, rt.dest()...), func() error {
 		var e store.Entry
 		if isPrefix {
 			if len(k) < store.MinPrefixEntryLen || len(k) > store.MaxPrefixEntryLen {
@@ -189,6 +196,7 @@ func collectEntries(rows pgx.Rows, isPrefix bool) ([]store.Entry, error) {
 		}
 		copy(e.Hash[:], k)
 		e.Value = normValue(store.Value{Text: slices.Clone(v.Text), Data: slices.Clone(v.Data)})
+		rt.set(&e.Value)
 		out = append(out, e)
 		return nil
 	})
@@ -210,10 +218,11 @@ func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
 		return 0, 0, err
 	}
 	lo, hi, nbytes := keyRange(prefix, bits)
-	if err := db.pool.QueryRow(db.ctx, db.q.countFull, lo, hi).Scan(&full); err != nil {
+	now := db.now()
+	if err := db.pool.QueryRow(db.ctx, db.q.countFull, lo, hi, now).Scan(&full); err != nil {
 		return 0, 0, db.translate(err)
 	}
-	if err := db.pool.QueryRow(db.ctx, db.q.countPrefix, lo, hi, nbytes).Scan(&prefixes); err != nil {
+	if err := db.pool.QueryRow(db.ctx, db.q.countPrefix, lo, hi, nbytes, now).Scan(&prefixes); err != nil {
 		return 0, 0, db.translate(err)
 	}
 	return full, prefixes, nil

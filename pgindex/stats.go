@@ -9,8 +9,9 @@ import (
 	"github.com/urlhash/urlhash/store"
 )
 
-// Stats returns the index's counts (exact: count(*) over both tables,
-// which reads every key of a large index) and sizes: DiskBytes is
+// Stats returns the index's counts (exact: count(*) of the live rows of
+// both tables, which reads every row of a large index; Expiring counts
+// the live rows with an expires_at) and sizes: DiskBytes is
 // pg_total_relation_size of the three tables (heap, primary-key index and
 // TOAST), LSMBytes that of the full and prefix tables; both are 0 where
 // the server lacks the function (CockroachDB). FormatVersion is the
@@ -23,9 +24,11 @@ func (db *DB) Stats() (store.Stats, error) {
 	s := store.Stats{Profile: db.Profile()}
 	var format string
 	err := db.pool.QueryRow(db.ctx, `SELECT
-		(SELECT count(*) FROM `+db.full+`),
-		(SELECT count(*) FROM `+db.prefix+`),
-		(SELECT value FROM `+db.meta+` WHERE name = 'format')`).Scan(&s.Entries, &s.PrefixEntries, &format)
+		(SELECT count(*) FROM `+db.full+` WHERE `+live("", "1")+`),
+		(SELECT count(*) FROM `+db.prefix+` WHERE `+live("", "1")+`),
+		(SELECT count(*) FROM `+db.full+` WHERE expires_at > $1::int8) +
+			(SELECT count(*) FROM `+db.prefix+` WHERE expires_at > $1::int8),
+		(SELECT value FROM `+db.meta+` WHERE name = 'format')`, db.now()).Scan(&s.Entries, &s.PrefixEntries, &s.Expiring, &format)
 	if err != nil {
 		return store.Stats{}, db.translate(err)
 	}

@@ -75,7 +75,7 @@ func (db *DB) remove(sql string, key []byte) error {
 	if err := db.beginWrite(); err != nil {
 		return err
 	}
-	tag, err := db.pool.Exec(db.ctx, sql, key)
+	tag, err := db.pool.Exec(db.ctx, sql, key, db.now())
 	if err != nil {
 		return db.translate(err)
 	}
@@ -158,6 +158,7 @@ func (db *DB) write(entries []store.Entry, ifAbsent bool) ([]bool, error) {
 	byBytes := func(a, b entryKey) int { return bytes.Compare(a.bytes(), b.bytes()) }
 	slices.SortFunc(full, byBytes)
 	slices.SortFunc(prefixes, byBytes)
+	now := db.now()
 	for _, part := range []struct {
 		keys     []entryKey
 		put, add string
@@ -166,14 +167,16 @@ func (db *DB) write(entries []store.Entry, ifAbsent bool) ([]bool, error) {
 			ks := make([][]byte, len(chunk))
 			texts := make([][]byte, len(chunk))
 			datas := make([][]byte, len(chunk))
+			firsts, lasts, exps := make([]*int64, len(chunk)), make([]*int64, len(chunk)), make([]*int64, len(chunk))
 			for j := range chunk {
 				ks[j] = chunk[j].bytes()
 				v := &entries[pos[chunk[j]]].Value
 				texts[j], datas[j] = nilIfEmpty(v.Text), nilIfEmpty(v.Data)
+				firsts[j], lasts[j], exps[j] = seenOrNil(v)
 			}
 			if !ifAbsent {
 				err := db.retry(func() error {
-					_, err := db.pool.Exec(db.ctx, part.put, ks, texts, datas)
+					_, err := db.pool.Exec(db.ctx, part.put, ks, texts, datas, firsts, lasts, exps)
 					return err
 				})
 				if err != nil {
@@ -184,7 +187,7 @@ func (db *DB) write(entries []store.Entry, ifAbsent bool) ([]bool, error) {
 			var added [][]byte
 			err := db.retry(func() error {
 				added = added[:0]
-				rows, err := db.pool.Query(db.ctx, part.add, ks, texts, datas)
+				rows, err := db.pool.Query(db.ctx, part.add, ks, texts, datas, firsts, lasts, exps, now)
 				if err != nil {
 					return err
 				}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
@@ -13,15 +14,34 @@ import (
 // decode.
 var ErrBadRequest = errors.New("server: bad request")
 
-// AppendEntry appends e in the protocol's entry encoding.
+// timesFlag, set in an entry's key-length byte, says that three varints
+// follow its data: FirstSeen, LastSeen and Expires in unix seconds (0:
+// none). An entry without times is encoded as before they existed.
+const timesFlag = 0x80
+
+// AppendEntry appends e in the protocol's entry encoding: the key's length
+// (| timesFlag when the value has times), the key, uvarint len(Text),
+// Text, uvarint len(Data), Data and, with timesFlag, the times.
 func AppendEntry(dst []byte, e *store.Entry) []byte {
 	k := e.Key()
-	dst = append(dst, byte(len(k)))
+	v := &e.Value
+	times := v.HasTimes() || !v.Expires.IsZero()
+	if times {
+		dst = append(dst, byte(len(k))|timesFlag)
+	} else {
+		dst = append(dst, byte(len(k)))
+	}
 	dst = append(dst, k...)
-	dst = binary.AppendUvarint(dst, uint64(len(e.Value.Text)))
-	dst = append(dst, e.Value.Text...)
-	dst = binary.AppendUvarint(dst, uint64(len(e.Value.Data)))
-	return append(dst, e.Value.Data...)
+	dst = binary.AppendUvarint(dst, uint64(len(v.Text)))
+	dst = append(dst, v.Text...)
+	dst = binary.AppendUvarint(dst, uint64(len(v.Data)))
+	dst = append(dst, v.Data...)
+	if times {
+		dst = binary.AppendVarint(dst, store.UnixOf(v.FirstSeen))
+		dst = binary.AppendVarint(dst, store.UnixOf(v.LastSeen))
+		dst = binary.AppendVarint(dst, store.UnixOf(v.Expires))
+	}
+	return dst
 }
 
 // DecodeEntry decodes one entry from the start of b and returns the rest.
@@ -31,7 +51,8 @@ func DecodeEntry(b []byte) (store.Entry, []byte, error) {
 	if len(b) == 0 {
 		return e, nil, fmt.Errorf("%w: empty entry", ErrBadRequest)
 	}
-	n := int(b[0])
+	n := int(b[0] &^ timesFlag)
+	times := b[0]&timesFlag != 0
 	if n > hashkey.Size || len(b) < 1+n {
 		return e, nil, fmt.Errorf("%w: key of %d bytes", ErrBadRequest, n)
 	}
@@ -47,6 +68,15 @@ func DecodeEntry(b []byte) (store.Entry, []byte, error) {
 	}
 	if e.Value.Data, b, err = decodeBytes(b); err != nil {
 		return e, nil, err
+	}
+	if times {
+		for _, t := range []*time.Time{&e.Value.FirstSeen, &e.Value.LastSeen, &e.Value.Expires} {
+			x, k := binary.Varint(b)
+			if k <= 0 {
+				return e, nil, fmt.Errorf("%w: bad time", ErrBadRequest)
+			}
+			*t, b = store.Unix(x), b[k:]
+		}
 	}
 	if len(e.Value.Text) == 0 {
 		e.Value.Text = nil

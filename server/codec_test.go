@@ -17,6 +17,8 @@ func TestEntryRoundTrip(t *testing.T) {
 		store.FullEntry(h, store.Value{}),
 		store.FullEntry(h, store.Value{Text: []byte("https://example.com/"), Data: []byte{0, 1}}),
 		{Hash: hashkey.Hash{1, 2, 3, 4}, Len: 4},
+		store.FullEntry(h, store.Value{Data: []byte{1}, FirstSeen: store.Unix(1893456000), LastSeen: store.Unix(1893459600)}),
+		{Hash: hashkey.Hash{1, 2, 3, 4}, Len: 5, Value: store.Value{Expires: store.Unix(1893456000)}},
 	}
 	var b []byte
 	for i := range es {
@@ -27,7 +29,9 @@ func TestEntryRoundTrip(t *testing.T) {
 		t.Fatalf("DecodeEntries = %d, %v", len(got), err)
 	}
 	for i := range es {
-		if !bytes.Equal(got[i].Key(), es[i].Key()) || !bytes.Equal(got[i].Value.Text, es[i].Value.Text) || !bytes.Equal(got[i].Value.Data, es[i].Value.Data) {
+		if !bytes.Equal(got[i].Key(), es[i].Key()) || !bytes.Equal(got[i].Value.Text, es[i].Value.Text) || !bytes.Equal(got[i].Value.Data, es[i].Value.Data) ||
+			!got[i].Value.FirstSeen.Equal(es[i].Value.FirstSeen) || !got[i].Value.LastSeen.Equal(es[i].Value.LastSeen) ||
+			!got[i].Value.Expires.Equal(es[i].Value.Expires) {
 			t.Errorf("entry %d: %+v, want %+v", i, got[i], es[i])
 		}
 	}
@@ -76,6 +80,7 @@ func FuzzDecodeEntries(f *testing.F) {
 	e := store.FullEntry(hashkey.Sum(nil), store.Value{Text: []byte("t")})
 	f.Add(AppendEntry(nil, &e))
 	f.Add([]byte{4, 1, 2, 3, 4, 0, 0})
+	f.Add([]byte{4 | timesFlag, 1, 2, 3, 4, 0, 0, 2, 2, 0})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		es, err := DecodeEntries(b)

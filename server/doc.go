@@ -20,7 +20,11 @@
 //	POST /v1/match    32 hash bytes      one byte (matched length), then the value, or 404
 //	POST /v1/put      entries            204: stored and durable
 //	POST /v1/add      entries            one byte per entry, 1 new, 0 present; durable
+//	POST /v1/visit?after=DURATION  entries   one byte per entry, 1 new (absent,
+//	                                     or last visited DURATION ago by the
+//	                                     server's clock), 0 seen; durable
 //	POST /v1/delete   one entry (key)    204, or 404
+//	POST /v1/delete-prefix?prefix=HEX&bits=N  {"full":..,"prefixes":..}; durable
 //	POST /v1/load     JSONL entries      store.LoadResult as JSON
 //	GET  /v1/scan?prefix=HEX&bits=N&limit=N   JSONL entries, streamed
 //	GET  /v1/count?prefix=HEX&bits=N          {"full":..,"prefixes":..}
@@ -37,12 +41,16 @@
 //
 // An entry is a key-length byte (32 for a full entry, 4..31 for a prefix
 // entry), the key, a uvarint text length and the text, a uvarint data
-// length and the data; a body is entries back to back. JSONL is the
+// length and the data; a body is entries back to back. An entry whose
+// value has seen times or an expiry sets bit 0x80 of the key-length byte
+// and ends with three varints: first seen, last seen and expiry, in unix
+// seconds (0: none); an entry without them is encoded as it always was. JSONL is the
 // format of package store (store.AppendJSONL).
 //
 // # Durability
 //
-// A write (put, add, delete, load) is answered only once it is durable.
+// A write (put, add, visit, delete, delete-prefix, load) is answered only
+// once it is durable.
 // Concurrent writers share fsyncs (group commit): a write waits for one
 // Sync that starts after it, and one Sync serves every write that came
 // before it started.

@@ -92,6 +92,8 @@ func New(st store.Backend, opts *Options) *Server {
 	s.handle("POST /v1/put", s.put)
 	s.handle("POST /v1/add", s.add)
 	s.handle("POST /v1/delete", s.delete)
+	s.handle("POST /v1/visit", s.visit)
+	s.handle("POST /v1/delete-prefix", s.deletePrefix)
 	s.handle("POST /v1/load", s.load)
 	s.handle("GET /v1/scan", s.scan)
 	s.handle("GET /v1/count", s.count)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"iter"
+	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
 )
@@ -39,9 +40,23 @@ type Backend interface {
 	// exactly one sees true; a key repeated in the batch is new at most
 	// once (the first).
 	AddBatch(entries []Entry) ([]bool, error)
+	// VisitBatch records a sighting of each entry and reports which are
+	// new: absent (or expired), or last reported new revisitAfter or
+	// longer ago by the backend's clock (revisitAfter <= 0: never again).
+	// A new entry is stored with FirstSeen (kept when it was stored) and
+	// LastSeen set to now, the entry's Text, Data and Expires where they
+	// are set, else the stored ones; an entry that is not new is left as
+	// it was. A stored entry that records no times is new. Among
+	// concurrent callers visiting one key, exactly one sees true per
+	// revisit; a key repeated in the batch is new at most once (the
+	// first).
+	VisitBatch(entries []Entry, revisitAfter time.Duration) ([]bool, error)
 	// Delete removes a full or prefix entry; an absent one is an error
 	// wrapping ErrNotFound.
 	Delete(e Entry) error
+	// DeletePrefix removes every entry Scan(prefix, bits, 0, ...) would
+	// visit and returns how many full and prefix entries it removed.
+	DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err error)
 	// Load bulk-loads entries, keeping stored keys as they are (add if
 	// absent); it is the fast path for large imports.
 	Load(seq iter.Seq[Entry]) (LoadResult, error)
@@ -88,6 +103,9 @@ type Stats struct {
 	Entries int64
 	// PrefixEntries is the number of prefix entries.
 	PrefixEntries int64
+	// Expiring is the number of entries (full and prefix) that have an
+	// expiry time (a TTL) and have not expired yet.
+	Expiring int64
 	// FilterBits is the number of leading bits of each full entry the
 	// in-memory filter keeps (0: no filter).
 	FilterBits int

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
 )
@@ -87,10 +88,47 @@ type Value struct {
 	Text []byte
 	// Data is caller bytes.
 	Data []byte
+	// FirstSeen and LastSeen are when the entry was first and last
+	// reported new by Backend.VisitBatch, to the second; zero when not
+	// recorded (a plain set records no times). A backend stores both or
+	// neither: LastSeen alone is stored as both.
+	FirstSeen, LastSeen time.Time
+	// Expires is when the entry stops being stored, to the second: from
+	// then on every read answers as if it were absent. Zero: never.
+	Expires time.Time
 }
 
-// IsZero reports whether v stores nothing.
-func (v Value) IsZero() bool { return len(v.Text) == 0 && len(v.Data) == 0 }
+// IsZero reports whether v stores nothing: no text, data, times or
+// expiry.
+func (v Value) IsZero() bool {
+	return len(v.Text) == 0 && len(v.Data) == 0 && !v.HasTimes() && v.Expires.IsZero()
+}
+
+// HasTimes reports whether v records when it was seen.
+func (v Value) HasTimes() bool { return !v.LastSeen.IsZero() || !v.FirstSeen.IsZero() }
+
+// IsExpired reports whether v has expired at now (its expiry is now or
+// earlier, to the second).
+func (v Value) IsExpired(now time.Time) bool {
+	return !v.Expires.IsZero() && v.Expires.Unix() <= now.Unix()
+}
+
+// Unix returns the time of unix seconds s in UTC, and the zero time for 0:
+// how backends read the times they store.
+func Unix(s int64) time.Time {
+	if s == 0 {
+		return time.Time{}
+	}
+	return time.Unix(s, 0).UTC()
+}
+
+// UnixOf returns t in unix seconds, and 0 for the zero time.
+func UnixOf(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
+}
 
 // Match is the answer of Backend.Match: the stored entry a hash matched.
 type Match struct {

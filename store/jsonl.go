@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 	"unicode/utf8"
 
 	"github.com/urlhash/urlhash/hashkey"
@@ -22,8 +23,9 @@ import (
 //
 // key is the hex of the entry's key: 64 digits for a full entry, 8..62 for
 // a prefix entry. text is the stored text when it is valid UTF-8, else
-// text_hex holds its bytes; data is the caller bytes in hex. Empty parts
-// are left out. Exporting, importing and exporting again gives the same
+// text_hex holds its bytes; data is the caller bytes in hex; first_seen,
+// last_seen and expires are the value's times in RFC 3339 (UTC, whole
+// seconds). Empty parts are left out. Exporting, importing and exporting again gives the same
 // bytes, whatever the backend.
 const JSONLVersion = 1
 
@@ -41,6 +43,10 @@ type jsonlEntry struct {
 	Text    *string `json:"text,omitempty"`
 	TextHex string  `json:"text_hex,omitempty"`
 	Data    string  `json:"data,omitempty"`
+	// Times in RFC 3339, UTC, to the second.
+	FirstSeen string `json:"first_seen,omitempty"`
+	LastSeen  string `json:"last_seen,omitempty"`
+	Expires   string `json:"expires,omitempty"`
 }
 
 // AppendJSONLHeader appends the header line for an index recording
@@ -63,6 +69,9 @@ func AppendJSONL(dst []byte, e *Entry) []byte {
 	if len(e.Value.Data) > 0 {
 		je.Data = hex.EncodeToString(e.Value.Data)
 	}
+	je.FirstSeen = jsonlTime(e.Value.FirstSeen)
+	je.LastSeen = jsonlTime(e.Value.LastSeen)
+	je.Expires = jsonlTime(e.Value.Expires)
 	return appendJSONLine(dst, je)
 }
 
@@ -125,7 +134,29 @@ func ParseJSONL(line []byte) (Entry, error) {
 		}
 		e.Value.Data = d
 	}
+	for _, f := range []struct {
+		name string
+		in   string
+		out  *time.Time
+	}{{"first_seen", je.FirstSeen, &e.Value.FirstSeen}, {"last_seen", je.LastSeen, &e.Value.LastSeen}, {"expires", je.Expires, &e.Value.Expires}} {
+		if f.in == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339, f.in)
+		if err != nil {
+			return Entry{}, fmt.Errorf("%w: %s: %v", ErrJSONL, f.name, err)
+		}
+		*f.out = Unix(t.Unix())
+	}
 	return e, nil
+}
+
+// jsonlTime formats t for JSONL ("" for the zero time).
+func jsonlTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Truncate(time.Second).Format(time.RFC3339)
 }
 
 // strictUnmarshal decodes exactly one JSON object with no unknown fields,

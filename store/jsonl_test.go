@@ -17,6 +17,10 @@ func TestJSONLRoundTrip(t *testing.T) {
 		FullEntry(full, Value{Text: []byte("<a & b>\t\"q\"\n")}),                         // escapes, no HTML escaping
 		{Hash: hashkey.Hash{0x26, 0xda, 0x70, 0xa9}, Len: 4, Value: Value{Data: []byte("x")}},
 		{Hash: full, Len: 31},
+		// times: seen, expiring, both
+		FullEntry(full, Value{FirstSeen: Unix(1893456000), LastSeen: Unix(1893459600)}),
+		{Hash: full, Len: 8, Value: Value{Expires: Unix(1893456000)}},
+		FullEntry(full, Value{Text: []byte("u"), FirstSeen: Unix(1893456000), LastSeen: Unix(1893456000), Expires: Unix(1893459600)}),
 	} {
 		line := AppendJSONL(nil, &e)
 		if bytes.Count(line, []byte("\n")) != 1 || line[len(line)-1] != '\n' {
@@ -32,7 +36,7 @@ func TestJSONLRoundTrip(t *testing.T) {
 		} else {
 			clear(want.Hash[want.Len:])
 		}
-		if got.Hash != want.Hash || got.Len != want.Len || !bytes.Equal(got.Value.Text, want.Value.Text) || !bytes.Equal(got.Value.Data, want.Value.Data) {
+		if got.Hash != want.Hash || got.Len != want.Len || !bytes.Equal(got.Value.Text, want.Value.Text) || !bytes.Equal(got.Value.Data, want.Value.Data) || !sameTimes(got.Value, want.Value) {
 			t.Fatalf("round trip of %+v = %+v (line %q)", want, got, line)
 		}
 		if again := AppendJSONL(nil, &got); !bytes.Equal(again, line) {
@@ -46,6 +50,7 @@ func TestJSONLErrors(t *testing.T) {
 		``, `{}`, `[1]`, `{"key":"zz"}`, `{"key":"0102"}`, `{"key":"` + string(bytes.Repeat([]byte("a"), 66)) + `"}`,
 		`{"key":"01020304","expires":5}`, `{"key":"01020304","text":"a","text_hex":"61"}`,
 		`{"key":"01020304","data":"x"}`, `{"key":"01020304"} {"key":"01020304"}`,
+		`{"key":"01020304","expires":"2030-01-01"}`, `{"key":"01020304","last_seen":"yesterday"}`,
 	} {
 		if _, err := ParseJSONL([]byte(line)); !errors.Is(err, ErrJSONL) {
 			t.Errorf("ParseJSONL(%q) = %v, want ErrJSONL", line, err)
@@ -69,6 +74,7 @@ func FuzzParseJSONL(f *testing.F) {
 	for _, s := range []string{`{"key":"26da70a9","data":"0102"}`, `{"key":"` + hashkey.Sum(nil).String() + `","text":"x"}`, `{"key":"01020304","text_hex":"ff"}`, `{}`} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte(`{"key":"01020304","first_seen":"2030-01-01T00:00:00Z","last_seen":"2030-01-01T01:00:00+01:00","expires":"1970-01-01T00:00:00Z"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		e, err := ParseJSONL(line)
 		if err != nil {
@@ -76,8 +82,12 @@ func FuzzParseJSONL(f *testing.F) {
 		}
 		enc := AppendJSONL(nil, &e)
 		back, err := ParseJSONL(bytes.TrimSuffix(enc, []byte("\n")))
-		if err != nil || back.Hash != e.Hash || back.Len != e.Len || !bytes.Equal(back.Value.Text, e.Value.Text) || !bytes.Equal(back.Value.Data, e.Value.Data) {
+		if err != nil || back.Hash != e.Hash || back.Len != e.Len || !bytes.Equal(back.Value.Text, e.Value.Text) || !bytes.Equal(back.Value.Data, e.Value.Data) || !sameTimes(back.Value, e.Value) {
 			t.Fatalf("%q -> %+v -> %q -> %+v, %v", line, e, enc, back, err)
 		}
 	})
+}
+
+func sameTimes(a, b Value) bool {
+	return a.FirstSeen.Equal(b.FirstSeen) && a.LastSeen.Equal(b.LastSeen) && a.Expires.Equal(b.Expires)
 }

@@ -50,7 +50,7 @@ type command struct {
 func commands() map[string]*command {
 	cs := []*command{
 		hashCommand(), canonCommand(), expressionsCommand(), hashedURICommand(), matchCommand(),
-		addCommand(), importCommand(), hasCommand(), getCommand(), deleteCommand(), dedupeCommand(),
+		addCommand(), putCommand(), importCommand(), hasCommand(), getCommand(), deleteCommand(), dedupeCommand(),
 		scanCommand(), lookupCommand(), statsCommand(), exportCommand(), verifyCommand(),
 		backupCommand(), restoreCommand(), recoverCommand(), serveCommand(), completionCommand(),
 	}

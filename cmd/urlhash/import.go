@@ -47,6 +47,7 @@ Flags:
                          texts and data as exported; a new index records
                          the export's profile)
       --store-url        keep each URL's text in its entry
+` + valueUsage + `                         (a jsonl entry's own data and expires win)
       --strict           stop at the first bad line (--max-errors 1)
       --max-errors N     stop after N bad records (default 0: never)
       --json             print the summary as one JSON object on stdout
@@ -81,7 +82,12 @@ func runImport(e *env, args []string) error {
 	maxErrors := fs.Int64("max-errors", 0, "stop after N bad records (0: never)")
 	asJSON := fs.Bool("json", false, "JSON summary")
 	nul := fs.BoolP("null", "0", false, "NUL-separated input")
+	var vf valueFlags
+	vf.addFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := vf.check(); err != nil {
 		return err
 	}
 	// jsonl is urlhash's own export format: lines, each decoded here.
@@ -137,6 +143,14 @@ func runImport(e *env, args []string) error {
 		return true
 	}
 	entries := func(yield func(store.Entry) bool) {
+		if vf.isSet() {
+			now, inner := time.Now(), yield
+			yield = func(en store.Entry) bool {
+				one := []store.Entry{en}
+				vf.apply(one, now)
+				return inner(one[0])
+			}
+		}
 		for _, name := range files {
 			if !importFile(e, ix, name, format, jsonl, ropts, bad, yield, &stopErr) {
 				return

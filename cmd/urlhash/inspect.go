@@ -15,6 +15,10 @@ type entryOutput struct {
 	Prefix bool    `json:"prefix,omitempty"`
 	Text   *string `json:"text,omitempty"`
 	Data   string  `json:"data,omitempty"`
+	// Times in RFC 3339, when the entry records them.
+	FirstSeen string `json:"first_seen,omitempty"`
+	LastSeen  string `json:"last_seen,omitempty"`
+	Expires   string `json:"expires,omitempty"`
 }
 
 func scanCommand() *command {
@@ -120,7 +124,8 @@ func runScan(e *env, args []string) error {
 }
 
 func newEntryOutput(en *store.Entry) entryOutput {
-	o := entryOutput{Hash: hexKey(en), Prefix: en.IsPrefix(), Data: hex.EncodeToString(en.Value.Data)}
+	o := entryOutput{Hash: hexKey(en), Prefix: en.IsPrefix(), Data: hex.EncodeToString(en.Value.Data),
+		FirstSeen: timeText(en.Value.FirstSeen), LastSeen: timeText(en.Value.LastSeen), Expires: timeText(en.Value.Expires)}
 	if en.Value.Text != nil {
 		t := string(en.Value.Text)
 		o.Text = &t
@@ -225,7 +230,9 @@ func statsCommand() *command {
 Prints the index's profile, entry counts, filter size and disk use, one
 "name: value" a line (or one JSON object with --json: profile, entries,
 prefix_entries, filter_bits, filter_bytes, filter_bytes_per_entry,
-disk_bytes, disk_bytes_per_entry, lsm_bytes, vlog_bytes, format_version).
+disk_bytes, disk_bytes_per_entry, lsm_bytes, vlog_bytes, format_version,
+expiring). Entries and prefix entries count live entries: expired ones
+are not counted; "expiring entries" counts those of them with a TTL.
 
 Example:
   $ urlhash stats --db idx
@@ -250,6 +257,7 @@ type statsOutput struct {
 	LSMBytes            int64   `json:"lsm_bytes"`
 	VlogBytes           int64   `json:"vlog_bytes"`
 	FormatVersion       int     `json:"format_version"`
+	Expiring            int64   `json:"expiring"`
 }
 
 func runStats(e *env, args []string) error {
@@ -281,7 +289,7 @@ func runStats(e *env, args []string) error {
 		Profile: s.Profile, Entries: s.Entries, PrefixEntries: s.PrefixEntries,
 		FilterBits: s.FilterBits, FilterBytes: s.FilterBytes, FilterBytesPerEntry: per(float64(s.FilterBytes)),
 		DiskBytes: s.DiskBytes, DiskBytesPerEntry: per(float64(s.DiskBytes)),
-		LSMBytes: s.LSMBytes, VlogBytes: s.VlogBytes, FormatVersion: s.FormatVersion,
+		LSMBytes: s.LSMBytes, VlogBytes: s.VlogBytes, FormatVersion: s.FormatVersion, Expiring: s.Expiring,
 	}
 	out := bufio.NewWriter(e.stdout)
 	defer out.Flush()
@@ -291,6 +299,8 @@ func runStats(e *env, args []string) error {
 	fmt.Fprintf(out, "profile: %s\nentries: %d\nprefix entries: %d\nfilter bits: %d\nfilter bytes: %d (%.2f per entry)\ndisk bytes: %d (%.2f per entry; lsm %d, vlog %d)\nformat version: %d\n",
 		o.Profile, o.Entries, o.PrefixEntries, o.FilterBits, o.FilterBytes, o.FilterBytesPerEntry,
 		o.DiskBytes, o.DiskBytesPerEntry, o.LSMBytes, o.VlogBytes, o.FormatVersion)
+	// Last, so that the lines before keep their places.
+	fmt.Fprintf(out, "expiring entries: %d\n", o.Expiring)
 	return nil
 }
 

@@ -4,11 +4,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/urlhash/urlhash/backend"
 	"github.com/urlhash/urlhash/hashkey"
@@ -21,11 +23,15 @@ import (
 type memberOutput struct {
 	Input   string  `json:"input"`
 	Hash    string  `json:"hash,omitempty"`
-	Present *bool   `json:"present,omitempty"`
 	New     *bool   `json:"new,omitempty"`
+	Present *bool   `json:"present,omitempty"`
 	Text    *string `json:"text,omitempty"`
 	Data    string  `json:"data,omitempty"`
-	Error   string  `json:"error,omitempty"`
+	// Times in RFC 3339 (get), when the entry records them.
+	FirstSeen string `json:"first_seen,omitempty"`
+	LastSeen  string `json:"last_seen,omitempty"`
+	Expires   string `json:"expires,omitempty"`
+	Error     string `json:"error,omitempty"`
 	// Recovered marks a dedupe output printed again from a crashed run's
 	// journal.
 	Recovered *bool `json:"recovered,omitempty"`
@@ -247,7 +253,10 @@ func getCommand() *command {
 
 Prints one line per input, tab-separated: "present", the hash and the text
 stored with it (the URL, when it was added with --store-url; empty
-otherwise), or "absent" and the hash. Exit status: 0 if every input is
+otherwise), or "absent" and the hash. An entry that stores more adds
+fields, each only when set: data=HEX (--data), first_seen= and
+last_seen= (dedupe --revisit-after) and expires= (--ttl), times in RFC
+3339 UTC. An expired entry is absent. Exit status: 0 if every input is
 stored, 1 if any is not, 2 on an error.
 
 Flags:
@@ -256,7 +265,8 @@ Flags:
       --wait DURATION    queue behind another urlhash using the index
                          (default 0: fail at once)
       --hashes           inputs are hashes: 64 hex digits or w0-w1-w2-w3
-      --json             one object per input: input, hash, present, text, data (hex)
+      --json             one object per input: input, hash, present, text,
+                         data (hex), first_seen, last_seen, expires
 ` + inputUsage + `      --profile, --digest, --drop-fragment
                          the identity; default: the one the index records
 
@@ -311,12 +321,13 @@ func runGet(e *env, args []string) error {
 				if present {
 					text := string(v.Text)
 					o.Text, o.Data = &text, hex.EncodeToString(v.Data)
+					o.FirstSeen, o.LastSeen, o.Expires = timeText(v.FirstSeen), timeText(v.LastSeen), timeText(v.Expires)
 				}
 				a.json.Encode(o)
 				continue
 			}
 			if present {
-				a.out.WriteString("present\t" + hexKey(&r.entry) + "\t" + string(v.Text) + "\n")
+				a.out.WriteString("present\t" + hexKey(&r.entry) + "\t" + string(v.Text) + valueFields(&v) + "\n")
 			} else {
 				a.out.WriteString("absent\t" + hexKey(&r.entry) + "\n")
 			}
@@ -371,8 +382,11 @@ func addCommand() *command {
 		usage: `Usage: urlhash add --db DIR [flags] [URL|HASH...]
 
 Adds each URL's identity (or, with --hashes, each full hash or 4..31-byte
-hex prefix entry) to the index, creating the index if needed. Everything
-is durable when the command exits 0. Prints nothing unless --json.
+hex prefix entry) to the index, creating the index if needed. Add only
+adds: an entry already stored (and not expired) keeps its text, data and
+expiry, is reported present (with --json) and counted in a note on
+stderr; put replaces it. Everything is durable when the command exits 0.
+Prints nothing unless --json.
 
 Flags:
       --db DIR           the index directory, or a postgres:// connection
@@ -382,7 +396,7 @@ Flags:
       --hashes           inputs are hex: 64 digits a full entry, an even
                          8..62 digits a prefix entry
       --store-url        keep each URL's text in its entry
-      --json             one object per input: input, hash, new
+` + valueUsage + `      --json             one object per input: input, hash, new, present
 ` + inputUsage + `      --profile, --digest, --drop-fragment
                          the identity of a new index (default urlhash,
                          sha256); an existing index keeps the one it records
@@ -390,6 +404,7 @@ Flags:
 Example:
   $ urlhash add --db idx --store-url https://example.com/ https://example.org/
   $ urlhash add --db list --profile webrisk --hashes 0a1b2c3d
+  $ urlhash add --db blocked --ttl 72h https://spam.example/
 `,
 		run: func(e *env, args []string) error { return runAdd(e, "add", args) },
 	}
@@ -402,9 +417,14 @@ func deleteCommand() *command {
 		usage: `Usage: urlhash delete --db DIR [flags] [URL|HASH...]
 
 Removes each URL's identity (or, with --hashes, each full hash or prefix
-entry) from the index. Durable when the command exits. Exit status: 0 if
-every input was stored (and is now removed), 1 if any was not stored, 2 on
-an error.
+entry) from the index: inputs from the arguments, --from FILE or standard
+input, as every command reads them. With --prefix HEX it removes instead
+every entry (full and prefix entries) whose key starts with HEX (1..64
+digits; an odd count is a half byte). Durable when the command exits. The
+last line on stderr is the summary "N deleted, M not stored". Exit
+status: 0 if every input was stored (and is now removed), or --prefix
+removed any; 1 if any input was not stored, or --prefix matched nothing;
+2 on an error.
 
 Flags:
       --db DIR           the index directory, or a postgres:// connection
@@ -412,16 +432,24 @@ Flags:
       --wait DURATION    queue behind another urlhash using the index
                          (default 0: fail at once)
       --hashes           inputs are hex: 64 digits or an even 8..62 digits
+      --prefix HEX       delete every entry whose key starts with HEX
+      --json             one object per input: input, hash, present (was
+                         stored); with --prefix one summary object:
+                         deleted, full, prefixes
 ` + inputUsage + `      --profile, --digest, --drop-fragment
                          the identity; default: the one the index records
 
 Example:
   $ urlhash delete --db idx https://example.com/
+  $ urlhash delete --db idx --from gone.txt
+  $ urlhash delete --db idx --prefix 0f11
+  urlhash: delete: 3 deleted (3 entries, 0 prefix entries)
 `,
 		run: func(e *env, args []string) error { return runAdd(e, "delete", args) },
 	}
 }
 
+// runAdd runs add (add if absent), put (overwrite) and delete.
 func runAdd(e *env, name string, args []string) error {
 	fs := newFlags(name)
 	var db dbFlags
@@ -429,10 +457,15 @@ func runAdd(e *env, name string, args []string) error {
 	hashes := fs.Bool("hashes", false, "inputs are hashes")
 	var in inputFlags
 	in.addFlags(fs)
-	var storeURL, asJSON *bool
-	if name == "add" {
-		storeURL = fs.Bool("store-url", false, "keep URL text")
-		asJSON = fs.Bool("json", false, "JSON output")
+	asJSON := fs.Bool("json", false, "JSON output")
+	var prefix *string
+	var keepURL bool
+	var vf valueFlags
+	if name == "delete" {
+		prefix = fs.String("prefix", "", "delete every entry under this hex prefix")
+	} else {
+		fs.BoolVar(&keepURL, "store-url", false, "keep URL text")
+		vf.addFlags(fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -440,14 +473,29 @@ func runAdd(e *env, name string, args []string) error {
 	if err := in.check(); err != nil {
 		return err
 	}
+	if err := vf.check(); err != nil {
+		return err
+	}
+	byPrefix := prefix != nil && fs.Changed("prefix")
+	if byPrefix && (len(fs.Args()) > 0 || len(in.from) > 0) {
+		return usagef("--prefix takes no other inputs")
+	}
 	*hashes = *hashes || in.format == "hashes"
 	db.mustExist = name == "delete" // deleting from a misspelt --db must not create it
-	ix, err := db.open(e, true, storeURL != nil && *storeURL, true)
+	ix, err := db.open(e, true, keepURL, true)
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
-	a := newAnswers(e, asJSON != nil && *asJSON)
+	if byPrefix {
+		err := deletePrefix(e, ix.Store(), *prefix, *asJSON)
+		if cerr := ix.Close(); err == nil || errors.Is(err, errNotFound) && cerr != nil {
+			err = cerr
+		}
+		return err
+	}
+	a := newAnswers(e, *asJSON)
+	var deleted, kept int64
 	err = streamBatches(e, &in, fs.Args(), storeBatch, func(batch []record) error {
 		rs := resolve(ix, batch, *hashes, true)
 		entries := make([]store.Entry, 0, len(rs))
@@ -456,17 +504,29 @@ func runAdd(e *env, name string, args []string) error {
 				entries = append(entries, r.entry)
 			}
 		}
-		var added []bool
-		if name == "delete" {
-			for _, en := range entries {
+		vf.apply(entries, time.Now())
+		var answer []bool // add: new; delete: was stored
+		var err error
+		switch name {
+		case "delete":
+			answer = make([]bool, len(entries))
+			for i, en := range entries {
 				switch err := ix.Store().Delete(en); {
 				case errors.Is(err, store.ErrNotFound):
 					a.missed++
 				case err != nil:
 					return err
+				default:
+					answer[i] = true
+					deleted++
 				}
 			}
-		} else if added, err = ix.Store().AddBatch(entries); err != nil {
+		case "put":
+			err = ix.Store().PutBatch(entries)
+		default:
+			answer, err = ix.Store().AddBatch(entries)
+		}
+		if err != nil {
 			return err
 		}
 		if err := ix.Sync(); err != nil {
@@ -478,8 +538,19 @@ func runAdd(e *env, name string, args []string) error {
 				a.fail(r.r, r.err)
 				continue
 			}
+			if name == "add" && !answer[j] {
+				kept++
+			}
 			if a.json != nil {
-				a.json.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &added[j]})
+				o := memberOutput{Input: r.r.text, Hash: hexKey(&r.entry)}
+				switch name {
+				case "add":
+					present := !answer[j]
+					o.New, o.Present = &answer[j], &present
+				case "delete":
+					o.Present = &answer[j]
+				}
+				a.json.Encode(o)
 			}
 			j++
 		}
@@ -487,6 +558,12 @@ func runAdd(e *env, name string, args []string) error {
 	})
 	if cerr := ix.Close(); err == nil {
 		err = cerr
+	}
+	switch {
+	case name == "delete":
+		fmt.Fprintf(e.stderr, "urlhash: delete: %d deleted, %d not stored\n", deleted, a.missed)
+	case kept > 0 && (keepURL || vf.isSet()):
+		fmt.Fprintf(e.stderr, "urlhash: note: add: %d already stored, kept as they were (put replaces)\n", kept)
 	}
 	return a.status(in.status(err))
 }
@@ -513,6 +590,16 @@ most 4096, may be printed again). The journal is DIR/urlhash.dedupe for an
 index directory; give a postgres:// or http:// index one with --journal
 FILE, one per concurrent dedupe.
 
+Revisiting: with --revisit-after DURATION a URL is also printed again
+once it was last printed DURATION or longer ago (to the second, by the
+clock of the index's owner: this process, the PostgreSQL client or the
+urlhash server), and each entry records when it was first and last
+printed (get shows first_seen and last_seen). The check and the record
+are one atomic step: among concurrent dedupe runs, on one index, one
+PostgreSQL database or one server, each due URL is printed by one of
+them. An entry stored without times (by add, or by dedupe without
+--revisit-after) is due at once.
+
 Flags:
       --db DIR           the index directory, or a postgres:// connection
                          string (with --schema NAME, default "urlhash") (created if needed)
@@ -520,7 +607,10 @@ Flags:
                          (default 0: fail at once)
       --hashes           inputs are hashes: 64 hex digits or w0-w1-w2-w3
       --store-url        keep each URL's text in its entry
-      --json             one object per input: input, hash, new (and
+      --revisit-after DURATION
+                         print a URL again once it was last printed this
+                         long ago, e.g. 24h (default 0: never again)
+` + valueUsage + `      --json             one object per input: input, hash, new (and
                          recovered: true for a journal's URL printed again)
       --journal FILE     the crash journal (default DIR/urlhash.dedupe for
                          an index directory; none otherwise)
@@ -533,6 +623,7 @@ Example:
   $ printf 'https://a.example/\nhttps://A.example/\nhttps://b.example/\n' | urlhash dedupe --db seen
   https://a.example/
   https://b.example/
+  $ urlhash dedupe --db seen --revisit-after 24h --from frontier.txt
 `,
 		run: runDedupe,
 	}
@@ -546,6 +637,9 @@ func runDedupe(e *env, args []string) error {
 	storeURL := fs.Bool("store-url", false, "keep URL text")
 	asJSON := fs.Bool("json", false, "JSON output")
 	journalPath := fs.String("journal", "", "crash journal file")
+	revisit := fs.Duration("revisit-after", 0, "print a URL again after this long")
+	var vf valueFlags
+	vf.addFlags(fs)
 	var in inputFlags
 	in.addFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -553,6 +647,12 @@ func runDedupe(e *env, args []string) error {
 	}
 	if err := in.check(); err != nil {
 		return err
+	}
+	if err := vf.check(); err != nil {
+		return err
+	}
+	if *revisit < 0 {
+		return usagef("--revisit-after must be 0 (never) or more, have %v", *revisit)
 	}
 	*hashes = *hashes || in.format == "hashes"
 	ix, err := db.open(e, true, *storeURL, true)
@@ -591,7 +691,14 @@ func runDedupe(e *env, args []string) error {
 				entries = append(entries, r.entry)
 			}
 		}
-		added, err := ix.Store().AddBatch(entries)
+		vf.apply(entries, time.Now())
+		var added []bool
+		var err error
+		if *revisit > 0 {
+			added, err = ix.Store().VisitBatch(entries, *revisit)
+		} else {
+			added, err = ix.Store().AddBatch(entries)
+		}
 		if err != nil {
 			return err
 		}

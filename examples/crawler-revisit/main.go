@@ -1,0 +1,159 @@
+// Command crawler-revisit shows urlhash keeping a crawl fresh: pages are
+// fetched when they are new or were last fetched a day ago or more
+// (query.Index.Visit, "urlhash dedupe --revisit-after 24h"), by several
+// workers at once, each due page by exactly one of them. A fake clock
+// moves the crawl through three rounds: the first fetches every page, a
+// second twelve hours later fetches none (nothing is due), a third a day
+// after the first fetches every page again. Each entry records when it
+// was first and last fetched.
+//
+//	go run ./examples/crawler-revisit
+package main
+
+import (
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/query"
+)
+
+const (
+	workers = 4
+	pages   = 100
+	// revisitAfter is how old a fetch must be before the page is fetched
+	// again.
+	revisitAfter = 24 * time.Hour
+)
+
+func main() {
+	if err := run(os.Stdout); err != nil {
+		log.Fatal("crawler-revisit: ", err)
+	}
+}
+
+// clock is the crawl's clock, moved by the example.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// links simulates fetching a page: page n links to pages 2n and 2n+1 (up
+// to pages), back to the home page and to itself.
+func links(n int) []string {
+	out := []string{fmt.Sprintf("https://news.example/p/%d", n), "https://news.example/p/1"}
+	for _, m := range []int{2 * n, 2*n + 1} {
+		if m <= pages {
+			out = append(out, fmt.Sprintf("https://news.example/p/%d", m))
+		}
+	}
+	return out
+}
+
+// run is the example; it writes what it shows to w.
+func run(w io.Writer) error {
+	dir, err := os.MkdirTemp("", "crawler-revisit-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	// A real crawler leaves Now unset (the wall clock).
+	clk := &clock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	db, err := index.Open(dir, &index.Options{Now: clk.Now})
+	if err != nil {
+		return err
+	}
+	seen, err := query.New(db, nil)
+	if err != nil {
+		return err
+	}
+	defer seen.Close()
+
+	for _, step := range []time.Duration{0, 12 * time.Hour, 12 * time.Hour} {
+		clk.advance(step)
+		fetched, err := crawl(seen)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s: %d pages fetched\n", clk.Now().Format(time.DateTime), fetched)
+	}
+	v, err := seen.Get("https://news.example/p/1")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "p/1 first fetched %s, last fetched %s\n",
+		v.FirstSeen.Format(time.DateTime), v.LastSeen.Format(time.DateTime))
+	return nil
+}
+
+// crawl runs one round from the home page: workers follow every link,
+// fetching a page only when Visit reports it due (a page not due is not
+// fetched, so its links are not followed: a real crawler would keep its
+// frontier; the round ends where the site is fresh). It returns how many
+// pages it fetched, and fails if one was fetched twice.
+func crawl(seen *query.Index) (int, error) {
+	frontier := make(chan int, pages*4)
+	var pending sync.WaitGroup
+	var fetched atomic.Int64
+	var counts [pages + 1]atomic.Int32
+	var firstErr error
+	var errOnce sync.Once
+	fail := func(err error) { errOnce.Do(func() { firstErr = err }) }
+	enqueue := func(url string) {
+		due, err := seen.Visit(url, revisitAfter)
+		if err != nil {
+			fail(err)
+			return
+		}
+		if !due {
+			return
+		}
+		var n int
+		fmt.Sscanf(url, "https://news.example/p/%d", &n)
+		pending.Add(1)
+		frontier <- n
+	}
+	enqueue("https://news.example/p/1")
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for n := range frontier {
+				fetched.Add(1)
+				counts[n].Add(1)
+				for _, l := range links(n) {
+					enqueue(l)
+				}
+				pending.Done()
+			}
+		})
+	}
+	pending.Wait()
+	close(frontier)
+	wg.Wait()
+	if firstErr != nil {
+		return 0, firstErr
+	}
+	for n := range counts {
+		if c := counts[n].Load(); c > 1 {
+			return 0, fmt.Errorf("page %d fetched %d times in one round", n, c)
+		}
+	}
+	return int(fetched.Load()), nil
+}

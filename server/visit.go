@@ -1,0 +1,64 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// visit is POST /v1/visit?after=DURATION: VisitBatch of the body's
+// entries with revisitAfter DURATION (Go syntax, "24h"; absent or 0:
+// never revisit), answered like /v1/add: one byte per entry, 1 when it is
+// new. The server's backend clock decides, never the client's.
+func (s *Server) visit(w http.ResponseWriter, r *http.Request) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
+	var after time.Duration
+	if a := r.URL.Query().Get("after"); a != "" {
+		var err error
+		if after, err = time.ParseDuration(a); err != nil {
+			return fmt.Errorf("%w: after %q", ErrBadRequest, a)
+		}
+	}
+	es, err := readEntries(r)
+	if err != nil {
+		return err
+	}
+	visited, err := s.st.VisitBatch(es, after)
+	if err != nil {
+		return err
+	}
+	if err := s.commit.sync(); err != nil {
+		return err
+	}
+	out := make([]byte, len(visited))
+	for i, a := range visited {
+		if a {
+			out[i] = 1
+		}
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, err = w.Write(out)
+	return err
+}
+
+// deletePrefix is POST /v1/delete-prefix?prefix=HEX[&bits=N]:
+// DeletePrefix, answered {"full":N,"prefixes":N}.
+func (s *Server) deletePrefix(w http.ResponseWriter, r *http.Request) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
+	prefix, bits, err := prefixArgs(r)
+	if err != nil {
+		return err
+	}
+	full, prefixes, err := s.st.DeletePrefix(prefix, bits)
+	if err != nil {
+		return err
+	}
+	if err := s.commit.sync(); err != nil {
+		return err
+	}
+	return writeJSON(w, map[string]int64{"full": full, "prefixes": prefixes})
+}
