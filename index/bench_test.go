@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/options"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
 )
@@ -422,23 +421,22 @@ func BenchmarkDiskOptions(b *testing.B) {
 	n := benchN(b) / 4
 	keys := randHashes(rand.New(rand.NewPCG(41, 42)), n)
 	for _, tc := range []struct {
-		name  string
-		set   func(*badger.Options)
-		cache int64
+		name string
+		opts Options
 	}{
-		{"none-bloom1%", func(o *badger.Options) { o.Compression = options.None }, -1},
-		{"none-nobloom", func(o *badger.Options) { o.Compression = options.None; o.BloomFalsePositive = 0 }, -1},
-		{"snappy-bloom1% (default)", func(o *badger.Options) {}, 0},
-		{"zstd1-bloom1%", func(o *badger.Options) { o.Compression = options.ZSTD }, 0},
-		{"zstd1-nobloom", func(o *badger.Options) { o.Compression = options.ZSTD; o.BloomFalsePositive = 0 }, 0},
+		{"none (default)", Options{Compression: "none"}},
+		{"none-nobloom", Options{Compression: "none", Badger: func() *badger.Options {
+			d := (&Options{}).withDefaults()
+			bo := d.badgerOptions("")
+			bo.BloomFalsePositive = 0
+			return &bo
+		}()}},
+		{"snappy", Options{Compression: "snappy"}},
+		{"zstd1", Options{Compression: "zstd"}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			dir := b.TempDir()
-			o := &Options{BlockCacheSize: tc.cache}
-			d := o.withDefaults()
-			bopt := d.badgerOptions(dir)
-			tc.set(&bopt)
-			o.Badger = &bopt
+			o := &tc.opts
 			db, err := Open(dir, o)
 			if err != nil {
 				b.Fatal(err)

@@ -144,6 +144,18 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Badger == nil {
+		// The codec to write with is asked for or kept; the cache is
+		// needed as long as one table is compressed.
+		codec := codecs[o.Compression]
+		if o.Compression == "" {
+			codec = codecOf(tables)
+		}
+		o.setCodec(&db.bo, codec)
+		if anyCompressed(tables) && db.bo.BlockCacheSize == 0 && o.BlockCacheSize >= 0 {
+			db.bo.BlockCacheSize = o.BlockCacheSize
+		}
+	}
 	db.guard = newGuard(dir, db.bo.BlockSize, tables)
 	if db.bdb, err = openBadger(db.bo); err != nil {
 		return nil, err

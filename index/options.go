@@ -54,8 +54,8 @@ type Options struct {
 	Profile string
 
 	// BlockCacheSize is Badger's cache of decompressed table blocks, in
-	// bytes. Default 64 MiB (DefaultBlockCacheSize); a negative value
-	// disables it (right only with Options.Badger turning compression off).
+	// bytes, kept only while a table is compressed (see Compression).
+	// Default 64 MiB (DefaultBlockCacheSize); a negative value disables it.
 	BlockCacheSize int64
 
 	// IndexCacheSize bounds the memory Badger spends on table indexes and
@@ -81,6 +81,17 @@ type Options struct {
 	// after the wall clock.
 	Now func() time.Time
 
+	// Compression is the codec of the table blocks the index writes from
+	// this Open on (a load's tables, compactions): "none", "snappy" or
+	// "zstd". Default "": the codec of the index's newest table (Badger's
+	// MANIFEST records each table's), "none" for a new index. Hash keys
+	// are random: a codec only shrinks Badger's per-entry overhead (53
+	// bytes an entry on disk with none, 42 with snappy, about 40 with
+	// zstd) and costs a decompression, and a block cache copy, on every
+	// read: BenchmarkIndex and "go run ./bench" measure present lookups
+	// about twice as fast without one at 10M entries.
+	Compression string
+
 	// Badger, when not nil, replaces the Badger options the index derives
 	// from the fields above (expert use: compression, table sizes,
 	// logging). Dir, ValueDir, InMemory and ReadOnly are still taken from
@@ -101,6 +112,9 @@ func (o *Options) Validate() error {
 	}
 	if o.InMemory && o.ReadOnly {
 		return fmt.Errorf("%w: InMemory and ReadOnly together", store.ErrInvalidOptions)
+	}
+	if _, ok := codecs[o.Compression]; !ok && o.Compression != "" {
+		return fmt.Errorf("%w: Compression %q: want none, snappy or zstd", store.ErrInvalidOptions, o.Compression)
 	}
 	if o.MemTableSize < 0 {
 		return fmt.Errorf("%w: negative MemTableSize %d", store.ErrInvalidOptions, o.MemTableSize)
@@ -140,14 +154,7 @@ func (o *Options) badgerOptions(dir string) badger.Options {
 	} else {
 		bo = badger.DefaultOptions(dir)
 		bo.Logger = nil
-		// Hash keys are random, but each table entry also carries an
-		// 8-byte version, a header and an offset that compress. At 250k
-		// keys (BenchmarkDiskOptions): none 54 B/entry, Snappy 43, ZSTD
-		// level 1 40 B/entry; ZSTD costs about 1 s of CPU per million keys
-		// loaded, Snappy a fraction of it. Snappy meets the 45 B/entry
-		// goal.
-		bo.Compression = options.Snappy
-		bo.BlockCacheSize = max(o.BlockCacheSize, 0)
+		o.setCodec(&bo, codecs[o.Compression])
 		if o.IndexCacheSize > 0 {
 			bo.IndexCacheSize = o.IndexCacheSize
 		} else {
@@ -205,4 +212,44 @@ func (o *Options) badgerOptions(dir string) badger.Options {
 // memtable that one write batch may take.
 func maxInMemoryValue(memTableSize int64) int64 {
 	return min(1<<20, 15*memTableSize/100)
+}
+
+// codecs are the values of Options.Compression.
+var codecs = map[string]options.CompressionType{"none": options.None, "snappy": options.Snappy, "zstd": options.ZSTD}
+
+// setCodec sets the codec of the tables Badger writes, and its block
+// cache: uncompressed blocks are read straight from the mapped table
+// files, and a cache would only copy them (a ristretto lookup and, on a
+// miss, an allocation per block read).
+func (o *Options) setCodec(bo *badger.Options, c options.CompressionType) {
+	bo.Compression = c
+	bo.BlockCacheSize = max(o.BlockCacheSize, 0)
+	if c == options.None {
+		bo.BlockCacheSize = 0
+	}
+}
+
+// codecOf returns the codec of the newest of tables, or none for no
+// tables: Options.Compression's default.
+func codecOf(tables []tableFile) options.CompressionType {
+	if len(tables) == 0 {
+		return options.None
+	}
+	newest := tables[0]
+	for _, t := range tables[1:] {
+		if t.id > newest.id {
+			newest = t
+		}
+	}
+	return newest.compression
+}
+
+// anyCompressed reports whether one of tables has compressed blocks.
+func anyCompressed(tables []tableFile) bool {
+	for _, t := range tables {
+		if t.compression != options.None {
+			return true
+		}
+	}
+	return false
 }

@@ -47,6 +47,10 @@ Flags:
                          texts and data as exported; a new index records
                          the export's profile)
       --store-url        keep each URL's text in its entry
+      --compression C    codec of the tables written: none (fast lookups,
+                         about 53 bytes an entry on disk), snappy (42) or
+                         zstd (about 40); default: the index's, none for
+                         a new index
 ` + valueUsage + `                         (a jsonl entry's own data and expires win)
       --strict           stop at the first bad line (--max-errors 1)
       --max-errors N     stop after N bad records (default 0: never)

@@ -11,6 +11,7 @@ import (
 	"github.com/urlhash/urlhash/backend"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/query"
+	"github.com/urlhash/urlhash/remote"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -35,12 +36,16 @@ type dbFlags struct {
 	// profile, when set and no identity flag was given, is the identity
 	// to open with (import of an export uses the export's).
 	profile hashkey.Profile
+	// compression is the codec of the tables a writing command writes
+	// (index.Options.Compression); "" keeps the index's.
+	compression string
 }
 
 func (o *dbFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.dir, "db", "", "index directory (required)")
 	fs.DurationVar(&o.wait, "wait", 0, "wait this long for another process to release the index")
 	fs.StringVar(&o.schema, "schema", "", "PostgreSQL schema of the index (with --db postgres://...)")
+	fs.StringVar(&o.compression, "compression", "", "codec of the tables written: none, snappy or zstd (default: the index's, none for a new one)")
 	o.id.addFlags(fs, "urlhash, webrisk, safebrowsing-v5 or iri")
 }
 
@@ -54,6 +59,7 @@ func (o *dbFlags) open(e *env, write, storeURL, useIdentity bool) (*query.Index,
 	// and works on read-only media.
 	bo := &backend.Options{ReadOnly: !write, MustExist: o.mustExist, Wait: o.wait}
 	bo.Postgres.Schema = o.schema
+	bo.Index.Compression = o.compression
 	qo := &query.Options{StoreURL: storeURL, Profile: o.profile}
 	if useIdentity && o.id.changed() {
 		var err error
@@ -89,6 +95,9 @@ func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) 
 	}
 	if o.schema != "" && !backend.IsPostgres(o.dir) {
 		return nil, usagef("--schema applies to a postgres:// index only")
+	}
+	if o.compression != "" && (bo.ReadOnly || backend.IsPostgres(o.dir) || remote.IsLocation(o.dir)) {
+		return nil, usagef("--compression applies to a command that writes an index directory")
 	}
 	b, err := backend.Open(e.ctx, o.dir, bo)
 	switch {
