@@ -11,6 +11,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
@@ -21,7 +22,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urlhash/urlhash/hashkey/urlhash"
@@ -38,6 +41,13 @@ type scenario struct {
 	// exitOurs is the exit status urlhash must end with (has-absent: 1,
 	// "not found"); any other is a failed run.
 	exitOurs int
+	// sizeFree marks work that does not depend on the index size (hashing
+	// URLs): it runs in the first table only.
+	sizeFree bool
+	// served runs urlhash's command as a client of "urlhash serve" on its
+	// index (w.addr, its http:// location), started after prepare and stopped after the run;
+	// the RSS reported is the client's plus the server's.
+	served bool
 }
 
 type work struct {
@@ -48,24 +58,47 @@ type work struct {
 	badger  string
 	oursDB  string
 	plainDB string
-	loaded  bool // both DBs hold urls.txt
+	loaded  bool           // both DBs hold urls.txt
+	lines   map[string]int // inputs of each input file
+	addr    string         // the running "urlhash serve" of a served scenario
 }
 
 func (w *work) path(name string) string { return filepath.Join(w.dir, name) }
 
 func main() {
-	n := flag.Int("n", 1_000_000, "number of corpus-derived URLs")
-	runs := flag.Int("runs", 3, "timed runs per program and scenario; the best is kept")
+	sizes := flag.String("n", "1000000,10000000", "comma-separated numbers of corpus-derived URLs: one table each")
+	runs := flag.Int("runs", 0, "timed runs per program and scenario, the best kept (default 3 up to 1M URLs, 1 above)")
 	only := flag.String("only", "", "comma-separated scenario names to run (default all)")
 	keep := flag.Bool("keep", false, "keep the work directory")
 	flag.Parse()
-	if err := run(*n, *runs, *only, *keep); err != nil {
-		fmt.Fprintln(os.Stderr, "bench: error:", err)
-		os.Exit(2)
+	for i, f := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1000 {
+			fmt.Fprintf(os.Stderr, "bench: -n %q: want integers of at least 1000\n", *sizes)
+			os.Exit(2)
+		}
+		r := *runs
+		if r == 0 {
+			r = 3
+			if n > 1_000_000 {
+				r = 1
+			}
+		}
+		if i > 0 {
+			fmt.Println()
+		}
+		if err := run(n, r, *only, *keep, i == 0); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: error:", err)
+			os.Exit(2)
+		}
 	}
 }
 
-func run(n, runs int, only string, keep bool) error {
+// maxProbes bounds the lookups of the has scenarios: at 10M entries, a
+// million lookups measure the index as well as ten million would.
+const maxProbes = 1_000_000
+
+func run(n, runs int, only string, keep, first bool) error {
 	dir, err := os.MkdirTemp("", "urlhash-bench-")
 	if err != nil {
 		return err
@@ -104,15 +137,21 @@ func run(n, runs int, only string, keep bool) error {
 	if err := writeLines(filepath.Join(dir, "urls.txt"), urls); err != nil {
 		return err
 	}
-	absent := make([]string, len(urls))
-	for i, u := range urls {
+	probes := min(len(urls), maxProbes)
+	w.lines = map[string]int{"urls.txt": len(urls), "hashes.txt": len(urls), "empty.txt": 0,
+		"present.txt": probes, "absent.txt": probes, "present-hashes.txt": probes, "absent-hashes.txt": probes}
+	if err := writeLines(filepath.Join(dir, "present.txt"), urls[:probes]); err != nil {
+		return err
+	}
+	absent := make([]string, probes)
+	for i, u := range urls[:probes] {
 		absent[i] = strings.TrimRight(u, "/") + fmt.Sprintf("/absent-%d", i)
 	}
 	if err := writeLines(filepath.Join(dir, "absent.txt"), absent); err != nil {
 		return err
 	}
 	// The same keys as hex hashes (present once urls.txt is loaded), and
-	// as many random hashes no URL has (absent).
+	// random hashes no URL has (absent).
 	hexLines := make([]string, len(urls))
 	for i, u := range urls {
 		h, err := urlhash.Default.Hash(u)
@@ -124,8 +163,12 @@ func run(n, runs int, only string, keep bool) error {
 	if err := writeLines(filepath.Join(dir, "hashes.txt"), hexLines); err != nil {
 		return err
 	}
+	if err := writeLines(filepath.Join(dir, "present-hashes.txt"), hexLines[:probes]); err != nil {
+		return err
+	}
 	r := rand.New(rand.NewPCG(corpus.Seed, 1))
 	var k [32]byte
+	hexLines = hexLines[:probes]
 	for i := range hexLines {
 		for j := 0; j < len(k); j += 8 {
 			binary.LittleEndian.PutUint64(k[j:], r.Uint64())
@@ -141,15 +184,18 @@ func run(n, runs int, only string, keep bool) error {
 	nURLs := len(urls)
 	urls, absent, base, hexLines = nil, nil, nil, nil
 
-	fmt.Printf("urlhash end-to-end benchmark: %d corpus-derived URLs (seed %d; %d rejected by the URL Standard left out), best of %d, %d cores\n",
-		nURLs, corpus.Seed, rejected, runs, numCPU())
-	fmt.Printf("speed-up = baseline wall time / urlhash wall time, whole process, same run\n\n")
+	fmt.Printf("urlhash end-to-end benchmark: %d corpus-derived URLs (seed %d; %d rejected by the URL Standard left out), best of %d, %d cores, %s\n",
+		nURLs, corpus.Seed, rejected, runs, numCPU(), time.Now().UTC().Format("2006-01-02"))
+	fmt.Printf("speed-up = baseline wall time / urlhash wall time, whole process, same run; lookups: %d inputs\n\n", probes)
 
-	const row = "%-14s %10s %11s %9s %15s %16s %17s\n"
-	fmt.Printf(row, "scenario", "urlhash s", "baseline s", "speed-up", "urlhash URLs/s", "urlhash RSS MiB", "baseline RSS MiB")
+	const row = "%-19s %10s %11s %9s %15s %16s %17s\n"
+	fmt.Printf(row, "scenario", "urlhash s", "baseline s", "speed-up", "urlhash inputs/s", "urlhash RSS MiB", "baseline RSS MiB")
 	for _, sc := range scenarios() {
 		if only != "" && !slices.Contains(strings.Split(only, ","), sc.name) {
 			continue
+		}
+		if sc.sizeFree && !first {
+			continue // the same work whatever the index size: in the first table only
 		}
 		ours, oursOut, err := measure(w, sc, sc.ours, sc.exitOurs, runs)
 		if err != nil {
@@ -167,7 +213,7 @@ func run(n, runs int, only string, keep bool) error {
 		fmt.Printf(row, sc.name,
 			fmt.Sprintf("%.2f", ours.wall.Seconds()), fmt.Sprintf("%.2f", basel.wall.Seconds()),
 			fmt.Sprintf("%.1fx", basel.wall.Seconds()/ours.wall.Seconds()),
-			fmt.Sprintf("%.0f", float64(nURLs)/ours.wall.Seconds()),
+			fmt.Sprintf("%.0f", float64(w.lines[sc.input])/ours.wall.Seconds()),
 			fmt.Sprintf("%.0f", float64(ours.rss)/(1<<20)), fmt.Sprintf("%.0f", float64(basel.rss)/(1<<20)))
 	}
 	return nil
@@ -200,6 +246,14 @@ func measure(w *work, sc scenario, argv func(*work) []string, want, runs int) (r
 			in.Close()
 			return best, nil, err
 		}
+		var stopServer func() int64
+		if sc.served && want == sc.exitOurs && argv(w)[0] == w.urlhash {
+			if stopServer, err = startServer(w); err != nil {
+				in.Close()
+				stdout.Close()
+				return best, nil, err
+			}
+		}
 		args := argv(w)
 		cmd := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", rssPath}, args...)...)
 		var stderr bytes.Buffer
@@ -209,6 +263,10 @@ func measure(w *work, sc scenario, argv func(*work) []string, want, runs int) (r
 		wall := time.Since(start)
 		in.Close()
 		stdout.Close()
+		var serverRSS int64
+		if stopServer != nil {
+			serverRSS = stopServer()
+		}
 		if cmd.ProcessState == nil {
 			return best, nil, fmt.Errorf("%s: %v", strings.Join(args, " "), err)
 		}
@@ -220,13 +278,55 @@ func measure(w *work, sc scenario, argv func(*work) []string, want, runs int) (r
 			fmt.Sscan(lastLines(string(b), 1), &rssKiB)
 		}
 		if wall < best.wall {
-			best = result{wall: wall, rss: rssKiB << 10}
+			best = result{wall: wall, rss: rssKiB<<10 + serverRSS}
 		}
 		if out, err = os.ReadFile(outPath); err != nil {
 			return best, nil, err
 		}
 	}
 	return best, out, nil
+}
+
+// startServer starts "urlhash serve" on the urlhash index, sets w.addr,
+// and returns the function that stops it and returns its peak RSS.
+func startServer(w *work) (stop func() int64, err error) {
+	srv := exec.Command(w.urlhash, "serve", "--db", w.oursDB, "--listen", "127.0.0.1:0")
+	stderr, err := srv.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	_, addr, ok := strings.Cut(strings.TrimSpace(line), " on ")
+	if err != nil || !ok {
+		srv.Process.Kill()
+		srv.Wait()
+		return nil, fmt.Errorf("urlhash serve: %q: %v", line, err)
+	}
+	w.addr = addr
+	return func() int64 {
+		rss := peakRSS(srv.Process.Pid)
+		srv.Process.Signal(syscall.SIGTERM)
+		srv.Wait()
+		return rss
+	}, nil
+}
+
+// peakRSS reads a process's peak resident set (VmHWM) from /proc.
+func peakRSS(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 func lastLines(s string, n int) string {

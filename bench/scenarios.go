@@ -47,6 +47,7 @@ func scenarios() []scenario {
 		{
 			name:     "hash",
 			input:    "urls.txt",
+			sizeFree: true,
 			ours:     func(w *work) []string { return []string{w.urlhash, "hash"} },
 			baseline: func(w *work) []string { return []string{w.whatwg, "hash"} },
 			check:    sameLines,
@@ -54,6 +55,7 @@ func scenarios() []scenario {
 		{
 			name:     "canon-webrisk",
 			input:    "urls.txt",
+			sizeFree: true,
 			ours:     func(w *work) []string { return []string{w.urlhash, "canon", "--profile", "webrisk"} },
 			baseline: func(w *work) []string { return []string{w.whatwg, "sbcanon"} },
 		},
@@ -74,7 +76,7 @@ func scenarios() []scenario {
 		},
 		{
 			name:     "has-present",
-			input:    "urls.txt",
+			input:    "present.txt",
 			prepare:  loadedDBs,
 			ours:     func(w *work) []string { return []string{w.urlhash, "has", "-q", "--db", w.oursDB} },
 			baseline: func(w *work) []string { return []string{w.badger, "has", w.plainDB} },
@@ -98,7 +100,7 @@ func scenarios() []scenario {
 		},
 		{
 			name:     "has-present-hashes",
-			input:    "hashes.txt",
+			input:    "present-hashes.txt",
 			prepare:  loadedDBs,
 			ours:     func(w *work) []string { return []string{w.urlhash, "has", "--hashes", "-q", "--db", w.oursDB} },
 			baseline: func(w *work) []string { return []string{w.badger, "has-hashes", w.plainDB} },
@@ -110,6 +112,30 @@ func scenarios() []scenario {
 			prepare:  loadedDBs,
 			ours:     func(w *work) []string { return []string{w.urlhash, "has", "--hashes", "-q", "--db", w.oursDB} },
 			baseline: func(w *work) []string { return []string{w.badger, "has-hashes", w.plainDB} },
+		},
+		{
+			// Many processes, one index: the same lookups through
+			// "urlhash serve" (loopback HTTP) against the plain program
+			// reading the directory itself.
+			name:    "has-present-served",
+			input:   "present-hashes.txt",
+			prepare: loadedDBs,
+			served:  true,
+			ours: func(w *work) []string {
+				return []string{w.urlhash, "has", "--hashes", "-q", "--db", w.addr}
+			},
+			baseline: func(w *work) []string { return []string{w.badger, "has-hashes", w.plainDB} },
+		},
+		{
+			// Dedupe through the server, every write durable before it
+			// is answered.
+			name:     "dedupe-served",
+			input:    "urls.txt",
+			prepare:  freshDBs,
+			served:   true,
+			ours:     func(w *work) []string { return []string{w.urlhash, "dedupe", "--db", w.addr} },
+			baseline: func(w *work) []string { return []string{w.badger, "dedupe", w.plainDB} },
+			check:    sameLines,
 		},
 		{
 			// A read command's fixed cost: open, close, nothing asked.
