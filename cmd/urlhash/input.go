@@ -184,7 +184,8 @@ func processBatches(e *env, in *inputFlags, args []string, batchSize int, work f
 		records []record
 		done    chan *chunk
 	}
-	jobs := make(chan job, workers)
+	// One batch waits while each core works on one: batches can be large.
+	jobs := make(chan job, 1)
 	order := make(chan chan *chunk, 3*workers)
 	var wg sync.WaitGroup
 	for range workers {

@@ -61,6 +61,11 @@ func streamBatches(e *env, in *inputFlags, args []string, max int, fn func([]rec
 				return finish(nil)
 			}
 			batch = next
+			if fill && len(batch) < max {
+				// Filled from many reads: one allocation, not a copy
+				// per doubling (the last read may go past max).
+				batch = append(make([]record, 0, max+2*len(batch)), batch...)
+			}
 		}
 	drain:
 		for len(batch) < max {
