@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/urlhash/urlhash/hashkey/urlhash"
+	"github.com/urlhash/urlhash/bench/internal/peak"
 	"github.com/urlhash/urlhash/internal/corpus"
 )
 
@@ -307,27 +308,13 @@ func startServer(w *work) (stop func() int64, err error) {
 	}
 	w.addr = addr
 	return func() int64 {
-		rss := peakRSS(srv.Process.Pid)
+		rss := peak.RSS(srv.Process.Pid)
 		srv.Process.Signal(syscall.SIGTERM)
 		srv.Wait()
 		return rss
 	}, nil
 }
 
-// peakRSS reads a process's peak resident set (VmHWM) from /proc.
-func peakRSS(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
 
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

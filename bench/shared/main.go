@@ -21,12 +21,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/urlhash/urlhash/bench/internal/peak"
 	"github.com/urlhash/urlhash/internal/corpus"
 )
 
@@ -120,7 +120,7 @@ func runUrlhash(dir, bin string, inputs []string) (result, error) {
 	start := time.Now()
 	outs, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, "dedupe", "--db", addr) })
 	r.wall = time.Since(start)
-	r.rss = peakRSS(srv.Process.Pid)
+	r.rss = peak.RSS(srv.Process.Pid)
 	srv.Process.Signal(syscall.SIGTERM)
 	srv.Wait()
 	if err != nil {
@@ -152,7 +152,7 @@ func runRedis(dir, bin string, inputs []string) (result, error) {
 	start := time.Now()
 	outs, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, "-socket", sock) })
 	r.wall = time.Since(start)
-	r.rss = peakRSS(srv.Process.Pid)
+	r.rss = peak.RSS(srv.Process.Pid)
 	if err != nil {
 		return r, err
 	}
@@ -204,20 +204,6 @@ func count(outs [][]byte) (printed, distinct int) {
 	return printed, len(seen)
 }
 
-// peakRSS reads a process's peak resident set (VmHWM) from /proc.
-func peakRSS(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
 
 func numCPU() int {
 	b, _ := os.ReadFile("/proc/cpuinfo")
