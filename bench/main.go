@@ -27,8 +27,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/urlhash/urlhash/hashkey/urlhash"
 	"github.com/urlhash/urlhash/bench/internal/peak"
+	"github.com/urlhash/urlhash/hashkey/urlhash"
 	"github.com/urlhash/urlhash/internal/corpus"
 )
 
@@ -314,7 +314,6 @@ func startServer(w *work) (stop func() int64, err error) {
 		return rss
 	}, nil
 }
-
 
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

@@ -204,7 +204,6 @@ func count(outs [][]byte) (printed, distinct int) {
 	return printed, len(seen)
 }
 
-
 func numCPU() int {
 	b, _ := os.ReadFile("/proc/cpuinfo")
 	return bytes.Count(b, []byte("processor\t:"))
