@@ -117,29 +117,8 @@ func (db *DB) VisitBatch(entries []store.Entry, revisitAfter time.Duration) ([]b
 				v := &entries[pos[chunk[j]]].Value
 				texts[j], datas[j], exps[j] = nilIfEmpty(v.Text), nilIfEmpty(v.Data), unixOrNil(v.Expires)
 			}
-			var got [][]byte
-			err := db.retry(func() error {
-				got = got[:0]
-				rows, err := db.pool.Query(db.ctx, part.sql, ks, texts, datas, exps, now, after)
-				if err != nil {
-					return err
-				}
-				var k []byte
-				_, err = pgx.ForEachRow(rows, []any{&k}, func() error {
-					got = append(got, slices.Clone(k))
-					return nil
-				})
-				return err
-			})
-			if err != nil {
-				return nil, db.translate(err)
-			}
-			for _, k := range got {
-				i, ok := pos[keyOfBytes(k)]
-				if !ok {
-					return nil, fmt.Errorf("%w: insert returned a key not sent: %x", store.ErrCorrupt, k)
-				}
-				result[i] = true
+			if err := db.markReturned(pos, result, part.sql, ks, texts, datas, exps, now, after); err != nil {
+				return nil, err
 			}
 		}
 	}

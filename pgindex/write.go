@@ -99,6 +99,37 @@ func keyOf(e *store.Entry) entryKey {
 	return k
 }
 
+// markReturned runs the statement sql, which returns the keys it wrote,
+// and sets result[pos[key]] for each (retried as a whole on a transient
+// error).
+func (db *DB) markReturned(pos map[entryKey]int, result []bool, sql string, args ...any) error {
+	var written [][]byte
+	err := db.retry(func() error {
+		written = written[:0]
+		rows, err := db.pool.Query(db.ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		var k []byte
+		_, err = pgx.ForEachRow(rows, []any{&k}, func() error {
+			written = append(written, slices.Clone(k))
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return db.translate(err)
+	}
+	for _, k := range written {
+		i, ok := pos[keyOfBytes(k)]
+		if !ok {
+			return fmt.Errorf("%w: insert returned a key not sent: %x", store.ErrCorrupt, k)
+		}
+		result[i] = true
+	}
+	return nil
+}
+
 func keyOfBytes(b []byte) entryKey {
 	var k entryKey
 	copy(k.h[:], b)
@@ -184,29 +215,8 @@ func (db *DB) write(entries []store.Entry, ifAbsent bool) ([]bool, error) {
 				}
 				continue
 			}
-			var added [][]byte
-			err := db.retry(func() error {
-				added = added[:0]
-				rows, err := db.pool.Query(db.ctx, part.add, ks, texts, datas, firsts, lasts, exps, now)
-				if err != nil {
-					return err
-				}
-				var k []byte
-				_, err = pgx.ForEachRow(rows, []any{&k}, func() error {
-					added = append(added, slices.Clone(k))
-					return nil
-				})
-				return err
-			})
-			if err != nil {
-				return nil, db.translate(err)
-			}
-			for _, k := range added {
-				i, ok := pos[keyOfBytes(k)]
-				if !ok {
-					return nil, fmt.Errorf("%w: insert returned a key not sent: %x", store.ErrCorrupt, k)
-				}
-				result[i] = true
+			if err := db.markReturned(pos, result, part.add, ks, texts, datas, firsts, lasts, exps, now); err != nil {
+				return nil, err
 			}
 		}
 	}
