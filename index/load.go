@@ -2,36 +2,70 @@ package index
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
 	"iter"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/pb"
 	"github.com/dgraph-io/ristretto/v2/z"
+	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
 )
 
 // Load stores every entry of seq whose key is not stored yet (like
 // AddBatch, the first of repeated keys wins; stored values are kept) and
-// returns the counts. It collects the whole input (about 90 bytes per
-// entry plus values) and takes the write path of AddBatch (plan, admit,
-// count); it then writes the new keys as sorted tables straight into the
-// LSM tree when Badger allows (always for an index with no entries and for
-// the first load after Open, else after flushing the memtables by reopening
-// Badger), and through a write batch otherwise. Everything Load added is
-// durable when it returns. Other operations wait while Load runs. A bad
-// entry fails the load before anything is written.
+// returns the counts.
+//
+// Its memory is bounded whatever the input's size (Options.LoadMemory):
+// entries are gathered in chunks (32 bytes a key-only full entry), each
+// chunk sorted and de-duplicated and, when the input outgrows one chunk,
+// written as a sorted run to a temporary file in the index directory
+// (removed when Load returns; a writable Open removes those a crash left,
+// see LoadRunPattern). Then, holding every other operation off, Load
+// merges the runs in key order, checks which keys are stored (the filter,
+// then one forward pass of an iterator), admits the new keys to the filter
+// and writes them as sorted tables straight into the LSM tree: into the
+// last level when the index holds no entries (so that Badger has nothing
+// left to compact: the index is settled when Load returns), above the
+// existing tables otherwise (after flushing the memtables by reopening
+// Badger when needed), and through a write batch when Badger refuses both
+// (an in-memory index).
+//
+// A bad entry (store.ErrPrefixLength, store.ErrTooLarge) fails the load
+// before anything is written into the index: entries are checked as they
+// are gathered, and the index is written only once the input has ended.
+// Everything Load added is durable when it returns. An I/O error while
+// writing (disk, run files) can leave a part of the new keys stored, as a
+// crash would; the filter and counts are then rebuilt.
 func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	defer db.catch(&err)
-	var entries []store.Entry
+	if err := db.beginWrite(); err != nil {
+		return store.LoadResult{}, err
+	}
+	budget := db.opts.LoadMemory
+	dir := db.path
+	db.mu.RUnlock()
+	if db.opts.InMemory {
+		// Everything stays in memory anyway: never spill.
+		budget, dir = 0, ""
+	}
+	s := newSorter(dir, budget, db.spillRoom)
+	defer s.close()
+	var input int64
 	for e := range seq {
 		if err := db.check(&e); err != nil {
 			return store.LoadResult{}, err
 		}
-		if !e.Value.IsZero() {
-			// The caller may reuse its buffers between yields.
-			e.Value = store.Value{Text: bytes.Clone(e.Value.Text), Data: bytes.Clone(e.Value.Data)}
+		input++
+		if err := s.add(&e); err != nil {
+			return store.LoadResult{}, err
 		}
-		entries = append(entries, e)
+	}
+	if err := s.finish(); err != nil {
+		return store.LoadResult{}, err
+	}
+	if input == 0 {
+		return store.LoadResult{}, nil
 	}
 
 	db.mu.Lock()
@@ -39,64 +73,43 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	if db.closed {
 		return store.LoadResult{}, store.ErrClosed
 	}
-	if db.opts.ReadOnly {
-		return store.LoadResult{}, store.ErrReadOnly
-	}
 	if err := db.prepareWrite(); err != nil {
 		return store.LoadResult{}, err
 	}
-	p, err := db.plan(entries, false)
-	if err != nil {
-		return store.LoadResult{}, err
-	}
-	res := store.LoadResult{Present: int64(len(entries) - len(p.order))}
-	fresh := make([]int, 0, len(p.order))
-	var newFull int64
-	for j, i := range p.order {
-		if p.existed[j] {
-			res.Present++
-			continue
-		}
-		fresh = append(fresh, i)
-		if !entries[i].IsPrefix() {
-			newFull++
-		}
-	}
-	res.Added = int64(len(fresh))
-	if len(fresh) == 0 {
-		return res, nil
-	}
-	// The new tables, and (into a non-empty index) the flattened tree
-	// rewritten before the old tables go.
-	var cost int64
-	for _, i := range fresh {
-		cost += entryCost(&entries[i])
-	}
+	// The new tables (at most every unique entry of every run), and (into
+	// a non-empty index) the flattened tree rewritten before the old
+	// tables go. The runs already take their space on the disk.
+	cost := s.cost
 	if db.entries.Load()+db.prefixEntries.Load() > 0 {
 		cost += db.tableBytes()
 	}
 	if err := db.roomFor(cost); err != nil {
 		return store.LoadResult{}, err
 	}
-
-	// Widen the filter first if the load outgrows it, then add the keys.
-	if k := filterBitsFor(uint64(db.entries.Load() + newFull)); k > db.f.k {
+	// Widen the filter first if the load may outgrow it.
+	if k := filterBitsFor(uint64(db.entries.Load() + s.full)); k > db.f.k {
 		if err := db.rebuildFilter(k); err != nil {
 			return store.LoadResult{}, err
 		}
 	}
-	db.admit(entries, fresh)
-	streamed, err := db.loadStream(entries, fresh)
+	w, err := db.newLoadWriter()
 	if err != nil {
 		return store.LoadResult{}, err
 	}
-	if !streamed {
-		if err := db.loadBatch(entries, fresh); err != nil {
-			return store.LoadResult{}, err
-		}
+	added, err := db.mergeInto(s, w)
+	if err == nil {
+		err = w.finish()
+	} else {
+		w.cancel()
 	}
-	db.count(entries, p)
-	res.Streamed = streamed
+	if err != nil {
+		// A part may be stored: recount and refilter from the keys.
+		return store.LoadResult{}, joinErr(err, db.afterFailedLoad(w))
+	}
+	db.entries.Add(added.full)
+	db.prefixEntries.Add(added.prefix)
+	res := store.LoadResult{Added: added.full + added.prefix, Streamed: w.sw != nil}
+	res.Present = input - res.Added
 	if !db.opts.InMemory {
 		// The tables are synced; this syncs metadata rewritten after a
 		// fresh stream.
@@ -107,34 +120,285 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	return res, nil
 }
 
-// loadStream writes entries[idx] (in key order) with a StreamWriter. It
-// reports false (and writes nothing) when Badger cannot take them that way.
-func (db *DB) loadStream(entries []store.Entry, idx []int) (bool, error) {
-	if db.opts.InMemory {
+// spillRoom is the free-space gate for a run file of n bytes.
+func (db *DB) spillRoom(n int64) error {
+	if err := db.begin(); err != nil {
+		return err
+	}
+	defer db.mu.RUnlock()
+	return db.roomFor(n)
+}
+
+// afterFailedLoad rebuilds the filter and counts after a load failed
+// while writing, and records the metadata again if a fresh stream had
+// dropped it.
+func (db *DB) afterFailedLoad(w *loadWriter) error {
+	if db.closed {
+		return nil
+	}
+	var errMeta error
+	if w.meta != nil {
+		errMeta = translate(db.bdb.Update(func(txn *badger.Txn) error {
+			for _, kv := range w.meta {
+				if err := txn.Set(kv[0], kv[1]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+	}
+	return joinErr(errMeta, db.rebuildFilter(db.f.k))
+}
+
+func joinErr(a, b error) error {
+	if b == nil {
+		return a
+	}
+	if a == nil {
+		return b
+	}
+	return fmt.Errorf("%w (then: %v)", a, b)
+}
+
+// addedCounts counts the keys a load added.
+type addedCounts struct{ full, prefix int64 }
+
+// mergeInto merges the sorted runs of s, skips the keys already stored,
+// admits the new ones to the filter and hands them to w, in key order.
+func (db *DB) mergeInto(s *sorter, w *loadWriter) (addedCounts, error) {
+	var n addedCounts
+	m, err := s.merge()
+	if err != nil {
+		return n, err
+	}
+	var ex *existence
+	if !w.empty {
+		ex = db.newExistence()
+		defer ex.close()
+	}
+	for {
+		key, val, ok, err := m.next()
+		if err != nil {
+			return n, err
+		}
+		if !ok {
+			break
+		}
+		if ex != nil {
+			stored, err := ex.has(key)
+			if err != nil {
+				return n, err
+			}
+			if stored {
+				continue
+			}
+		}
+		if key[0] == tagFull {
+			n.full++
+		} else {
+			n.prefix++
+		}
+		if err := w.add(key, val); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// existence tells which keys of an ascending sequence are stored: the
+// filter first, then one forward pass of a key-only iterator (a few Next
+// calls, or a Seek when the next key is further on).
+type existence struct {
+	db         *DB
+	txn        *badger.Txn
+	it         *badger.Iterator
+	positioned bool
+}
+
+func (db *DB) newExistence() *existence {
+	txn := db.bdb.NewTransaction(false)
+	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
+	return &existence{db: db, txn: txn, it: it}
+}
+
+func (ex *existence) close() {
+	ex.it.Close()
+	ex.txn.Discard()
+}
+
+// has reports whether key (a Badger key, ascending across calls) is
+// stored.
+func (ex *existence) has(key []byte) (bool, error) {
+	db := ex.db
+	var h hashkey.Hash
+	copy(h[:], key[1:])
+	db.fmu.RLock()
+	maybe := db.f.mayHaveEntry(&h, key[0] == tagPrefix)
+	db.fmu.RUnlock()
+	if !maybe {
 		return false, nil
 	}
-	if db.stream(entries, idx) == nil {
+	it := ex.it
+	if !ex.positioned {
+		it.Seek(key)
+		ex.positioned = true
+	} else {
+		const maxSteps = 16 // a Seek costs about as much
+		for steps := 0; it.Valid() && bytes.Compare(it.Item().Key(), key) < 0; steps++ {
+			if steps == maxSteps {
+				it.Seek(key)
+				break
+			}
+			it.Next()
+		}
+	}
+	if it.Valid() && bytes.Equal(it.Item().Key(), key) {
 		return true, nil
 	}
-	// Badger refuses while a memtable holds data. Flush the memtables by
-	// reopening Badger, then stream above the tree. (Dropping the tree to
-	// stream into an empty one would be faster, but the counts that say
-	// "empty" may be wrong after a crash or a failed batch, and the
-	// metadata would be gone until rewritten.)
-	if err := db.reopen(); err != nil {
+	// "Absent" after the filter's "maybe": a false positive, or a damaged
+	// block (see guard.go).
+	if err := db.guard.checkKeys([][]byte{key}); err != nil {
 		return false, err
 	}
-	if db.stream(entries, idx) == nil {
-		return true, nil
-	}
-	// Still refused: the caller writes through a batch, which reports any
-	// error that was not Badger's refusal.
 	return false, nil
 }
 
-// stream runs one StreamWriter whose tables go above the existing ones
-// (PrepareIncremental). It returns errMemtable when a memtable holds data.
-func (db *DB) stream(entries []store.Entry, idx []int) error {
+// A loadWriter writes a load's new keys, in key order, with a
+// StreamWriter or (when Badger refuses one) a WriteBatch, admitting each
+// key to the filter before it can become visible.
+type loadWriter struct {
+	db  *DB
+	sw  *badger.StreamWriter
+	wb  *badger.WriteBatch
+	buf *z.Buffer
+	ver uint64
+	// stream is the StreamWriter stream of the keys added next: each
+	// stream writes tables of its own.
+	stream uint32
+	empty  bool // the index held no entries: no existence checks
+	// meta holds the metadata a fresh stream dropped and writes again.
+	meta [][2][]byte
+	// leads and shorts are the filter values of the keys in buf.
+	leads   []uint64
+	shorts  []uint32
+	shifted []uint64 // scratch
+	// unreleased counts the bytes streamed since the last
+	// releaseTablePages.
+	unreleased int
+}
+
+// releaseEvery is how many bytes a load streams between two
+// releaseTablePages: Badger's tables take about as many.
+const releaseEvery = 128 << 20
+
+// streamFlushAt is the size of the buffers handed to the StreamWriter.
+const streamFlushAt = 1 << 20
+
+// newLoadWriter chooses how the load writes. The caller holds db.mu
+// exclusively.
+func (db *DB) newLoadWriter() (*loadWriter, error) {
+	w := &loadWriter{db: db, stream: 1}
+	if db.opts.InMemory {
+		w.empty = db.entries.Load()+db.prefixEntries.Load() == 0
+		w.wb = db.bdb.NewWriteBatch()
+		return w, nil
+	}
+	empty, err := db.holdsNoEntries()
+	if err != nil {
+		return nil, err
+	}
+	w.empty = empty
+	if empty && len(db.bdb.Tables()) == 0 {
+		// Nothing is in the tables and the memtables hold only metadata
+		// (written since the index was created): stream into an empty
+		// tree, whose tables Badger places in the last level, and put the
+		// metadata back first. PrepareIncremental would place them one
+		// level above a table of metadata, and Badger would rewrite them
+		// all into the last level later (the first writable Open after
+		// the import).
+		if err := db.streamFresh(w); err != nil {
+			return nil, err
+		}
+		return w, nil
+	}
+	if db.streamIncremental(w) == nil {
+		return w, nil
+	}
+	// Badger refuses while a memtable holds data. Flush the memtables by
+	// reopening Badger, then stream above the tree.
+	if err := db.reopen(); err != nil {
+		return nil, err
+	}
+	if db.streamIncremental(w) == nil {
+		return w, nil
+	}
+	w.wb = db.bdb.NewWriteBatch()
+	return w, nil
+}
+
+// holdsNoEntries reports whether Badger holds no full or prefix entry
+// (the counts may be wrong after a crash or a failed load).
+func (db *DB) holdsNoEntries() (bool, error) {
+	empty := true
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		for _, tag := range []byte{tagFull, tagPrefix} {
+			it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tag}})
+			it.Rewind()
+			if it.Valid() {
+				empty = false
+			}
+			it.Close()
+		}
+		return nil
+	})
+	return empty, translate(err)
+}
+
+// streamFresh prepares w to stream into an emptied tree, metadata first.
+func (db *DB) streamFresh(w *loadWriter) error {
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tagMeta}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			k := item.KeyCopy(nil)
+			if bytes.Equal(k, metaKey(metaSnapshot)) || bytes.HasPrefix(k, metaKey(metaFilter)) {
+				continue // the snapshot is stale after the load anyway
+			}
+			v, err := item.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			w.meta = append(w.meta, [2][]byte{k, v})
+		}
+		return nil
+	})
+	if err != nil {
+		return translate(err)
+	}
+	w.ver = db.bdb.MaxVersion() + 1
+	sw := db.bdb.NewStreamWriter()
+	if err := sw.Prepare(); err != nil {
+		sw.Cancel()
+		return translate(err)
+	}
+	w.sw = sw
+	w.buf = z.NewBuffer(streamFlushAt+(1<<20), "index.Load")
+	db.snapState = 0
+	// The metadata goes in a stream (and a table) of its own, as it was:
+	// damage to a table of entries does not take the profile with it.
+	for _, kv := range w.meta {
+		if err := w.add(kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	w.stream = 2
+	return nil
+}
+
+// streamIncremental prepares w to stream above the existing tables. It
+// returns an error when a memtable holds data.
+func (db *DB) streamIncremental(w *loadWriter) error {
 	// PrepareIncremental flattens the tree itself when level 0 holds
 	// tables and then assumes the data landed in the last level, which is
 	// not always so (badger v4.9.6: "Inter: Biggest(j-1)" overlap).
@@ -144,7 +408,7 @@ func (db *DB) stream(entries []store.Entry, idx []int) error {
 			return translate(err)
 		}
 	}
-	ver := db.bdb.MaxVersion() + 1
+	w.ver = db.bdb.MaxVersion() + 1
 	sw := db.bdb.NewStreamWriter()
 	if err := sw.PrepareIncremental(); err != nil {
 		// Badger refuses while a memtable holds data; its error is a
@@ -152,29 +416,134 @@ func (db *DB) stream(entries []store.Entry, idx []int) error {
 		sw.Cancel()
 		return translate(err)
 	}
-	const flushAt = 32 << 20
-	buf := z.NewBuffer(flushAt+(1<<20), "index.Load")
-	defer func() { buf.Release() }()
-	kv := &pb.KV{Version: ver, StreamId: 1}
-	for _, i := range idx {
-		e := &entries[i]
-		kv.Key = dbKey(e)
-		kv.Value = appendValue(nil, e.Value)
-		badger.KVToBuffer(kv, buf)
-		if buf.LenNoPadding() >= flushAt {
-			if err := sw.Write(buf); err != nil {
-				sw.Cancel()
-				return translate(err)
-			}
-			buf.Release()
-			buf = z.NewBuffer(flushAt+(1<<20), "index.Load")
-		}
+	w.sw = sw
+	w.buf = z.NewBuffer(streamFlushAt+(1<<20), "index.Load")
+	return nil
+}
+
+// add writes one key (a Badger key) and its encoded value. Both may be
+// reused by the caller once add returns.
+func (w *loadWriter) add(key, val []byte) error {
+	if w.wb != nil {
+		w.admitOne(key)
+		return translate(w.wb.Set(bytes.Clone(key), bytes.Clone(val)))
 	}
-	if err := sw.Write(buf); err != nil {
-		sw.Cancel()
+	switch key[0] {
+	case tagFull:
+		w.leads = append(w.leads, binary.BigEndian.Uint64(key[1:]))
+	case tagPrefix:
+		w.shorts = append(w.shorts, binary.BigEndian.Uint32(key[1:]))
+	}
+	appendKV(w.buf, key, val, w.ver, w.stream)
+	if w.buf.LenNoPadding() >= streamFlushAt {
+		return w.flush()
+	}
+	return nil
+}
+
+// appendKV appends the protobuf encoding of a badger pb.KV {Key, Value,
+// Version, StreamId} to buf, as badger.KVToBuffer does, without building
+// the message.
+func appendKV(buf *z.Buffer, key, val []byte, ver uint64, stream uint32) {
+	n := 1 + uvarintLen(uint64(len(key))) + len(key) + 1 + uvarintLen(ver) + 1 + uvarintLen(uint64(stream))
+	if len(val) > 0 {
+		n += 1 + uvarintLen(uint64(len(val))) + len(val)
+	}
+	b := buf.SliceAllocate(n)[:0]
+	b = append(b, 1<<3|2) // key: field 1, bytes
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	if len(val) > 0 {
+		b = append(b, 2<<3|2) // value: field 2, bytes
+		b = binary.AppendUvarint(b, uint64(len(val)))
+		b = append(b, val...)
+	}
+	b = append(b, 4<<3) // version: field 4, varint
+	b = binary.AppendUvarint(b, ver)
+	b = append(b, 10<<3) // stream_id: field 10, varint
+	_ = binary.AppendUvarint(b, uint64(stream))
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
+// admitOne admits a Badger key to the filter.
+func (w *loadWriter) admitOne(key []byte) {
+	db := w.db
+	var h hashkey.Hash
+	copy(h[:], key[1:])
+	db.fmu.Lock()
+	defer db.fmu.Unlock()
+	switch key[0] {
+	case tagFull:
+		db.f.addFull(&h)
+		if db.next != nil {
+			db.next.addFull(&h)
+		}
+	case tagPrefix:
+		db.f.addPrefix(h[:4])
+	}
+}
+
+// flush admits the buffered keys to the filter, then hands them to the
+// StreamWriter (which makes them visible table by table).
+func (w *loadWriter) flush() error {
+	db := w.db
+	db.fmu.Lock()
+	for _, f := range []*filter{db.f, db.next} {
+		if f == nil {
+			continue
+		}
+		shift := 64 - uint(f.k)
+		w.shifted = w.shifted[:0]
+		for _, l := range w.leads {
+			w.shifted = append(w.shifted, l>>shift)
+		}
+		f.full.AddMany(w.shifted) // ascending: roaring appends
+	}
+	db.f.short.AddMany(w.shorts) // db.next shares short
+	db.fmu.Unlock()
+	w.leads, w.shorts = w.leads[:0], w.shorts[:0]
+	w.unreleased += w.buf.LenNoPadding()
+	if err := w.sw.Write(w.buf); err != nil {
 		return translate(err)
 	}
-	return translate(sw.Flush())
+	w.buf.Reset()
+	if w.unreleased >= releaseEvery {
+		w.unreleased = 0
+		db.releaseTablePages()
+	}
+	return nil
+}
+
+// finish writes what is buffered and makes the load durable.
+func (w *loadWriter) finish() error {
+	if w.wb != nil {
+		return translate(w.wb.Flush())
+	}
+	defer w.buf.Release()
+	if err := w.flush(); err != nil {
+		w.sw.Cancel()
+		return err
+	}
+	err := translate(w.sw.Flush())
+	w.db.releaseTablePages()
+	return err
+}
+
+// cancel abandons the writes not made yet.
+func (w *loadWriter) cancel() {
+	if w.wb != nil {
+		w.wb.Cancel()
+		return
+	}
+	w.sw.Cancel()
+	w.buf.Release()
 }
 
 // reopen closes and reopens Badger, which flushes the memtables to tables.
@@ -191,17 +560,4 @@ func (db *DB) reopen() error {
 	}
 	db.bdb = bdb
 	return nil
-}
-
-// loadBatch writes entries[idx] through a WriteBatch.
-func (db *DB) loadBatch(entries []store.Entry, idx []int) error {
-	wb := db.bdb.NewWriteBatch()
-	defer wb.Cancel()
-	for _, i := range idx {
-		e := &entries[i]
-		if err := wb.Set(dbKey(e), appendValue(nil, e.Value)); err != nil {
-			return translate(err)
-		}
-	}
-	return translate(wb.Flush())
 }

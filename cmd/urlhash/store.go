@@ -29,6 +29,8 @@ type dbFlags struct {
 	// profile, when set and no identity flag was given, is the identity
 	// to open with (import of an export uses the export's).
 	profile hashkey.Profile
+	// loadMemory is index.Options.LoadMemory (import --memory).
+	loadMemory int64
 }
 
 func (o *dbFlags) addFlags(fs *pflag.FlagSet) {
@@ -48,6 +50,7 @@ func (o *dbFlags) open(e *env, write, storeURL, useIdentity bool) (*query.Index,
 	// and works on read-only media.
 	bo := &backend.Options{ReadOnly: !write, MustExist: o.mustExist, Wait: o.wait}
 	bo.Postgres.Schema = o.schema
+	bo.Index.LoadMemory = o.loadMemory
 	qo := &query.Options{StoreURL: storeURL, Profile: o.profile}
 	if useIdentity && o.id.changed() {
 		var err error
