@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"iter"
 
@@ -282,9 +283,13 @@ type loadWriter struct {
 	leads   []uint64
 	shorts  []uint32
 	shifted []uint64 // scratch
-	// unreleased counts the bytes streamed since the last
-	// releaseTablePages.
-	unreleased int
+	// writes takes full buffers to the goroutine that writes them to the
+	// StreamWriter, free takes them back, and done closes when it ends;
+	// werr is its first error (read after a receive from free or done).
+	writes chan *z.Buffer
+	free   chan *z.Buffer
+	done   chan struct{}
+	werr   error
 }
 
 // releaseEvery is how many bytes a load streams between two
@@ -382,8 +387,7 @@ func (db *DB) streamFresh(w *loadWriter) error {
 		sw.Cancel()
 		return translate(err)
 	}
-	w.sw = sw
-	w.buf = z.NewBuffer(streamFlushAt+(1<<20), "index.Load")
+	w.startStream(sw)
 	db.snapState = 0
 	// The metadata goes in a stream (and a table) of its own, as it was:
 	// damage to a table of entries does not take the profile with it.
@@ -416,8 +420,7 @@ func (db *DB) streamIncremental(w *loadWriter) error {
 		sw.Cancel()
 		return translate(err)
 	}
-	w.sw = sw
-	w.buf = z.NewBuffer(streamFlushAt+(1<<20), "index.Load")
+	w.startStream(sw)
 	return nil
 }
 
@@ -491,7 +494,8 @@ func (w *loadWriter) admitOne(key []byte) {
 }
 
 // flush admits the buffered keys to the filter, then hands them to the
-// StreamWriter (which makes them visible table by table).
+// goroutine that writes them to the StreamWriter (which makes them
+// visible table by table), and takes the buffer it is done with.
 func (w *loadWriter) flush() error {
 	db := w.db
 	db.fmu.Lock()
@@ -509,16 +513,45 @@ func (w *loadWriter) flush() error {
 	db.f.short.AddMany(w.shorts) // db.next shares short
 	db.fmu.Unlock()
 	w.leads, w.shorts = w.leads[:0], w.shorts[:0]
-	w.unreleased += w.buf.LenNoPadding()
-	if err := w.sw.Write(w.buf); err != nil {
-		return translate(err)
-	}
-	w.buf.Reset()
-	if w.unreleased >= releaseEvery {
-		w.unreleased = 0
-		db.releaseTablePages()
-	}
-	return nil
+	w.writes <- w.buf
+	w.buf = <-w.free
+	return w.werr
+}
+
+// startStream starts the goroutine that writes the buffers to sw, so that
+// Badger decodes them while the merge goes on.
+func (w *loadWriter) startStream(sw *badger.StreamWriter) {
+	w.sw = sw
+	w.buf = z.NewBuffer(streamFlushAt+(1<<20), "index.Load")
+	w.writes = make(chan *z.Buffer)
+	w.free = make(chan *z.Buffer, 1)
+	w.free <- z.NewBuffer(streamFlushAt+(1<<20), "index.Load")
+	w.done = make(chan struct{})
+	go func() {
+		defer close(w.done)
+		unreleased := 0
+		for buf := range w.writes {
+			if w.werr == nil {
+				unreleased += buf.LenNoPadding()
+				w.werr = translate(sw.Write(buf))
+				if unreleased >= releaseEvery {
+					unreleased = 0
+					w.db.releaseTablePages()
+				}
+			}
+			buf.Reset()
+			w.free <- buf
+		}
+	}()
+}
+
+// stopStream stops the writing goroutine and releases the buffers.
+func (w *loadWriter) stopStream() error {
+	close(w.writes)
+	<-w.done
+	w.buf.Release()
+	(<-w.free).Release()
+	return w.werr
 }
 
 // finish writes what is buffered and makes the load durable.
@@ -526,12 +559,12 @@ func (w *loadWriter) finish() error {
 	if w.wb != nil {
 		return translate(w.wb.Flush())
 	}
-	defer w.buf.Release()
-	if err := w.flush(); err != nil {
+	err := w.flush()
+	if err = errors.Join(err, w.stopStream()); err != nil {
 		w.sw.Cancel()
 		return err
 	}
-	err := translate(w.sw.Flush())
+	err = translate(w.sw.Flush())
 	w.db.releaseTablePages()
 	return err
 }
@@ -542,8 +575,8 @@ func (w *loadWriter) cancel() {
 		w.wb.Cancel()
 		return
 	}
+	w.stopStream()
 	w.sw.Cancel()
-	w.buf.Release()
 }
 
 // reopen closes and reopens Badger, which flushes the memtables to tables.
