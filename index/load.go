@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/ristretto/v2/z"
@@ -166,8 +167,12 @@ type addedCounts struct{ full, prefix int64 }
 
 // mergeInto merges the sorted runs of s, skips the keys already stored,
 // admits the new ones to the filter and hands them to w, in key order.
-func (db *DB) mergeInto(s *sorter, w *loadWriter) (addedCounts, error) {
-	var n addedCounts
+// (Merging two key ranges at once, each on a StreamWriter stream of its
+// own, measured no faster on two cores, and each stream builds its own
+// tables in memory.)
+func (db *DB) mergeInto(s *sorter, w *loadWriter) (n addedCounts, err error) {
+	p := w.newPart()
+	defer func() { err = errors.Join(err, p.stop()) }()
 	m, err := s.merge()
 	if err != nil {
 		return n, err
@@ -199,7 +204,7 @@ func (db *DB) mergeInto(s *sorter, w *loadWriter) (addedCounts, error) {
 		} else {
 			n.prefix++
 		}
-		if err := w.add(key, val); err != nil {
+		if err := p.add(key, val); err != nil {
 			return n, err
 		}
 	}
@@ -268,41 +273,188 @@ func (ex *existence) has(key []byte) (bool, error) {
 // StreamWriter or (when Badger refuses one) a WriteBatch, admitting each
 // key to the filter before it can become visible.
 type loadWriter struct {
-	db  *DB
-	sw  *badger.StreamWriter
-	wb  *badger.WriteBatch
-	buf *z.Buffer
-	ver uint64
-	// stream is the StreamWriter stream of the keys added next: each
-	// stream writes tables of its own.
-	stream uint32
-	empty  bool // the index held no entries: no existence checks
+	db    *DB
+	sw    *badger.StreamWriter
+	wb    *badger.WriteBatch
+	ver   uint64
+	empty bool // the index held no entries: no existence checks
 	// meta holds the metadata a fresh stream dropped and writes again.
 	meta [][2][]byte
+	// streams counts the StreamWriter streams given out.
+	streams atomic.Uint32
+}
+
+// A loadPart writes keys in key order: to a StreamWriter stream of its
+// own (a stream writes its own tables), through a goroutine that hands
+// Badger one buffer while the merge fills the other, or to the write
+// batch.
+type loadPart struct {
+	w      *loadWriter
+	stream uint32
+	buf    *z.Buffer
 	// leads and shorts are the filter values of the keys in buf.
 	leads   []uint64
 	shorts  []uint32
 	shifted []uint64 // scratch
-	// writes takes full buffers to the goroutine that writes them to the
-	// StreamWriter, free takes them back, and done closes when it ends;
-	// werr is its first error (read after a receive from free or done).
+	// writes takes full buffers to the writing goroutine, free takes
+	// them back, and done closes when it ends; werr is its first error
+	// (read after a receive from free or done).
 	writes chan *z.Buffer
 	free   chan *z.Buffer
 	done   chan struct{}
 	werr   error
 }
 
-// releaseEvery is how many bytes a load streams between two
+// streamFlushAt is the size of the buffers handed to the StreamWriter.
+const streamFlushAt = 1 << 20
+
+// releaseEvery is how many bytes a part streams between two
 // releaseTablePages: Badger's tables take about as many.
 const releaseEvery = 128 << 20
 
-// streamFlushAt is the size of the buffers handed to the StreamWriter.
-const streamFlushAt = 1 << 20
+// newPart starts a part.
+func (w *loadWriter) newPart() *loadPart {
+	p := &loadPart{w: w}
+	if w.sw == nil {
+		return p
+	}
+	p.stream = w.streams.Add(1)
+	p.buf = z.NewBuffer(streamFlushAt+(1<<20), "index.Load")
+	p.writes = make(chan *z.Buffer)
+	p.free = make(chan *z.Buffer, 1)
+	p.free <- z.NewBuffer(streamFlushAt+(1<<20), "index.Load")
+	p.done = make(chan struct{})
+	go func() {
+		defer close(p.done)
+		unreleased := 0
+		for buf := range p.writes {
+			if p.werr == nil {
+				unreleased += buf.LenNoPadding()
+				p.werr = translate(w.sw.Write(buf))
+				if unreleased >= releaseEvery {
+					unreleased = 0
+					w.db.releaseTablePages()
+				}
+			}
+			buf.Reset()
+			p.free <- buf
+		}
+	}()
+	return p
+}
+
+// add writes one key (a Badger key) and its encoded value. Both may be
+// reused by the caller once add returns.
+func (p *loadPart) add(key, val []byte) error {
+	w := p.w
+	if w.wb != nil {
+		w.admitOne(key)
+		return translate(w.wb.Set(bytes.Clone(key), bytes.Clone(val)))
+	}
+	switch key[0] {
+	case tagFull:
+		p.leads = append(p.leads, binary.BigEndian.Uint64(key[1:]))
+	case tagPrefix:
+		p.shorts = append(p.shorts, binary.BigEndian.Uint32(key[1:]))
+	}
+	appendKV(p.buf, key, val, w.ver, p.stream)
+	if p.buf.LenNoPadding() >= streamFlushAt {
+		return p.flush()
+	}
+	return nil
+}
+
+// flush admits the buffered keys to the filter, then hands them to the
+// writing goroutine (the StreamWriter makes them visible table by table)
+// and takes the buffer it is done with.
+func (p *loadPart) flush() error {
+	db := p.w.db
+	db.fmu.Lock()
+	for _, f := range []*filter{db.f, db.next} {
+		if f == nil {
+			continue
+		}
+		shift := 64 - uint(f.k)
+		p.shifted = p.shifted[:0]
+		for _, l := range p.leads {
+			p.shifted = append(p.shifted, l>>shift)
+		}
+		f.full.AddMany(p.shifted) // ascending: roaring appends
+	}
+	db.f.short.AddMany(p.shorts) // db.next shares short
+	db.fmu.Unlock()
+	p.leads, p.shorts = p.leads[:0], p.shorts[:0]
+	p.writes <- p.buf
+	p.buf = <-p.free
+	return p.werr
+}
+
+// stop writes what is buffered and stops the writing goroutine.
+func (p *loadPart) stop() error {
+	if p.writes == nil {
+		return nil
+	}
+	err := p.flush()
+	close(p.writes)
+	<-p.done
+	p.buf.Release()
+	(<-p.free).Release()
+	return errors.Join(err, p.werr)
+}
+
+// appendKV appends the protobuf encoding of a badger pb.KV {Key, Value,
+// Version, StreamId} to buf, as badger.KVToBuffer does, without building
+// the message.
+func appendKV(buf *z.Buffer, key, val []byte, ver uint64, stream uint32) {
+	n := 1 + uvarintLen(uint64(len(key))) + len(key) + 1 + uvarintLen(ver) + 1 + uvarintLen(uint64(stream))
+	if len(val) > 0 {
+		n += 1 + uvarintLen(uint64(len(val))) + len(val)
+	}
+	b := buf.SliceAllocate(n)[:0]
+	b = append(b, 1<<3|2) // key: field 1, bytes
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	if len(val) > 0 {
+		b = append(b, 2<<3|2) // value: field 2, bytes
+		b = binary.AppendUvarint(b, uint64(len(val)))
+		b = append(b, val...)
+	}
+	b = append(b, 4<<3) // version: field 4, varint
+	b = binary.AppendUvarint(b, ver)
+	b = append(b, 10<<3) // stream_id: field 10, varint
+	_ = binary.AppendUvarint(b, uint64(stream))
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
+// admitOne admits a Badger key to the filter.
+func (w *loadWriter) admitOne(key []byte) {
+	db := w.db
+	var h hashkey.Hash
+	copy(h[:], key[1:])
+	db.fmu.Lock()
+	defer db.fmu.Unlock()
+	switch key[0] {
+	case tagFull:
+		db.f.addFull(&h)
+		if db.next != nil {
+			db.next.addFull(&h)
+		}
+	case tagPrefix:
+		db.f.addPrefix(h[:4])
+	}
+}
 
 // newLoadWriter chooses how the load writes. The caller holds db.mu
 // exclusively.
 func (db *DB) newLoadWriter() (*loadWriter, error) {
-	w := &loadWriter{db: db, stream: 1}
+	w := &loadWriter{db: db}
 	if db.opts.InMemory {
 		w.empty = db.entries.Load()+db.prefixEntries.Load() == 0
 		w.wb = db.bdb.NewWriteBatch()
@@ -387,16 +539,22 @@ func (db *DB) streamFresh(w *loadWriter) error {
 		sw.Cancel()
 		return translate(err)
 	}
-	w.startStream(sw)
+	w.sw = sw
 	db.snapState = 0
 	// The metadata goes in a stream (and a table) of its own, as it was:
 	// damage to a table of entries does not take the profile with it.
+	p := w.newPart()
 	for _, kv := range w.meta {
-		if err := w.add(kv[0], kv[1]); err != nil {
+		if err := p.add(kv[0], kv[1]); err != nil {
+			p.stop()
+			sw.Cancel()
 			return err
 		}
 	}
-	w.stream = 2
+	if err := p.stop(); err != nil {
+		sw.Cancel()
+		return err
+	}
 	return nil
 }
 
@@ -420,162 +578,26 @@ func (db *DB) streamIncremental(w *loadWriter) error {
 		sw.Cancel()
 		return translate(err)
 	}
-	w.startStream(sw)
-	return nil
-}
-
-// add writes one key (a Badger key) and its encoded value. Both may be
-// reused by the caller once add returns.
-func (w *loadWriter) add(key, val []byte) error {
-	if w.wb != nil {
-		w.admitOne(key)
-		return translate(w.wb.Set(bytes.Clone(key), bytes.Clone(val)))
-	}
-	switch key[0] {
-	case tagFull:
-		w.leads = append(w.leads, binary.BigEndian.Uint64(key[1:]))
-	case tagPrefix:
-		w.shorts = append(w.shorts, binary.BigEndian.Uint32(key[1:]))
-	}
-	appendKV(w.buf, key, val, w.ver, w.stream)
-	if w.buf.LenNoPadding() >= streamFlushAt {
-		return w.flush()
-	}
-	return nil
-}
-
-// appendKV appends the protobuf encoding of a badger pb.KV {Key, Value,
-// Version, StreamId} to buf, as badger.KVToBuffer does, without building
-// the message.
-func appendKV(buf *z.Buffer, key, val []byte, ver uint64, stream uint32) {
-	n := 1 + uvarintLen(uint64(len(key))) + len(key) + 1 + uvarintLen(ver) + 1 + uvarintLen(uint64(stream))
-	if len(val) > 0 {
-		n += 1 + uvarintLen(uint64(len(val))) + len(val)
-	}
-	b := buf.SliceAllocate(n)[:0]
-	b = append(b, 1<<3|2) // key: field 1, bytes
-	b = binary.AppendUvarint(b, uint64(len(key)))
-	b = append(b, key...)
-	if len(val) > 0 {
-		b = append(b, 2<<3|2) // value: field 2, bytes
-		b = binary.AppendUvarint(b, uint64(len(val)))
-		b = append(b, val...)
-	}
-	b = append(b, 4<<3) // version: field 4, varint
-	b = binary.AppendUvarint(b, ver)
-	b = append(b, 10<<3) // stream_id: field 10, varint
-	_ = binary.AppendUvarint(b, uint64(stream))
-}
-
-func uvarintLen(x uint64) int {
-	n := 1
-	for ; x >= 0x80; x >>= 7 {
-		n++
-	}
-	return n
-}
-
-// admitOne admits a Badger key to the filter.
-func (w *loadWriter) admitOne(key []byte) {
-	db := w.db
-	var h hashkey.Hash
-	copy(h[:], key[1:])
-	db.fmu.Lock()
-	defer db.fmu.Unlock()
-	switch key[0] {
-	case tagFull:
-		db.f.addFull(&h)
-		if db.next != nil {
-			db.next.addFull(&h)
-		}
-	case tagPrefix:
-		db.f.addPrefix(h[:4])
-	}
-}
-
-// flush admits the buffered keys to the filter, then hands them to the
-// goroutine that writes them to the StreamWriter (which makes them
-// visible table by table), and takes the buffer it is done with.
-func (w *loadWriter) flush() error {
-	db := w.db
-	db.fmu.Lock()
-	for _, f := range []*filter{db.f, db.next} {
-		if f == nil {
-			continue
-		}
-		shift := 64 - uint(f.k)
-		w.shifted = w.shifted[:0]
-		for _, l := range w.leads {
-			w.shifted = append(w.shifted, l>>shift)
-		}
-		f.full.AddMany(w.shifted) // ascending: roaring appends
-	}
-	db.f.short.AddMany(w.shorts) // db.next shares short
-	db.fmu.Unlock()
-	w.leads, w.shorts = w.leads[:0], w.shorts[:0]
-	w.writes <- w.buf
-	w.buf = <-w.free
-	return w.werr
-}
-
-// startStream starts the goroutine that writes the buffers to sw, so that
-// Badger decodes them while the merge goes on.
-func (w *loadWriter) startStream(sw *badger.StreamWriter) {
 	w.sw = sw
-	w.buf = z.NewBuffer(streamFlushAt+(1<<20), "index.Load")
-	w.writes = make(chan *z.Buffer)
-	w.free = make(chan *z.Buffer, 1)
-	w.free <- z.NewBuffer(streamFlushAt+(1<<20), "index.Load")
-	w.done = make(chan struct{})
-	go func() {
-		defer close(w.done)
-		unreleased := 0
-		for buf := range w.writes {
-			if w.werr == nil {
-				unreleased += buf.LenNoPadding()
-				w.werr = translate(sw.Write(buf))
-				if unreleased >= releaseEvery {
-					unreleased = 0
-					w.db.releaseTablePages()
-				}
-			}
-			buf.Reset()
-			w.free <- buf
-		}
-	}()
+	return nil
 }
 
-// stopStream stops the writing goroutine and releases the buffers.
-func (w *loadWriter) stopStream() error {
-	close(w.writes)
-	<-w.done
-	w.buf.Release()
-	(<-w.free).Release()
-	return w.werr
-}
-
-// finish writes what is buffered and makes the load durable.
+// finish makes the load durable. The parts are stopped.
 func (w *loadWriter) finish() error {
 	if w.wb != nil {
 		return translate(w.wb.Flush())
 	}
-	err := w.flush()
-	if err = errors.Join(err, w.stopStream()); err != nil {
-		w.sw.Cancel()
-		return err
-	}
-	err = translate(w.sw.Flush())
+	err := translate(w.sw.Flush())
 	w.db.releaseTablePages()
 	return err
 }
 
-// cancel abandons the writes not made yet.
+// cancel abandons the writes not made yet. The parts are stopped.
 func (w *loadWriter) cancel() {
 	if w.wb != nil {
 		w.wb.Cancel()
 		return
 	}
-	w.stopStream()
 	w.sw.Cancel()
 }
 

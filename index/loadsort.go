@@ -285,10 +285,11 @@ func (s *sorter) spill() error {
 	if err != nil {
 		return err
 	}
-	if spare == nil {
-		spare = &chunk{}
-	}
 	c := s.cur
+	if spare == nil {
+		// Sized as the first: growing it would copy it all again.
+		spare = &chunk{keys: make([]hashkey.Hash, 0, cap(c.keys))}
+	}
 	s.cur = spare
 	ch := make(chan spillResult, 1)
 	s.inflight = ch
@@ -318,15 +319,33 @@ func (s *sorter) wait() (*chunk, error) {
 	return r.c, nil
 }
 
-// finish waits for the spills and sorts the last chunk.
+// finish waits for the spills and sorts the last chunk. When the input
+// spilled, the last chunk is written too: the merge then holds no chunk,
+// and its memory goes to the filter and Badger's table builders, which
+// grow while the merge runs.
 func (s *sorter) finish() error {
 	if _, err := s.wait(); err != nil {
 		return err
 	}
-	s.cur.sort(s.counts)
-	s.full += s.cur.full
-	s.cost += s.cur.cost
-	s.last = s.cur
+	c := s.cur
+	s.cur = nil
+	if len(s.runs) > 0 && !c.isEmpty() {
+		run, err := s.writeRun(c)
+		if run != nil {
+			s.runs = append(s.runs, run)
+		}
+		if err != nil {
+			return err
+		}
+		s.full += c.full
+		s.cost += c.cost
+		s.last = &chunk{}
+		return nil
+	}
+	c.sort(s.counts)
+	s.full += c.full
+	s.cost += c.cost
+	s.last = c
 	return nil
 }
 
