@@ -182,7 +182,7 @@ func (db *DB) mergeInto(s *sorter, w *loadWriter) (n addedCounts, err error) {
 		ex = db.newExistence()
 		defer ex.close()
 	}
-	for {
+	for i := 1; ; i++ {
 		key, val, ok, err := m.next()
 		if err != nil {
 			return n, err
@@ -191,6 +191,9 @@ func (db *DB) mergeInto(s *sorter, w *loadWriter) (n addedCounts, err error) {
 			break
 		}
 		if ex != nil {
+			if i%(1<<22) == 0 {
+				db.releaseTablePages() // the pages the existence pass read
+			}
 			stored, err := ex.has(key)
 			if err != nil {
 				return n, err
