@@ -1,24 +1,22 @@
 // Command scale is urlhash's benchmark at scale: it imports N random
 // hashes (100 million by default) into a new index with the urlhash
 // binary and reports, whole process:
-//
 //   - import time and peak RSS (GNU time), and the import's own summary;
-//
 //   - disk bytes per entry and filter bytes per entry (urlhash stats) and
 //     the filter's false-positive rate, computed as the share of the
 //     2^bits filter values in use (entries / 2^bits, the chance that an
 //     absent hash's leading bits hit one);
-//
 //   - has of absent and of present hashes, per key (-probe hashes each);
-//
 //   - a restart's time to first answer: a new process that opens the
 //     index and answers one present hash.
 //
-//     go run ./bench/scale                     # 100M: about 6.5 GB of input and 4 GB of index
-//     go run ./bench/scale -n 10000000 -keep   # 10M, keep the work directory
+// Usage:
+//
+//	go run ./bench/scale                     # 100M: 6.5 GB of input, 4.2 GB of index
+//	go run ./bench/scale -n 10000000 -keep   # 10M, keep the work directory
 //
 // The work directory (-dir, default a new one under $TMPDIR) needs about
-// 120 bytes per entry free: the input file (65), the index (about 42) and
+// 140 bytes per entry free: the input file (65), the index (about 42) and
 // the import's sorted runs (32, removed when it ends).
 package main
 
