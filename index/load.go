@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"sync"
 	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
@@ -300,12 +301,18 @@ type loadPart struct {
 	shorts  []uint32
 	shifted []uint64 // scratch
 	// writes takes full buffers to the writing goroutine, free takes
-	// them back, and done closes when it ends; werr is its first error
-	// (read after a receive from free or done).
+	// them back, and done closes when it ends.
 	writes chan *z.Buffer
 	free   chan *z.Buffer
 	done   chan struct{}
-	werr   error
+	werrMu sync.Mutex
+	werr   error // the writing goroutine's first error
+}
+
+func (p *loadPart) writeErr() error {
+	p.werrMu.Lock()
+	defer p.werrMu.Unlock()
+	return p.werr
 }
 
 // streamFlushAt is the size of the buffers handed to the StreamWriter.
@@ -330,10 +337,15 @@ func (w *loadWriter) newPart() *loadPart {
 	go func() {
 		defer close(p.done)
 		unreleased := 0
+		var err error
 		for buf := range p.writes {
-			if p.werr == nil {
+			if err == nil {
 				unreleased += buf.LenNoPadding()
-				p.werr = translate(w.sw.Write(buf))
+				if err = translate(w.sw.Write(buf)); err != nil {
+					p.werrMu.Lock()
+					p.werr = err
+					p.werrMu.Unlock()
+				}
 				if unreleased >= releaseEvery {
 					unreleased = 0
 					w.db.releaseTablePages()
@@ -389,7 +401,7 @@ func (p *loadPart) flush() error {
 	p.leads, p.shorts = p.leads[:0], p.shorts[:0]
 	p.writes <- p.buf
 	p.buf = <-p.free
-	return p.werr
+	return p.writeErr()
 }
 
 // stop writes what is buffered and stops the writing goroutine.
@@ -402,7 +414,10 @@ func (p *loadPart) stop() error {
 	<-p.done
 	p.buf.Release()
 	(<-p.free).Release()
-	return errors.Join(err, p.werr)
+	if err == nil {
+		err = p.writeErr()
+	}
+	return err
 }
 
 // appendKV appends the protobuf encoding of a badger pb.KV {Key, Value,
