@@ -23,8 +23,9 @@ import (
 // entries are gathered in chunks (32 bytes a key-only full entry), each
 // chunk sorted and de-duplicated and, when the input outgrows one chunk,
 // written as a sorted run to a temporary file in the index directory
-// (removed when Load returns; a writable Open removes those a crash left,
-// see LoadRunPattern). Then, holding every other operation off, Load
+// (urlhash.load-*.run, under the free-space gate; removed when Load
+// returns, and by a writable Open when a crash left them). Then, holding
+// every other operation off, Load
 // merges the runs in key order, checks which keys are stored (the filter,
 // then one forward pass of an iterator), admits the new keys to the filter
 // and writes them as sorted tables straight into the LSM tree: into the
@@ -97,6 +98,9 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	}
 	w, err := db.newLoadWriter()
 	if err != nil {
+		if w != nil {
+			err = joinErr(err, db.afterFailedLoad(w))
+		}
 		return store.LoadResult{}, err
 	}
 	added, err := db.mergeInto(s, w)
@@ -492,7 +496,7 @@ func (db *DB) newLoadWriter() (*loadWriter, error) {
 		// all into the last level later (the first writable Open after
 		// the import).
 		if err := db.streamFresh(w); err != nil {
-			return nil, err
+			return w, err // the caller puts the metadata back
 		}
 		return w, nil
 	}
