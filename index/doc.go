@@ -102,10 +102,14 @@
 // names matching urlhash.load-*.run; a read-only Open changes nothing).
 //
 // Into an index with no entries whose tables are empty (a new index: its
-// metadata is still in the memtable), Load empties the tree and streams
-// the metadata (in a table of its own) and the entries into the last
-// level, where Badger keeps its data: there is nothing left to compact,
-// and the first command after the import is as fast as the next ones.
+// metadata is still in the memtable), a load of 100 MiB of tables or more
+// (about 2.5 million keys) empties the tree and streams the metadata (in
+// a table of its own) and the entries into the last level, where Badger
+// keeps its data: there is nothing left to compact, and the first command
+// after the import is as fast as the next ones. (Below that size level 0
+// would compact straight into the last level, which drops the deletion
+// markers incremental backups carry; a smaller load goes above, and
+// Badger's later rewrite of it costs little.)
 // (StreamWriter's incremental mode would put them one level above a
 // table holding only the metadata, and the first writable Open would
 // rewrite them all.) Should the process die in that window, the index

@@ -96,7 +96,7 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 			return store.LoadResult{}, err
 		}
 	}
-	w, err := db.newLoadWriter()
+	w, err := db.newLoadWriter(s.cost / 2)
 	if err != nil {
 		if w != nil {
 			err = joinErr(err, db.afterFailedLoad(w))
@@ -473,9 +473,9 @@ func (w *loadWriter) admitOne(key []byte) {
 	}
 }
 
-// newLoadWriter chooses how the load writes. The caller holds db.mu
-// exclusively.
-func (db *DB) newLoadWriter() (*loadWriter, error) {
+// newLoadWriter chooses how the load writes about size bytes of tables.
+// The caller holds db.mu exclusively.
+func (db *DB) newLoadWriter(size int64) (*loadWriter, error) {
 	w := &loadWriter{db: db}
 	if db.opts.InMemory {
 		w.empty = db.entries.Load()+db.prefixEntries.Load() == 0
@@ -487,14 +487,19 @@ func (db *DB) newLoadWriter() (*loadWriter, error) {
 		return nil, err
 	}
 	w.empty = empty
-	if empty && len(db.bdb.Tables()) == 0 {
+	if empty && len(db.bdb.Tables()) == 0 && size >= db.bo.BaseLevelSize*int64(db.bo.LevelSizeMultiplier) {
 		// Nothing is in the tables and the memtables hold only metadata
 		// (written since the index was created): stream into an empty
 		// tree, whose tables Badger places in the last level, and put the
 		// metadata back first. PrepareIncremental would place them one
 		// level above a table of metadata, and Badger would rewrite them
-		// all into the last level later (the first writable Open after
-		// the import).
+		// all into the last level later (the first writing command that
+		// runs a few seconds after the import). Only for a load large
+		// enough that Badger's level 0 then compacts into a level above
+		// the last (100 MiB of tables, about 2.5 million keys): a
+		// compaction into the last level drops deletion markers, which
+		// incremental backups carry (see Backup), and rewriting a
+		// smaller load later costs little.
 		if err := db.streamFresh(w); err != nil {
 			return w, err // the caller puts the metadata back
 		}

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -285,9 +286,18 @@ func TestLoadRunLeftovers(t *testing.T) {
 // level: Badger has nothing to compact afterwards (no rewrite at the
 // first writable Open), and the metadata is kept.
 func TestLoadSettled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads 2.5 million keys")
+	}
 	dir := t.TempDir()
 	db := mustOpen(t, dir, &Options{Profile: "p"})
-	hs := randHashes(rand.New(rand.NewPCG(47, 48)), 50000)
+	hs := make([]hashkey.Hash, 2_600_000)
+	r := rand.New(rand.NewPCG(47, 48))
+	for i := range hs {
+		for j := 0; j < hashkey.Size; j += 8 {
+			binary.LittleEndian.PutUint64(hs[i][j:], r.Uint64())
+		}
+	}
 	res, err := db.Load(slices.Values(entriesOf(hs)))
 	if err != nil || !res.Streamed {
 		t.Fatalf("Load = %+v, %v", res, err)
