@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
@@ -122,7 +123,7 @@ func (c *chunk) add(e *store.Entry, limit int) {
 
 // sort sorts and de-duplicates the chunk, the first of repeated keys
 // winning, and leaves keys and rich with no key in common.
-func (c *chunk) sort(counts []int) {
+func (c *chunk) sort() {
 	// Rich entries: stable, so the first of equal keys stays first.
 	slices.SortStableFunc(c.rich, compareRich)
 	c.rich = slices.CompactFunc(c.rich, func(a, b richEntry) bool { return compareRich(a, b) == 0 })
@@ -143,7 +144,7 @@ func (c *chunk) sort(counts []int) {
 		}
 		c.rich = slices.DeleteFunc(c.rich, func(r richEntry) bool { return r.drop })
 	}
-	sortHashes(c.keys, counts)
+	sortHashes(c.keys)
 	c.keys = slices.Compact(c.keys)
 	if hasFullRich && len(c.keys) > 0 {
 		// Drop the key-only entries a rich entry of the same hash wins.
@@ -165,53 +166,68 @@ func (c *chunk) sort(counts []int) {
 	}
 }
 
-// sortHashes sorts hs: an in-place radix pass on the leading 16 bits
-// (hashes are uniform, so the buckets are small), then each bucket on
-// the cores.
-func sortHashes(hs []hashkey.Hash, counts []int) {
-	const buckets = 1 << 16
-	if len(hs) < 4*buckets {
+// sortHashes sorts hs: in place, by its leading byte, then each bucket
+// (on the cores) by its second byte, then each of those (about n/65536
+// hashes: hashes are uniform) by comparison. A partition by one byte
+// keeps 256 write positions, which stay in the cache.
+func sortHashes(hs []hashkey.Hash) {
+	const small = 1024
+	if len(hs) < small {
 		slices.SortFunc(hs, compareHashes)
 		return
 	}
-	top := func(h *hashkey.Hash) int { return int(h[0])<<8 | int(h[1]) }
-	count := counts[:buckets]
-	clear(count)
-	for i := range hs {
-		count[top(&hs[i])]++
-	}
-	// start[b] and next[b]: the bucket's bounds, and its next slot to fill.
-	start := make([]int, buckets+1)
-	for b := range buckets {
-		start[b+1] = start[b] + count[b]
-	}
-	next := count
-	copy(next, start[:buckets])
-	for b := range buckets {
-		for next[b] < start[b+1] {
-			h := hs[next[b]]
-			t := top(&h)
-			for t != b { // carry h to its bucket, taking the one found there
-				hs[next[t]], h = h, hs[next[t]]
-				next[t]++
-				t = top(&h)
-			}
-			hs[next[b]] = h
-			next[b]++
-		}
-	}
+	var top [257]int
+	partitionByte(hs, 0, &top)
 	workers := runtime.GOMAXPROCS(0)
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := range workers {
+	for range workers {
 		wg.Go(func() {
-			for b := w * buckets / workers; b < (w+1)*buckets/workers; b++ {
-				if start[b+1]-start[b] > 1 {
-					slices.SortFunc(hs[start[b]:start[b+1]], compareHashes)
+			var sub [257]int
+			for b := int(next.Add(1)) - 1; b < 256; b = int(next.Add(1)) - 1 {
+				bucket := hs[top[b]:top[b+1]]
+				if len(bucket) < small {
+					slices.SortFunc(bucket, compareHashes)
+					continue
+				}
+				partitionByte(bucket, 1, &sub)
+				for c := range 256 {
+					if sub[c+1]-sub[c] > 1 {
+						slices.SortFunc(bucket[sub[c]:sub[c+1]], compareHashes)
+					}
 				}
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// partitionByte orders hs by its byte d, in place (American flag sort),
+// and sets bounds[b]..bounds[b+1] to the range of byte value b.
+func partitionByte(hs []hashkey.Hash, d int, bounds *[257]int) {
+	var count [256]int
+	for i := range hs {
+		count[hs[i][d]]++
+	}
+	bounds[0] = 0
+	for b := range 256 {
+		bounds[b+1] = bounds[b] + count[b]
+	}
+	next := count // the next slot to fill in each bucket
+	copy(next[:], bounds[:256])
+	for b := range 256 {
+		for next[b] < bounds[b+1] {
+			h := hs[next[b]]
+			t := int(h[d])
+			for t != b { // carry h to its bucket, taking the one found there
+				hs[next[t]], h = h, hs[next[t]]
+				next[t]++
+				t = int(h[d])
+			}
+			hs[next[b]] = h
+			next[b]++
+		}
+	}
 }
 
 func compareHashes(a, b hashkey.Hash) int {
@@ -243,7 +259,6 @@ type sorter struct {
 	inflight chan spillResult // the chunk being sorted and written, or nil
 	runs     []*runFile
 	last     *chunk // after finish: the chunk kept in memory
-	counts   []int
 
 	// After finish: upper bounds of the unique full entries and of the
 	// bytes the unique entries cost written.
@@ -259,7 +274,7 @@ type spillResult struct {
 // newSorter returns a sorter that spills to dir within budget bytes (an
 // empty dir or a budget of 0: never spill; below 0: the default).
 func newSorter(dir string, budget int64, room func(int64) error) *sorter {
-	s := &sorter{dir: dir, room: room, cur: &chunk{}, counts: make([]int, 1<<16)}
+	s := &sorter{dir: dir, room: room, cur: &chunk{}}
 	if dir != "" {
 		if budget <= 0 {
 			budget = DefaultLoadMemory
@@ -342,7 +357,7 @@ func (s *sorter) finish() error {
 		s.last = &chunk{}
 		return nil
 	}
-	c.sort(s.counts)
+	c.sort()
 	s.full += c.full
 	s.cost += c.cost
 	s.last = c
@@ -382,7 +397,7 @@ func (r *runFile) remove() {
 
 // writeRun sorts c and writes it to a new run file.
 func (s *sorter) writeRun(c *chunk) (*runFile, error) {
-	c.sort(s.counts)
+	c.sort()
 	var richLen int64
 	for i := range c.rich {
 		r := &c.rich[i]
