@@ -115,7 +115,8 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	}
 	db.entries.Add(added.full)
 	db.prefixEntries.Add(added.prefix)
-	res := store.LoadResult{Added: added.full + added.prefix, Streamed: w.sw != nil}
+	res := store.LoadResult{Added: added.full + added.prefix}
+	res.Streamed = w.sw != nil && res.Added > 0
 	res.Present = input - res.Added
 	if !db.opts.InMemory {
 		// The tables are synced; this syncs metadata rewritten after a
@@ -157,6 +158,8 @@ func (db *DB) afterFailedLoad(w *loadWriter) error {
 	return joinErr(errMeta, db.rebuildFilter(db.f.k))
 }
 
+// joinErr returns a, with b (an error while cleaning up after it) in its
+// text.
 func joinErr(a, b error) error {
 	if b == nil {
 		return a

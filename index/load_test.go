@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/urlhash/urlhash/hashkey"
@@ -383,6 +384,65 @@ func TestSortHashes(t *testing.T) {
 			sortHashes(got)
 			if !slices.Equal(got, want) {
 				t.Fatal("sortHashes differs from a comparison sort")
+			}
+		})
+	}
+}
+
+// A run file that cannot be read back fails the load with an error
+// naming it; what was written before stays consistent: counts and filter
+// match the entries stored, and the metadata is kept.
+func TestLoadRunReadError(t *testing.T) {
+	for _, prior := range []int{0, 100} {
+		t.Run(fmt.Sprintf("prior=%d", prior), func(t *testing.T) {
+			dir := t.TempDir()
+			db := mustOpen(t, dir, &Options{LoadMemory: 4096, Profile: "p"})
+			defer db.Close()
+			hs := randHashes(rand.New(rand.NewPCG(51, uint64(prior))), 3000+prior)
+			if prior > 0 {
+				if _, err := db.Load(slices.Values(entriesOf(hs[:prior]))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var cut string
+			_, err := db.Load(func(yield func(store.Entry) bool) {
+				for _, h := range hs[prior:] {
+					if !yield(store.Entry{Hash: h}) {
+						return
+					}
+				}
+				names := runFiles(t, dir)
+				if len(names) < 2 {
+					t.Fatalf("%d run files", len(names))
+				}
+				cut = names[len(names)/2]
+				if err := os.Truncate(cut, 100); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if err == nil || !strings.Contains(err.Error(), filepath.Base(cut)) {
+				t.Fatalf("Load with a cut run = %v, want an error naming %s", err, filepath.Base(cut))
+			}
+			got := contents(t, db)
+			full, _ := got.counts()
+			if s, _ := db.Stats(); s.Entries != full {
+				t.Errorf("Entries = %d, the index holds %d", s.Entries, full)
+			}
+			for k := range got {
+				var h hashkey.Hash
+				copy(h[:], k)
+				if ok, err := db.Has(h); !ok || err != nil {
+					t.Fatalf("Has of a stored key = %v, %v", ok, err)
+				}
+			}
+			if db.Profile() != "p" {
+				t.Errorf("profile %q after the failed load", db.Profile())
+			}
+			if err := db.Verify(); err != nil {
+				t.Error(err)
+			}
+			if names := runFiles(t, dir); len(names) > 0 {
+				t.Fatalf("run files left: %v", names)
 			}
 		})
 	}
