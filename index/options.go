@@ -73,8 +73,7 @@ type Options struct {
 	// two chunks of half of it each (32 bytes a key-only full entry), one
 	// filling while the other is sorted and written to a temporary run
 	// file in the index directory. Default 256 MiB (DefaultLoadMemory):
-	// about 4 million keys a chunk, and an import of 100 million keys in
-	// under 1 GiB resident. An in-memory index never spills.
+	// about 4 million keys a chunk. An in-memory index never spills.
 	LoadMemory int64
 
 	// Badger, when not nil, replaces the Badger options the index derives
