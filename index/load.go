@@ -327,7 +327,7 @@ const streamFlushAt = 1 << 20
 
 // releaseEvery is how many bytes a part streams between two
 // releaseTablePages: Badger's tables take about as many.
-const releaseEvery = 128 << 20
+const releaseEvery = 64 << 20
 
 // newPart starts a part.
 func (w *loadWriter) newPart() *loadPart {
