@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -521,4 +522,86 @@ func BenchmarkBlockChecksums(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkLoad measures Load alone: URLHASH_BENCH_N keys generated as
+// they are yielded (no input held in memory), into a new index with the
+// default LoadMemory (spilled: runs on disk) and with a budget that
+// holds them all (one chunk), plus the same load into an index holding
+// them (every key present: the existence pass). It reports keys/s and the
+// process's peak RSS, which at 10M keys and more is the load's own.
+func BenchmarkLoad(b *testing.B) {
+	n := benchN(b)
+	gen := func(yield func(store.Entry) bool) {
+		r := rand.New(rand.NewPCG(61, 62))
+		var e store.Entry
+		for range n {
+			for i := 0; i < hashkey.Size; i += 8 {
+				binary.LittleEndian.PutUint64(e.Hash[i:], r.Uint64())
+			}
+			if !yield(e) {
+				return
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		budget int64
+		again  bool
+	}{
+		{name: "new/default-memory"},
+		{name: "new/one-chunk", budget: int64(n) * 2 * hashkey.Size},
+		{name: "present/default-memory", again: true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var total time.Duration
+			for range b.N {
+				dir := b.TempDir()
+				opts := &Options{LoadMemory: tc.budget}
+				if tc.again {
+					db := mustOpen(b, dir, opts)
+					if _, err := db.Load(gen); err != nil {
+						b.Fatal(err)
+					}
+					db.Close()
+				}
+				t0 := time.Now()
+				db := mustOpen(b, dir, opts)
+				res, err := db.Load(gen)
+				if err == nil {
+					err = db.Close()
+				}
+				total += time.Since(t0)
+				if err != nil || res.Added+res.Present != int64(n) {
+					b.Fatalf("Load = %+v, %v", res, err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/total.Seconds(), "keys/s")
+			b.ReportMetric(float64(maxRSS())/(1<<20), "process-maxRSS-MiB")
+		})
+	}
+}
+
+// BenchmarkSortHashes sorts a load chunk of 4M random hashes (Load's
+// default: 128 MiB).
+func BenchmarkSortHashes(b *testing.B) {
+	src := make([]hashkey.Hash, 4<<20)
+	r := rand.New(rand.NewPCG(63, 64))
+	for i := range src {
+		for j := 0; j < hashkey.Size; j += 8 {
+			binary.LittleEndian.PutUint64(src[i][j:], r.Uint64())
+		}
+	}
+	hs := make([]hashkey.Hash, len(src))
+	b.SetBytes(int64(len(src)) * hashkey.Size)
+	for b.Loop() {
+		b.StopTimer()
+		copy(hs, src)
+		b.StartTimer()
+		sortHashes(hs)
+	}
+	if !slices.IsSortedFunc(hs, compareHashes) {
+		b.Fatal("not sorted")
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(hs)), "ns/hash")
 }

@@ -101,3 +101,34 @@ func ExampleDB_Scan() {
 	// Output:
 	// 0abb
 }
+
+// A bulk load of any size in bounded memory: entries beyond LoadMemory go
+// to sorted runs in the index directory, merged when the input ends. The
+// first of repeated keys wins, and stored keys keep their values.
+func ExampleDB_Load() {
+	dir, err := os.MkdirTemp("", "index-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	db, err := index.Open(dir, &index.Options{LoadMemory: 64 << 20})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	entries := func(yield func(store.Entry) bool) {
+		for _, u := range []string{"https://example.com/", "https://example.org/", "https://example.com/"} {
+			h := hashkey.Sum([]byte(u))
+			if !yield(store.FullEntry(h, store.Value{Text: []byte(u)})) {
+				return
+			}
+		}
+	}
+	res, err := db.Load(entries)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("added %d, present %d\n", res.Added, res.Present)
+	// Output: added 2, present 1
+}

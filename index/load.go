@@ -2,36 +2,74 @@ package index
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"iter"
+	"sync"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/dgraph-io/badger/v4/pb"
 	"github.com/dgraph-io/ristretto/v2/z"
+	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
 )
 
 // Load stores every entry of seq whose key is not stored yet (like
 // AddBatch, the first of repeated keys wins; stored values are kept) and
-// returns the counts. It collects the whole input (about 90 bytes per
-// entry plus values) and takes the write path of AddBatch (plan, admit,
-// count); it then writes the new keys as sorted tables straight into the
-// LSM tree when Badger allows (always for an index with no entries and for
-// the first load after Open, else after flushing the memtables by reopening
-// Badger), and through a write batch otherwise. Everything Load added is
-// durable when it returns. Other operations wait while Load runs. A bad
-// entry fails the load before anything is written.
+// returns the counts.
+//
+// Its memory is bounded whatever the input's size (Options.LoadMemory):
+// entries are gathered in chunks (32 bytes a key-only full entry), each
+// chunk sorted and de-duplicated and, when the input outgrows one chunk,
+// written as a sorted run to a temporary file in the index directory
+// (urlhash.load-*.run, under the free-space gate; removed when Load
+// returns, and by a writable Open when a crash left them). Then, holding
+// every other operation off, Load
+// merges the runs in key order, checks which keys are stored (the filter,
+// then one forward pass of an iterator), admits the new keys to the filter
+// and writes them as sorted tables straight into the LSM tree: into the
+// last level when the index holds no entries (so that Badger has nothing
+// left to compact: the index is settled when Load returns), above the
+// existing tables otherwise (after flushing the memtables by reopening
+// Badger when needed), and through a write batch when Badger refuses both
+// (an in-memory index).
+//
+// A bad entry (store.ErrPrefixLength, store.ErrTooLarge) fails the load
+// before anything is written into the index: entries are checked as they
+// are gathered, and the index is written only once the input has ended.
+// Everything Load added is durable when it returns. An I/O error while
+// writing (disk, run files) can leave a part of the new keys stored, as a
+// crash would; the filter and counts are then rebuilt.
 func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	defer db.catch(&err)
-	var entries []store.Entry
+	if err := db.beginWrite(); err != nil {
+		return store.LoadResult{}, err
+	}
+	budget := db.opts.LoadMemory
+	dir := db.path
+	db.mu.RUnlock()
+	if db.opts.InMemory {
+		// Everything stays in memory anyway: never spill.
+		budget, dir = 0, ""
+	}
+	s := newSorter(dir, budget, db.spillRoom)
+	defer s.close()
+	var input int64
 	for e := range seq {
 		if err := db.check(&e); err != nil {
 			return store.LoadResult{}, err
 		}
-		if !e.Value.IsZero() {
-			// The caller may reuse its buffers between yields.
-			e.Value.Text, e.Value.Data = bytes.Clone(e.Value.Text), bytes.Clone(e.Value.Data)
+		input++
+		if err := s.add(&e); err != nil {
+			return store.LoadResult{}, err
 		}
-		entries = append(entries, e)
+	}
+	if err := s.finish(); err != nil {
+		return store.LoadResult{}, err
+	}
+	if input == 0 {
+		return store.LoadResult{}, nil
 	}
 
 	db.mu.Lock()
@@ -39,67 +77,55 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	if db.closed {
 		return store.LoadResult{}, store.ErrClosed
 	}
-	if db.opts.ReadOnly {
-		return store.LoadResult{}, store.ErrReadOnly
-	}
 	if err := db.prepareWrite(); err != nil {
 		return store.LoadResult{}, err
 	}
-	p, err := db.plan(entries, false)
-	if err != nil {
-		return store.LoadResult{}, err
-	}
-	res := store.LoadResult{Present: int64(len(entries) - len(p.order))}
-	fresh := make([]int, 0, len(p.order))
-	var newFull int64
-	for j, i := range p.order {
-		if p.existed[j] {
-			res.Present++
-			continue
-		}
-		fresh = append(fresh, i)
-		if !entries[i].IsPrefix() {
-			newFull++
-		}
-	}
-	res.Added = int64(len(fresh))
-	if len(fresh) == 0 {
-		return res, nil
-	}
-	// The new tables, and (into a non-empty index) the flattened tree
-	// rewritten before the old tables go.
-	var cost int64
-	for _, i := range fresh {
-		cost += entryCost(&entries[i])
-	}
+	// The new tables (at most every unique entry of every run), and (into
+	// a non-empty index) the flattened tree rewritten before the old
+	// tables go. The runs already take their space on the disk.
+	cost := s.cost
 	if db.entries.Load()+db.prefixEntries.Load() > 0 {
 		cost += db.tableBytes()
 	}
 	if err := db.roomFor(cost); err != nil {
 		return store.LoadResult{}, err
 	}
-
-	// Widen the filter first if the load outgrows it, then add the keys.
-	if k := filterBitsFor(uint64(db.entries.Load() + newFull)); k > db.f.k {
+	// Widen the filter first if the load may outgrow it.
+	if k := filterBitsFor(uint64(db.entries.Load() + s.full)); k > db.f.k {
 		if err := db.rebuildFilter(k); err != nil {
 			return store.LoadResult{}, err
 		}
 	}
-	db.admit(entries, fresh, nil)
-	if err := db.noteTTL(entries); err != nil {
-		return store.LoadResult{}, err
-	}
-	streamed, err := db.loadStream(entries, fresh)
+	w, err := db.newLoadWriter(s.cost / 2)
 	if err != nil {
+		if w != nil {
+			err = joinErr(err, db.afterFailedLoad(w))
+		}
 		return store.LoadResult{}, err
 	}
-	if !streamed {
-		if err := db.loadBatch(entries, fresh); err != nil {
+	added, err := db.mergeInto(s, w)
+	if err == nil {
+		err = w.finish()
+	} else {
+		w.cancel()
+	}
+	if err != nil {
+		// A part may be stored: recount and refilter from the keys.
+		return store.LoadResult{}, joinErr(err, db.afterFailedLoad(w))
+	}
+	db.entries.Add(added.full)
+	db.prefixEntries.Add(added.prefix)
+	if s.expiring {
+		// After the load: a fresh stream replaces everything the index
+		// held. (A crash before this line leaves entries with an expiry
+		// unrecorded: Stats then counts them expired or not.)
+		if err := db.markTTL(); err != nil {
 			return store.LoadResult{}, err
 		}
 	}
-	db.count(entries, p)
-	res.Streamed = streamed
+	res := store.LoadResult{Added: added.full + added.prefix}
+	res.Streamed = w.sw != nil && res.Added > 0
+	res.Present = input - res.Added
 	if !db.opts.InMemory {
 		// The tables are synced; this syncs metadata rewritten after a
 		// fresh stream.
@@ -111,34 +137,483 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	return res, nil
 }
 
-// loadStream writes entries[idx] (in key order) with a StreamWriter. It
-// reports false (and writes nothing) when Badger cannot take them that way.
-func (db *DB) loadStream(entries []store.Entry, idx []int) (bool, error) {
-	if db.opts.InMemory {
+// spillRoom is the free-space gate for a run file of n bytes.
+func (db *DB) spillRoom(n int64) error {
+	if err := db.begin(); err != nil {
+		return err
+	}
+	defer db.mu.RUnlock()
+	return db.roomFor(n)
+}
+
+// afterFailedLoad rebuilds the filter and counts after a load failed
+// while writing, and records the metadata again if a fresh stream had
+// dropped it.
+func (db *DB) afterFailedLoad(w *loadWriter) error {
+	if db.closed {
+		return nil
+	}
+	var errMeta error
+	if w.meta != nil {
+		errMeta = translate(db.bdb.Update(func(txn *badger.Txn) error {
+			for _, kv := range w.meta {
+				if err := txn.Set(kv[0], kv[1]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}))
+	}
+	return joinErr(errMeta, db.rebuildFilter(db.f.k))
+}
+
+// joinErr returns a, with b (an error while cleaning up after it) in its
+// text.
+func joinErr(a, b error) error {
+	if b == nil {
+		return a
+	}
+	if a == nil {
+		return b
+	}
+	return fmt.Errorf("%w (then: %v)", a, b)
+}
+
+// addedCounts counts the keys a load added.
+type addedCounts struct{ full, prefix int64 }
+
+// mergeInto merges the sorted runs of s, skips the keys already stored,
+// admits the new ones to the filter and hands them to w, in key order.
+// (Merging two key ranges at once, each on a StreamWriter stream of its
+// own, measured no faster on two cores, and each stream builds its own
+// tables in memory.)
+func (db *DB) mergeInto(s *sorter, w *loadWriter) (n addedCounts, err error) {
+	p := w.newPart()
+	defer func() { err = errors.Join(err, p.stop()) }()
+	m, err := s.merge()
+	if err != nil {
+		return n, err
+	}
+	var ex *existence
+	if !w.empty {
+		ex = db.newExistence()
+		defer ex.close()
+	}
+	for i := 1; ; i++ {
+		key, val, ok, err := m.next()
+		if err != nil {
+			return n, err
+		}
+		if !ok {
+			break
+		}
+		if ex != nil {
+			if i%(1<<22) == 0 {
+				db.releaseTablePages() // the pages the existence pass read
+			}
+			stored, err := ex.has(key)
+			if err != nil {
+				return n, err
+			}
+			if stored {
+				continue
+			}
+		}
+		if key[0] == tagFull {
+			n.full++
+		} else {
+			n.prefix++
+		}
+		val, exp := splitLoadValue(val)
+		if err := p.add(key, val, exp); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// existence tells which keys of an ascending sequence are stored: the
+// filter first, then one forward pass of a key-only iterator (a few Next
+// calls, or a Seek when the next key is further on).
+type existence struct {
+	db         *DB
+	txn        *badger.Txn
+	it         *badger.Iterator
+	positioned bool
+}
+
+func (db *DB) newExistence() *existence {
+	txn := db.bdb.NewTransaction(false)
+	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
+	return &existence{db: db, txn: txn, it: it}
+}
+
+func (ex *existence) close() {
+	ex.it.Close()
+	ex.txn.Discard()
+}
+
+// has reports whether key (a Badger key, ascending across calls) is
+// stored.
+func (ex *existence) has(key []byte) (bool, error) {
+	db := ex.db
+	var h hashkey.Hash
+	copy(h[:], key[1:])
+	db.fmu.RLock()
+	maybe := db.f.mayHaveEntry(&h, key[0] == tagPrefix)
+	db.fmu.RUnlock()
+	if !maybe {
 		return false, nil
 	}
-	if db.stream(entries, idx) == nil {
-		return true, nil
+	it := ex.it
+	if !ex.positioned {
+		it.Seek(key)
+		ex.positioned = true
+	} else {
+		const maxSteps = 16 // a Seek costs about as much
+		for steps := 0; it.Valid() && bytes.Compare(it.Item().Key(), key) < 0; steps++ {
+			if steps == maxSteps {
+				it.Seek(key)
+				break
+			}
+			it.Next()
+		}
 	}
-	// Badger refuses while a memtable holds data. Flush the memtables by
-	// reopening Badger, then stream above the tree. (Dropping the tree to
-	// stream into an empty one would be faster, but the counts that say
-	// "empty" may be wrong after a crash or a failed batch, and the
-	// metadata would be gone until rewritten.)
-	if err := db.reopen(); err != nil {
+	if it.Valid() && bytes.Equal(it.Item().Key(), key) {
+		// An expired entry is absent: the load stores it anew.
+		return !db.expired(it.Item()), nil
+	}
+	// "Absent" after the filter's "maybe": a false positive, or a damaged
+	// block (see guard.go).
+	if err := db.guard.checkKeys([][]byte{key}); err != nil {
 		return false, err
 	}
-	if db.stream(entries, idx) == nil {
-		return true, nil
-	}
-	// Still refused: the caller writes through a batch, which reports any
-	// error that was not Badger's refusal.
 	return false, nil
 }
 
-// stream runs one StreamWriter whose tables go above the existing ones
-// (PrepareIncremental). It returns errMemtable when a memtable holds data.
-func (db *DB) stream(entries []store.Entry, idx []int) error {
+// A loadWriter writes a load's new keys, in key order, with a
+// StreamWriter or (when Badger refuses one) a WriteBatch, admitting each
+// key to the filter before it can become visible.
+type loadWriter struct {
+	db    *DB
+	sw    *badger.StreamWriter
+	wb    *badger.WriteBatch
+	ver   uint64
+	empty bool // the index held no entries: no existence checks
+	// meta holds the metadata a fresh stream dropped and writes again.
+	meta [][2][]byte
+	// streams counts the StreamWriter streams given out.
+	streams atomic.Uint32
+}
+
+// A loadPart writes keys in key order: to a StreamWriter stream of its
+// own (a stream writes its own tables), through a goroutine that hands
+// Badger one buffer while the merge fills the other, or to the write
+// batch.
+type loadPart struct {
+	w      *loadWriter
+	stream uint32
+	buf    *z.Buffer
+	// leads and shorts are the filter values of the keys in buf.
+	leads   []uint64
+	shorts  []uint32
+	shifted []uint64 // scratch
+	// writes takes full buffers to the writing goroutine, free takes
+	// them back, and done closes when it ends.
+	writes chan *z.Buffer
+	free   chan *z.Buffer
+	done   chan struct{}
+	werrMu sync.Mutex
+	werr   error // the writing goroutine's first error
+}
+
+func (p *loadPart) writeErr() error {
+	p.werrMu.Lock()
+	defer p.werrMu.Unlock()
+	return p.werr
+}
+
+// streamFlushAt is the size of the buffers handed to the StreamWriter.
+const streamFlushAt = 1 << 20
+
+// releaseEvery is how many bytes a part streams between two
+// releaseTablePages: Badger's tables take about as many.
+const releaseEvery = 64 << 20
+
+// newPart starts a part.
+func (w *loadWriter) newPart() *loadPart {
+	p := &loadPart{w: w}
+	if w.sw == nil {
+		return p
+	}
+	p.stream = w.streams.Add(1)
+	p.buf = z.NewBuffer(streamFlushAt+(1<<20), "index.Load")
+	p.writes = make(chan *z.Buffer)
+	p.free = make(chan *z.Buffer, 1)
+	p.free <- z.NewBuffer(streamFlushAt+(1<<20), "index.Load")
+	p.done = make(chan struct{})
+	go func() {
+		defer close(p.done)
+		unreleased := 0
+		var err error
+		for buf := range p.writes {
+			if err == nil {
+				unreleased += buf.LenNoPadding()
+				if err = translate(w.sw.Write(buf)); err != nil {
+					p.werrMu.Lock()
+					p.werr = err
+					p.werrMu.Unlock()
+				}
+				if unreleased >= releaseEvery {
+					unreleased = 0
+					w.db.releaseTablePages()
+				}
+			}
+			buf.Reset()
+			p.free <- buf
+		}
+	}()
+	return p
+}
+
+// splitLoadValue takes apart a load value (see chunk.add): empty, or
+// the expiry and the encoded value.
+func splitLoadValue(lv []byte) (val []byte, exp uint64) {
+	if len(lv) < 8 {
+		return nil, 0
+	}
+	return lv[8:], binary.BigEndian.Uint64(lv)
+}
+
+// add writes one key (a Badger key), its encoded value and its expiry
+// (0: none). key and val may be reused by the caller once add returns.
+func (p *loadPart) add(key, val []byte, exp uint64) error {
+	w := p.w
+	if w.wb != nil {
+		w.admitOne(key)
+		e := badger.NewEntry(bytes.Clone(key), bytes.Clone(val))
+		e.ExpiresAt = exp
+		return translate(w.wb.SetEntry(e))
+	}
+	switch key[0] {
+	case tagFull:
+		p.leads = append(p.leads, binary.BigEndian.Uint64(key[1:]))
+	case tagPrefix:
+		p.shorts = append(p.shorts, binary.BigEndian.Uint32(key[1:]))
+	}
+	appendKV(p.buf, key, val, w.ver, exp, p.stream)
+	if p.buf.LenNoPadding() >= streamFlushAt {
+		return p.flush()
+	}
+	return nil
+}
+
+// flush admits the buffered keys to the filter, then hands them to the
+// writing goroutine (the StreamWriter makes them visible table by table)
+// and takes the buffer it is done with.
+func (p *loadPart) flush() error {
+	db := p.w.db
+	db.fmu.Lock()
+	for _, f := range []*filter{db.f, db.next} {
+		if f != nil {
+			p.shifted = f.addLeads(p.leads, p.shifted)
+		}
+	}
+	db.f.short.AddMany(p.shorts) // db.next shares short
+	db.fmu.Unlock()
+	p.leads, p.shorts = p.leads[:0], p.shorts[:0]
+	p.writes <- p.buf
+	p.buf = <-p.free
+	return p.writeErr()
+}
+
+// stop writes what is buffered and stops the writing goroutine.
+func (p *loadPart) stop() error {
+	if p.writes == nil {
+		return nil
+	}
+	err := p.flush()
+	close(p.writes)
+	<-p.done
+	p.buf.Release()
+	(<-p.free).Release()
+	if err == nil {
+		err = p.writeErr()
+	}
+	return err
+}
+
+// appendKV appends the protobuf encoding of a badger pb.KV {Key, Value,
+// Version, ExpiresAt, StreamId} to buf, as badger.KVToBuffer does, without
+// building the message.
+func appendKV(buf *z.Buffer, key, val []byte, ver, exp uint64, stream uint32) {
+	n := 1 + uvarintLen(uint64(len(key))) + len(key) + 1 + uvarintLen(ver) + 1 + uvarintLen(uint64(stream))
+	if len(val) > 0 {
+		n += 1 + uvarintLen(uint64(len(val))) + len(val)
+	}
+	if exp != 0 {
+		n += 1 + uvarintLen(exp)
+	}
+	b := buf.SliceAllocate(n)[:0]
+	b = append(b, 1<<3|2) // key: field 1, bytes
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	if len(val) > 0 {
+		b = append(b, 2<<3|2) // value: field 2, bytes
+		b = binary.AppendUvarint(b, uint64(len(val)))
+		b = append(b, val...)
+	}
+	b = append(b, 4<<3) // version: field 4, varint
+	b = binary.AppendUvarint(b, ver)
+	if exp != 0 {
+		b = append(b, 5<<3) // expires_at: field 5, varint
+		b = binary.AppendUvarint(b, exp)
+	}
+	b = append(b, 10<<3) // stream_id: field 10, varint
+	_ = binary.AppendUvarint(b, uint64(stream))
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
+// admitOne admits a Badger key to the filter.
+func (w *loadWriter) admitOne(key []byte) {
+	db := w.db
+	var h hashkey.Hash
+	copy(h[:], key[1:])
+	db.fmu.Lock()
+	defer db.fmu.Unlock()
+	switch key[0] {
+	case tagFull:
+		db.f.addFull(&h)
+		if db.next != nil {
+			db.next.addFull(&h)
+		}
+	case tagPrefix:
+		db.f.addPrefix(h[:4])
+	}
+}
+
+// newLoadWriter chooses how the load writes about size bytes of tables.
+// The caller holds db.mu exclusively.
+func (db *DB) newLoadWriter(size int64) (*loadWriter, error) {
+	w := &loadWriter{db: db}
+	if db.opts.InMemory {
+		w.empty = db.entries.Load()+db.prefixEntries.Load() == 0
+		w.wb = db.bdb.NewWriteBatch()
+		return w, nil
+	}
+	empty, err := db.holdsNoEntries()
+	if err != nil {
+		return nil, err
+	}
+	w.empty = empty
+	if empty && len(db.bdb.Tables()) == 0 && size >= db.bo.BaseLevelSize*int64(db.bo.LevelSizeMultiplier) {
+		// Nothing is in the tables and the memtables hold only metadata
+		// (written since the index was created): stream into an empty
+		// tree, whose tables Badger places in the last level, and put the
+		// metadata back first. PrepareIncremental would place them one
+		// level above a table of metadata, and Badger would rewrite them
+		// all into the last level later (the first writing command that
+		// runs a few seconds after the import). Only for a load large
+		// enough that Badger's level 0 then compacts into a level above
+		// the last (100 MiB of tables, about 2.5 million keys): a
+		// compaction into the last level drops deletion markers, which
+		// incremental backups carry (see Backup), and rewriting a
+		// smaller load later costs little.
+		if err := db.streamFresh(w); err != nil {
+			return w, err // the caller puts the metadata back
+		}
+		return w, nil
+	}
+	if db.streamIncremental(w) == nil {
+		return w, nil
+	}
+	// Badger refuses while a memtable holds data. Flush the memtables by
+	// reopening Badger, then stream above the tree.
+	if err := db.reopen(); err != nil {
+		return nil, err
+	}
+	if db.streamIncremental(w) == nil {
+		return w, nil
+	}
+	w.wb = db.bdb.NewWriteBatch()
+	return w, nil
+}
+
+// holdsNoEntries reports whether Badger holds no full or prefix entry
+// (the counts may be wrong after a crash or a failed load).
+func (db *DB) holdsNoEntries() (bool, error) {
+	empty := true
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		for _, tag := range []byte{tagFull, tagPrefix} {
+			it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tag}})
+			it.Rewind()
+			if it.Valid() {
+				empty = false
+			}
+			it.Close()
+		}
+		return nil
+	})
+	return empty, translate(err)
+}
+
+// streamFresh prepares w to stream into an emptied tree, metadata first.
+func (db *DB) streamFresh(w *loadWriter) error {
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tagMeta}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			k := item.KeyCopy(nil)
+			if bytes.Equal(k, metaKey(metaSnapshot)) || bytes.HasPrefix(k, metaKey(metaFilter)) {
+				continue // the snapshot is stale after the load anyway
+			}
+			v, err := item.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			w.meta = append(w.meta, [2][]byte{k, v})
+		}
+		return nil
+	})
+	if err != nil {
+		return translate(err)
+	}
+	w.ver = db.bdb.MaxVersion() + 1
+	sw := db.bdb.NewStreamWriter()
+	if err := sw.Prepare(); err != nil {
+		sw.Cancel()
+		return translate(err)
+	}
+	w.sw = sw
+	db.snapState = 0
+	// The metadata goes in a stream (and a table) of its own, as it was:
+	// damage to a table of entries does not take the profile with it.
+	p := w.newPart()
+	for _, kv := range w.meta {
+		if err := p.add(kv[0], kv[1], 0); err != nil {
+			p.stop()
+			sw.Cancel()
+			return err
+		}
+	}
+	if err := p.stop(); err != nil {
+		sw.Cancel()
+		return err
+	}
+	return nil
+}
+
+// streamIncremental prepares w to stream above the existing tables. It
+// returns an error when a memtable holds data.
+func (db *DB) streamIncremental(w *loadWriter) error {
 	// PrepareIncremental flattens the tree itself when level 0 holds
 	// tables and then assumes the data landed in the last level, which is
 	// not always so (badger v4.9.6: "Inter: Biggest(j-1)" overlap).
@@ -148,7 +623,7 @@ func (db *DB) stream(entries []store.Entry, idx []int) error {
 			return translate(err)
 		}
 	}
-	ver := db.bdb.MaxVersion() + 1
+	w.ver = db.bdb.MaxVersion() + 1
 	sw := db.bdb.NewStreamWriter()
 	if err := sw.PrepareIncremental(); err != nil {
 		// Badger refuses while a memtable holds data; its error is a
@@ -156,30 +631,27 @@ func (db *DB) stream(entries []store.Entry, idx []int) error {
 		sw.Cancel()
 		return translate(err)
 	}
-	const flushAt = 32 << 20
-	buf := z.NewBuffer(flushAt+(1<<20), "index.Load")
-	defer func() { buf.Release() }()
-	kv := &pb.KV{Version: ver, StreamId: 1}
-	for _, i := range idx {
-		e := &entries[i]
-		kv.Key = dbKey(e)
-		kv.Value = appendValue(nil, e.Value)
-		kv.ExpiresAt = expiresAt(&e.Value)
-		badger.KVToBuffer(kv, buf)
-		if buf.LenNoPadding() >= flushAt {
-			if err := sw.Write(buf); err != nil {
-				sw.Cancel()
-				return translate(err)
-			}
-			buf.Release()
-			buf = z.NewBuffer(flushAt+(1<<20), "index.Load")
-		}
+	w.sw = sw
+	return nil
+}
+
+// finish makes the load durable. The parts are stopped.
+func (w *loadWriter) finish() error {
+	if w.wb != nil {
+		return translate(w.wb.Flush())
 	}
-	if err := sw.Write(buf); err != nil {
-		sw.Cancel()
-		return translate(err)
+	err := translate(w.sw.Flush())
+	w.db.releaseTablePages()
+	return err
+}
+
+// cancel abandons the writes not made yet. The parts are stopped.
+func (w *loadWriter) cancel() {
+	if w.wb != nil {
+		w.wb.Cancel()
+		return
 	}
-	return translate(sw.Flush())
+	w.sw.Cancel()
 }
 
 // reopen closes and reopens Badger, which flushes the memtables to tables.
@@ -196,17 +668,4 @@ func (db *DB) reopen() error {
 	}
 	db.bdb = bdb
 	return nil
-}
-
-// loadBatch writes entries[idx] through a WriteBatch.
-func (db *DB) loadBatch(entries []store.Entry, idx []int) error {
-	wb := db.bdb.NewWriteBatch()
-	defer wb.Cancel()
-	for _, i := range idx {
-		e := &entries[i]
-		if err := wb.SetEntry(badgerEntry(e)); err != nil {
-			return translate(err)
-		}
-	}
-	return translate(wb.Flush())
 }

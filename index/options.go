@@ -92,6 +92,13 @@ type Options struct {
 	// about twice as fast without one at 10M entries.
 	Compression string
 
+	// LoadMemory bounds the memory Load gathers its input in, in bytes:
+	// two chunks of half of it each (32 bytes a key-only full entry), one
+	// filling while the other is sorted and written to a temporary run
+	// file in the index directory. Default 256 MiB (DefaultLoadMemory):
+	// about 4 million keys a chunk. An in-memory index never spills.
+	LoadMemory int64
+
 	// Badger, when not nil, replaces the Badger options the index derives
 	// from the fields above (expert use: compression, table sizes,
 	// logging). Dir, ValueDir, InMemory and ReadOnly are still taken from
@@ -115,6 +122,9 @@ func (o *Options) Validate() error {
 	}
 	if _, ok := codecs[o.Compression]; !ok && o.Compression != "" {
 		return fmt.Errorf("%w: Compression %q: want none, snappy or zstd", store.ErrInvalidOptions, o.Compression)
+	}
+	if o.LoadMemory < 0 {
+		return fmt.Errorf("%w: negative LoadMemory %d", store.ErrInvalidOptions, o.LoadMemory)
 	}
 	if o.MemTableSize < 0 {
 		return fmt.Errorf("%w: negative MemTableSize %d", store.ErrInvalidOptions, o.MemTableSize)
@@ -142,6 +152,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.LoadMemory == 0 {
+		c.LoadMemory = DefaultLoadMemory
 	}
 	return c
 }
@@ -173,6 +186,9 @@ func (o *Options) badgerOptions(dir string) badger.Options {
 			bo.ValueThreshold = maxInMemoryValue(bo.MemTableSize)
 		}
 		bo.NumVersionsToKeep = 1
+		// Badger's StreamWriter builds tables of BaseTableSize x 2^5 in
+		// memory (Load): 16 MiB tables, 512 KiB at the base level.
+		bo.BaseTableSize = 512 << 10
 		// An empty level 0 after Close lets the next Load stream its
 		// tables above the existing ones without flattening the tree.
 		bo.CompactL0OnClose = true

@@ -22,7 +22,9 @@ import (
 //	+ max(10% of the tables, 64 MiB)  compaction output, before the input goes
 //
 // (with the defaults 6 x 64 MiB + 2 x 64 MiB + 64 MiB = 576 MiB at least),
-// plus the bytes the refused write would add. This holds while the index
+// plus the bytes the refused write would add (for Load: each sorted run
+// it spills to the index directory, then the tables it writes, the runs
+// still on the disk). This holds while the index
 // is the only writer of its filesystem: give a large index its own
 // filesystem or quota.
 const (

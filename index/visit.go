@@ -66,14 +66,21 @@ func (db *DB) noteTTL(entries []store.Entry) error {
 	}
 	for i := range entries {
 		if expiresAt(&entries[i].Value) != 0 {
-			err := db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaTTL), nil) })
-			if err != nil {
-				return translate(err)
-			}
-			db.ttl.Store(true)
-			return nil
+			return db.markTTL()
 		}
 	}
+	return nil
+}
+
+// markTTL records that the index holds entries with an expiry.
+func (db *DB) markTTL() error {
+	if db.ttl.Load() {
+		return nil
+	}
+	if err := db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaTTL), nil) }); err != nil {
+		return translate(err)
+	}
+	db.ttl.Store(true)
 	return nil
 }
 

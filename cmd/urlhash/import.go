@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -54,6 +55,12 @@ Flags:
 ` + valueUsage + `                         (a jsonl entry's own data and expires win)
       --strict           stop at the first bad line (--max-errors 1)
       --max-errors N     stop after N bad records (default 0: never)
+      --memory MIB       the memory the import aims to stay within, in MiB
+                         (default 1024): a quarter of it gathers and sorts
+                         the input, in chunks written as sorted runs to
+                         temporary files in the index directory when the
+                         input outgrows it; the rest is the filter and
+                         Badger's tables and caches
       --json             print the summary as one JSON object on stdout
   -0, --null             lines and hashes are NUL-separated
       --profile, --digest, --drop-fragment
@@ -85,6 +92,7 @@ func runImport(e *env, args []string) error {
 	strict := fs.Bool("strict", false, "stop at the first bad line")
 	maxErrors := fs.Int64("max-errors", 0, "stop after N bad records (0: never)")
 	asJSON := fs.Bool("json", false, "JSON summary")
+	memory := fs.Int64("memory", 1024, "memory target in MiB")
 	nul := fs.BoolP("null", "0", false, "NUL-separated input")
 	var vf valueFlags
 	vf.addFlags(fs)
@@ -122,6 +130,16 @@ func runImport(e *env, args []string) error {
 				return err
 			}
 		}
+	}
+	if *memory < 16 {
+		return usagef("--memory must be at least 16 (MiB)")
+	}
+	db.loadMemory = *memory << 20 / 4
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// Collect garbage before the heap outgrows the target rather than
+		// at twice the live heap (Go's default): the sort's chunks, the
+		// filter and Badger's table builders are most of it.
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(*memory << 20 * 3 / 4))
 	}
 	ix, err := db.open(e, true, *storeURL, true)
 	if err != nil {

@@ -39,6 +39,8 @@ type dbFlags struct {
 	// compression is the codec of the tables a writing command writes
 	// (index.Options.Compression); "" keeps the index's.
 	compression string
+	// loadMemory is index.Options.LoadMemory (import --memory).
+	loadMemory int64
 }
 
 func (o *dbFlags) addFlags(fs *pflag.FlagSet) {
@@ -60,6 +62,7 @@ func (o *dbFlags) open(e *env, write, storeURL, useIdentity bool) (*query.Index,
 	bo := &backend.Options{ReadOnly: !write, MustExist: o.mustExist, Wait: o.wait}
 	bo.Postgres.Schema = o.schema
 	bo.Index.Compression = o.compression
+	bo.Index.LoadMemory = o.loadMemory
 	qo := &query.Options{StoreURL: storeURL, Profile: o.profile}
 	if useIdentity && o.id.changed() {
 		var err error

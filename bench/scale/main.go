@@ -1,0 +1,255 @@
+// Command scale is urlhash's benchmark at scale: it imports N random
+// hashes (100 million by default) into a new index with the urlhash
+// binary and reports, whole process:
+//   - import time and peak RSS (GNU time), and the import's own summary;
+//   - disk bytes per entry and filter bytes per entry (urlhash stats) and
+//     the filter's false-positive rate, computed as the share of the
+//     2^bits filter values in use (entries / 2^bits, the chance that an
+//     absent hash's leading bits hit one);
+//   - has of absent and of present hashes, per key (-probe hashes each);
+//   - a restart's time to first answer: a new process that opens the
+//     index and answers one present hash.
+//
+// Usage:
+//
+//	go run ./bench/scale                     # 100M: 6.5 GB of input, 4.2 GB of index
+//	go run ./bench/scale -n 10000000 -keep   # 10M, keep the work directory
+//
+// The work directory (-dir, default a new one under $TMPDIR) needs about
+// 140 bytes per entry free: the input file (65), the index (about 42) and
+// the import's sorted runs (32, removed when it ends).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+func main() {
+	n := flag.Int("n", 100_000_000, "number of hashes to import")
+	probe := flag.Int("probe", 1_000_000, "hashes looked up by each has run")
+	dir := flag.String("dir", "", "work directory (default: a new one under $TMPDIR)")
+	keep := flag.Bool("keep", false, "keep the work directory")
+	memory := flag.Int("memory", 0, "import --memory MiB (0: the default)")
+	flag.Parse()
+	if err := run(*n, *probe, *dir, *keep, *memory); err != nil {
+		fmt.Fprintln(os.Stderr, "scale: error:", err)
+		os.Exit(2)
+	}
+}
+
+func run(n, probe int, dir string, keep bool, memory int) error {
+	if dir == "" {
+		d, err := os.MkdirTemp("", "urlhash-scale-")
+		if err != nil {
+			return err
+		}
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if keep {
+		fmt.Fprintln(os.Stderr, "scale: work dir", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	bin := filepath.Join(dir, "urlhash")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/urlhash").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %v\n%s (run from the module root)", err, out)
+	}
+	probe = min(probe, n)
+	input, present, absent := filepath.Join(dir, "hashes.txt"), filepath.Join(dir, "present.txt"), filepath.Join(dir, "absent.txt")
+	t0 := time.Now()
+	// Present probes: every (n/probe)th input hash, so they spread over
+	// the input's order; absent ones from another seed.
+	if err := writeHashes(input, n, 1, present, max(n/probe, 1)); err != nil {
+		return err
+	}
+	if err := writeHashes(absent, probe, 2, "", 0); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "scale: wrote %d input hashes in %.0f s\n", n, time.Since(t0).Seconds())
+
+	db := filepath.Join(dir, "db")
+	args := []string{bin, "import", "--db", db, "--format", "hashes", "--json"}
+	if memory > 0 {
+		args = append(args, "--memory", fmt.Sprint(memory))
+	}
+	imp, out, err := measure(dir, append(args, input), "", 0)
+	if err != nil {
+		return err
+	}
+	_, statsOut, err := measure(dir, []string{bin, "stats", "--db", db, "--json"}, "", 0)
+	if err != nil {
+		return err
+	}
+	var st struct {
+		Entries             int64   `json:"entries"`
+		FilterBits          int     `json:"filter_bits"`
+		FilterBytes         int64   `json:"filter_bytes"`
+		FilterBytesPerEntry float64 `json:"filter_bytes_per_entry"`
+		DiskBytes           int64   `json:"disk_bytes"`
+		DiskBytesPerEntry   float64 `json:"disk_bytes_per_entry"`
+	}
+	if err := json.Unmarshal(statsOut, &st); err != nil {
+		return fmt.Errorf("stats --json: %v: %s", err, statsOut)
+	}
+	// The first run after the import, then a second one (page cache warm).
+	hasArgs := []string{bin, "has", "-q", "--hashes", "--db", db}
+	absent1, _, err := measure(dir, hasArgs, absent, 1)
+	if err != nil {
+		return err
+	}
+	present1, _, err := measure(dir, hasArgs, present, 0)
+	if err != nil {
+		return err
+	}
+	absent2, _, err := measure(dir, hasArgs, absent, 1)
+	if err != nil {
+		return err
+	}
+	present2, _, err := measure(dir, hasArgs, present, 0)
+	if err != nil {
+		return err
+	}
+	one, err := firstLine(present)
+	if err != nil {
+		return err
+	}
+	restart, _, err := measure(dir, append(hasArgs, one), "", 0)
+	if err != nil {
+		return err
+	}
+	empty, _, err := measure(dir, hasArgs, os.DevNull, 0)
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	fmt.Printf("urlhash scale benchmark: %d random hashes, %s, %d cores, %s\n", n, host, numCPU(), time.Now().UTC().Format("2006-01-02"))
+	fmt.Printf("import:                %.1f s (%.0f hashes/s), peak RSS %.0f MiB; %s\n",
+		imp.wall.Seconds(), float64(n)/imp.wall.Seconds(), mib(imp.rss), strings.TrimSpace(string(out)))
+	fmt.Printf("disk:                  %.1f bytes/entry (%d bytes, %d entries)\n", st.DiskBytesPerEntry, st.DiskBytes, st.Entries)
+	fp := float64(st.Entries) / float64(uint64(1)<<st.FilterBits)
+	fmt.Printf("filter:                %.2f bytes/entry (%d bits), false positives about %.3f%% (entries / 2^bits)\n",
+		st.FilterBytesPerEntry, st.FilterBits, 100*fp)
+	perKey := func(r result) string {
+		return fmt.Sprintf("%.2f us/key (%.1f s, RSS %.0f MiB)", r.wall.Seconds()*1e6/float64(probe), r.wall.Seconds(), mib(r.rss))
+	}
+	fmt.Printf("has absent, %d:   first %s; again %s\n", probe, perKey(absent1), perKey(absent2))
+	fmt.Printf("has present, %d:  first %s; again %s\n", probe, perKey(present1), perKey(present2))
+	fmt.Printf("restart to first answer: %.3f s (has of one present hash, new process); empty input %.3f s\n",
+		restart.wall.Seconds(), empty.wall.Seconds())
+	return nil
+}
+
+// writeHashes writes n random hashes (hex lines, seeded) to path, and
+// every every-th of them to sample when it is named.
+func writeHashes(path string, n int, seed uint64, sample string, every int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	var sw *bufio.Writer
+	if sample != "" {
+		sf, err := os.Create(sample)
+		if err != nil {
+			return err
+		}
+		defer sf.Close()
+		sw = bufio.NewWriterSize(sf, 1<<20)
+	}
+	r := rand.New(rand.NewPCG(seed, 0x5ca1e))
+	var b [32]byte
+	var line [65]byte
+	line[64] = '\n'
+	for i := range n {
+		for j := 0; j < len(b); j += 8 {
+			v := r.Uint64()
+			for k := range 8 {
+				b[j+k] = byte(v >> (8 * k))
+			}
+		}
+		hex.Encode(line[:64], b[:])
+		w.Write(line[:])
+		if sw != nil && i%every == 0 {
+			sw.Write(line[:])
+		}
+	}
+	if sw != nil {
+		if err := sw.Flush(); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
+
+func firstLine(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	line, _, _ := bytes.Cut(b, []byte{'\n'})
+	return string(line), nil
+}
+
+type result struct {
+	wall time.Duration
+	rss  int64 // peak resident set, bytes
+}
+
+// measure runs argv under GNU time with stdin from the file in ("" for
+// none), requires exit status want, and returns its wall time, peak RSS
+// and standard output.
+func measure(dir string, argv []string, in string, want int) (result, []byte, error) {
+	rssPath := filepath.Join(dir, "rss")
+	cmd := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", rssPath}, argv...)...)
+	if in != "" {
+		f, err := os.Open(in)
+		if err != nil {
+			return result{}, nil, err
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if cmd.ProcessState == nil {
+		return result{}, nil, fmt.Errorf("%s: %v", strings.Join(argv, " "), err)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != want {
+		return result{}, nil, fmt.Errorf("%s: exit status %d, want %d\n%s", strings.Join(argv, " "), code, want, stderr.String())
+	}
+	var kib int64
+	if b, err := os.ReadFile(rssPath); err == nil {
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		fmt.Sscan(lines[len(lines)-1], &kib)
+	}
+	return result{wall: wall, rss: kib << 10}, stdout.Bytes(), nil
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+func numCPU() int {
+	out, err := exec.Command("nproc").Output()
+	if err != nil {
+		return 0
+	}
+	var n int
+	fmt.Sscan(string(out), &n)
+	return n
+}
