@@ -41,14 +41,15 @@ func main() {
 	dir := flag.String("dir", "", "work directory (default: a new one under $TMPDIR)")
 	keep := flag.Bool("keep", false, "keep the work directory")
 	memory := flag.Int("memory", 0, "import --memory MiB (0: the default)")
+	compression := flag.String("compression", "", "import --compression (none, snappy or zstd; default: the import's)")
 	flag.Parse()
-	if err := run(*n, *probe, *dir, *keep, *memory); err != nil {
+	if err := run(*n, *probe, *dir, *keep, *memory, *compression); err != nil {
 		fmt.Fprintln(os.Stderr, "scale: error:", err)
 		os.Exit(2)
 	}
 }
 
-func run(n, probe int, dir string, keep bool, memory int) error {
+func run(n, probe int, dir string, keep bool, memory int, compression string) error {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "urlhash-scale-")
 		if err != nil {
@@ -84,6 +85,9 @@ func run(n, probe int, dir string, keep bool, memory int) error {
 	args := []string{bin, "import", "--db", db, "--format", "hashes", "--json"}
 	if memory > 0 {
 		args = append(args, "--memory", fmt.Sprint(memory))
+	}
+	if compression != "" {
+		args = append(args, "--compression", compression)
 	}
 	imp, out, err := measure(dir, append(args, input), "", 0)
 	if err != nil {
