@@ -224,30 +224,65 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, json
 		*stopErr = err
 		return false
 	}
-	defer closeSrc()
 	f, err := ingest.NewReader(display, src)
 	if err != nil {
+		closeSrc()
 		*stopErr = err
 		return false
 	}
-	defer f.Close()
-	const batchSize = 8192
-	batch := make([]ingest.Record, 0, batchSize)
-	flushBatch := func() bool {
-		var ok bool
-		if jsonl {
-			ok = emitJSONL(ix, display, batch, bad, yield)
-		} else {
-			ok = emit(ix, display, format, batch, bad, yield)
+	// Reading and parsing run ahead on a goroutine of their own, so that
+	// they overlap hashing and the index's sorting (the import was one
+	// serial pipeline). It owns the reader and closes it: when the import
+	// stops early it may still be blocked in a read of a pipe.
+	items := make(chan readAhead, 4)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(items)
+		defer closeSrc()
+		defer f.Close()
+		const batchSize = 8192
+		batch := make([]ingest.Record, 0, batchSize)
+		send := func(it readAhead) bool {
+			select {
+			case items <- it:
+				batch = make([]ingest.Record, 0, batchSize)
+				return true
+			case <-stop:
+				return false
+			}
 		}
-		batch = batch[:0]
-		return ok
+		for rec, err := range ingest.Read(f, display, format, ropts) {
+			if err != nil {
+				var le *ingest.LineError
+				if !send(readAhead{recs: batch, err: err}) || !errors.As(err, &le) {
+					return
+				}
+				continue
+			}
+			batch = append(batch, rec)
+			if len(batch) == batchSize && !send(readAhead{recs: batch}) {
+				return
+			}
+		}
+		if len(batch) > 0 {
+			send(readAhead{recs: batch})
+		}
+	}()
+	flushBatch := func(batch []ingest.Record) bool {
+		if jsonl {
+			return emitJSONL(ix, display, batch, bad, yield)
+		}
+		return emit(ix, display, format, batch, bad, yield)
 	}
-	for rec, err := range ingest.Read(f, display, format, ropts) {
-		if err != nil {
+	for it := range items {
+		if !flushBatch(it.recs) {
+			return false
+		}
+		if err := it.err; err != nil {
 			var le *ingest.LineError
 			if errors.As(err, &le) {
-				if !flushBatch() || !bad(err) {
+				if !bad(err) {
 					return false
 				}
 				continue
@@ -256,11 +291,6 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, json
 				err = fmt.Errorf("%s: %w", display, err)
 			}
 			*stopErr = err
-			flushBatch()
-			return false
-		}
-		batch = append(batch, rec)
-		if len(batch) == batchSize && !flushBatch() {
 			return false
 		}
 		if e.ctx.Err() != nil {
@@ -268,7 +298,14 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, json
 			return false
 		}
 	}
-	return flushBatch()
+	return true
+}
+
+// readAhead is what importFile's reader hands on: records, then the error
+// that followed them (a bad line, or what ended the file), if any.
+type readAhead struct {
+	recs []ingest.Record
+	err  error
 }
 
 // emit turns a batch of records into entries (hashing URLs on every core)

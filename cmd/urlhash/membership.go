@@ -678,7 +678,7 @@ func runDedupe(e *env, args []string) error {
 	if err := recoverJournal(ix, jn, a, *hashes, sep); err != nil {
 		return err
 	}
-	err = streamBatches(e, &in, fs.Args(), storeBatch, func(batch []record) error {
+	err = streamBatches(e, &in, fs.Args(), dedupeBatch, func(batch []record) error {
 		if jn != nil {
 			if err := jn.begin(batch); err != nil {
 				return err
