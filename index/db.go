@@ -53,6 +53,10 @@ type DB struct {
 
 	growing  atomic.Bool // a background filter growth runs
 	stopGrow atomic.Bool // Close asks it to stop
+	// wantFlat asks the next lookup to build the filter's flat form
+	// (see freeze): a command that never looks a key up (an import, a
+	// stats) never pays for it.
+	wantFlat atomic.Bool
 	// growFailed stops further growth attempts after one found damage.
 	growFailed atomic.Bool
 	growWG     sync.WaitGroup
@@ -256,7 +260,7 @@ func (db *DB) init() error {
 	if err := db.loadFilter(); err != nil {
 		return err
 	}
-	db.freeze()
+	db.wantFlat.Store(true)
 	return nil
 }
 
@@ -452,9 +456,17 @@ func (db *DB) maybeGrow() {
 		db.next = nil
 		db.fmu.Unlock()
 		if ok {
-			db.freeze()
+			db.wantFlat.Store(true)
 		}
 	}()
+}
+
+// lookingUp is called by the lookups (reads and the existence checks of
+// writes): the first after Open or a filter change starts freeze.
+func (db *DB) lookingUp() {
+	if db.wantFlat.Load() && db.wantFlat.CompareAndSwap(true, false) {
+		db.freeze()
+	}
 }
 
 // freeze builds the flat form of the current filter (see flatSet) in the

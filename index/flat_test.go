@@ -175,3 +175,41 @@ func fmtCount(n int) string {
 	}
 	return strconv.Itoa(n)
 }
+
+// An index builds the flat form at its first lookup, not before (an
+// import never pays for it), and answers the same through it.
+func TestDBBuildsFlatOnLookup(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	keys := randHashes(r, 20_000)
+	db := mustOpen(t, t.TempDir(), nil)
+	defer db.Close()
+	if _, err := db.Load(slices.Values(entriesOf(keys))); err != nil {
+		t.Fatal(err)
+	}
+	db.growWG.Wait()
+	db.fmu.RLock()
+	built := db.f.flat != nil
+	db.fmu.RUnlock()
+	if built {
+		t.Fatal("flat form built before any lookup")
+	}
+	if ok, err := db.Has(keys[0]); !ok || err != nil {
+		t.Fatalf("Has = %v, %v", ok, err)
+	}
+	db.growWG.Wait()
+	db.fmu.RLock()
+	built = db.f.flat != nil
+	db.fmu.RUnlock()
+	if !built {
+		t.Fatal("no flat form after a lookup")
+	}
+	found, err := db.HasBatch(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ok := range found {
+		if !ok {
+			t.Fatalf("key %d absent through the flat form", i)
+		}
+	}
+}

@@ -24,6 +24,7 @@ func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
 		return store.Value{}, err
 	}
 	defer db.mu.RUnlock()
+	db.lookingUp()
 	db.fmu.RLock()
 	maybe := db.f.mayHaveFull(&h)
 	db.fmu.RUnlock()
@@ -63,6 +64,7 @@ func (db *DB) Has(h hashkey.Hash) (ok bool, err error) {
 		return false, err
 	}
 	defer db.mu.RUnlock()
+	db.lookingUp()
 	db.fmu.RLock()
 	maybe := db.f.mayHaveFull(&h)
 	db.fmu.RUnlock()
@@ -92,6 +94,7 @@ func (db *DB) HasBatch(hs []hashkey.Hash) (_ []bool, err error) {
 	}
 	defer db.mu.RUnlock()
 	out := make([]bool, len(hs))
+	db.lookingUp()
 	db.fmu.RLock()
 	maybe := db.filterFull(hs)
 	db.fmu.RUnlock()
@@ -226,6 +229,7 @@ func (db *DB) existSorted(entries []store.Entry, idx []int) ([]bool, error) {
 	out := make([]bool, len(idx))
 	var keys [][]byte
 	var pos []int
+	db.lookingUp()
 	db.fmu.RLock()
 	for j, i := range idx {
 		e := &entries[i]
@@ -347,6 +351,7 @@ func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
 		return store.Match{}, false, err
 	}
 	defer db.mu.RUnlock()
+	db.lookingUp()
 	db.fmu.RLock()
 	full, short := db.f.mayHaveFull(&h), db.f.mayHavePrefixOf(&h)
 	db.fmu.RUnlock()
