@@ -260,7 +260,13 @@ func (db *DB) init() error {
 	if err := db.loadFilter(); err != nil {
 		return err
 	}
-	db.wantFlat.Store(true)
+	if db.opts.ReadOnly {
+		// A reader looks keys up: the build starts now, beside the
+		// command's own start (reading its input).
+		db.freeze()
+	} else {
+		db.wantFlat.Store(true)
+	}
 	return nil
 }
 
