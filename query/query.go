@@ -258,7 +258,23 @@ func (ix *Index) parallel(n int, fn func(i int)) {
 
 // HasBatch answers Has for every URL in one ordered pass over the index.
 func (ix *Index) HasBatch(urls []string) ([]Result, error) {
-	rs := ix.HashBatch(urls)
+	return ix.HasInputs(urls, URLs)
+}
+
+// HasInputs is HasBatch for inputs read as in says: URLs, hashed through
+// the profile, or Hashes, parsed (full hashes; Keys is refused). Inputs
+// are hashed or parsed on Options.Workers goroutines.
+func (ix *Index) HasInputs(inputs []string, in Input) ([]Result, error) {
+	var rs []Result
+	switch in {
+	case URLs:
+		rs = ix.HashBatch(inputs)
+	case Hashes:
+		rs = make([]Result, len(inputs))
+		ix.parallel(len(inputs), func(i int) { rs[i].Hash, rs[i].Err = hashkey.ParseHash(inputs[i]) })
+	default:
+		return nil, fmt.Errorf("query: HasInputs of input kind %d", in)
+	}
 	hs, pos := valid(rs)
 	found, err := ix.st.HasBatch(hs)
 	if err != nil {

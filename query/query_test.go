@@ -119,6 +119,17 @@ func TestBatches(t *testing.T) {
 	if !has[0].OK || has[1].OK || has[2].Err == nil {
 		t.Errorf("HasBatch = %+v", has)
 	}
+	// The same lookups by hash: the present one's, an absent one, a bad one.
+	byHash, err := ix.HasInputs([]string{has[0].Hash.String(), has[1].Hash.String(), "abc"}, Hashes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !byHash[0].OK || byHash[1].OK || byHash[2].Err == nil || byHash[0].Hash != has[0].Hash {
+		t.Errorf("HasInputs(Hashes) = %+v", byHash)
+	}
+	if _, err := ix.HasInputs(nil, Keys); err == nil {
+		t.Error("HasInputs(Keys) accepted")
+	}
 }
 
 // TestConcurrentAdd: among goroutines adding overlapping URLs,

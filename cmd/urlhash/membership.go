@@ -7,13 +7,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/urlhash/urlhash/backend"
-	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/query"
 	"github.com/urlhash/urlhash/remote"
 	"github.com/urlhash/urlhash/store"
@@ -99,8 +95,7 @@ func runHas(e *env, args []string) error {
 	defer ix.Close()
 	// Batches are answered a core each, in input order.
 	missed, err := processBatches(e, &in, fs.Args(), lookupBatch, func(batch []record, c *chunk) {
-		hs, errs := hashesOf(ix, batch, *hashes)
-		found, err := hasValid(ix, hs, errs)
+		rs, err := ix.HasInputs(texts(batch), inputKind(*hashes))
 		if err != nil {
 			c.err = err
 			return
@@ -113,25 +108,26 @@ func runHas(e *env, args []string) error {
 			c.out.Grow(len(batch) * (len("present\t") + 66))
 		}
 		for i, r := range batch {
-			if errs != nil && errs[i] != nil {
-				c.fail(r, errs[i])
+			if err := rs[i].Err; err != nil {
+				c.fail(r, err)
 				switch {
 				case *quiet:
 				case enc != nil:
-					enc.Encode(memberOutput{Input: r.text, Error: errs[i].Error()})
+					enc.Encode(memberOutput{Input: r.text, Error: err.Error()})
 				default:
 					c.out.WriteString("error\t" + r.text + "\n")
 				}
 				continue
 			}
-			if !found[i] {
+			found := rs[i].OK
+			if !found {
 				c.missed++
 			}
 			switch {
 			case *quiet:
 			case enc != nil:
-				enc.Encode(memberOutput{Input: r.text, Hash: hex.EncodeToString(hs[i][:]), Present: &found[i]})
-			case found[i]:
+				enc.Encode(memberOutput{Input: r.text, Hash: hex.EncodeToString(rs[i].Hash[:]), Present: &found})
+			case found:
 				c.out.WriteString("present\t")
 				c.out.WriteString(r.text)
 				c.out.WriteByte('\n')
@@ -147,102 +143,6 @@ func runHas(e *env, args []string) error {
 		return errNotFound
 	}
 	return err
-}
-
-// hashesOf returns the full-entry key of every input of batch (a URL's
-// through the index's profile, or the hash it spells), on every core.
-// errs[i] is set for an input that has none; errs is nil when none
-// failed. For a large lookup this is all a record costs beyond its text.
-func hashesOf(ix *query.Index, batch []record, hashes bool) (hs []hashkey.Hash, errs []error) {
-	hs = make([]hashkey.Hash, len(batch))
-	var failed atomic.Bool
-	one := func(i int) error {
-		var err error
-		if hashes {
-			hs[i], err = hashkey.ParseHash(batch[i].text)
-		} else {
-			hs[i], err = ix.Hash(batch[i].text)
-		}
-		return err
-	}
-	inParallel(len(batch), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			if one(i) != nil {
-				failed.Store(true)
-			}
-		}
-	})
-	if !failed.Load() {
-		return hs, nil
-	}
-	// Rare: find the errors again, serially.
-	errs = make([]error, len(batch))
-	for i := range batch {
-		errs[i] = one(i)
-	}
-	return hs, errs
-}
-
-// inParallel calls fn over contiguous parts of [0, n) on every core.
-func inParallel(n int, fn func(lo, hi int)) {
-	const minPart = 1024
-	workers := min(runtime.GOMAXPROCS(0), (n+minPart-1)/minPart)
-	if workers <= 1 {
-		fn(0, n)
-		return
-	}
-	per := (n + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < n; lo += per {
-		wg.Go(func() { fn(lo, min(lo+per, n)) })
-	}
-	wg.Wait()
-}
-
-// hasValid answers HasBatch for the keys without an error (errs as
-// hashesOf returns it), in place.
-func hasValid(ix *query.Index, hs []hashkey.Hash, errs []error) ([]bool, error) {
-	if errs == nil {
-		return ix.Store().HasBatch(hs)
-	}
-	var valid []hashkey.Hash
-	var pos []int
-	for i := range hs {
-		if errs[i] == nil {
-			valid = append(valid, hs[i])
-			pos = append(pos, i)
-		}
-	}
-	found, err := ix.Store().HasBatch(valid)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]bool, len(hs))
-	for i, p := range pos {
-		out[p] = found[i]
-	}
-	return out, nil
-}
-
-// hasResolved answers a resolved batch with one sorted pass.
-func hasResolved(ix *query.Index, rs []resolved) ([]bool, error) {
-	hs := make([]hashkey.Hash, 0, len(rs))
-	pos := make([]int, 0, len(rs))
-	for i := range rs {
-		if rs[i].err == nil {
-			hs = append(hs, rs[i].entry.Hash)
-			pos = append(pos, i)
-		}
-	}
-	found, err := ix.Store().HasBatch(hs)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]bool, len(rs))
-	for i, p := range pos {
-		out[p] = found[i]
-	}
-	return out, nil
 }
 
 func getCommand() *command {
@@ -342,30 +242,29 @@ func recoverJournal(ix *query.Index, jn *journal, a *answers, hashes bool, sep b
 	if jn == nil {
 		return nil
 	}
-	texts, isNew, err := jn.pending()
-	if err != nil || len(texts) == 0 {
+	pending, isNew, err := jn.pending()
+	if err != nil || len(pending) == 0 {
 		return err
 	}
-	batch := make([]record, len(texts))
-	for i, t := range texts {
-		batch[i] = record{text: t, seq: i}
-	}
-	rs := resolve(ix, batch, hashes, false)
-	found := isNew
-	if found == nil { // which were new is unknown: print every stored one
-		if found, err = hasResolved(ix, rs); err != nil {
-			return err
-		}
+	// Their hashes, and which are stored: when which were new is unknown,
+	// every stored one is printed.
+	rs, err := ix.HasInputs(pending, inputKind(hashes))
+	if err != nil {
+		return err
 	}
 	recovered := true
 	for i, r := range rs {
+		printed := r.OK
+		if isNew != nil {
+			printed = isNew[i]
+		}
 		switch {
-		case r.err != nil || !found[i]:
+		case r.Err != nil || !printed:
 		case a.json != nil:
 			isNew := true
-			a.json.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &isNew, Recovered: &recovered})
+			a.json.Encode(memberOutput{Input: pending[i], Hash: hex.EncodeToString(r.Hash[:]), New: &isNew, Recovered: &recovered})
 		default:
-			a.out.WriteString(r.r.text)
+			a.out.WriteString(pending[i])
 			a.out.WriteByte(sep)
 		}
 	}

@@ -25,8 +25,8 @@ const dedupeBatch = 1 << 15
 
 // lookupBatch is storeBatch for has: the index answers a large sorted
 // batch by stepping from key to key rather than seeking each one, which
-// pays once the batch is dense among the stored keys (a quarter million
-// keys cost about 25 MB here).
+// pays once the batch is dense among the stored keys. Two batches are in
+// flight at a time, each holding its texts, records and keys.
 const lookupBatch = 1 << 17
 
 // dbFlags are the flags of every command that opens an index.
@@ -130,20 +130,31 @@ type resolved struct {
 // profile (on every core), hashes (and, when prefixOK, hex prefixes) by
 // parsing them.
 func resolve(ix *query.Index, batch []record, hashes, prefixOK bool) []resolved {
-	in := query.URLs
-	switch {
-	case hashes && prefixOK:
+	in := inputKind(hashes)
+	if hashes && prefixOK {
 		in = query.Keys
-	case hashes:
-		in = query.Hashes
-	}
-	texts := make([]string, len(batch))
-	for i, r := range batch {
-		texts[i] = r.text
 	}
 	out := make([]resolved, len(batch))
-	for i, res := range ix.Resolve(texts, in) {
+	for i, res := range ix.Resolve(texts(batch), in) {
 		out[i] = resolved{r: batch[i], entry: res.Entry, err: res.Err}
+	}
+	return out
+}
+
+// inputKind is how the index reads a command's inputs: URLs, or full
+// hashes with --hashes.
+func inputKind(hashes bool) query.Input {
+	if hashes {
+		return query.Hashes
+	}
+	return query.URLs
+}
+
+// texts returns the records' texts.
+func texts(batch []record) []string {
+	out := make([]string, len(batch))
+	for i, r := range batch {
+		out[i] = r.text
 	}
 	return out
 }
