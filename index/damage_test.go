@@ -50,7 +50,7 @@ func damageOptions(c damageConfig, readOnly bool) *Options {
 	o := &Options{MemTableSize: 1 << 20, ReadOnly: readOnly, noBlockChecksums: c.noChecksums}
 	d := o.withDefaults()
 	bo := d.badgerOptions("")
-	d.setCodec(&bo, c.compression)
+	d.setCodec(&bo, c.compression, false)
 	bo.BaseTableSize = 128 << 10
 	bo.ValueLogFileSize = 1 << 20
 	o.Badger = &bo

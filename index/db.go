@@ -161,10 +161,7 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 		if o.Compression == "" {
 			codec = codecOf(tables)
 		}
-		o.setCodec(&db.bo, codec)
-		if anyCompressed(tables) && db.bo.BlockCacheSize == 0 && o.BlockCacheSize >= 0 {
-			db.bo.BlockCacheSize = o.BlockCacheSize
-		}
+		o.setCodec(&db.bo, codec, anyCompressed(tables))
 	}
 	db.guard = newGuard(dir, db.bo.BlockSize, tables)
 	if db.bdb, err = openBadger(db.bo); err != nil {

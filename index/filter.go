@@ -77,12 +77,6 @@ func (f *filter) addPrefix(p []byte) { f.short.Add(binary.BigEndian.Uint32(p)) }
 // addLeads adds full entries by the leading 8 bytes of their hashes,
 // ascending (a load's), with scratch as work space, which it returns.
 func (f *filter) addLeads(leads, scratch []uint64) []uint64 {
-	shift := 64 - uint(f.k)
-	scratch = scratch[:0]
-	for _, l := range leads {
-		scratch = append(scratch, l>>shift)
-	}
-	f.full.AddMany(scratch) // ascending: roaring appends
 	if f.recent != nil {
 		// Rare (a load into an index whose flat form is built or being
 		// built): through addFull, which keeps flat and recent right.
@@ -91,7 +85,14 @@ func (f *filter) addLeads(leads, scratch []uint64) []uint64 {
 			binary.BigEndian.PutUint64(h[:8], l)
 			f.addFull(&h)
 		}
+		return scratch
 	}
+	shift := 64 - uint(f.k)
+	scratch = scratch[:0]
+	for _, l := range leads {
+		scratch = append(scratch, l>>shift)
+	}
+	f.full.AddMany(scratch) // ascending: roaring appends
 	return scratch
 }
 

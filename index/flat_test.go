@@ -203,7 +203,24 @@ func TestDBBuildsFlatOnLookup(t *testing.T) {
 	if !built {
 		t.Fatal("no flat form after a lookup")
 	}
-	found, err := db.HasBatch(keys)
+	// A load into the index while the flat form stands goes through it
+	// too (the load's filter updates, see filter.addLeads).
+	more := randHashes(r, 5_000) // the filter keeps its width: no rebuild
+	db.fmu.RLock()
+	f := db.f
+	db.fmu.RUnlock()
+	if _, err := db.Load(slices.Values(entriesOf(more))); err != nil {
+		t.Fatal(err)
+	}
+	db.fmu.RLock()
+	same := db.f == f
+	db.fmu.RUnlock()
+	if !same {
+		t.Fatal("the load replaced the filter: its flat form was not exercised")
+	}
+	db.Has(keys[0])
+	db.growWG.Wait()
+	found, err := db.HasBatch(append(keys, more...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -233,23 +233,21 @@ func (db *DB) mergeInto(s *sorter, w *loadWriter) (n addedCounts, err error) {
 }
 
 // existence tells which keys of an ascending sequence are stored: the
-// filter first, then one forward pass of a key-only iterator (a few Next
-// calls, or a Seek when the next key is further on).
+// filter first, then a keyFinder over a key-only iterator.
 type existence struct {
-	db         *DB
-	txn        *badger.Txn
-	it         *badger.Iterator
-	positioned bool
+	db  *DB
+	txn *badger.Txn
+	kf  keyFinder
 }
 
 func (db *DB) newExistence() *existence {
 	txn := db.bdb.NewTransaction(false)
 	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
-	return &existence{db: db, txn: txn, it: it}
+	return &existence{db: db, txn: txn, kf: keyFinder{it: it, n: uint64(db.entries.Load())}}
 }
 
 func (ex *existence) close() {
-	ex.it.Close()
+	ex.kf.it.Close()
 	ex.txn.Discard()
 }
 
@@ -265,23 +263,9 @@ func (ex *existence) has(key []byte) (bool, error) {
 	if !maybe {
 		return false, nil
 	}
-	it := ex.it
-	if !ex.positioned {
-		it.Seek(key)
-		ex.positioned = true
-	} else {
-		const maxSteps = 16 // a Seek costs about as much
-		for steps := 0; it.Valid() && bytes.Compare(it.Item().Key(), key) < 0; steps++ {
-			if steps == maxSteps {
-				it.Seek(key)
-				break
-			}
-			it.Next()
-		}
-	}
-	if it.Valid() && bytes.Equal(it.Item().Key(), key) {
+	if item := ex.kf.find(key); item != nil {
 		// An expired entry is absent: the load stores it anew.
-		return !db.expired(it.Item()), nil
+		return !db.expired(item), nil
 	}
 	// "Absent" after the filter's "maybe": a false positive, or a damaged
 	// block (see guard.go).

@@ -167,7 +167,7 @@ func (o *Options) badgerOptions(dir string) badger.Options {
 	} else {
 		bo = badger.DefaultOptions(dir)
 		bo.Logger = nil
-		o.setCodec(&bo, codecs[o.Compression])
+		o.setCodec(&bo, codecs[o.Compression], false)
 		if o.IndexCacheSize > 0 {
 			bo.IndexCacheSize = o.IndexCacheSize
 		} else {
@@ -234,14 +234,15 @@ func maxInMemoryValue(memTableSize int64) int64 {
 var codecs = map[string]options.CompressionType{"none": options.None, "snappy": options.Snappy, "zstd": options.ZSTD}
 
 // setCodec sets the codec of the tables Badger writes, and its block
-// cache: uncompressed blocks are read straight from the mapped table
-// files, and a cache would only copy them (a ristretto lookup and, on a
-// miss, an allocation per block read).
-func (o *Options) setCodec(bo *badger.Options, c options.CompressionType) {
+// cache, kept while a table is compressed: written with c, or already
+// (compressed). Uncompressed blocks are read straight from the mapped
+// table files, and a cache would only copy them (a ristretto lookup and,
+// on a miss, an allocation per block read).
+func (o *Options) setCodec(bo *badger.Options, c options.CompressionType, compressed bool) {
 	bo.Compression = c
-	bo.BlockCacheSize = max(o.BlockCacheSize, 0)
-	if c == options.None {
-		bo.BlockCacheSize = 0
+	bo.BlockCacheSize = 0
+	if c != options.None || compressed {
+		bo.BlockCacheSize = max(o.BlockCacheSize, 0)
 	}
 }
 

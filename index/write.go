@@ -1,7 +1,6 @@
 package index
 
 import (
-	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -226,33 +225,44 @@ func (db *DB) plan(entries []store.Entry, keepLast bool) (plan, error) {
 }
 
 // sortEntries sorts order, positions in entries, by key and then by
-// position (a stable sort). Full entries come first, ordered by their
-// leading 8 bytes as one integer kept next to the position, so that most
-// comparisons touch neither the entries nor bytes.Compare.
+// position (a stable sort).
 func sortEntries(entries []store.Entry, order []int) {
-	type lead struct {
-		v      uint64 // leading 8 bytes of a full entry's hash
-		prefix bool
-		i      int
+	sortByLead(order, func(i int) (uint64, bool) {
+		e := &entries[i]
+		return binary.BigEndian.Uint64(e.Hash[:8]), !e.IsPrefix()
+	}, func(a, b int) int { return compareEntries(&entries[a], &entries[b]) })
+}
+
+// sortByLead sorts idx by key, then by position. lead returns a
+// position's leading 8 key bytes as an integer (ok false: compare it with
+// cmp only), kept beside the position so that most comparisons touch
+// neither the keys nor bytes.Compare (sorting through the positions was
+// 15% of a large has in a profile). cmp compares two positions' keys.
+func sortByLead(idx []int, lead func(i int) (uint64, bool), cmp func(a, b int) int) {
+	type item struct {
+		v  uint64
+		ok bool
+		i  int
 	}
-	ls := make([]lead, len(order))
-	for j, i := range order {
-		ls[j] = lead{prefix: entries[i].IsPrefix(), i: i}
-		if !ls[j].prefix {
-			ls[j].v = binary.BigEndian.Uint64(entries[i].Hash[:8])
-		}
+	items := make([]item, len(idx))
+	for j, i := range idx {
+		v, ok := lead(i)
+		items[j] = item{v, ok, i}
 	}
-	slices.SortFunc(ls, func(a, b lead) int {
-		if !a.prefix && !b.prefix && a.v != b.v {
-			return cmp.Compare(a.v, b.v)
+	slices.SortFunc(items, func(a, b item) int {
+		if a.ok && b.ok && a.v != b.v {
+			if a.v < b.v {
+				return -1
+			}
+			return 1
 		}
-		if c := compareEntries(&entries[a.i], &entries[b.i]); c != 0 {
+		if c := cmp(a.i, b.i); c != 0 {
 			return c
 		}
 		return a.i - b.i
 	})
-	for j := range ls {
-		order[j] = ls[j].i
+	for j := range items {
+		idx[j] = items[j].i
 	}
 }
 
