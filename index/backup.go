@@ -183,7 +183,6 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	if err := db.readTTL(); err != nil { // the backup's entries may expire
 		return BackupInfo{}, translate(err)
 	}
-	db.wantFlat.Store(true)
 	return info, translate(db.bdb.Sync())
 }
 

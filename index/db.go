@@ -260,9 +260,7 @@ func (db *DB) init() error {
 	if db.opts.ReadOnly {
 		// A reader looks keys up: the build starts now, beside the
 		// command's own start (reading its input).
-		db.freeze()
-	} else {
-		db.wantFlat.Store(true)
+		db.lookingUp()
 	}
 	return nil
 }
@@ -354,7 +352,7 @@ func (db *DB) loadSnapshot() (bool, error) {
 	if err != nil {
 		return false, nil
 	}
-	db.f = f
+	db.setFilter(f)
 	db.entries.Store(int64(hdr.Entries))
 	db.prefixEntries.Store(int64(hdr.PrefixEntries))
 	db.snapState = hdr.State
@@ -405,7 +403,7 @@ func (db *DB) rebuildFilter(k uint8) error {
 	f.full.AddMany(leads)
 	f.short.AddMany(shorts)
 	db.fmu.Lock()
-	db.f = f
+	db.setFilter(f)
 	db.fmu.Unlock()
 	db.entries.Store(int64(len(leads)))
 	db.prefixEntries.Store(int64(len(shorts)))
@@ -454,14 +452,18 @@ func (db *DB) maybeGrow() {
 		ok := db.fillFilter(txn, next)
 		db.fmu.Lock()
 		if ok {
-			db.f = next
+			db.setFilter(next)
 		}
 		db.next = nil
 		db.fmu.Unlock()
-		if ok {
-			db.wantFlat.Store(true)
-		}
 	}()
+}
+
+// setFilter installs f as the filter; its flat form is built at the next
+// lookup (see lookingUp). The caller holds fmu, or is Open.
+func (db *DB) setFilter(f *filter) {
+	db.f = f
+	db.wantFlat.Store(true)
 }
 
 // lookingUp is called by the lookups (reads and the existence checks of
@@ -475,11 +477,12 @@ func (db *DB) lookingUp() {
 // freeze builds the flat form of the current filter (see flatSet) in the
 // background; probes use the roaring form until it is ready. From the
 // start of the build, values added to the filter are also recorded in its
-// recent set, so that none is missed.
+// recent set, so that none is missed: the build lets writers in between
+// its runs of values.
 func (db *DB) freeze() {
 	db.fmu.Lock()
 	f := db.f
-	// Close sets stopGrow under fmu before it waits for growWG.
+	// Close sets stopGrow, then takes fmu, before it waits for growWG.
 	if db.stopGrow.Load() || f.flat != nil || f.recent != nil {
 		db.fmu.Unlock()
 		return
@@ -489,9 +492,7 @@ func (db *DB) freeze() {
 	db.fmu.Unlock()
 	go func() {
 		defer db.growWG.Done()
-		db.fmu.RLock()
-		flat := buildFlat(f.full, f.k, db.stopGrow.Load)
-		db.fmu.RUnlock()
+		flat := buildFlat(f.full, f.k, db.fmu.RLocker(), db.stopGrow.Load)
 		db.fmu.Lock()
 		defer db.fmu.Unlock()
 		if flat == nil {
@@ -600,8 +601,10 @@ func (db *DB) writeSnapshot() error {
 // when the disk is short of space (the next Open rebuilds the filter).
 func (db *DB) Close() (err error) {
 	defer db.catch(&err)
-	db.fmu.Lock()
 	db.stopGrow.Store(true)
+	// A freeze that saw stopGrow unset added to growWG under fmu: after
+	// this, every such Add is done, and every build stops at its next run.
+	db.fmu.Lock()
 	db.fmu.Unlock()
 	db.growWG.Wait()
 	db.mu.Lock()

@@ -78,8 +78,9 @@ func (f *filter) addPrefix(p []byte) { f.short.Add(binary.BigEndian.Uint32(p)) }
 // ascending (a load's), with scratch as work space, which it returns.
 func (f *filter) addLeads(leads, scratch []uint64) []uint64 {
 	if f.recent != nil {
-		// Rare (a load into an index whose flat form is built or being
-		// built): through addFull, which keeps flat and recent right.
+		// The flat form is built or being built (any index that has
+		// answered a lookup): through addFull, which keeps flat and
+		// recent right.
 		var h hashkey.Hash
 		for _, l := range leads {
 			binary.BigEndian.PutUint64(h[:8], l)

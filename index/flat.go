@@ -2,6 +2,7 @@ package index
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 )
@@ -40,28 +41,43 @@ func flatBucketsFor(k uint8, n uint64) uint64 {
 	return buckets
 }
 
+// flatRun is how many values buildFlat reads under the lock at a time.
+const flatRun = 1 << 16
+
 // buildFlat returns the flatSet of the k-bit values of full, or nil when
-// flatBucketsFor refuses. stop is polled between runs of values; when it
-// reports true, buildFlat gives up and returns nil.
-func buildFlat(full *roaring64.Bitmap, k uint8, stop func() bool) *flatSet {
+// flatBucketsFor refuses. It holds mu (the filter's read lock) only while
+// it reads a run of values, so that writers go on between runs: a value
+// added behind its cursor meanwhile is the caller's to record (see
+// filter.recent). stop is polled between runs; when it reports true,
+// buildFlat gives up and returns nil.
+func buildFlat(full *roaring64.Bitmap, k uint8, mu sync.Locker, stop func() bool) *flatSet {
+	mu.Lock()
 	n := full.GetCardinality()
+	mu.Unlock()
 	buckets := flatBucketsFor(k, n)
 	if buckets == 0 {
 		return nil
 	}
 	s := &flatSet{offsets: make([]uint32, buckets+1), low: make([]uint16, 0, n)}
-	it := full.ManyIterator()
-	buf := make([]uint64, 4096)
+	run := make([]uint64, 0, flatRun)
 	next := uint64(0) // the first bucket whose start offset is not set yet
-	for {
-		if stop != nil && stop() {
+	for from, more := uint64(0), true; more; {
+		if stop() {
 			return nil
 		}
-		m := it.NextMany(buf)
-		if m == 0 {
-			break
+		mu.Lock()
+		it := full.Iterator()
+		it.AdvanceIfNeeded(from)
+		run = run[:0]
+		for len(run) < flatRun && it.HasNext() {
+			run = append(run, it.Next())
 		}
-		next = s.appendSorted(buf[:m], next)
+		more = it.HasNext()
+		mu.Unlock()
+		next = s.appendSorted(run, next)
+		if more {
+			from = run[len(run)-1] + 1
+		}
 	}
 	s.finish(next)
 	return s

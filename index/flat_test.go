@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -44,7 +45,7 @@ func TestFlatSetAgreesWithBitmap(t *testing.T) {
 			values := randValues(r, tc.n, tc.k)
 			bm := roaring64.New()
 			bm.AddMany(values)
-			s := buildFlat(bm, tc.k, nil)
+			s := buildFlat(bm, tc.k, &sync.Mutex{}, never)
 			if s == nil {
 				t.Fatalf("buildFlat refused %d values of %d bits", tc.n, tc.k)
 			}
@@ -84,14 +85,16 @@ func TestFlatSetAgreesWithBitmap(t *testing.T) {
 	}
 }
 
+func never() bool { return false }
+
 // A filter far wider than its entries gets no flat set: its offsets would
 // cost more than the values.
 func TestFlatSetRefusesSparse(t *testing.T) {
 	bm := roaring64.BitmapOf(1, 2, 3)
-	if s := buildFlat(bm, 50, nil); s != nil {
+	if s := buildFlat(bm, 50, &sync.Mutex{}, never); s != nil {
 		t.Fatalf("built a flat set of %d buckets for 3 values", len(s.offsets)-1)
 	}
-	if s := buildFlat(bm, 30, func() bool { return true }); s != nil {
+	if s := buildFlat(bm, 30, &sync.Mutex{}, func() bool { return true }); s != nil {
 		t.Fatal("a stopped build returned a set")
 	}
 }
@@ -109,7 +112,7 @@ func TestFilterFlatNoFalseNegatives(t *testing.T) {
 	for i := range added[10_000:20_000] {
 		f.addFull(&added[10_000+i]) // added while the build runs
 	}
-	f.flat = buildFlat(f.full, f.k, nil)
+	f.flat = buildFlat(f.full, f.k, &sync.Mutex{}, never)
 	if f.flat == nil {
 		t.Fatal("no flat set")
 	}
@@ -146,7 +149,7 @@ func BenchmarkFilter(b *testing.B) {
 		k := filterBitsFor(uint64(n))
 		bm := roaring64.New()
 		bm.AddMany(randValues(r, n, k))
-		s := buildFlat(bm, k, nil)
+		s := buildFlat(bm, k, &sync.Mutex{}, never)
 		probes := randHashes(r, 1<<16)
 		shift := 64 - uint(k)
 		lead := func(h *hashkey.Hash) uint64 { return binary.BigEndian.Uint64(h[:8]) }
@@ -227,6 +230,38 @@ func TestDBBuildsFlatOnLookup(t *testing.T) {
 	for i, ok := range found {
 		if !ok {
 			t.Fatalf("key %d absent through the flat form", i)
+		}
+	}
+}
+
+// Writers go on while the flat form is built between its runs: a value
+// added behind the build's cursor is in recent, and none is lost.
+func TestFlatBuildBesideWriters(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	f := newFilter(filterBitsFor(400_000))
+	before, during := randHashes(r, 200_000), randHashes(r, 200_000)
+	for i := range before {
+		f.addFull(&before[i])
+	}
+	var mu sync.RWMutex
+	f.recent = map[uint64]struct{}{} // what DB.freeze does before building
+	done := make(chan *flatSet)
+	go func() { done <- buildFlat(f.full, f.k, mu.RLocker(), never) }()
+	for i := range during {
+		mu.Lock()
+		f.addFull(&during[i])
+		mu.Unlock()
+	}
+	flat := <-done
+	if flat == nil {
+		t.Fatal("no flat set")
+	}
+	f.flat = flat
+	for _, hs := range [][]hashkey.Hash{before, during} {
+		for i := range hs {
+			if !f.mayHaveFull(&hs[i]) {
+				t.Fatalf("added key %x reported absent", hs[i][:8])
+			}
 		}
 	}
 }

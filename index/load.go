@@ -133,7 +133,6 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 			return store.LoadResult{}, translate(err)
 		}
 	}
-	db.wantFlat.Store(true)
 	return res, nil
 }
 
