@@ -117,9 +117,6 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	if err != nil {
 		return BackupInfo{}, err
 	}
-	if err := db.prepareWrite(); err != nil {
-		return BackupInfo{}, err
-	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	switch {
@@ -127,6 +124,9 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 		return BackupInfo{}, store.ErrClosed
 	case db.opts.ReadOnly:
 		return BackupInfo{}, store.ErrReadOnly
+	}
+	if err := db.prepareWrite(); err != nil {
+		return BackupInfo{}, err
 	}
 	restored, err := db.restoredUntil()
 	if err != nil {

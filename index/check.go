@@ -98,8 +98,7 @@ type tableFile struct {
 	compression options.CompressionType
 	encrypted   bool
 	left, right []byte // smallest and biggest key, without Badger's version suffix
-	size        int64
-	verified    bool // every block checked
+	verified    bool   // every block checked
 }
 
 // name returns the table's file name, for messages.
@@ -341,7 +340,7 @@ func openTables(tables []tableFile, blockSize int, verify bool) []string {
 	return slices.DeleteFunc(problems, func(p string) bool { return p == "" })
 }
 
-// openTable opens t read-only, records its key range and size and, when
+// openTable opens t read-only, records its key range and, when
 // verify is set, checks every block's checksum. It never writes to the
 // file and turns Badger's panics into errors.
 func openTable(t *tableFile, blockSize int, verify bool) error {
@@ -351,7 +350,6 @@ func openTable(t *tableFile, blockSize int, verify bool) error {
 	return withTable(t.path, t.compression, blockSize, options.NoVerification, func(tb *table.Table) error {
 		t.left = userKey(tb.Smallest())
 		t.right = userKey(tb.Biggest())
-		t.size = tb.Size()
 		if verify {
 			t.verified = true
 			return tb.VerifyChecksum()

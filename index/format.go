@@ -85,18 +85,16 @@ func valueLen(v store.Value) int {
 	if !encodes(&v) {
 		return 0
 	}
-	n := 2 // the version byte and the length's last byte
-	for x := len(v.Text); x >= 0x80; x >>= 7 {
-		n++
-	}
+	n := 1 + uvarintLen(uint64(len(v.Text))) // the version byte, the text's length
 	if v.HasTimes() {
 		first, last := seenUnix(&v)
-		n += varintLen(uint64(first<<1)^uint64(first>>63)) + varintLen(uint64(last-first))
+		n += uvarintLen(uint64(first<<1)^uint64(first>>63)) + uvarintLen(uint64(last-first))
 	}
 	return n + len(v.Text) + len(v.Data)
 }
 
-func varintLen(x uint64) int {
+// uvarintLen is the length of x as an unsigned varint.
+func uvarintLen(x uint64) int {
 	n := 1
 	for ; x >= 0x80; x >>= 7 {
 		n++

@@ -46,14 +46,12 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	if err := db.beginWrite(); err != nil {
 		return store.LoadResult{}, err
 	}
-	budget := db.opts.LoadMemory
 	dir := db.path
 	db.mu.RUnlock()
 	if db.opts.InMemory {
-		// Everything stays in memory anyway: never spill.
-		budget, dir = 0, ""
+		dir = "" // everything stays in memory anyway: never spill
 	}
-	s := newSorter(dir, budget, db.spillRoom)
+	s := newSorter(dir, db.opts.LoadMemory, db.spillRoom)
 	defer s.close()
 	var input int64
 	for e := range seq {
@@ -268,7 +266,7 @@ func (ex *existence) has(key []byte) (bool, error) {
 	}
 	// "Absent" after the filter's "maybe": a false positive, or a damaged
 	// block (see guard.go).
-	if err := db.guard.checkKeys([][]byte{key}); err != nil {
+	if err := db.guard.check(key, key); err != nil {
 		return false, err
 	}
 	return false, nil
@@ -456,14 +454,6 @@ func appendKV(buf *z.Buffer, key, val []byte, ver, exp uint64, stream uint32) {
 	_ = binary.AppendUvarint(b, uint64(stream))
 }
 
-func uvarintLen(x uint64) int {
-	n := 1
-	for ; x >= 0x80; x >>= 7 {
-		n++
-	}
-	return n
-}
-
 // admitOne admits a Badger key to the filter.
 func (w *loadWriter) admitOne(key []byte) {
 	db := w.db
@@ -623,9 +613,11 @@ func (w *loadWriter) finish() error {
 	if w.wb != nil {
 		return translate(w.wb.Flush())
 	}
-	err := translate(w.sw.Flush())
-	w.db.releaseTablePages()
-	return err
+	// No releaseTablePages after Flush: it restarts compactions, which
+	// may unmap a table between the read of /proc/self/maps and the
+	// madvise, and an anonymous mapping reusing the range would lose its
+	// pages. While a stream is open compactions are stopped.
+	return translate(w.sw.Flush())
 }
 
 // cancel abandons the writes not made yet. The parts are stopped.

@@ -247,12 +247,6 @@ func compareHashes(a, b hashkey.Hash) int {
 	return 0
 }
 
-// entryCostOf is entryCost for a key of n bytes and a value of vlen.
-func entryCostOf(n, vlen int) int64 {
-	const overhead = 8 + 24 // as entryCost
-	return 2 * int64(1+n+vlen+overhead)
-}
-
 // A sorter gathers a load's entries into sorted runs.
 type sorter struct {
 	dir   string
@@ -279,13 +273,10 @@ type spillResult struct {
 }
 
 // newSorter returns a sorter that spills to dir within budget bytes (an
-// empty dir or a budget of 0: never spill; below 0: the default).
+// empty dir: never spill).
 func newSorter(dir string, budget int64, room func(int64) error) *sorter {
 	s := &sorter{dir: dir, room: room, cur: &chunk{}}
 	if dir != "" {
-		if budget <= 0 {
-			budget = DefaultLoadMemory
-		}
 		s.limit = int(max(budget/2, 4096))
 	}
 	return s

@@ -174,7 +174,7 @@ func Recover(dir, to string, opts *Options) (RecoverReport, error) {
 		r.readValueLog(name)
 	}
 
-	entries, profile := r.merge()
+	entries, profile := r.merge(o.Now())
 	rep.Profile = profile
 	if profile != "" {
 		if o.Profile != "" && o.Profile != profile {
@@ -597,8 +597,8 @@ func (r *recoverer) valueOf(rec *record) ([]byte, bool) {
 }
 
 // merge keeps the newest version of every key and returns the index's
-// entries and the recorded profile.
-func (r *recoverer) merge() ([]store.Entry, string) {
+// entries (those not expired at now) and the recorded profile.
+func (r *recoverer) merge(now time.Time) ([]store.Entry, string) {
 	slices.SortFunc(r.records, func(a, b record) int {
 		if c := bytes.Compare(a.key, b.key); c != 0 {
 			return c
@@ -610,7 +610,7 @@ func (r *recoverer) merge() ([]store.Entry, string) {
 		// the value log: the value at hand first.
 		return cmp.Compare(a.meta&bitValuePointer, b.meta&bitValuePointer)
 	})
-	now := uint64(time.Now().Unix())
+	nowUnix := uint64(now.Unix())
 	var entries []store.Entry
 	var profile string
 	for i := range r.records {
@@ -618,7 +618,7 @@ func (r *recoverer) merge() ([]store.Entry, string) {
 		if i > 0 && bytes.Equal(rec.key, r.records[i-1].key) {
 			continue // an older version
 		}
-		if rec.meta&bitDelete != 0 || rec.expiresAt != 0 && rec.expiresAt <= now || len(rec.key) == 0 {
+		if rec.meta&bitDelete != 0 || rec.expiresAt != 0 && rec.expiresAt <= nowUnix || len(rec.key) == 0 {
 			continue
 		}
 		switch rec.key[0] {

@@ -18,6 +18,11 @@ import (
 // table it writes (about 40 bytes an entry). The pages stay in the page
 // cache (dirty ones too: the mapping is shared, and Badger's msync writes
 // them back by file range), and a later read faults them in again.
+//
+// Only while a StreamWriter is open (compactions stopped): a table
+// unmapped between the read of /proc/self/maps and the madvise could
+// leave its range to an anonymous mapping, whose pages MADV_DONTNEED
+// would zero.
 func (db *DB) releaseTablePages() {
 	dir, err := filepath.Abs(db.path)
 	if err != nil {

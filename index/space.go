@@ -111,7 +111,10 @@ func writeCost(entries []store.Entry) int64 {
 	return n
 }
 
-func entryCost(e *store.Entry) int64 {
+func entryCost(e *store.Entry) int64 { return entryCostOf(len(e.Key()), valueLen(e.Value)) }
+
+// entryCostOf is entryCost for a key of n bytes and a value of vlen.
+func entryCostOf(n, vlen int) int64 {
 	const overhead = 8 + 24 // Badger's version suffix, headers, checksums, offsets
-	return 2 * int64(1+len(e.Key())+valueLen(e.Value)+overhead)
+	return 2 * int64(1+n+vlen+overhead)
 }
