@@ -128,13 +128,16 @@ const sniffLen = 8 << 10
 // utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
-// sniff returns an error wrapping ErrBinary when the first sniffLen bytes of
-// br look binary (see binaryReason), and otherwise drops a leading UTF-8
-// byte order mark, unless records are NUL-separated (taken byte for byte).
-// A read error is left in br for the format reader to meet after the
-// records before it.
+// sniff returns an error wrapping ErrBinary when the start of br, up to
+// sniffLen bytes of what its first read brought, looks binary (see
+// binaryReason), and otherwise drops a leading UTF-8 byte order mark,
+// unless records are NUL-separated (taken byte for byte). It waits for
+// nothing more than the first read: on a pipe, a producer that writes one
+// line and waits for its answer must get it. A read error is left in br
+// for the format reader to meet after the records before it.
 func sniff(br *bufio.Reader, name string, nul bool) error {
-	head, _ := br.Peek(sniffLen)
+	br.Peek(1) // the first read
+	head, _ := br.Peek(min(br.Buffered(), sniffLen))
 	if why := binaryReason(head, nul, len(head) == sniffLen); why != "" {
 		if name == "" {
 			return fmt.Errorf("%w (%s)", ErrBinary, why)

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/urlhash/urlhash/index"
 )
@@ -54,5 +59,47 @@ func TestOrderPreservedOnAllCores(t *testing.T) {
 	code, out, errs := runCLI(t, in.String(), "canon")
 	if code != exitOK || out != want.String() {
 		t.Fatalf("exit %d, stderr %q; output differs from input order", code, errs)
+	}
+}
+
+// A producer that writes one URL to a --from pipe and waits gets its
+// answer before it closes the pipe: only regular files are read in full
+// batches.
+func TestFromPipeAnsweredAsItArrives(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "urls")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	outR, outW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"dedupe", "--db", filepath.Join(dir, "idx"), "--from", fifo}, strings.NewReader(""), outW, io.Discard)
+		outW.Close()
+	}()
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(w, "https://a.example/\n"); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(outR).ReadString('\n')
+		got <- line
+	}()
+	select {
+	case line := <-got:
+		if line != "https://a.example/\n" {
+			t.Errorf("first answer %q", line)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("no answer while the pipe stays open")
+	}
+	w.Close()
+	go io.Copy(io.Discard, outR)
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d", code)
 	}
 }

@@ -24,7 +24,7 @@ type record struct {
 	text string
 	src  string // the file it was read from; "" for standard input
 	line int    // 1-based line (or record) number; 0 for an argument
-	seq  int    // 0-based position among the inputs of its source
+	seq  int    // 0-based position among all the command's inputs
 }
 
 // diagnostic formats the error of a failed record: "urlhash: error:",
@@ -84,7 +84,7 @@ func readRecords(args []string, r io.Reader, nul bool, batchSize int, fn func([]
 			if nul && rec == "" || !nul && ingest.IsSkipped(rec) {
 				continue
 			}
-			batch = append(batch, record{text: rec, line: line, seq: line - 1})
+			batch = append(batch, record{text: rec, line: line})
 			if len(batch) == batchSize {
 				if err := fn(batch); err != nil {
 					return err

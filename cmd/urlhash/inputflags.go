@@ -57,15 +57,29 @@ func (o *inputFlags) onlyArgs(args []string) bool {
 // input included, when it is read): then all input is there to read, and
 // nobody waits for an answer to one line before writing the next.
 func (o *inputFlags) fromFiles(e *env, args []string) bool {
-	stdin := len(args) == 0 && len(o.from) == 0 || slices.Contains(args, "-") || slices.Contains(o.from, "-")
-	if !stdin {
-		return true
+	for _, name := range o.from {
+		if !isRegular(e, name) {
+			return false
+		}
 	}
-	f, ok := e.stdin.(*os.File)
-	if !ok {
-		return false
+	stdin := len(args) == 0 && len(o.from) == 0 || slices.Contains(args, "-")
+	return !stdin || isRegular(e, "-")
+}
+
+// isRegular reports whether the input name ("-": standard input) is a
+// regular file: all there to read, not a pipe or a terminal.
+func isRegular(e *env, name string) bool {
+	var fi os.FileInfo
+	var err error
+	if name == "-" {
+		f, ok := e.stdin.(*os.File)
+		if !ok {
+			return false
+		}
+		fi, err = f.Stat()
+	} else {
+		fi, err = os.Stat(name)
 	}
-	fi, err := f.Stat()
 	return err == nil && fi.Mode().IsRegular()
 }
 
@@ -91,7 +105,16 @@ func (o *inputFlags) status(err error) error {
 
 // read calls fn with batches of at most max records from the sources, in
 // order.
-func (o *inputFlags) read(e *env, args []string, max int, fn func([]record) error) error {
+func (o *inputFlags) read(e *env, args []string, max int, handOver func([]record) error) error {
+	// Records are numbered across every source (record.seq).
+	seq := 0
+	fn := func(batch []record) error {
+		for i := range batch {
+			batch[i].seq = seq
+			seq++
+		}
+		return handOver(batch)
+	}
 	format, _ := ingest.ParseFormat(o.format)
 	var lits []string
 	flushArgs := func() error {
@@ -153,8 +176,13 @@ func (o *inputFlags) readFile(e *env, name string, format ingest.Format, max int
 		return err
 	}
 	defer f.Close()
+	if !isRegular(e, name) {
+		// A pipe: whoever writes it may wait for each answer, so each
+		// record is handed over as soon as it is read (streamBatches
+		// gathers what has arrived).
+		max = 1
+	}
 	batch := make([]record, 0, max)
-	seq := 0
 	for rec, err := range ingest.Read(f, display, format, &ingest.Options{NUL: o.nul}) {
 		var le *ingest.LineError
 		switch {
@@ -172,8 +200,7 @@ func (o *inputFlags) readFile(e *env, name string, format ingest.Format, max int
 		if name == "-" {
 			src = ""
 		}
-		batch = append(batch, record{text: rec.Text, src: src, line: rec.Line, seq: seq})
-		seq++
+		batch = append(batch, record{text: rec.Text, src: src, line: rec.Line})
 		if len(batch) == max {
 			if err := fn(batch); err != nil {
 				return err
