@@ -11,7 +11,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
@@ -21,13 +20,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/urlhash/urlhash/bench/internal/peak"
+	"github.com/urlhash/urlhash/bench/internal/proc"
 	"github.com/urlhash/urlhash/hashkey/urlhash"
 	"github.com/urlhash/urlhash/internal/corpus"
 )
@@ -186,7 +185,7 @@ func run(n, runs int, only string, keep, first bool) error {
 	urls, absent, base, hexLines = nil, nil, nil, nil
 
 	fmt.Printf("urlhash end-to-end benchmark: %d corpus-derived URLs (seed %d; %d rejected by the URL Standard left out), best of %d, %d cores, %s\n",
-		nURLs, corpus.Seed, rejected, runs, numCPU(), time.Now().UTC().Format("2006-01-02"))
+		nURLs, corpus.Seed, rejected, runs, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
 	fmt.Printf("speed-up = baseline wall time / urlhash wall time, whole process, same run; lookups: %d inputs\n\n", probes)
 
 	const row = "%-19s %10s %11s %9s %15s %16s %17s\n"
@@ -198,11 +197,11 @@ func run(n, runs int, only string, keep, first bool) error {
 		if sc.sizeFree && !first {
 			continue // the same work whatever the index size: in the first table only
 		}
-		ours, oursOut, err := measure(w, sc, sc.ours, sc.exitOurs, runs)
+		ours, oursOut, err := measure(w, sc, sc.ours, sc.exitOurs, sc.served, runs)
 		if err != nil {
 			return fmt.Errorf("%s: urlhash: %w", sc.name, err)
 		}
-		basel, baseOut, err := measure(w, sc, sc.baseline, 0, runs)
+		basel, baseOut, err := measure(w, sc, sc.baseline, 0, false, runs)
 		if err != nil {
 			return fmt.Errorf("%s: baseline: %w", sc.name, err)
 		}
@@ -225,7 +224,9 @@ type result struct {
 	rss  int64 // peak resident set, bytes
 }
 
-func measure(w *work, sc scenario, argv func(*work) []string, want, runs int) (result, []byte, error) {
+// measure runs argv runs times (after sc.prepare, with sc's input) and
+// keeps the best; served runs it beside a "urlhash serve" of its own.
+func measure(w *work, sc scenario, argv func(*work) []string, want int, served bool, runs int) (result, []byte, error) {
 	best := result{wall: time.Duration(1<<63 - 1)}
 	var out []byte
 	for range runs {
@@ -248,7 +249,7 @@ func measure(w *work, sc scenario, argv func(*work) []string, want, runs int) (r
 			return best, nil, err
 		}
 		var stopServer func() int64
-		if sc.served && want == sc.exitOurs && argv(w)[0] == w.urlhash {
+		if served {
 			if stopServer, err = startServer(w); err != nil {
 				in.Close()
 				stdout.Close()
@@ -291,28 +292,12 @@ func measure(w *work, sc scenario, argv func(*work) []string, want, runs int) (r
 // startServer starts "urlhash serve" on the urlhash index, sets w.addr,
 // and returns the function that stops it and returns its peak RSS.
 func startServer(w *work) (stop func() int64, err error) {
-	srv := exec.Command(w.urlhash, "serve", "--db", w.oursDB, "--listen", "127.0.0.1:0")
-	stderr, err := srv.StderrPipe()
+	srv, err := proc.Serve(w.urlhash, w.oursDB)
 	if err != nil {
 		return nil, err
 	}
-	if err := srv.Start(); err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(stderr).ReadString('\n')
-	_, addr, ok := strings.Cut(strings.TrimSpace(line), " on ")
-	if err != nil || !ok {
-		srv.Process.Kill()
-		srv.Wait()
-		return nil, fmt.Errorf("urlhash serve: %q: %v", line, err)
-	}
-	w.addr = addr
-	return func() int64 {
-		rss := peak.RSS(srv.Process.Pid)
-		srv.Process.Signal(syscall.SIGTERM)
-		srv.Wait()
-		return rss
-	}, nil
+	w.addr = srv.Addr
+	return srv.Stop, nil
 }
 
 func lastLines(s string, n int) string {
@@ -330,16 +315,6 @@ func writeLines(path string, lines []string) error {
 		b.WriteByte('\n')
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
-}
-
-func numCPU() int {
-	out, err := exec.Command("nproc").Output()
-	if err != nil {
-		return 0
-	}
-	var n int
-	fmt.Sscan(string(out), &n)
-	return n
 }
 
 // sameLines checks that two outputs have the same lines, whatever the

@@ -13,7 +13,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -22,12 +21,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/urlhash/urlhash/bench/internal/proc"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/internal/corpus"
@@ -107,23 +106,12 @@ func run(c config) error {
 		return err
 	}
 
-	srv := exec.Command(bin, "serve", "--db", idx, "--listen", "127.0.0.1:0")
-	stderr, err := srv.StderrPipe()
+	srv, err := proc.Serve(bin, idx)
 	if err != nil {
 		return err
 	}
-	if err := srv.Start(); err != nil {
-		return err
-	}
-	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
-	line, err := bufio.NewReader(stderr).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("serve: %v", err)
-	}
-	_, addr, ok := strings.Cut(strings.TrimSpace(line), " on ")
-	if !ok || !strings.HasPrefix(addr, "http://127.0.0.1:") {
-		return fmt.Errorf("serve said %q", line)
-	}
+	defer srv.Stop()
+	addr := srv.Addr
 
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
@@ -303,7 +291,7 @@ func report(c config, wall time.Duration, lat [][][]time.Duration, st store.Stat
 		mode = fmt.Sprintf("has, add and put %d keys per request (latency per request)", c.batch)
 	}
 	fmt.Printf("%d clients x %d operations on loopback, %s; index of %d entries; %d cores (shared machine: noisy)\n",
-		c.clients, c.ops, mode, c.entries, numCPU())
+		c.clients, c.ops, mode, c.entries, runtime.NumCPU())
 	fmt.Printf("%-12s %8s %11s %9s %9s %9s %9s\n", "op", "count", "ops/s", "p50", "p99", "p999", "max")
 	var all []time.Duration
 	for i, o := range mix {
@@ -337,9 +325,4 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%.2fms", float64(d)/1e6)
 	}
 	return fmt.Sprintf("%.2fs", d.Seconds())
-}
-
-func numCPU() int {
-	b, _ := os.ReadFile("/proc/cpuinfo")
-	return strings.Count(string(b), "processor\t:")
 }

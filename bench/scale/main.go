@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -139,7 +140,7 @@ func run(n, probe int, dir string, keep bool, memory int, compression string) er
 		return err
 	}
 	host, _ := os.Hostname()
-	fmt.Printf("urlhash scale benchmark: %d random hashes, %s, %d cores, %s\n", n, host, numCPU(), time.Now().UTC().Format("2006-01-02"))
+	fmt.Printf("urlhash scale benchmark: %d random hashes, %s, %d cores, %s\n", n, host, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
 	fmt.Printf("import:                %.1f s (%.0f hashes/s), peak RSS %.0f MiB; %s\n",
 		imp.wall.Seconds(), float64(n)/imp.wall.Seconds(), mib(imp.rss), strings.TrimSpace(string(out)))
 	fmt.Printf("disk:                  %.1f bytes/entry (%d bytes, %d entries)\n", st.DiskBytesPerEntry, st.DiskBytes, st.Entries)
@@ -247,13 +248,3 @@ func measure(dir string, argv []string, in string, want int) (result, []byte, er
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
-
-func numCPU() int {
-	out, err := exec.Command("nproc").Output()
-	if err != nil {
-		return 0
-	}
-	var n int
-	fmt.Sscan(string(out), &n)
-	return n
-}

@@ -13,7 +13,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"flag"
 	"fmt"
@@ -21,12 +20,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/urlhash/urlhash/bench/internal/peak"
+	"github.com/urlhash/urlhash/bench/internal/proc"
 	"github.com/urlhash/urlhash/internal/corpus"
 )
 
@@ -85,7 +85,7 @@ func run(n int) error {
 		}
 	}
 	total := float64(clients * n)
-	fmt.Printf("%d clients x %d URLs (%d identities, each printed once), machine: %d cores\n", clients, n, ours.distinct, numCPU())
+	fmt.Printf("%d clients x %d URLs (%d identities, each printed once), machine: %d cores\n", clients, n, ours.distinct, runtime.NumCPU())
 	fmt.Printf("%-40s %10s %14s %12s\n", "", "wall", "URLs/s", "peak RSS")
 	for _, r := range []result{ours, redis} {
 		fmt.Printf("%-40s %9.2fs %14.0f %9.0f MiB\n", r.name, r.wall.Seconds(), total/r.wall.Seconds(), float64(r.rss)/(1<<20))
@@ -95,34 +95,23 @@ func run(n int) error {
 }
 
 type result struct {
-	name                       string
-	wall                       time.Duration
-	rss                        int64 // server's peak resident set, bytes
-	printed, distinct, invalid int
+	name              string
+	wall              time.Duration
+	rss               int64 // server's peak resident set, bytes
+	printed, distinct int
 }
 
 // runUrlhash runs "urlhash serve" and the four dedupe clients.
 func runUrlhash(dir, bin string, inputs []string) (result, error) {
-	srv := exec.Command(bin, "serve", "--db", filepath.Join(dir, "idx"), "--listen", "127.0.0.1:0")
-	stderr, err := srv.StderrPipe()
+	srv, err := proc.Serve(bin, filepath.Join(dir, "idx"))
 	if err != nil {
 		return result{}, err
 	}
-	if err := srv.Start(); err != nil {
-		return result{}, err
-	}
-	line, err := bufio.NewReader(stderr).ReadString('\n')
-	if err != nil {
-		return result{}, fmt.Errorf("serve: %v", err)
-	}
-	_, addr, _ := strings.Cut(strings.TrimSpace(line), " on ")
 	r := result{name: "urlhash serve (durable writes)"}
 	start := time.Now()
-	outs, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, "dedupe", "--db", addr) })
+	outs, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, "dedupe", "--db", srv.Addr) })
 	r.wall = time.Since(start)
-	r.rss = peak.RSS(srv.Process.Pid)
-	srv.Process.Signal(syscall.SIGTERM)
-	srv.Wait()
+	r.rss = srv.Stop()
 	if err != nil {
 		return r, err
 	}
@@ -152,7 +141,7 @@ func runRedis(dir, bin string, inputs []string) (result, error) {
 	start := time.Now()
 	outs, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, "-socket", sock) })
 	r.wall = time.Since(start)
-	r.rss = peak.RSS(srv.Process.Pid)
+	r.rss = proc.PeakRSS(srv.Process.Pid)
 	if err != nil {
 		return r, err
 	}
@@ -202,9 +191,4 @@ func count(outs [][]byte) (printed, distinct int) {
 		}
 	}
 	return printed, len(seen)
-}
-
-func numCPU() int {
-	b, _ := os.ReadFile("/proc/cpuinfo")
-	return bytes.Count(b, []byte("processor\t:"))
 }

@@ -79,6 +79,9 @@ func runBackup(e *env, args []string) error {
 	if backend.IsPostgres(db.dir) {
 		return usagef("backup works on an index directory; back up PostgreSQL with its own tools (pg_dump)")
 	}
+	if db.compression != "" {
+		return usagef("--compression does not apply: backup writes no tables")
+	}
 	st, err := db.openStore(e, &backend.Options{MustExist: true, Wait: db.wait})
 	if err != nil {
 		return err

@@ -149,7 +149,6 @@ func deletePrefix(e *env, st store.Backend, prefix string, asJSON bool) error {
 // deleteSummary is delete's --json summary: one object, on stdout.
 type deleteSummary struct {
 	Deleted  int64  `json:"deleted"`
-	Absent   *int64 `json:"absent,omitempty"`
 	Full     *int64 `json:"full,omitempty"`
 	Prefixes *int64 `json:"prefixes,omitempty"`
 }

@@ -66,8 +66,6 @@ func (o *dbFlags) open(e *env, write, storeURL, useIdentity bool) (*query.Index,
 	// and works on read-only media.
 	bo := &backend.Options{ReadOnly: !write, MustExist: o.mustExist, Wait: o.wait}
 	bo.Postgres.Schema = o.schema
-	bo.Index.Compression = o.compression
-	bo.Index.LoadMemory = o.loadMemory
 	qo := &query.Options{StoreURL: storeURL, Profile: o.profile}
 	if useIdentity && o.id.changed() {
 		var err error
@@ -107,6 +105,8 @@ func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) 
 	if o.compression != "" && (bo.ReadOnly || backend.IsPostgres(o.dir) || remote.IsLocation(o.dir)) {
 		return nil, usagef("--compression applies to a command that writes an index directory")
 	}
+	bo.Index.Compression = o.compression
+	bo.Index.LoadMemory = o.loadMemory
 	b, err := backend.Open(e.ctx, o.dir, bo)
 	switch {
 	case errors.Is(err, store.ErrLocked):
