@@ -101,6 +101,7 @@ func Open(ctx context.Context, location string, opts *Options) (store.Backend, e
 func open(ctx context.Context, location string, o *Options) (store.Backend, error) {
 	if remote.IsLocation(location) {
 		ro := o.Remote
+		ro.ReadOnly = o.ReadOnly
 		if ro.Token == "" {
 			ro.Token = os.Getenv("URLHASH_TOKEN")
 		}

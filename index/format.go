@@ -67,18 +67,6 @@ func encodes(v *store.Value) bool {
 	return len(v.Text) > 0 || len(v.Data) > 0 || v.HasTimes()
 }
 
-// seenUnix returns v's times in unix seconds, LastSeen never before
-// FirstSeen (either alone stands for both).
-func seenUnix(v *store.Value) (first, last int64) {
-	first, last = store.UnixOf(v.FirstSeen), store.UnixOf(v.LastSeen)
-	switch {
-	case first == 0:
-		first = last
-	case last < first:
-		last = first
-	}
-	return first, last
-}
 
 // valueLen is the length of v's encoding.
 func valueLen(v store.Value) int {
@@ -87,7 +75,7 @@ func valueLen(v store.Value) int {
 	}
 	n := 1 + uvarintLen(uint64(len(v.Text))) // the version byte, the text's length
 	if v.HasTimes() {
-		first, last := seenUnix(&v)
+		first, last := v.SeenUnix()
 		n += uvarintLen(uint64(first<<1)^uint64(first>>63)) + uvarintLen(uint64(last-first))
 	}
 	return n + len(v.Text) + len(v.Data)
@@ -109,7 +97,7 @@ func appendValue(b []byte, v store.Value) []byte {
 		return b
 	}
 	if v.HasTimes() {
-		first, last := seenUnix(&v)
+		first, last := v.SeenUnix()
 		b = append(b, valueTimes)
 		b = binary.AppendVarint(b, first)
 		b = binary.AppendUvarint(b, uint64(last-first))
@@ -143,7 +131,7 @@ func decodeValue(b []byte) (store.Value, error) {
 		rest = rest[w:]
 		last := first + int64(d)
 		// Unix 0 is "none" in store.Unix: the other time stands for both,
-		// as seenUnix writes them.
+		// as Value.SeenUnix gives them.
 		switch {
 		case first == 0:
 			first = last

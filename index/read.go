@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math/bits"
 	"runtime"
 	"slices"
@@ -461,8 +460,8 @@ func (db *DB) itemValue(item *badger.Item) (store.Value, error) {
 // result. A scan with a limit verifies the tables of the range it read
 // afterwards: fn may have seen entries before the error.
 func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) error) (err error) {
-	if bits < 0 || bits > 8*hashkey.Size || len(prefix)*8 < bits {
-		return fmt.Errorf("%w: %d bits of a %d-byte prefix", store.ErrPrefixLength, bits, len(prefix))
+	if err := store.CheckPrefix(prefix, bits); err != nil {
+		return err
 	}
 	ranges := scanRanges(prefix, bits)
 	inFn := false // a panic of fn's own is fn's, not damage
@@ -545,8 +544,8 @@ func (db *DB) ForEach(fn func(store.Entry) error) error { return db.Scan(nil, 0,
 // Count returns the number of full entries and of prefix entries that
 // Scan(prefix, bits, 0, ...) would visit.
 func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
-	if bits < 0 || bits > 8*hashkey.Size || len(prefix)*8 < bits {
-		return 0, 0, fmt.Errorf("%w: %d bits of a %d-byte prefix", store.ErrPrefixLength, bits, len(prefix))
+	if err := store.CheckPrefix(prefix, bits); err != nil {
+		return 0, 0, err
 	}
 	ranges := scanRanges(prefix, bits)
 	defer db.catch(&err, ranges...)

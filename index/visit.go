@@ -2,7 +2,6 @@ package index
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -214,8 +213,8 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration) ([]
 // ("maybe") until it is rebuilt. The tables of the range are verified
 // first, so that damage is an error before anything is removed.
 func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err error) {
-	if bits < 0 || bits > 256 || len(prefix)*8 < bits {
-		return 0, 0, fmt.Errorf("%w: %d bits of a %d-byte prefix", store.ErrPrefixLength, bits, len(prefix))
+	if err := store.CheckPrefix(prefix, bits); err != nil {
+		return 0, 0, err
 	}
 	ranges := scanRanges(prefix, bits)
 	defer db.catch(&err, ranges...)

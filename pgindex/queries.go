@@ -7,7 +7,8 @@ package pgindex
 // index's clock as its last parameter and sees only live rows
 // (expires_at IS NULL OR expires_at > now): expiry is emulated, and an
 // expired row stays in its table until a write replaces it (add, visit,
-// load, put), DeletePrefix or PurgeExpired removes it.
+// load, put) or PurgeExpired removes it (DeletePrefix deletes, and counts,
+// live rows only).
 type queries struct {
 	get, has, hasBatch, match               string
 	scanFull, scanPrefix                    string

@@ -122,8 +122,8 @@ func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
 // not one snapshot: an entry written or deleted during the scan may or
 // may not be visited, but every key is visited at most once, in order.
 func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) error) error {
-	if bits < 0 || bits > 8*hashkey.Size || len(prefix)*8 < bits {
-		return fmt.Errorf("%w: %d bits of a %d-byte prefix", store.ErrPrefixLength, bits, len(prefix))
+	if err := store.CheckPrefix(prefix, bits); err != nil {
+		return err
 	}
 	if err := db.begin(); err != nil {
 		return err
@@ -211,8 +211,8 @@ func (db *DB) ForEach(fn func(store.Entry) error) error { return db.Scan(nil, 0,
 // Scan(prefix, bits, 0, ...) would visit: two count(*) queries over key
 // ranges.
 func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
-	if bits < 0 || bits > 8*hashkey.Size || len(prefix)*8 < bits {
-		return 0, 0, fmt.Errorf("%w: %d bits of a %d-byte prefix", store.ErrPrefixLength, bits, len(prefix))
+	if err := store.CheckPrefix(prefix, bits); err != nil {
+		return 0, 0, err
 	}
 	if err := db.begin(); err != nil {
 		return 0, 0, err

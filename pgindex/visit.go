@@ -128,8 +128,8 @@ func (db *DB) VisitBatch(entries []store.Entry, revisitAfter time.Duration) ([]b
 // DeletePrefix implements store.Backend: two DELETEs by key range (live
 // rows are counted; expired ones in the range stay until purged).
 func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err error) {
-	if bits < 0 || bits > 8*hashkey.Size || len(prefix)*8 < bits {
-		return 0, 0, fmt.Errorf("%w: %d bits of a %d-byte prefix", store.ErrPrefixLength, bits, len(prefix))
+	if err := store.CheckPrefix(prefix, bits); err != nil {
+		return 0, 0, err
 	}
 	if err := db.beginWrite(); err != nil {
 		return 0, 0, err
@@ -172,15 +172,17 @@ func (db *DB) PurgeExpired() (int64, error) {
 	return n, nil
 }
 
-// seenOrNil returns v's times as the columns store them: both seen times
-// or neither (LastSeen alone stands for both), NULL for none.
+// seenOrNil returns v's times as the columns store them (see
+// store.Value.SeenUnix), NULL for none.
 func seenOrNil(v *store.Value) (first, last, exp *int64) {
-	f, l := v.FirstSeen, v.LastSeen
-	switch {
-	case f.IsZero():
-		f = l
-	case l.IsZero() || l.Before(f):
-		l = f
+	f, l := v.SeenUnix()
+	return int64OrNil(f), int64OrNil(l), unixOrNil(v.Expires)
+}
+
+// int64OrNil is x, or NULL for 0.
+func int64OrNil(x int64) *int64 {
+	if x == 0 {
+		return nil
 	}
-	return unixOrNil(f), unixOrNil(l), unixOrNil(v.Expires)
+	return &x
 }

@@ -16,8 +16,9 @@ import (
 
 // Options configures New. A nil *Options means the defaults.
 type Options struct {
-	// Profile computes URL identities. Its Name must be the profile the
-	// backend records (else an error wrapping store.ErrProfileMismatch),
+	// Profile computes URL identities. Its record (ProfileRecord: name and
+	// Unicode version) must be the profile the backend records (else an
+	// error wrapping store.ErrProfileMismatch),
 	// and is recorded in a writable backend that records none. Default:
 	// the recorded profile, or urlhash.Default when the backend records
 	// none.

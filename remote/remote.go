@@ -34,6 +34,9 @@ type Options struct {
 	Timeout time.Duration
 	// Client is the HTTP client. Default: one with keep-alive connections.
 	Client *http.Client
+	// ReadOnly refuses every write with store.ErrReadOnly before it is
+	// sent, as a read-only open of a directory does. Default false.
+	ReadOnly bool
 }
 
 // DB is a server's index. It is safe for concurrent use.
@@ -182,10 +185,16 @@ func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
 	if err := db.call(nil, "POST", "/v1/has", hashBody(hs), &b); err != nil {
 		return nil, err
 	}
-	if len(b) != len(hs) {
-		return nil, fmt.Errorf("remote: %d answers for %d hashes", len(b), len(hs))
+	return bools(b, len(hs))
+}
+
+// bools reads an answer of one byte per question (1 yes, 0 no) to n
+// questions.
+func bools(b []byte, n int) ([]bool, error) {
+	if len(b) != n {
+		return nil, fmt.Errorf("remote: %d answers for %d questions", len(b), n)
 	}
-	out := make([]bool, len(hs))
+	out := make([]bool, n)
 	for i, v := range b {
 		out[i] = v == 1
 	}
@@ -255,6 +264,9 @@ func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
 
 // PutBatch implements store.Backend; durable on return.
 func (db *DB) PutBatch(es []store.Entry) error {
+	if db.o.ReadOnly {
+		return store.ErrReadOnly
+	}
 	b, err := entryBody(es)
 	if err != nil {
 		return err
@@ -264,6 +276,9 @@ func (db *DB) PutBatch(es []store.Entry) error {
 
 // AddBatch implements store.Backend; durable on return.
 func (db *DB) AddBatch(es []store.Entry) ([]bool, error) {
+	if db.o.ReadOnly {
+		return nil, store.ErrReadOnly
+	}
 	b, err := entryBody(es)
 	if err != nil {
 		return nil, err
@@ -272,18 +287,14 @@ func (db *DB) AddBatch(es []store.Entry) ([]bool, error) {
 	if err := db.call(nil, "POST", "/v1/add", b, &out); err != nil {
 		return nil, err
 	}
-	if len(out) != len(es) {
-		return nil, fmt.Errorf("remote: %d answers for %d entries", len(out), len(es))
-	}
-	added := make([]bool, len(es))
-	for i, v := range out {
-		added[i] = v == 1
-	}
-	return added, nil
+	return bools(out, len(es))
 }
 
 // Delete implements store.Backend; durable on return.
 func (db *DB) Delete(e store.Entry) error {
+	if db.o.ReadOnly {
+		return store.ErrReadOnly
+	}
 	b, err := entryBody([]store.Entry{e})
 	if err != nil {
 		return err
@@ -294,7 +305,16 @@ func (db *DB) Delete(e store.Entry) error {
 // Load implements store.Backend: the entries stream to the server as
 // JSONL; durable on return.
 func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
+	if db.o.ReadOnly {
+		return store.LoadResult{}, store.ErrReadOnly
+	}
+	if db.closed.Load() {
+		return store.LoadResult{}, store.ErrClosed
+	}
 	pr, pw := io.Pipe()
+	// Whatever ends the request, the writer below stops at its next
+	// write and lets seq go.
+	defer pr.Close()
 	go func() {
 		bw := bufio.NewWriterSize(pw, 256<<10)
 		var line []byte
@@ -310,16 +330,12 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 		}
 		pw.CloseWithError(bw.Flush())
 	}()
-	if db.closed.Load() {
-		return store.LoadResult{}, store.ErrClosed
-	}
 	req, err := http.NewRequest("POST", db.base+"/v1/load", pr)
 	if err != nil {
 		return store.LoadResult{}, err
 	}
 	resp, err := db.send(req, func() {})
 	if err != nil {
-		pr.Close()
 		return store.LoadResult{}, err
 	}
 	defer resp.Body.Close()
@@ -366,6 +382,12 @@ func (db *DB) Profile() string {
 
 // SetProfile implements store.Backend.
 func (db *DB) SetProfile(name string) error {
+	if db.o.ReadOnly {
+		if name == "" || name == db.Profile() {
+			return nil // nothing to record: as on a read-only directory
+		}
+		return store.ErrReadOnly
+	}
 	return db.call(nil, "POST", "/v1/profile", []byte(name), nil)
 }
 

@@ -11,6 +11,9 @@ import (
 // VisitBatch implements store.Backend: the server's clock decides which
 // entries are due; durable on return.
 func (db *DB) VisitBatch(es []store.Entry, revisitAfter time.Duration) ([]bool, error) {
+	if db.o.ReadOnly {
+		return nil, store.ErrReadOnly
+	}
 	b, err := entryBody(es)
 	if err != nil {
 		return nil, err
@@ -20,20 +23,16 @@ func (db *DB) VisitBatch(es []store.Entry, revisitAfter time.Duration) ([]bool, 
 	if err := db.call(nil, "POST", path, b, &out); err != nil {
 		return nil, err
 	}
-	if len(out) != len(es) {
-		return nil, fmt.Errorf("remote: %d answers for %d entries", len(out), len(es))
-	}
-	visited := make([]bool, len(es))
-	for i, v := range out {
-		visited[i] = v == 1
-	}
-	return visited, nil
+	return bools(out, len(es))
 }
 
 // DeletePrefix implements store.Backend; durable on return.
 func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err error) {
-	if bits < 0 || bits > 256 || len(prefix)*8 < bits {
-		return 0, 0, fmt.Errorf("%w: %d bits of a %d-byte prefix", store.ErrPrefixLength, bits, len(prefix))
+	if db.o.ReadOnly {
+		return 0, 0, store.ErrReadOnly
+	}
+	if err := store.CheckPrefix(prefix, bits); err != nil {
+		return 0, 0, err
 	}
 	var c struct{ Full, Prefixes int64 }
 	err = db.call(nil, "POST", fmt.Sprintf("/v1/delete-prefix?prefix=%x&bits=%d", prefix, bits), nil, &c)

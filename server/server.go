@@ -139,6 +139,9 @@ func (s *Server) handle(pattern string, h handler) {
 		case s.slots <- struct{}{}:
 			defer func() { <-s.slots }()
 		case <-r.Context().Done():
+			// Gone while waiting for a slot: nothing was written, and
+			// the logs and metrics say so (nginx's "client closed").
+			w.status, kind, failure = 499, "canceled", r.Context().Err()
 			return
 		}
 		if r.URL.Path != "/v1/load" {
@@ -280,15 +283,7 @@ func (s *Server) has(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]byte, len(found))
-	for i, f := range found {
-		if f {
-			out[i] = 1
-		}
-	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	_, err = w.Write(out)
-	return err
+	return writeBools(w, found)
 }
 
 func oneHash(r *http.Request) (hashkey.Hash, error) {
@@ -336,6 +331,19 @@ func (s *Server) match(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
+// writeBools answers one byte per answer: 1 yes, 0 no.
+func writeBools(w http.ResponseWriter, answers []bool) error {
+	out := make([]byte, len(answers))
+	for i, a := range answers {
+		if a {
+			out[i] = 1
+		}
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, err := w.Write(out)
+	return err
+}
+
 func readEntries(r *http.Request) ([]store.Entry, error) {
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -363,6 +371,12 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) add(w http.ResponseWriter, r *http.Request) error {
+	return s.writeAnswered(w, r, s.st.AddBatch)
+}
+
+// writeAnswered runs write (AddBatch, a VisitBatch) on the body's
+// entries, waits until they are durable, and answers one byte per entry.
+func (s *Server) writeAnswered(w http.ResponseWriter, r *http.Request, write func([]store.Entry) ([]bool, error)) error {
 	if err := s.writable(); err != nil {
 		return err
 	}
@@ -370,22 +384,14 @@ func (s *Server) add(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	added, err := s.st.AddBatch(es)
+	answers, err := write(es)
 	if err != nil {
 		return err
 	}
 	if err := s.commit.sync(); err != nil {
 		return err
 	}
-	out := make([]byte, len(added))
-	for i, a := range added {
-		if a {
-			out[i] = 1
-		}
-	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	_, err = w.Write(out)
-	return err
+	return writeBools(w, answers)
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {

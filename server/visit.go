@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/urlhash/urlhash/store"
 )
 
 // visit is POST /v1/visit?after=DURATION: VisitBatch of the body's
@@ -11,9 +13,6 @@ import (
 // never revisit), answered like /v1/add: one byte per entry, 1 when it is
 // new. The server's backend clock decides, never the client's.
 func (s *Server) visit(w http.ResponseWriter, r *http.Request) error {
-	if err := s.writable(); err != nil {
-		return err
-	}
 	var after time.Duration
 	if a := r.URL.Query().Get("after"); a != "" {
 		var err error
@@ -21,26 +20,7 @@ func (s *Server) visit(w http.ResponseWriter, r *http.Request) error {
 			return fmt.Errorf("%w: after %q", ErrBadRequest, a)
 		}
 	}
-	es, err := readEntries(r)
-	if err != nil {
-		return err
-	}
-	visited, err := s.st.VisitBatch(es, after)
-	if err != nil {
-		return err
-	}
-	if err := s.commit.sync(); err != nil {
-		return err
-	}
-	out := make([]byte, len(visited))
-	for i, a := range visited {
-		if a {
-			out[i] = 1
-		}
-	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	_, err = w.Write(out)
-	return err
+	return s.writeAnswered(w, r, func(es []store.Entry) ([]bool, error) { return s.st.VisitBatch(es, after) })
 }
 
 // deletePrefix is POST /v1/delete-prefix?prefix=HEX[&bits=N]:

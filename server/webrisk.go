@@ -11,6 +11,7 @@ import (
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/hashkey/safebrowsing"
+	"github.com/urlhash/urlhash/query"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -89,9 +90,9 @@ func (s *Server) webRiskList(r *http.Request) (*safebrowsing.Profile, bool, erro
 		}
 	}
 	recorded := s.st.Profile()
-	name, _, _ := strings.Cut(recorded, ";unicode=")
-	p, err := safebrowsing.ParseProfile(name)
-	if err != nil || recorded != name+";unicode="+p.UnicodeVersion() {
+	profile, err := query.ParseProfile(recorded)
+	p, ok := profile.(*safebrowsing.Profile)
+	if err != nil || !ok || query.ProfileRecord(p) != recorded {
 		return nil, false, &webRiskError{code: http.StatusBadRequest, status: "FAILED_PRECONDITION", internalCause: store.ErrProfileMismatch,
 			msg: fmt.Sprintf("this index is no Safe Browsing list of this build (profile %q, want webrisk or safebrowsing-v5;unicode=%s)", recorded, safebrowsing.WebRisk.UnicodeVersion())}
 	}

@@ -104,13 +104,31 @@ func (v Value) IsZero() bool {
 	return len(v.Text) == 0 && len(v.Data) == 0 && !v.HasTimes() && v.Expires.IsZero()
 }
 
+// CheckPrefix refuses a key range no backend can scan: the first bits of
+// prefix, bits from 0 to 256 and within prefix (else an error wrapping
+// ErrPrefixLength).
+func CheckPrefix(prefix []byte, bits int) error {
+	if bits < 0 || bits > 8*hashkey.Size || len(prefix)*8 < bits {
+		return fmt.Errorf("%w: %d bits of a %d-byte prefix", ErrPrefixLength, bits, len(prefix))
+	}
+	return nil
+}
+
 // HasTimes reports whether v records when it was seen.
 func (v Value) HasTimes() bool { return !v.LastSeen.IsZero() || !v.FirstSeen.IsZero() }
 
-// IsExpired reports whether v has expired at now (its expiry is now or
-// earlier, to the second).
-func (v Value) IsExpired(now time.Time) bool {
-	return !v.Expires.IsZero() && v.Expires.Unix() <= now.Unix()
+// SeenUnix returns v's seen times in unix seconds as every backend stores
+// them: both or neither (either alone stands for both, 0 for none), and
+// LastSeen never before FirstSeen.
+func (v Value) SeenUnix() (first, last int64) {
+	first, last = UnixOf(v.FirstSeen), UnixOf(v.LastSeen)
+	switch {
+	case first == 0:
+		first = last
+	case last < first:
+		last = first
+	}
+	return first, last
 }
 
 // Unix returns the time of unix seconds s in UTC, and the zero time for 0:

@@ -1,0 +1,55 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/server"
+	"github.com/urlhash/urlhash/store"
+)
+
+// A read-only client refuses every write before sending it, and reads.
+func TestReadOnly(t *testing.T) {
+	ix, err := index.Open("", &index.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	h := hashkey.Sum([]byte("a"))
+	if err := ix.PutBatch([]store.Entry{store.FullEntry(h, store.Value{})}); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(server.New(ix, nil))
+	defer ts.Close()
+	db, err := Open(context.Background(), ts.URL, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e := store.FullEntry(hashkey.Sum([]byte("b")), store.Value{})
+	for name, write := range map[string]func() error{
+		"PutBatch":     func() error { return db.PutBatch([]store.Entry{e}) },
+		"AddBatch":     func() error { _, err := db.AddBatch([]store.Entry{e}); return err },
+		"VisitBatch":   func() error { _, err := db.VisitBatch([]store.Entry{e}, 1); return err },
+		"Delete":       func() error { return db.Delete(e) },
+		"DeletePrefix": func() error { _, _, err := db.DeletePrefix(h[:4], 32); return err },
+		"Load":         func() error { _, err := db.Load(slices.Values([]store.Entry{e})); return err },
+		"SetProfile":   func() error { return db.SetProfile("other") },
+	} {
+		if err := write(); !errors.Is(err, store.ErrReadOnly) {
+			t.Errorf("%s: %v, want store.ErrReadOnly", name, err)
+		}
+	}
+	if err := db.SetProfile(""); err != nil {
+		t.Errorf("SetProfile(\"\") = %v: nothing to record", err)
+	}
+	found, err := db.HasBatch([]hashkey.Hash{h, e.Hash})
+	if err != nil || !found[0] || found[1] {
+		t.Errorf("HasBatch = %v, %v", found, err)
+	}
+}
