@@ -67,7 +67,6 @@ func encodes(v *store.Value) bool {
 	return len(v.Text) > 0 || len(v.Data) > 0 || v.HasTimes()
 }
 
-
 // valueLen is the length of v's encoding.
 func valueLen(v store.Value) int {
 	if !encodes(&v) {
