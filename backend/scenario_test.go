@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/internal/fakeclock"
 	"github.com/urlhash/urlhash/pgindex"
 	"github.com/urlhash/urlhash/remote"
 	"github.com/urlhash/urlhash/server"
@@ -104,7 +104,7 @@ func TestScenario(t *testing.T) {
 				setFlag(t, rewrite, !wrote)
 			}
 			t.Run(b.name, func(t *testing.T) {
-				clock := &fakeClock{now: clockStart}
+				clock := fakeclock.New(fakeclock.Start())
 				s := &scenario{backend: b, open: b.setup(t, clock.Now), clock: clock}
 				t.Cleanup(func() {
 					if s.db != nil && !s.closed {
@@ -234,29 +234,7 @@ type scenario struct {
 	db       store.Backend
 	closed   bool
 	commands int
-	clock    *fakeClock
-}
-
-// clockStart is where every scenario's clock starts.
-var clockStart = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// fakeClock is the scenario clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) advance(d time.Duration) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	return c.now
+	clock    *fakeclock.Clock
 }
 
 // reopen opens the index for the first time, or again.
@@ -351,7 +329,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		if err != nil {
 			t.Fatalf("%s: %v", td.Pos, err)
 		}
-		return "now=" + formatTime(s.clock.advance(d))
+		return "now=" + formatTime(s.clock.Advance(d))
 
 	case "delete-prefix":
 		prefix, bits := parseScanPrefix(t, td)
@@ -578,7 +556,7 @@ func formatValue(v store.Value) string {
 
 // formatTime writes t as its offset from clockStart.
 func formatTime(t time.Time) string {
-	d := t.Sub(clockStart)
+	d := t.Sub(fakeclock.Start())
 	if d < 0 {
 		return d.String()
 	}

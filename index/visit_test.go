@@ -8,29 +8,9 @@ import (
 	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/internal/fakeclock"
 	"github.com/urlhash/urlhash/store"
 )
-
-// fakeClock is a settable clock for Options.Now. It starts after the wall
-// clock, which Badger applies to expiry as well.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 func TestVisitRevisitAfter(t *testing.T) {
 	const after = time.Hour
@@ -51,7 +31,7 @@ func TestVisitRevisitAfter(t *testing.T) {
 		{"long after", 100 * after, true},
 	}
 	for _, mem := range []bool{true, false} {
-		clock := newFakeClock()
+		clock := fakeclock.New(fakeclock.Start())
 		db := openTestDB(t, mem, &Options{Now: clock.Now})
 		h := hashOf("a")
 		start := clock.Now()
@@ -79,7 +59,7 @@ func TestVisitRevisitAfter(t *testing.T) {
 }
 
 func TestVisitKeepsAndNever(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New(fakeclock.Start())
 	db := openTestDB(t, true, &Options{Now: clock.Now})
 	a, b := hashOf("a"), hashOf("b")
 	// A plain entry (no times) is due at its first visit.
@@ -108,7 +88,7 @@ func TestVisitKeepsAndNever(t *testing.T) {
 
 func TestTTLBoundary(t *testing.T) {
 	for _, mem := range []bool{true, false} {
-		clock := newFakeClock()
+		clock := fakeclock.New(fakeclock.Start())
 		db := openTestDB(t, mem, &Options{Now: clock.Now})
 		h, p := hashOf("a"), hashOf("p")
 		exp := clock.Now().Add(time.Hour)
@@ -182,7 +162,7 @@ func TestTTLBoundary(t *testing.T) {
 // TestTTLPersists reopens an index with expiring entries: the expiry and
 // the times survive, and Stats still counts live entries.
 func TestTTLPersists(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New(fakeclock.Start())
 	dir := t.TempDir()
 	db := mustOpen(t, dir, &Options{Now: clock.Now})
 	h := hashOf("a")
@@ -209,7 +189,7 @@ func TestTTLPersists(t *testing.T) {
 // TestVisitConcurrent visits the same keys from several goroutines: each
 // key is new exactly once per revisit interval.
 func TestVisitConcurrent(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New(fakeclock.Start())
 	db := openTestDB(t, true, &Options{Now: clock.Now})
 	const keys, workers = 500, 6
 	var es []store.Entry
@@ -290,7 +270,7 @@ func TestDeletePrefix(t *testing.T) {
 
 // TestRecoverKeepsTimes: Recover copies the seen times and the expiry.
 func TestRecoverKeepsTimes(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New(fakeclock.Start())
 	dir := t.TempDir()
 	db := mustOpen(t, dir, &Options{Now: clock.Now})
 	h := hashOf("a")

@@ -10,32 +10,15 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/urlhash/urlhash/internal/fakeclock"
 	"github.com/urlhash/urlhash/store"
 )
-
-// fakeClock is a settable clock for Options.Now.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // TestVisitConcurrent visits the same keys through two DBs from several
 // goroutines: each key is new exactly once per revisit interval.
 func TestVisitConcurrent(t *testing.T) {
 	schema := newSchema(t)
-	clock := &fakeClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := fakeclock.New(fakeclock.Start())
 	dbs := []*DB{openSchema(t, &Options{Schema: schema, Now: clock.Now}),
 		openSchema(t, &Options{Schema: schema, BatchSize: 64, Now: clock.Now})}
 	hs := randHashes(rand.New(rand.NewPCG(7, 8)), 1000)
@@ -123,7 +106,7 @@ func TestUpgradeTimes(t *testing.T) {
 }
 
 func TestPurgeExpired(t *testing.T) {
-	clock := &fakeClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := fakeclock.New(fakeclock.Start())
 	db := openTestDB(t, &Options{Now: clock.Now})
 	hs := randHashes(rand.New(rand.NewPCG(1, 2)), 3)
 	err := db.PutBatch([]store.Entry{
