@@ -21,14 +21,21 @@ import (
 // runs (none stored and lost), and every printed URL must be present.
 // URLHASH_KILL_RUNS sets the number of killed runs (default 6; the longer
 // loop is a benchmark-sized run of the same test).
-func TestDedupeKillLoop(t *testing.T) {
+// killRuns returns how many killed runs a kill loop makes: def, or
+// URLHASH_KILL_RUNS. It skips the test in -short mode (child processes).
+func killRuns(t *testing.T, def int) int {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
-	runs := 6
 	if n, err := strconv.Atoi(os.Getenv("URLHASH_KILL_RUNS")); err == nil {
-		runs = n
+		return n
 	}
+	return def
+}
+
+func TestDedupeKillLoop(t *testing.T) {
+	runs := killRuns(t, 6)
 	dir := filepath.Join(t.TempDir(), "idx")
 	var urls []string
 	for i := range 40000 {
@@ -128,13 +135,7 @@ func dedupeChild(t *testing.T, dir string, in []string, kill bool, d time.Durati
 // false negative): an interrupted import acknowledges nothing and can
 // always be run again.
 func TestImportKillLoop(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts child processes")
-	}
-	runs := 4
-	if n, err := strconv.Atoi(os.Getenv("URLHASH_KILL_RUNS")); err == nil {
-		runs = n
-	}
+	runs := killRuns(t, 4)
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "idx")
 	file := filepath.Join(tmp, "urls.txt")

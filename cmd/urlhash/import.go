@@ -166,11 +166,10 @@ func runImport(e *env, args []string) error {
 	}
 	entries := func(yield func(store.Entry) bool) {
 		if vf.isSet() {
-			now, inner := time.Now(), yield
+			set, inner := vf.setter(time.Now()), yield
 			yield = func(en store.Entry) bool {
-				one := []store.Entry{en}
-				vf.apply(one, now)
-				return inner(one[0])
+				set(&en)
+				return inner(en)
 			}
 		}
 		for _, name := range files {

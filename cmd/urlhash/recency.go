@@ -46,16 +46,26 @@ func (v *valueFlags) isSet() bool { return v.data != "" || v.ttl > 0 }
 // apply sets the data and expiry of each entry that has none of its own
 // (an imported jsonl entry may).
 func (v *valueFlags) apply(entries []store.Entry, now time.Time) {
+	set := v.setter(now)
+	for i := range entries {
+		set(&entries[i])
+	}
+}
+
+// setter returns apply for one entry, with the data's bytes and the
+// expiry computed once: the entries share them (backends only read them).
+func (v *valueFlags) setter(now time.Time) func(*store.Entry) {
 	var exp time.Time
 	if v.ttl > 0 {
 		exp = store.Unix(now.Add(v.ttl).Unix())
 	}
-	for i := range entries {
-		if v.data != "" && len(entries[i].Value.Data) == 0 {
-			entries[i].Value.Data = []byte(v.data)
+	data := []byte(v.data)
+	return func(e *store.Entry) {
+		if len(data) > 0 && len(e.Value.Data) == 0 {
+			e.Value.Data = data
 		}
-		if entries[i].Value.Expires.IsZero() {
-			entries[i].Value.Expires = exp
+		if e.Value.Expires.IsZero() {
+			e.Value.Expires = exp
 		}
 	}
 }
