@@ -53,7 +53,9 @@
 // once it is durable.
 // Concurrent writers share fsyncs (group commit): a write waits for one
 // Sync that starts after it, and one Sync serves every write that came
-// before it started.
+// before it started. A load refused midway (a malformed line, a body cut
+// short) may have stored the lines before it; sending it again is safe,
+// since a load adds only absent keys.
 //
 // # Logs
 //
