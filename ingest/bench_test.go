@@ -129,7 +129,7 @@ func BenchmarkSniff(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if binaryReason(data, false, true) != "" {
+		if binaryReason(data, false, false, true) != "" {
 			b.Fatal("binary")
 		}
 	}

@@ -56,5 +56,5 @@ func ExampleParseFormat() {
 	fmt.Println(err)
 	// Output:
 	// ntriples <nil>
-	// ingest: unknown format "csv" (want lines, ntriples, nquads, sitemap or hashes)
+	// ingest: unknown format "csv" (want lines, hashes, ntriples, nquads, turtle, trig, rdfxml or sitemap)
 }
