@@ -83,7 +83,7 @@ func TestBinary(t *testing.T) {
 				if tc.nul && f != Lines && f != Hashes {
 					continue
 				}
-				binary := tc.binary && !(rdfText[tc.name] && f.isRDF())
+				binary := tc.binary && !(rdfText[tc.name] && f.IsRDF())
 				rc, err := NewReader("in.dat", strings.NewReader(tc.in))
 				if err != nil {
 					t.Fatal(err)

@@ -100,5 +100,6 @@ func FormatOf(name string) (f Format, ok bool) {
 	return 0, false
 }
 
-// isRDF reports whether f is one of the RDF syntaxes.
-func (f Format) isRDF() bool { return f == NTriples || f == Turtle || f == TriG || f == RDFXML }
+// IsRDF reports whether f is one of the RDF syntaxes: NTriples, Turtle,
+// TriG or RDFXML.
+func (f Format) IsRDF() bool { return f == NTriples || f == Turtle || f == TriG || f == RDFXML }

@@ -17,7 +17,7 @@ import (
 // that reading it as f yields exactly one error, wrapping ErrBinary.
 func refusedAsBinary(t *testing.T, data []byte, f Format, nul bool) bool {
 	head := data[:min(len(data), sniffLen)]
-	if binaryReason(head, nul, f.isRDF(), len(head) == sniffLen) == "" {
+	if binaryReason(head, nul, f.IsRDF(), len(head) == sniffLen) == "" {
 		return false
 	}
 	var errs []error

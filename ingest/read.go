@@ -97,7 +97,7 @@ func Read(r io.Reader, name string, f Format, opts *Options) iter.Seq2[Record, e
 			return
 		}
 		br := bufio.NewReaderSize(&stickyReader{r: r}, readBufSize)
-		if err := sniff(br, name, o.NUL, f.isRDF()); err != nil {
+		if err := sniff(br, name, o.NUL, f.IsRDF()); err != nil {
 			yield(Record{}, err)
 			return
 		}
