@@ -376,6 +376,9 @@ func (p *ttlParser) iri() error {
 	default:
 		return p.unexpected("an IRI")
 	}
+	if len(iri) > p.lx.max {
+		return fmt.Errorf("%w (an IRI of more than %d bytes)", ErrLineTooLong, p.lx.max)
+	}
 	if err := p.emit(iri, line); err != nil {
 		return err
 	}

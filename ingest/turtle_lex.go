@@ -271,6 +271,8 @@ func (lx *ttlLexer) iriRef() error {
 			if err := lx.add(utf8.AppendRune(nil, r)); err != nil {
 				return err
 			}
+		case c < utf8.RuneSelf && !forbiddenInIRI(byte(c)):
+			continue // the plain run went on past the buffer
 		case c < utf8.RuneSelf:
 			if c == '\n' {
 				return fmt.Errorf("%w: newline in an IRI", ErrInvalidIRI)
@@ -526,6 +528,17 @@ func (lx *ttlLexer) name() error {
 		}
 		dots := 0
 		for {
+			// The ASCII run, at once.
+			start := lx.i
+			for lx.i < lx.n && pnameByte[lx.buf[lx.i]] == nameAny {
+				lx.i++
+			}
+			if lx.i > start {
+				if err := lx.add(lx.buf[start:lx.i]); err != nil {
+					return err
+				}
+				dots = 0
+			}
 			r, size = lx.peekRune()
 			if r == '.' && size == 1 {
 				dots++
@@ -562,6 +575,22 @@ func (lx *ttlLexer) name() error {
 func (lx *ttlLexer) localName() error {
 	dots := 0
 	for first := true; ; first = false {
+		// The ASCII run, at once (a '-' or ':' may not come first).
+		start := lx.i
+		for lx.i < lx.n {
+			k := pnameByte[lx.buf[lx.i]]
+			if k == 0 || first && k == nameNotFirst {
+				break
+			}
+			lx.i++
+			first = false
+		}
+		if lx.i > start {
+			if err := lx.add(lx.buf[start:lx.i]); err != nil {
+				return err
+			}
+			dots = 0
+		}
 		r, size := lx.peekRune()
 		switch {
 		case size == 0:
@@ -623,3 +652,23 @@ func isLocalEscape(c byte) bool {
 	}
 	return false
 }
+
+// Classes of pnameByte.
+const (
+	nameAny      = 1 // may appear anywhere in a prefix or a local name: [A-Za-z0-9_]
+	nameNotFirst = 2 // '-': anywhere but first
+	nameLocal    = 3 // ':': in a local name, not in a prefix
+)
+
+// pnameByte classifies the ASCII bytes of prefixed names, for the fast path
+// of the lexer (the slow path checks every rune against the grammar).
+var pnameByte = func() (t [256]byte) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = nameAny, nameAny
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = nameAny
+	}
+	t['_'], t['-'], t[':'] = nameAny, nameNotFirst, nameLocal
+	return t
+}()
