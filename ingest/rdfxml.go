@@ -111,6 +111,10 @@ func (x *xmlRDF) emit(iri string) error {
 			return fmt.Errorf("%w <%s>: forbidden character %q", ErrInvalidIRI, shorten(iri), c)
 		}
 	}
+	if !isAbsoluteIRI(iri) {
+		// A namespace name and a local name that make no absolute IRI.
+		return fmt.Errorf("%w <%s>: an element or attribute name in RDF/XML makes no absolute IRI", ErrRelativeIRI, shorten(iri))
+	}
 	if !x.yield(Record{Text: iri, Line: x.line()}, nil) {
 		return errStopped
 	}
