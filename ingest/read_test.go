@@ -58,6 +58,13 @@ func TestReadGolden(t *testing.T) {
 		// Not well-formed XML: records before the error, then one LineError and the end.
 		{"malformed", "malformed.xml", Sitemap, nil},
 		{"rss", "rss.xml", Sitemap, nil},
+		// Turtle, TriG, RDF/XML: every IRI, resolved and expanded; an error
+		// ends the sequence.
+		{"turtle", "sample.ttl", Turtle, nil},
+		{"trig", "sample.trig", TriG, nil},
+		{"rdfxml", "sample.rdf", RDFXML, nil},
+		{"turtle-bad", "bad.ttl", Turtle, nil},
+		{"rdfxml-bad", "bad.rdf", RDFXML, &Options{Base: "http://example.org/bad.rdf"}},
 		// Lines: CRLF, blank and comment lines, no final newline.
 		{"lines", "lines.txt", Lines, nil},
 		// Hashes: full and prefix entries, bad lines.
