@@ -156,7 +156,10 @@
 //     declaration of at most 1 KiB. Going over one is a *LineError wrapping
 //     ErrLimit, which ends the sequence as a syntax error does: past it, the
 //     document cannot be followed (end tags, namespaces) without holding
-//     what the limit bounds. No real sitemap comes near them.
+//     what the limit bounds. No real sitemap comes near them. RDF/XML,
+//     read by the same scanner, has the same limits but for nesting (1024
+//     elements), and holds each attribute value whole, up to
+//     Options.MaxLineBytes.
 //   - Everything else in a sitemap streams through and is never held, at
 //     any length: text outside <loc>, attribute values, comments, CDATA
 //     sections, processing instructions, DOCTYPE declarations with their
