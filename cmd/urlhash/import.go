@@ -207,21 +207,24 @@ func runImport(e *env, args []string) error {
 		for _, name := range files {
 			o := *ropts
 			b, err := inputBase(*base, name)
-			if err != nil {
-				stopErr, refused = err, true
-			} else {
+			ok := err == nil
+			if ok {
 				o.Base = b
-				refused = !importFile(e, ix, name, formatOf(name), jsonl, &o, bad, yield, &stopErr) && stopErr != nil && !errors.Is(stopErr, errReported)
+				ok = importFile(e, ix, name, formatOf(name), jsonl, &o, bad, yield, &stopErr)
+			} else {
+				stopErr = err
 			}
-			if refused {
+			if ok {
+				continue
+			}
+			// A file that could not be read whole, unlike a stop for bad
+			// records (--strict, --max-errors) or the consumer's, is refused.
+			if refused = stopErr != nil && !errors.Is(stopErr, errReported); refused {
 				// An entry every backend's Load refuses before it writes
 				// anything (store.Entry.Check): the run stores nothing.
 				yield(store.Entry{Len: -1})
-				return
 			}
-			if stopErr != nil {
-				return
-			}
+			return
 		}
 	}
 	res, err := ix.Store().Load(entries)
