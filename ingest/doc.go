@@ -82,8 +82,9 @@
 // neither it is a *LineError wrapping ErrRelativeIRI. An absolute IRI has
 // its dot segments removed too, as section 5.2.2 does. The first error in a
 // Turtle, TriG or RDF/XML document (syntax, invalid or relative IRI, a term
-// too long, a limit) is one *LineError naming its line, and ends the
-// sequence: past it the document cannot be followed.
+// too long, a limit) is one *LineError naming its line (for Turtle and
+// TriG, its byte column too), and ends the sequence: past it the document
+// cannot be followed.
 //   - Sitemap: a sitemaps.org <urlset> (url/loc) or <sitemapindex>
 //     (sitemap/loc), in the sitemaps.org namespace or none, streamed by a
 //     scanner of the XML that sitemaps use, which checks well-formedness as

@@ -51,8 +51,14 @@ func readTurtle(br *bufio.Reader, name string, o *Options, trig bool, yield func
 	case err == nil, err == errStopped:
 	case errors.Is(err, ErrSyntax), errors.Is(err, ErrInvalidIRI), errors.Is(err, ErrRelativeIRI),
 		errors.Is(err, ErrLineTooLong), errors.Is(err, ErrLimit):
-		line := p.lx.line
-		yield(Record{Line: line}, &LineError{File: name, Line: line, Err: err})
+		// Where the lexer met the error, or else the token the parser
+		// refused.
+		line, col := p.lx.tok.line, p.lx.tok.col
+		var pe *posError
+		if errors.As(err, &pe) {
+			line, col, err = pe.line, pe.col, pe.err
+		}
+		yield(Record{Line: line}, &LineError{File: name, Line: line, Err: &columnError{col: col, err: err}})
 	default:
 		yield(Record{}, ioError(name, err))
 	}

@@ -31,6 +31,7 @@ type token struct {
 	text   []byte // tIRI, tPName (local part), tLangTag, tWord
 	prefix []byte // tPName
 	line   int    // the line the token starts on
+	col    int    // the byte column it starts at, 1-based
 }
 
 // ttlLexer splits Turtle and TriG into tokens (the terminals of the two
@@ -43,6 +44,9 @@ type ttlLexer struct {
 	err  error // what ended the input, io.EOF at its end
 	line int   // 1-based line of the next byte
 	max  int   // the longest IRI, name or language tag, in bytes
+	// off is the offset in the input of buf[0], lineOff that of the
+	// first byte of the current line: columns for errors.
+	off, lineOff int
 
 	dots int   // '.' tokens owed: dots that ended a name but are not part of it
 	tok  token // the token being read
@@ -61,6 +65,7 @@ func (lx *ttlLexer) fill() bool {
 		return false
 	}
 	if lx.i > 0 {
+		lx.off += lx.i
 		lx.n = copy(lx.buf, lx.buf[lx.i:lx.n])
 		lx.i = 0
 	}
@@ -136,19 +141,60 @@ func (lx *ttlLexer) add(b []byte) error {
 	return nil
 }
 
-// next reads the next token into lx.tok.
+// col returns the 1-based byte column of the next byte.
+func (lx *ttlLexer) col() int { return lx.off + lx.i - lx.lineOff + 1 }
+
+// newline counts a line feed just consumed.
+func (lx *ttlLexer) newline() {
+	lx.line++
+	lx.lineOff = lx.off + lx.i
+}
+
+// posError is a lexer error with the position it was met at.
+type posError struct {
+	line, col int
+	err       error
+}
+
+func (e *posError) Error() string { return e.err.Error() }
+func (e *posError) Unwrap() error { return e.err }
+
+// columnError adds a column to a reader's error.
+type columnError struct {
+	col int
+	err error
+}
+
+func (e *columnError) Error() string { return fmt.Sprintf("%v (column %d)", e.err, e.col) }
+func (e *columnError) Unwrap() error { return e.err }
+
+// next reads the next token into lx.tok; an error carries the position
+// (*posError) where the lexer met it.
 func (lx *ttlLexer) next() error {
+	if err := lx.scan(); err != nil {
+		if errors.Is(err, ErrLineTooLong) {
+			// The term's start: where the lexer notices depends on how
+			// the input arrived.
+			return &posError{line: lx.tok.line, col: lx.tok.col, err: err}
+		}
+		return &posError{line: lx.line, col: lx.col(), err: err}
+	}
+	return nil
+}
+
+func (lx *ttlLexer) scan() error {
 	t := &lx.tok
 	t.text, t.prefix = t.text[:0], t.prefix[:0]
 	if lx.dots > 0 {
 		lx.dots--
 		t.kind, t.c = tPunct, '.'
+		t.line, t.col = lx.line, lx.col()-lx.dots-1
 		return nil
 	}
 	if err := lx.skipSpace(); err != nil {
 		return err
 	}
-	t.line = lx.line
+	t.line, t.col = lx.line, lx.col()
 	c := lx.peek()
 	switch {
 	case c == eofByte:
@@ -199,7 +245,9 @@ func (lx *ttlLexer) skipSpace() error {
 		for lx.i < lx.n {
 			switch lx.buf[lx.i] {
 			case '\n':
-				lx.line++
+				lx.i++
+				lx.newline()
+				continue
 			case ' ', '\t', '\r':
 			case '#':
 				lx.i++
@@ -379,10 +427,10 @@ func (lx *ttlLexer) stringLit(q byte) error {
 			if !long {
 				return lx.errorf("line break in a string (use a long string or \\n)")
 			}
-			if c == '\n' {
-				lx.line++
-			}
 			lx.i++
+			if c == '\n' {
+				lx.newline()
+			}
 		default:
 			r, size := lx.peekRune()
 			if r == utf8.RuneError && size == 1 {
