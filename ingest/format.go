@@ -85,7 +85,7 @@ func ParseFormat(name string) (Format, error) {
 func FormatOf(name string) (f Format, ok bool) {
 	ext := strings.ToLower(path.Ext(name))
 	if ext == ".gz" {
-		ext = strings.ToLower(path.Ext(strings.TrimSuffix(name, name[len(name)-3:])))
+		ext = strings.ToLower(path.Ext(name[:len(name)-len(ext)]))
 	}
 	switch ext {
 	case ".nt", ".nq":
