@@ -179,6 +179,8 @@ func TestReadInline(t *testing.T) {
 		{"rdfxml ID not a name", "<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" xmlns:e=\"http://e/\" xml:base=\"http://e/doc\"><rdf:Description rdf:ID=\"1a\" e:p=\"v\"/></rdf:RDF>", RDFXML, nil, "1\terror: f:1: syntax error: rdf:ID \"1a\" is not an XML name\n"},
 		{"rdfxml space in IRI", "<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" xmlns:e=\"http://e/\"><rdf:Description rdf:about=\"http://e/a b\" e:p=\"v\"/></rdf:RDF>", RDFXML, nil, "1\terror: f:1: invalid IRI <http://e/a b>: forbidden character ' '\n"},
 		{"rdfxml entity", "<!DOCTYPE rdf:RDF [<!ENTITY e \"http://e/\">]><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" xmlns:e=\"http://e/\"><rdf:Description rdf:about=\"&e;s\" e:p=\"v\"/></rdf:RDF>", RDFXML, nil, "1\terror: f:1: syntax error: malformed XML: invalid character entity &e;\n"},
+		{"ttl sign dot", "<http://e/s> <http://e/p> -. ", Turtle, nil, "1\thttp://e/s\n1\thttp://e/p\n1\terror: f:1: syntax error: sign not followed by a number (column 28)\n"},
+		{"ttl plus point five", "<http://e/s> <http://e/p> +.5e-3, -0.0, 01 .", Turtle, nil, "1\thttp://e/s\n1\thttp://e/p\n1\thttp://www.w3.org/2001/XMLSchema#double\n1\thttp://www.w3.org/2001/XMLSchema#decimal\n1\thttp://www.w3.org/2001/XMLSchema#integer\n"},
 		// Sitemap
 		{"sitemap empty", "", Sitemap, nil, "1\terror: f:1: not a sitemap: no root element\n"},
 		{"sitemap other ns", `<urlset xmlns="http://www.google.com/schemas/sitemap/0.84"/>`, Sitemap, nil,

@@ -525,7 +525,8 @@ func (lx *ttlLexer) number() error {
 			lx.i++
 			t.kind = tDecimal
 		}
-	} else if intDigits == 0 {
+	}
+	if t.kind == tInteger && intDigits == 0 {
 		return lx.errorf("sign not followed by a number")
 	}
 	if lx.exponentAt(0) {
