@@ -30,17 +30,68 @@ func benchInput(f Format, size int) []byte {
 			fmt.Fprintf(&b, "  <url><loc>https://www.example.com/section-%d/article/%d?a=1&amp;b=%d</loc><lastmod>2024-01-01</lastmod></url>\n", i%97, i, i)
 		case Hashes:
 			fmt.Fprintf(&b, "%064x\n", i*2654435761)
+		case Turtle, TriG:
+			if i == 0 {
+				b.WriteString(turtleHead)
+				if f == TriG {
+					b.WriteString("GRAPH <http://dbpedia.org/graph/1> {\n")
+				}
+			}
+			fmt.Fprintf(&b, turtleItem, i, i, i, i, i%97, i)
+		case RDFXML:
+			if i == 0 {
+				b.WriteString(rdfxmlHead)
+			}
+			fmt.Fprintf(&b, rdfxmlItem, i, i, i, i, i%97, i)
 		}
 	}
-	if f == Sitemap {
+	switch f {
+	case Sitemap:
 		b.WriteString("</urlset>\n")
+	case TriG:
+		b.WriteString("}\n")
+	case RDFXML:
+		b.WriteString("</rdf:RDF>\n")
 	}
 	return b.Bytes()
 }
 
+// The benchmark's Turtle and RDF/XML: the same DBpedia-like statements,
+// written as their writers write them (prefixes, ';' and ',' lists, typed
+// and language-tagged literals, a nested blank node).
+const (
+	turtleHead = `@prefix dbr: <http://dbpedia.org/resource/> .
+@prefix dbo: <http://dbpedia.org/ontology/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix foaf: <http://xmlns.com/foaf/0.1/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+`
+	turtleItem = `dbr:Item_%d a dbo:Work ;
+    rdfs:label "Item number %d"@en ;
+    dbo:wikiPageID "%d"^^xsd:integer ;
+    foaf:isPrimaryTopicOf <http://en.wikipedia.org/wiki/Item_%d> ;
+    dbo:author [ a foaf:Person ; foaf:name "Author %d" ] ;
+    dbo:wikiPageLength %d .
+`
+	rdfxmlHead = `<?xml version="1.0" encoding="UTF-8"?>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+         xmlns:rdfs="http://www.w3.org/2000/01/rdf-schema#"
+         xmlns:dbo="http://dbpedia.org/ontology/"
+         xmlns:foaf="http://xmlns.com/foaf/0.1/">
+`
+	rdfxmlItem = `  <dbo:Work rdf:about="http://dbpedia.org/resource/Item_%d">
+    <rdfs:label xml:lang="en">Item number %d</rdfs:label>
+    <dbo:wikiPageID rdf:datatype="http://www.w3.org/2001/XMLSchema#integer">%d</dbo:wikiPageID>
+    <foaf:isPrimaryTopicOf rdf:resource="http://en.wikipedia.org/wiki/Item_%d"/>
+    <dbo:author><foaf:Person><foaf:name>Author %d</foaf:name></foaf:Person></dbo:author>
+    <dbo:wikiPageLength rdf:datatype="http://www.w3.org/2001/XMLSchema#integer">%d</dbo:wikiPageLength>
+  </dbo:Work>
+`
+)
+
 // BenchmarkRead measures throughput per format, in MB/s of input.
 func BenchmarkRead(b *testing.B) {
-	for _, f := range []Format{Lines, NTriples, Sitemap, Hashes} {
+	for _, f := range []Format{Lines, NTriples, Sitemap, Hashes, Turtle, TriG, RDFXML} {
 		data := benchInput(f, 4<<20)
 		b.Run(f.String(), func(b *testing.B) {
 			b.ReportAllocs()
@@ -63,7 +114,7 @@ func BenchmarkRead(b *testing.B) {
 // TestBenchInputIsClean checks that the benchmark inputs read without errors,
 // so that the benchmarks measure the good path.
 func TestBenchInputIsClean(t *testing.T) {
-	for _, f := range []Format{Lines, NTriples, Sitemap, Hashes} {
+	for _, f := range []Format{Lines, NTriples, Sitemap, Hashes, Turtle, TriG, RDFXML} {
 		n := 0
 		for rec, err := range Read(bytes.NewReader(benchInput(f, 64<<10)), "", f, nil) {
 			if err != nil {
@@ -129,7 +180,7 @@ func BenchmarkSniff(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if binaryReason(data, false, true) != "" {
+		if binaryReason(data, false, false, true) != "" {
 			b.Fatal("binary")
 		}
 	}

@@ -36,6 +36,10 @@ func TestBinary(t *testing.T) {
 		}
 		return b.String()
 	}
+	// An RDF literal may hold any character, NUL and other control
+	// characters too: to an RDF reader only invalid UTF-8 is binary, and
+	// these are text (which its grammar refuses or not).
+	rdfText := map[string]bool{"one NUL": true, "controls": true, "UTF-16LE": true, "PNG header": true}
 	latin1 := "http://example.com/caf\xe9\nhttp://example.com/na\xefve\nhttp://example.com/se\xf1or\n"
 	for _, tc := range []struct {
 		name   string
@@ -75,10 +79,11 @@ func TestBinary(t *testing.T) {
 		{"cut character", strings.Repeat("a", sniffLen-1) + "é\n", false, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, f := range []Format{Lines, Hashes, NTriples, Sitemap} {
+			for _, f := range []Format{Lines, Hashes, NTriples, Sitemap, Turtle, TriG, RDFXML} {
 				if tc.nul && f != Lines && f != Hashes {
 					continue
 				}
+				binary := tc.binary && !(rdfText[tc.name] && f.IsRDF())
 				rc, err := NewReader("in.dat", strings.NewReader(tc.in))
 				if err != nil {
 					t.Fatal(err)
@@ -92,11 +97,11 @@ func TestBinary(t *testing.T) {
 					}
 				}
 				switch {
-				case tc.binary && (n != 1 || len(errs) != 1 || !errors.Is(errs[0], ErrBinary)):
+				case binary && (n != 1 || len(errs) != 1 || !errors.Is(errs[0], ErrBinary)):
 					t.Errorf("%v: %d results, errors %v; want one ErrBinary", f, n, errs)
-				case tc.binary && !strings.Contains(errs[0].Error(), "in.dat"):
+				case binary && !strings.Contains(errs[0].Error(), "in.dat"):
 					t.Errorf("%v: error %q does not name the file", f, errs[0])
-				case !tc.binary && len(errs) > 0:
+				case !binary && len(errs) > 0:
 					t.Errorf("%v: errors %v", f, errs)
 				}
 			}
@@ -130,8 +135,22 @@ func TestBinaryReason(t *testing.T) {
 		{"\x7f\x7f\x7fabcd", false, false, "3 of its first 7 bytes are control bytes or invalid UTF-8"},
 		{"\xff\xfea", true, false, "UTF-16 byte order mark; only UTF-8 is read"},
 	} {
-		if got := binaryReason([]byte(tc.in), tc.nul, tc.cut); got != tc.want {
+		if got := binaryReason([]byte(tc.in), tc.nul, false, tc.cut); got != tc.want {
 			t.Errorf("binaryReason(%q, %v, %v) = %q, want %q", tc.in, tc.nul, tc.cut, got, tc.want)
+		}
+	}
+	// An RDF syntax's literal may hold any character: only invalid UTF-8
+	// is odd.
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{"<http://a/> <http://b/> \"\x00\x01\x02\x03\x04\x05\x06\x07\x7f\" .\n", ""},
+		{"a\x00\xff\xfe", "2 of its first 4 bytes are control bytes or invalid UTF-8"},
+		{"\xff\xfea", "UTF-16 byte order mark; only UTF-8 is read"},
+	} {
+		if got := binaryReason([]byte(tc.in), false, true, false); got != tc.want {
+			t.Errorf("binaryReason(%q, rdf) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

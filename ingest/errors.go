@@ -29,9 +29,15 @@ var ErrInvalidHash = errors.New("ingest: invalid hash")
 // it comes from such an escape) or is not valid UTF-8.
 var ErrInvalidIRI = errors.New("ingest: invalid IRI")
 
+// ErrRelativeIRI is returned, wrapped in a *LineError, when an N-Triples or
+// N-Quads IRI is relative (the grammar allows only absolute ones), or when a
+// Turtle, TriG or RDF/XML document holds a relative IRI reference and no
+// base IRI is known to resolve it against (Options.Base).
+var ErrRelativeIRI = errors.New("ingest: relative IRI")
+
 // ErrSyntax is returned, wrapped in a *LineError, when an N-Triples or
-// N-Quads line does not follow the grammar, or when a sitemap is not
-// well-formed XML.
+// N-Quads line, or a Turtle, TriG or RDF/XML document, does not follow its
+// grammar, or when a sitemap is not well-formed XML.
 var ErrSyntax = errors.New("ingest: syntax error")
 
 // ErrNotSitemap is returned, wrapped in a *LineError, when an XML document's

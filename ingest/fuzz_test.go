@@ -17,7 +17,7 @@ import (
 // that reading it as f yields exactly one error, wrapping ErrBinary.
 func refusedAsBinary(t *testing.T, data []byte, f Format, nul bool) bool {
 	head := data[:min(len(data), sniffLen)]
-	if binaryReason(head, nul, len(head) == sniffLen) == "" {
+	if binaryReason(head, nul, f.IsRDF(), len(head) == sniffLen) == "" {
 		return false
 	}
 	var errs []error
@@ -253,11 +253,14 @@ func readWith(read func(*bufio.Reader, string, *Options, func(Record, error) boo
 // ErrBinary alone, and an error that is not a *LineError only at the end.
 func FuzzRead(f *testing.F) {
 	addSeeds(f, []string{"lines.txt", "hashes.txt", "sample.nt", "urlset.xml"}, uint8(0), false, uint8(0))
+	addSeeds(f, []string{"w3c/rdf-turtle/turtle-syntax-blank-label.ttl"}, uint8(Turtle), false, uint8(0))
+	addSeeds(f, []string{"w3c/rdf-trig/trig-syntax-minimal-whitespace-01.trig"}, uint8(TriG), false, uint8(0))
+	addSeeds(f, []string{"w3c/rdf-xml/rdfms-reification-required/test001.rdf"}, uint8(RDFXML), false, uint8(0))
 	// "http://a/\n<x>\n", gzipped
 	f.Add([]byte("\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03\xcb\x28\x29\x29\xb0\xd2\xd7\x4f\xd4\xe7\xb2\xa9\xb0\xe3\x02\x00\x4a\x5d\x57\x1f\x0e\x00\x00\x00"), uint8(0), false, uint8(4))
 	f.Add([]byte("\xef\xbb\xbfa\x00#b\x00"), uint8(3), true, uint8(1))
 	f.Fuzz(func(t *testing.T, data []byte, format uint8, nul bool, maxLine uint8) {
-		fm := Format(format % 4)
+		fm := Format(format % 7)
 		if nul && fm != Lines && fm != Hashes {
 			nul = false
 		}

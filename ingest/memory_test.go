@@ -170,6 +170,18 @@ func (o outcome) String() string {
 	return fmt.Sprintf("%d records %q, %d errors %q", o.records, o.texts, o.nerrs, errs)
 }
 
+// Turtle and RDF/XML pieces of TestMemoryBound's inputs.
+const (
+	ttlHead = "@prefix : <http://example.org/> .\n"
+	ttlStmt = ":s :p :o .\n"
+	rdfHead = `<?xml version="1.0"?>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:e="http://example.org/">
+`
+	rdfDesc = `<rdf:Description rdf:about="http://example.org/s"><e:p rdf:resource="http://example.org/o"/></rdf:Description>
+`
+	rdfTail = "</rdf:RDF>\n"
+)
+
 // TestMemoryBound reads generated hostile inputs of -hostile-mib MiB each
 // (64 by default; 1024 for the figures in doc.go) and checks that no
 // reader holds more than maxHostileHeap of heap while it does, and what
@@ -270,6 +282,41 @@ func TestMemoryBound(t *testing.T) {
 		{"ntriples huge line", NTriples, nil, false, parts(once("<http://a/> <http://p/> <http://o/> .\n<"), huge("a"), once("> <http://p/> <http://o/> .\n")),
 			records(3, ErrLineTooLong)},
 		{"ntriples huge literal", NTriples, nil, false, parts(once(`<http://a/> <http://p/> "`), huge("a"), once("\" .\n")), records(0, ErrLineTooLong)},
+		// Turtle and TriG: memory is one term and the open nesting, however
+		// long the document, its literals or its comments.
+		{"turtle many statements", Turtle, nil, false, parts(once(ttlHead), huge(ttlStmt)), func(o outcome) bool {
+			return o.records == 3*count(ttlStmt) && o.nerrs == 0
+		}},
+		{"trig many graphs", TriG, nil, false, parts(once(ttlHead), huge("GRAPH :g { "+ttlStmt+"}\n")), func(o outcome) bool {
+			return o.records == 4*count("GRAPH :g { "+ttlStmt+"}\n") && o.nerrs == 0
+		}},
+		{"turtle huge long string", Turtle, nil, false, parts(once(ttlHead+`:s :p """`), huge("a\"\n\\n"), once(`""" .`+"\n"+ttlStmt)), records(5)},
+		{"turtle huge string", Turtle, nil, false, parts(once(ttlHead+`:s :p "`), huge(`a\u00e9\"`), once(`" .`+"\n"+ttlStmt)), records(5)},
+		{"turtle huge comment", Turtle, nil, false, parts(once(ttlHead+ttlStmt+"#"), huge("<a> . \"'"), once("\n"+ttlStmt)), records(6)},
+		{"turtle huge IRI", Turtle, nil, false, parts(once(ttlHead+ttlStmt+":s :p <http://"), huge("a"), once("> .\n")), records(5, ErrLineTooLong)},
+		{"turtle huge local name", Turtle, nil, false, parts(once(ttlHead+ttlStmt+":s :p :"), huge("a"), once(" .\n")), records(5, ErrLineTooLong)},
+		{"turtle huge blank node label", Turtle, nil, false, parts(once(ttlHead+ttlStmt+":s :p _:"), huge("a"), once(" .\n")), records(5, ErrLineTooLong)},
+		{"turtle huge number", Turtle, nil, false, parts(once(ttlHead+":s :p "), huge("1"), once(" .\n"+ttlStmt)), records(6)},
+		{"turtle deep property lists", Turtle, nil, false, parts(once(ttlHead+":s :p "), huge("[ :p "), once(" .\n")), func(o outcome) bool {
+			return is(ErrLimit)(o) && o.records < 3*maxRDFNesting
+		}},
+		{"turtle deep collections", Turtle, nil, false, parts(once(ttlHead+":s :p "), huge("("), once(" .\n")), func(o outcome) bool {
+			return is(ErrLimit)(o) && o.records < 3*maxRDFNesting
+		}},
+		{"turtle prefix redeclared", Turtle, nil, false, parts(huge("@prefix a: <http://e/> . PREFIX b: <http://f/>\n"), once("a:s b:p a:o .\n")), records(3)},
+		// RDF/XML likewise: one attribute value, the open elements.
+		{"rdfxml many descriptions", RDFXML, nil, false, parts(once(rdfHead), huge(rdfDesc), once(rdfTail)), func(o outcome) bool {
+			return o.records == 3*count(rdfDesc) && o.nerrs == 0
+		}},
+		{"rdfxml huge literal", RDFXML, nil, false, parts(once(rdfHead+`<rdf:Description rdf:about="http://e/s"><e:p>`), huge("a&amp;&#233;<!-- c -->"), once("</e:p></rdf:Description>"+rdfDesc+rdfTail)), records(5)},
+		{"rdfxml huge XML literal", RDFXML, nil, false, parts(once(rdfHead+`<rdf:Description rdf:about="http://e/s"><e:p rdf:parseType="Literal">`), huge("<a b='c'>d</a>"), once("</e:p></rdf:Description>"+rdfDesc+rdfTail)), records(6)},
+		{"rdfxml huge IRI", RDFXML, nil, false, parts(once(rdfHead+rdfDesc+`<rdf:Description rdf:about="http://e/`), huge("a"), once(`"/>`+rdfTail)), records(3, ErrLineTooLong)},
+		{"rdfxml deep", RDFXML, nil, false, parts(once(rdfHead+`<rdf:Description>`), huge(`<e:p><rdf:Description>`), once(rdfTail)), func(o outcome) bool {
+			return is(ErrLimit)(o) && o.records < maxRDFNesting
+		}},
+		{"rdfxml deep XML literal", RDFXML, nil, false, parts(once(rdfHead+`<rdf:Description><e:p rdf:parseType="Literal">`), huge(`<a>`), once(rdfTail)), func(o outcome) bool {
+			return is(ErrLimit)(o)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var src io.Reader = &genReader{parts: tc.in}

@@ -178,6 +178,7 @@ func quoteRune(s []byte) string {
 // iriRef parses IRIREF at p.i (on '<'), decodes its UCHAR escapes and appends
 // it to p.iris.
 func (p *ntParser) iriRef() error {
+	start := p.i
 	p.i++ // '<'
 	p.buf = p.buf[:0]
 	for {
@@ -188,6 +189,9 @@ func (p *ntParser) iriRef() error {
 		switch {
 		case c == '>':
 			p.i++
+			if !isAbsoluteIRI(p.buf) {
+				return fmt.Errorf("%w <%s> at column %d: N-Triples and N-Quads allow only absolute IRIs", ErrRelativeIRI, p.buf, p.col+start+1)
+			}
 			p.iris = append(p.iris, string(p.buf))
 			return nil
 		case c == '\\':
@@ -367,7 +371,7 @@ func (p *ntParser) blankNode() error {
 			if lastDot < 0 {
 				lastDot = p.i
 			}
-		} else if r != utf8.RuneError && isPNChars(r) {
+		} else if !(r == utf8.RuneError && size == 1) && size > 0 && isPNChars(r) {
 			lastDot = -1
 		} else {
 			break
@@ -394,8 +398,10 @@ func isPNCharsBase(r rune) bool {
 	return false
 }
 
-// isPNCharsU reports whether r is in PN_CHARS_U: PN_CHARS_BASE | '_' | ':'.
-func isPNCharsU(r rune) bool { return isPNCharsBase(r) || r == '_' || r == ':' }
+// isPNCharsU reports whether r is in PN_CHARS_U: PN_CHARS_BASE | '_'. (The
+// N-Triples 1.1 grammar added ':', which its erratum and the W3C tests take
+// back: "_::a" and "_:abc:def" are not blank node labels, in any syntax.)
+func isPNCharsU(r rune) bool { return isPNCharsBase(r) || r == '_' }
 
 // isPNChars reports whether r is in PN_CHARS: PN_CHARS_U | '-' | [0-9] |
 // #xB7 | [#x300-#x36F] | [#x203F-#x2040].

@@ -9,6 +9,8 @@ import (
 	"io"
 	"iter"
 	"os"
+	"path/filepath"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -39,6 +41,13 @@ type Options struct {
 	// the memory a reader holds for one record. Zero means
 	// DefaultMaxLineBytes (1 MiB).
 	MaxLineBytes int
+	// Base is the absolute IRI that relative IRI references of Turtle,
+	// TriG and RDF/XML resolve against until the document sets its own
+	// (@base, BASE, xml:base), as RFC 3986 section 5 says. Empty means
+	// none: a relative reference the document does not give a base for is
+	// then a *LineError wrapping ErrRelativeIRI. A caller reading a file
+	// would pass the file's own URL (FileIRI). Default "".
+	Base string
 }
 
 // Validate reports whether the options are usable with format f.
@@ -51,6 +60,9 @@ func (o *Options) Validate(f Format) error {
 	}
 	if o.NUL && f != Lines && f != Hashes {
 		return fmt.Errorf("%w: NUL separation applies to lines and hashes, not %v", ErrInvalidOptions, f)
+	}
+	if o.Base != "" && !isAbsoluteIRI(o.Base) {
+		return fmt.Errorf("%w: base IRI %s is not absolute", ErrInvalidOptions, quote(o.Base))
 	}
 	return nil
 }
@@ -85,7 +97,7 @@ func Read(r io.Reader, name string, f Format, opts *Options) iter.Seq2[Record, e
 			return
 		}
 		br := bufio.NewReaderSize(&stickyReader{r: r}, readBufSize)
-		if err := sniff(br, name, o.NUL); err != nil {
+		if err := sniff(br, name, o.NUL, f.IsRDF()); err != nil {
 			yield(Record{}, err)
 			return
 		}
@@ -98,6 +110,10 @@ func Read(r io.Reader, name string, f Format, opts *Options) iter.Seq2[Record, e
 			readNTriples(br, name, &o, yield)
 		case Sitemap:
 			readSitemap(br, name, &o, yield)
+		case Turtle, TriG:
+			readTurtle(br, name, &o, f == TriG, yield)
+		case RDFXML:
+			readRDFXML(br, name, &o, yield)
 		}
 	}
 }
@@ -131,14 +147,17 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // sniff returns an error wrapping ErrBinary when the start of br, up to
 // sniffLen bytes of what its first read brought, looks binary (see
 // binaryReason), and otherwise drops a leading UTF-8 byte order mark,
-// unless records are NUL-separated (taken byte for byte). It waits for
+// unless records are NUL-separated (taken byte for byte). The RDF syntaxes
+// (rdf) allow any character in a literal, NUL and the other control
+// characters included: for them only a byte order mark and invalid UTF-8
+// (see binaryReason) make an input binary; their grammars refuse the rest. It waits for
 // nothing more than the first read: on a pipe, a producer that writes one
 // line and waits for its answer must get it. A read error is left in br
 // for the format reader to meet after the records before it.
-func sniff(br *bufio.Reader, name string, nul bool) error {
+func sniff(br *bufio.Reader, name string, nul, rdf bool) error {
 	br.Peek(1) // the first read
 	head, _ := br.Peek(min(br.Buffered(), sniffLen))
-	if why := binaryReason(head, nul, len(head) == sniffLen); why != "" {
+	if why := binaryReason(head, nul, rdf, len(head) == sniffLen); why != "" {
 		if name == "" {
 			return fmt.Errorf("%w (%s)", ErrBinary, why)
 		}
@@ -154,21 +173,23 @@ func sniff(br *bufio.Reader, name string, nul bool) error {
 // full block when more follows), is not text, or returns "" when it is:
 //
 //   - it starts with a UTF-16 or UTF-32 byte order mark;
-//   - it holds a NUL byte, unless records are NUL-separated;
+//   - it holds a NUL byte, unless records are NUL-separated or it is
+//     read as an RDF syntax (rdf), whose literals may hold any character;
 //   - more than a third of its bytes are odd: C0 control bytes other than
 //     tab, LF, VT, FF, CR (and NUL when NUL-separated), DEL, and bytes that
 //     are not part of valid UTF-8. This is the rule of Perl's -B file test.
 //     Valid UTF-8 in any script is never odd; a Latin-1 text, whose letters
 //     with accents are invalid UTF-8, passes unless it is mostly such
-//     letters.
-func binaryReason(head []byte, nul, cut bool) string {
+//     letters. Read as an RDF syntax, only invalid UTF-8 is odd: any
+//     character may appear in a literal.
+func binaryReason(head []byte, nul, rdf, cut bool) string {
 	switch {
 	case bytes.HasPrefix(head, []byte{0x00, 0x00, 0xFE, 0xFF}), bytes.HasPrefix(head, []byte{0xFF, 0xFE, 0x00, 0x00}):
 		return "UTF-32 byte order mark; only UTF-8 is read"
 	case bytes.HasPrefix(head, []byte{0xFE, 0xFF}), bytes.HasPrefix(head, []byte{0xFF, 0xFE}):
 		return "UTF-16 byte order mark; only UTF-8 is read"
 	}
-	if !nul {
+	if !nul && !rdf {
 		if i := bytes.IndexByte(head, 0); i >= 0 {
 			return fmt.Sprintf("NUL byte at offset %d", i)
 		}
@@ -177,7 +198,7 @@ func binaryReason(head []byte, nul, cut bool) string {
 	for i := 0; i < len(head); {
 		c := head[i]
 		if c < utf8.RuneSelf {
-			if c < 0x20 && !isSpace(c) && !(nul && c == 0) || c == 0x7F {
+			if !rdf && (c < 0x20 && !isSpace(c) && !(nul && c == 0) || c == 0x7F) {
 				odd++
 			}
 			i++
@@ -288,4 +309,29 @@ func (rc *readCloser) Close() error {
 		}
 	}
 	return err
+}
+
+// FileIRI returns the file: URL of the named file, made absolute: the
+// default base IRI of an RDF document read from a file. Each path segment
+// is percent-encoded where an IRI needs it.
+func FileIRI(name string) (string, error) {
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return "", err
+	}
+	abs = filepath.ToSlash(abs)
+	if !strings.HasPrefix(abs, "/") {
+		abs = "/" + abs // a Windows drive letter
+	}
+	var b strings.Builder
+	b.WriteString("file://")
+	for i := 0; i < len(abs); i++ {
+		c := abs[i]
+		if c < 0x80 && (forbiddenInIRI(c) || c == '%' || c == '?' || c == '#') {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), nil
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -32,12 +33,13 @@ const (
 // well-formed yields a *LineError and ends.
 func readSitemap(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
 	s := &xmlScanner{
-		rd:    br,
-		buf:   make([]byte, readBufSize),
-		line:  1,
-		name:  name,
-		yield: yield,
-		loc:   locText{max: o.MaxLineBytes},
+		rd:       br,
+		buf:      make([]byte, readBufSize),
+		line:     1,
+		name:     name,
+		yield:    yield,
+		loc:      locText{max: o.MaxLineBytes},
+		depthMax: maxDepth,
 	}
 	err := s.run()
 	var le *LineError
@@ -88,6 +90,24 @@ type xmlScanner struct {
 	qname   []byte   // the name being read
 	scratch []byte   // a reference being read (for its error message), or an XML declaration
 	one     [4]byte  // the bytes of one decoded character
+
+	// rdf, when set, is handed the document's elements in place of the
+	// sitemap structure (readRDFXML); the fields below serve it.
+	rdf      *xmlRDF
+	depthMax int       // element nesting allowed: maxDepth, or maxRDFNesting
+	valMax   int       // the longest attribute value kept, in bytes
+	val      []byte    // an attribute value being read (sinkValue)
+	valLong  bool      // val went over valMax
+	attrs    []rawAttr // the attributes of the start tag being read
+	elem     xml.StartElement
+	nonSpace bool // sinkText met a character that is not XML white space
+}
+
+// rawAttr is an attribute as read, before its prefix is resolved.
+type rawAttr struct {
+	qname string
+	colon int // -1 when unprefixed
+	value string
 }
 
 // frame is an open element.
@@ -108,6 +128,8 @@ const (
 	sinkNone = iota
 	sinkLoc
 	sinkAttr
+	sinkValue // rdf: an attribute value, kept whole up to valMax
+	sinkText  // rdf: text, checked for characters other than white space
 )
 
 // fill reads more input into buf, keeping buf[r:w]. It reports whether it
@@ -201,6 +223,11 @@ func (s *xmlScanner) run() error {
 				return ioError(s.name, s.err)
 			case len(s.frames) > 0:
 				return s.syntaxError("unexpected EOF")
+			case s.rdf != nil:
+				if !s.rdf.rootSeen {
+					return s.syntaxError("no root element")
+				}
+				return nil
 			case s.entry == "":
 				return s.lineError(fmt.Errorf("%w: no root element", ErrNotSitemap))
 			}
@@ -212,7 +239,7 @@ func (s *xmlScanner) run() error {
 			if s.inLoc && len(s.frames) == 3 {
 				s.sink = sinkLoc
 			}
-			if err := s.chars(0, false); err != nil {
+			if err := s.text(false); err != nil {
 				return err
 			}
 			continue
@@ -381,6 +408,32 @@ var (
 	newline  = []byte("\n")
 )
 
+// text reads character data (a CDATA section with cdata set) into the
+// sink set, or, for RDF/XML, tells the handler whether it held more than
+// white space.
+func (s *xmlScanner) text(cdata bool) error {
+	if s.rdf == nil {
+		return s.chars(0, cdata)
+	}
+	s.sink, s.nonSpace = sinkText, false
+	if err := s.chars(0, cdata); err != nil {
+		return err
+	}
+	if s.nonSpace && len(s.frames) > 0 {
+		return s.rdfError(s.rdf.text())
+	}
+	return nil
+}
+
+// rdfError turns an error of the RDF/XML handler into a *LineError at the
+// current line; errStopped passes.
+func (s *xmlScanner) rdfError(err error) error {
+	if err == nil || err == errStopped {
+		return err
+	}
+	return s.lineError(err)
+}
+
 // emit passes decoded character data to the sink.
 func (s *xmlScanner) emit(b []byte) {
 	switch s.sink {
@@ -388,6 +441,21 @@ func (s *xmlScanner) emit(b []byte) {
 		s.loc.add(b)
 	case sinkAttr:
 		s.attr.add(b)
+	case sinkValue:
+		if len(s.val)+len(b) > s.valMax {
+			s.valLong = true
+			return
+		}
+		s.val = append(s.val, b...)
+	case sinkText:
+		if !s.nonSpace {
+			for _, c := range b {
+				if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+					s.nonSpace = true
+					break
+				}
+			}
+		}
 	}
 }
 
@@ -630,9 +698,10 @@ func (s *xmlScanner) startTag() error {
 		f.colon = -1
 	}
 	s.frames = append(s.frames, f)
-	if len(s.frames) > maxDepth {
-		return s.limitError("elements nested deeper than %d", maxDepth)
+	if len(s.frames) > s.depthMax {
+		return s.limitError("elements nested deeper than %d", s.depthMax)
 	}
+	s.attrs = s.attrs[:0]
 	empty := false
 	for {
 		s.space()
@@ -696,6 +765,9 @@ func (s *xmlScanner) attribute() error {
 	if c != '"' && c != '\'' {
 		return s.syntaxError("unquoted or missing attribute value in element")
 	}
+	if s.rdf != nil {
+		return s.rdfAttribute(c, decl, prefix, colon)
+	}
 	s.sink = sinkNone
 	if decl {
 		s.sink = sinkAttr
@@ -713,6 +785,85 @@ func (s *xmlScanner) attribute() error {
 		s.binds = append(s.binds, binding{prefix: prefix, space: v, ours: full && (v == "" || v == sitemapNS)})
 	}
 	return nil
+}
+
+// rdfAttribute reads an attribute value, its opening quote q read, for
+// RDF/XML: whole (up to valMax), a namespace declaration too.
+func (s *xmlScanner) rdfAttribute(q byte, decl bool, prefix string, colon int) error {
+	qname := string(s.qname)
+	s.sink, s.val, s.valLong = sinkValue, s.val[:0], false
+	if err := s.chars(q, false); err != nil {
+		return err
+	}
+	if s.valLong {
+		return s.lineError(fmt.Errorf("%w (an attribute value of more than %d bytes)", ErrLineTooLong, s.valMax))
+	}
+	if decl {
+		if len(s.binds) == maxNamespaces {
+			return s.limitError("more than %d namespace declarations in scope", maxNamespaces)
+		}
+		s.binds = append(s.binds, binding{prefix: prefix, space: string(s.val)})
+		return nil
+	}
+	s.attrs = append(s.attrs, rawAttr{qname: qname, colon: colon, value: string(s.val)})
+	return nil
+}
+
+// rdfStart hands the start tag just read to the RDF/XML handler, its
+// element and attribute names resolved as encoding/xml resolves them, but
+// for a prefix no declaration binds, which is an error.
+func (s *xmlScanner) rdfStart() error {
+	space, _ := s.resolve()
+	f := s.frames[len(s.frames)-1]
+	if f.colon >= 0 && space == string(s.names[f.start:f.colon]) && !s.isBound(space) {
+		return s.syntaxError("unbound namespace prefix " + quote(space))
+	}
+	e := &s.elem
+	e.Name = xml.Name{Space: space, Local: string(s.local())}
+	e.Attr = e.Attr[:0]
+	for _, a := range s.attrs {
+		n := xml.Name{Local: a.qname}
+		if a.colon >= 0 {
+			prefix := a.qname[:a.colon]
+			n.Local = a.qname[a.colon+1:]
+			switch prefix {
+			case "xml":
+				n.Space = xmlURL
+			case "xmlns":
+				n.Space = "xmlns"
+			default:
+				if !s.isBound(prefix) {
+					return s.syntaxError("unbound namespace prefix " + quote(prefix))
+				}
+				n.Space = s.lookup(prefix)
+			}
+		}
+		e.Attr = append(e.Attr, xml.Attr{Name: n, Value: a.value})
+	}
+	return s.rdfError(s.rdf.start(e))
+}
+
+// isBound reports whether a declaration in scope binds prefix.
+func (s *xmlScanner) isBound(prefix string) bool {
+	if prefix == "xml" || prefix == "xmlns" {
+		return true
+	}
+	for i := len(s.binds) - 1; i >= 0; i-- {
+		if s.binds[i].prefix == prefix {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup returns the namespace bound to prefix.
+func (s *xmlScanner) lookup(prefix string) string {
+	for i := len(s.binds) - 1; i >= 0; i-- {
+		if s.binds[i].prefix == prefix {
+			return s.binds[i].space
+		}
+	}
+	return ""
 }
 
 // resolve returns the namespace of the innermost open element, or of the
@@ -747,6 +898,9 @@ func (s *xmlScanner) local() []byte {
 // start applies the start tag of the innermost open element to the sitemap
 // structure.
 func (s *xmlScanner) start() error {
+	if s.rdf != nil {
+		return s.rdfStart()
+	}
 	space, ours := s.resolve()
 	local := s.local()
 	switch len(s.frames) {
@@ -814,6 +968,16 @@ func (s *xmlScanner) endTag() error {
 // end applies the end of the innermost open element to the sitemap
 // structure, yielding a <loc>, and closes it.
 func (s *xmlScanner) end() error {
+	if s.rdf != nil {
+		if err := s.rdfError(s.rdf.end()); err != nil {
+			return err
+		}
+		f := s.frames[len(s.frames)-1]
+		s.frames = s.frames[:len(s.frames)-1]
+		s.names = s.names[:f.start]
+		s.binds = s.binds[:f.binds]
+		return nil
+	}
 	switch len(s.frames) {
 	case 2:
 		s.inEntry = false
@@ -955,7 +1119,7 @@ func (s *xmlScanner) bang() error {
 		if s.inLoc && len(s.frames) == 3 {
 			s.sink = sinkLoc
 		}
-		return s.chars(0, true)
+		return s.text(true)
 	}
 	// A declaration, its first byte c read: skip to the '>' that ends it,
 	// outside quotes and nested <...>, skipping comments, as encoding/xml

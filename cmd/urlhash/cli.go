@@ -180,8 +180,10 @@ Commands:
 Inputs come from the arguments ("-" is standard input), then from each
 --from FILE, or, when there are none, from standard input: one per line (or
 NUL-separated with -0), or records of --input-format (hashes, ntriples,
-nquads, sitemap); gzip is detected by content; blank lines and lines whose
-first non-blank character is '#' are skipped. Exit status: 0 success or found,
+nquads, turtle, trig, rdfxml, sitemap; *.nt, *.nq, *.ttl, *.trig, *.rdf and
+*.owl files are read as RDF unless it is given); gzip is detected by
+content; blank lines and lines whose first non-blank character is '#' are
+skipped. Exit status: 0 success or found,
 1 not found, 2 error. Run "urlhash COMMAND --help" for a command's flags,
 "urlhash --version" for the build.
 `)

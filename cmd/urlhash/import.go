@@ -26,27 +26,39 @@ Bulk-loads every URL (or hash) of the files into the index, creating it if
 needed: the fastest way to fill an index. Gzipped files are read
 transparently; "-" is standard input. A bad line is reported on stderr as
 FILE:LINE: reason and skipped; --strict stops at the first one instead,
---max-errors N after N, keeping what was stored before. The last line on
-stderr is the summary "N stored, M duplicates, K skipped". Everything
-stored is durable when the command exits.
+--max-errors N after N, keeping what was stored before. An RDF document
+(ntriples, nquads, turtle, trig, rdfxml) that breaks its grammar is refused
+whole, as is a file that looks binary or cannot be read: the error names
+FILE:LINE and the import stores nothing at all (all or nothing per run;
+over a remote index, what the server received before may be stored). The
+last line on stderr is the summary "N stored, M duplicates, K skipped".
+Everything stored is durable when the command exits.
 
 Exit status: 0 every record stored or already present; 1 some records
-skipped (each reported); 2 an error, a stop (--strict, --max-errors), or
-nothing stored because every record was rejected.
+skipped (each reported); 2 an error, a refused file, a stop (--strict,
+--max-errors), or nothing stored because every record was rejected.
 
 Flags:
       --db DIR           the index directory, or a postgres:// connection
                          string (with --schema NAME, default "urlhash")
       --wait DURATION    queue behind another urlhash using the index
                          (default 0: fail at once)
-      --format FORMAT    lines (one URL a line, default), ntriples or nquads
-                         (every IRI of an N-Triples/N-Quads file), sitemap
-                         (the <loc> URLs of a sitemaps.org urlset or
-                         sitemapindex), hashes (hex: 64 digits a full
-                         entry, an even 8..62 digits a 4..31-byte prefix),
-                         or jsonl ("urlhash export --format jsonl": keys,
-                         texts and data as exported; a new index records
-                         the export's profile)
+      --format FORMAT    (or --input-format) lines (one URL a line,
+                         default), ntriples, nquads, turtle, trig or rdfxml
+                         (every IRI of an RDF document: N-Triples, N-Quads,
+                         Turtle, TriG, RDF/XML), sitemap (the <loc> URLs of
+                         a sitemaps.org urlset or sitemapindex), hashes
+                         (hex: 64 digits a full entry, an even 8..62 digits
+                         a 4..31-byte prefix), or jsonl ("urlhash export
+                         --format jsonl": keys, texts and data as exported;
+                         a new index records the export's profile). Unset,
+                         a file named *.nt, *.nq, *.ttl, *.trig, *.rdf or
+                         *.owl (.gz too) is read in the RDF syntax its
+                         extension names
+      --base IRI         the base of relative IRIs in Turtle, TriG and
+                         RDF/XML files (default: each file's file: URL;
+                         standard input has none, and refuses a relative
+                         IRI)
       --store-url        keep each URL's text in its entry
       --compression C    codec of the tables written: none (fast lookups,
                          about 53 bytes an entry on disk), snappy (42) or
@@ -71,10 +83,14 @@ Example:
   $ urlhash import --db idx testdata/debian-package-urls.txt
   urlhash: import: 30022 stored, 66 duplicates, 0 skipped
   $ urlhash import --db idx --format ntriples data.nt
+  $ urlhash import --db idx --profile iri foaf.ttl dcterms.rdf
 `,
 		run: runImport,
 	}
 }
+
+// importFormats lists the formats import reads, for its messages.
+const importFormats = "lines, hashes, ntriples, nquads, turtle, trig, rdfxml, sitemap or jsonl"
 
 // importSummary is the --json summary of import.
 type importSummary struct {
@@ -87,7 +103,9 @@ func runImport(e *env, args []string) error {
 	fs := newFlags("import")
 	var db dbFlags
 	db.addFlags(fs)
-	formatName := fs.String("format", "lines", "lines, ntriples, nquads, sitemap or hashes")
+	formatName := fs.String("format", "lines", importFormats)
+	fs.StringVar(formatName, "input-format", "lines", importFormats)
+	base := fs.String("base", "", "base IRI of relative IRIs in RDF files")
 	storeURL := fs.Bool("store-url", false, "keep URL text")
 	strict := fs.Bool("strict", false, "stop at the first bad line")
 	maxErrors := fs.Int64("max-errors", 0, "stop after N bad records (0: never)")
@@ -108,14 +126,25 @@ func runImport(e *env, args []string) error {
 	if !jsonl {
 		var err error
 		if format, err = ingest.ParseFormat(*formatName); err != nil {
-			return usageError{err}
+			return usagef("%w %q (want %s)", ingest.ErrUnknownFormat, *formatName, importFormats)
 		}
 	}
 	files := fs.Args()
 	if len(files) == 0 {
 		return usagef("no input files (use - for standard input)")
 	}
-	ropts := &ingest.Options{NUL: *nul}
+	givenFormat := fs.Changed("format") || fs.Changed("input-format") || *nul
+	// formatOf is the format of one file: the given one, or the RDF syntax
+	// its extension names.
+	formatOf := func(name string) ingest.Format {
+		if !givenFormat && name != "-" {
+			if f, ok := ingest.FormatOf(name); ok {
+				return f
+			}
+		}
+		return format
+	}
+	ropts := &ingest.Options{NUL: *nul, Base: *base}
 	if err := ropts.Validate(format); err != nil {
 		return usageError{err}
 	}
@@ -155,6 +184,9 @@ func runImport(e *env, args []string) error {
 	}
 	var skipped int64
 	var stopErr error // what ended the input early: a read error, or too many bad records
+	// refused is set when a file was refused whole (a grammar, read or
+	// binary error): then nothing of the run may be stored.
+	var refused bool
 	bad := func(err error) bool {
 		skipped++
 		e.warnf("%v", err)
@@ -173,12 +205,33 @@ func runImport(e *env, args []string) error {
 			}
 		}
 		for _, name := range files {
-			if !importFile(e, ix, name, format, jsonl, ropts, bad, yield, &stopErr) {
-				return
+			o := *ropts
+			b, err := inputBase(*base, name)
+			ok := err == nil
+			if ok {
+				o.Base = b
+				ok = importFile(e, ix, name, formatOf(name), jsonl, &o, bad, yield, &stopErr)
+			} else {
+				stopErr = err
 			}
+			if ok {
+				continue
+			}
+			// A file that could not be read whole, unlike a stop for bad
+			// records (--strict, --max-errors) or the consumer's, is refused.
+			if refused = stopErr != nil && !errors.Is(stopErr, errReported); refused {
+				// An entry every backend's Load refuses before it writes
+				// anything (store.Entry.Check): the run stores nothing.
+				yield(store.Entry{Len: -1})
+			}
+			return
 		}
 	}
 	res, err := ix.Store().Load(entries)
+	if refused {
+		// Load refused the poisoned input, as intended: nothing stored.
+		res, err = store.LoadResult{}, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -196,6 +249,9 @@ func runImport(e *env, args []string) error {
 	if stopErr != nil && !errors.Is(stopErr, errReported) {
 		e.warnf("%v", stopErr)
 	}
+	if refused {
+		e.warnf("import: nothing stored: a file was refused")
+	}
 	fmt.Fprintf(e.stderr, "urlhash: import: %d stored, %d duplicates, %d skipped\n", sum.Stored, sum.Duplicates, sum.Skipped)
 	switch {
 	case stopErr != nil:
@@ -211,7 +267,7 @@ func runImport(e *env, args []string) error {
 
 // importFile yields the entries of one file. It returns false when the
 // import must stop: the consumer stopped, a bad line under --strict, or a
-// read error (left in *stopErr).
+// read error or a grammar error of an RDF document (left in *stopErr).
 func importFile(e *env, ix *query.Index, name string, format ingest.Format, jsonl bool, ropts *ingest.Options,
 	bad func(error) bool, yield func(store.Entry) bool, stopErr *error) bool {
 	display := name
@@ -280,13 +336,13 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, json
 		}
 		if err := it.err; err != nil {
 			var le *ingest.LineError
-			if errors.As(err, &le) {
+			if errors.As(err, &le) && !format.IsRDF() {
 				if !bad(err) {
 					return false
 				}
 				continue
 			}
-			if !errors.Is(err, ingest.ErrBinary) { // that one names the file already
+			if !errors.Is(err, ingest.ErrBinary) && !errors.As(err, &le) { // those name the file already
 				err = fmt.Errorf("%s: %w", display, err)
 			}
 			*stopErr = err

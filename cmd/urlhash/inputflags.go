@@ -21,6 +21,8 @@ type inputFlags struct {
 	nul    bool
 	from   []string
 	format string
+	base   string         // --base: the base IRI of relative references in RDF inputs
+	fs     *pflag.FlagSet // to tell a given --input-format from the default
 	// bad counts records a file reader rejected (malformed N-Triples,
 	// say): each was reported, and the command exits 2.
 	bad atomic.Int64
@@ -29,14 +31,22 @@ type inputFlags struct {
 func (o *inputFlags) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.nul, "null", "0", false, "NUL-separated input")
 	fs.StringArrayVar(&o.from, "from", nil, "read inputs from FILE too (- is standard input); repeatable")
-	fs.StringVar(&o.format, "input-format", "lines", "lines, hashes, ntriples, nquads or sitemap")
+	fs.StringVar(&o.format, "input-format", "lines", "lines, hashes, ntriples, nquads, turtle, trig, rdfxml or sitemap")
+	fs.StringVar(&o.base, "base", "", "base IRI of relative IRIs in RDF inputs (default: the file's file: URL)")
+	o.fs = fs
 }
 
 // inputUsage documents the input flags in every command's usage.
 const inputUsage = `      --from FILE        read inputs from FILE too (repeatable; "-" is
                          standard input; gzip is detected by content)
-      --input-format F   lines (default), hashes, ntriples, nquads (every
-                         IRI) or sitemap (every <loc>), for files and stdin
+      --input-format F   lines (default), hashes, ntriples, nquads, turtle,
+                         trig, rdfxml (every IRI) or sitemap (every <loc>),
+                         for files and stdin; unset, a file named *.nt,
+                         *.nq, *.ttl, *.trig, *.rdf or *.owl (.gz too) is
+                         read in the RDF syntax its extension names
+      --base IRI         the base of relative IRIs in Turtle, TriG and
+                         RDF/XML inputs (default: each file's file: URL;
+                         standard input has none)
   -0, --null             inputs on stdin are NUL-separated, byte for byte
 `
 
@@ -89,10 +99,33 @@ func (o *inputFlags) check() error {
 	if err != nil {
 		return usageError{err}
 	}
-	if err := (&ingest.Options{NUL: o.nul}).Validate(f); err != nil {
+	if err := (&ingest.Options{NUL: o.nul, Base: o.base}).Validate(f); err != nil {
 		return usageError{err}
 	}
 	return nil
+}
+
+// formatOf returns the format to read the named input in: --input-format
+// when given, else the RDF syntax the file's extension names, else lines.
+func (o *inputFlags) formatOf(name string) ingest.Format {
+	given, _ := ingest.ParseFormat(o.format)
+	if o.fs != nil && o.fs.Changed("input-format") || name == "-" || o.nul {
+		return given
+	}
+	if f, ok := ingest.FormatOf(name); ok {
+		return f
+	}
+	return given
+}
+
+// inputBase returns the base IRI of the named input: --base, or the
+// file's own file: URL ("" for standard input: a relative IRI there is an
+// error).
+func inputBase(base, name string) (string, error) {
+	if base != "" || name == "-" {
+		return base, nil
+	}
+	return ingest.FileIRI(name)
 }
 
 // status is err, or errReported when a file reader rejected records.
@@ -115,7 +148,6 @@ func (o *inputFlags) read(e *env, args []string, max int, handOver func([]record
 		}
 		return handOver(batch)
 	}
-	format, _ := ingest.ParseFormat(o.format)
 	var lits []string
 	flushArgs := func() error {
 		if len(lits) == 0 {
@@ -126,6 +158,7 @@ func (o *inputFlags) read(e *env, args []string, max int, handOver func([]record
 		return err
 	}
 	source := func(name string) error {
+		format := o.formatOf(name)
 		if name == "-" && format == ingest.Lines {
 			return readRecords(nil, e.stdin, o.nul, max, fn) // the fast path
 		}
@@ -182,8 +215,12 @@ func (o *inputFlags) readFile(e *env, name string, format ingest.Format, max int
 		// gathers what has arrived).
 		max = 1
 	}
+	base, err := inputBase(o.base, name)
+	if err != nil {
+		return err
+	}
 	batch := make([]record, 0, max)
-	for rec, err := range ingest.Read(f, display, format, &ingest.Options{NUL: o.nul}) {
+	for rec, err := range ingest.Read(f, display, format, &ingest.Options{NUL: o.nul, Base: base}) {
 		var le *ingest.LineError
 		switch {
 		case errors.As(err, &le):

@@ -1,5 +1,6 @@
 // Command rdf-dictionary shows urlhash as the IRI dictionary of a graph
-// store: every IRI of an N-Triples file gets a stable 32-byte identity, the
+// store: every IRI of an N-Triples file, then of a Turtle file (prefixed
+// names expanded, relative IRIs resolved), gets a stable 32-byte identity, the
 // index maps identities back to IRIs, and the 8-byte very-short hash serves
 // as a compact term id, with collisions detected rather than assumed away.
 //
@@ -30,6 +31,9 @@ import (
 //go:embed data.nt
 var graph []byte
 
+//go:embed data.ttl
+var more []byte
+
 func main() {
 	if err := run(os.Stdout); err != nil {
 		log.Fatal("rdf-dictionary: ", err)
@@ -55,34 +59,19 @@ func run(w io.Writer) error {
 	defer dict.Close()
 
 	occurrences := 0
-	for rec, err := range ingest.Read(bytes.NewReader(graph), "data.nt", ingest.NTriples, nil) {
-		if err != nil {
+	sources := []struct {
+		name   string
+		data   []byte
+		format ingest.Format
+	}{
+		{"data.nt", graph, ingest.NTriples},
+		{"data.ttl", more, ingest.Turtle},
+	}
+	for _, src := range sources {
+		fmt.Fprintf(w, "-- %s\n", src.name)
+		if err := addTerms(w, db, dict, src.name, src.data, src.format, &occurrences); err != nil {
 			return err
 		}
-		occurrences++
-		added, err := dict.Add(rec.Text)
-		if err != nil {
-			return err
-		}
-		if !added {
-			continue
-		}
-		// The term id is the very-short hash. A new term whose id another
-		// stored hash already starts with would merge two terms: detect it
-		// with a prefix count instead of assuming 64 bits never collide.
-		h, err := dict.Hash(rec.Text)
-		if err != nil {
-			return err
-		}
-		id := h.VeryShort()
-		full, _, err := db.Count(id[:], 8*hashkey.Size8)
-		if err != nil {
-			return err
-		}
-		if full > 1 {
-			return fmt.Errorf("term id %s is shared by %d IRIs; widen ids to the short hash", id, full)
-		}
-		fmt.Fprintf(w, "term %s  %s\n", id, rec.Text)
 	}
 	st, err := db.Stats()
 	if err != nil {
@@ -114,4 +103,39 @@ func run(w io.Writer) error {
 		fmt.Fprintf(w, "term %s resolves to %s\n", id, e.Value.Text)
 		return nil
 	})
+}
+
+// addTerms adds every IRI of one RDF document to the dictionary and prints
+// each new term with its id.
+func addTerms(w io.Writer, db *index.DB, dict *query.Index, name string, data []byte, format ingest.Format, occurrences *int) error {
+	for rec, err := range ingest.Read(bytes.NewReader(data), name, format, nil) {
+		if err != nil {
+			return err
+		}
+		*occurrences++
+		added, err := dict.Add(rec.Text)
+		if err != nil {
+			return err
+		}
+		if !added {
+			continue
+		}
+		// The term id is the very-short hash. A new term whose id another
+		// stored hash already starts with would merge two terms: detect it
+		// with a prefix count instead of assuming 64 bits never collide.
+		h, err := dict.Hash(rec.Text)
+		if err != nil {
+			return err
+		}
+		id := h.VeryShort()
+		full, _, err := db.Count(id[:], 8*hashkey.Size8)
+		if err != nil {
+			return err
+		}
+		if full > 1 {
+			return fmt.Errorf("term id %s is shared by %d IRIs; widen ids to the short hash", id, full)
+		}
+		fmt.Fprintf(w, "term %s  %s\n", id, rec.Text)
+	}
+	return nil
 }
