@@ -66,6 +66,29 @@ var keywordValue = regexp.MustCompile(`^\s*(host|hostaddr|port|dbname|user|passw
 
 func looksLikeKeywordValue(location string) bool { return keywordValue.MatchString(location) }
 
+// urlLike matches the start of a location that looks like a URL: a
+// scheme of two or more characters (one is a Windows drive letter), a
+// colon and a slash.
+var urlLike = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]+):/`)
+
+// checkScheme refuses a location that looks like a URL but is none that
+// Open takes (HTTP://, http:/host, ftp://...): as a directory name it
+// would silently become a local index.
+func checkScheme(location string) error {
+	m := urlLike.FindStringSubmatch(location)
+	if m == nil || remote.IsLocation(location) || IsPostgres(location) {
+		return nil
+	}
+	scheme := m[1]
+	switch lower := strings.ToLower(scheme); {
+	case !strings.HasPrefix(location[len(scheme):], "://"):
+		return fmt.Errorf("%w: %q looks like a URL with a broken scheme (want http://HOST:PORT, https://, postgres:// or a directory)", ErrLocation, Display(location))
+	case lower == "http" || lower == "https" || lower == "postgres" || lower == "postgresql":
+		return fmt.Errorf("%w: %q: write the scheme in lower case, %s://", ErrLocation, Display(location), lower)
+	}
+	return fmt.Errorf("%w: %q: scheme %s: is not one urlhash reads (want http://HOST:PORT, https://, postgres:// or a directory)", ErrLocation, Display(location), scheme)
+}
+
 // ErrLocation is returned, wrapped, for a location Open does not accept.
 var ErrLocation = errors.New("backend: unsupported location")
 
@@ -83,6 +106,9 @@ func Open(ctx context.Context, location string, opts *Options) (store.Backend, e
 		// A directory of that name would be created silently, with the
 		// password in its name.
 		return nil, fmt.Errorf("%w: %q looks like a PostgreSQL keyword/value connection string; write it as postgres://USER@HOST/DB?sslmode=...", ErrLocation, pgindex.Redact(location))
+	}
+	if err := checkScheme(location); err != nil {
+		return nil, err
 	}
 	deadline := time.Now().Add(o.Wait)
 	for {

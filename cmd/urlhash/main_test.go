@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/spf13/pflag"
 )
 
 // TestMain lets the testscript files run "urlhash" in-process, and the
@@ -86,18 +87,28 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// TestEveryCommandHasHelp reads every subcommand's --help.
+// TestEveryCommandHasHelp reads every subcommand's --help and "urlhash help
+// NAME": the same text, with a synopsis, every flag and an example.
 func TestEveryCommandHasHelp(t *testing.T) {
-	for name, c := range commands() {
-		t.Run(name, func(t *testing.T) {
-			var out, errs bytes.Buffer
-			code := run(context.Background(), []string{name, "--help"}, nil, &out, &errs)
-			if code != exitOK || out.String() != c.usage || errs.String() != "" {
-				t.Fatalf("%s --help: code %d, stdout %q, stderr %q", name, code, out.String(), errs.String())
+	for _, c := range commands() {
+		t.Run(c.name, func(t *testing.T) {
+			usage := c.usage()
+			for _, args := range [][]string{{c.name, "--help"}, {"help", c.name}} {
+				var out, errs bytes.Buffer
+				code := run(context.Background(), args, nil, &out, &errs)
+				if code != exitOK || out.String() != usage || errs.String() != "" {
+					t.Fatalf("%s: code %d, stdout %q, stderr %q", args, code, out.String(), errs.String())
+				}
 			}
-			if len(c.usage) < 100 || !strings.Contains(c.usage, "Usage: urlhash "+name) || !strings.Contains(c.usage, "Example") {
-				t.Errorf("%s usage lacks a synopsis or an example", name)
+			if len(usage) < 100 || !strings.Contains(usage, "Usage: urlhash "+c.name) || !strings.Contains(usage, "Example") {
+				t.Errorf("%s usage lacks a synopsis or an example", c.name)
 			}
+			fs, _ := c.flags()
+			fs.VisitAll(func(f *pflag.Flag) {
+				if !f.Hidden && !strings.Contains(usage, "--"+f.Name+" ") && !strings.Contains(usage, "--"+f.Name+"\n") {
+					t.Errorf("%s usage does not show --%s", c.name, f.Name)
+				}
+			})
 		})
 	}
 }
