@@ -92,6 +92,24 @@ func checkScheme(location string) error {
 // ErrLocation is returned, wrapped, for a location Open does not accept.
 var ErrLocation = errors.New("backend: unsupported location")
 
+// CheckLocation returns an error wrapping ErrLocation when Open would
+// refuse location for its form alone: empty, a PostgreSQL keyword/value
+// string, or something that looks like a URL with a scheme Open does not
+// take or a broken one (HTTP://, http:/host, ftp://). Open checks it
+// first; a caller that does more before Open (checking a new directory's
+// parent) may check it earlier.
+func CheckLocation(location string) error {
+	switch {
+	case location == "":
+		return fmt.Errorf("%w: empty location", ErrLocation)
+	case looksLikeKeywordValue(location):
+		// A directory of that name would be created silently, with the
+		// password in its name.
+		return fmt.Errorf("%w: %q looks like a PostgreSQL keyword/value connection string; write it as postgres://USER@HOST/DB?sslmode=...", ErrLocation, pgindex.Redact(location))
+	}
+	return checkScheme(location)
+}
+
 // Open opens (or, unless ReadOnly or MustExist, creates) the index at
 // location. ctx bounds the opening, including the Wait for a lock.
 func Open(ctx context.Context, location string, opts *Options) (store.Backend, error) {
@@ -99,15 +117,7 @@ func Open(ctx context.Context, location string, opts *Options) (store.Backend, e
 	if opts != nil {
 		o = *opts
 	}
-	switch {
-	case location == "":
-		return nil, fmt.Errorf("%w: empty location", ErrLocation)
-	case looksLikeKeywordValue(location):
-		// A directory of that name would be created silently, with the
-		// password in its name.
-		return nil, fmt.Errorf("%w: %q looks like a PostgreSQL keyword/value connection string; write it as postgres://USER@HOST/DB?sslmode=...", ErrLocation, pgindex.Redact(location))
-	}
-	if err := checkScheme(location); err != nil {
+	if err := CheckLocation(location); err != nil {
 		return nil, err
 	}
 	deadline := time.Now().Add(o.Wait)

@@ -129,16 +129,23 @@ func (o *importOptions) run(e *env, files []string) error {
 	if o.maxErrors < 0 {
 		return usagef("--max-errors must be 0 (no limit) or more")
 	}
-	// Every file must be there before the index is opened, or created.
+	// Every file must be there, and a regular file readable, before the
+	// index is opened, or created. (Opening a named pipe would wait for
+	// its writer.)
 	for _, name := range files {
 		if name == "-" {
 			continue
 		}
-		f, err := os.Open(name)
+		fi, err := os.Stat(name)
+		if err == nil && fi.Mode().IsRegular() {
+			var f *os.File
+			if f, err = os.Open(name); err == nil {
+				f.Close()
+			}
+		}
 		if err != nil {
 			return err
 		}
-		f.Close()
 	}
 	if jsonl && !o.db.id.changed() {
 		// A new index records the profile of the export it is made from.
@@ -294,12 +301,6 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, json
 		*stopErr = err
 		return false
 	}
-	f, err := ingest.NewReader(display, src)
-	if err != nil {
-		closeSrc()
-		*stopErr = err
-		return false
-	}
 	// Reading and parsing run ahead on a goroutine of their own, so that
 	// they overlap hashing and the index's sorting (the import was one
 	// serial pipeline). It owns the reader and closes it: when the import
@@ -310,6 +311,16 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, json
 	go func() {
 		defer close(items)
 		defer closeSrc()
+		// Here, not before: it waits for the first bytes of a pipe, and
+		// an interrupt must not wait with it.
+		f, err := ingest.NewReader(display, src)
+		if err != nil {
+			select {
+			case items <- readAhead{err: err, named: true}:
+			case <-stop:
+			}
+			return
+		}
 		defer f.Close()
 		const batchSize = 8192
 		batch := make([]ingest.Record, 0, batchSize)
@@ -345,7 +356,20 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, json
 		}
 		return emit(ix, display, format, batch, bad, yield)
 	}
-	for it := range items {
+	for {
+		var it readAhead
+		var more bool
+		select {
+		case it, more = <-items:
+		case <-e.ctx.Done():
+			// The reader may be blocked in a read of a pipe that only
+			// more input ends: do not wait for it.
+			*stopErr = e.ctx.Err()
+			return false
+		}
+		if !more {
+			break
+		}
 		if !flushBatch(it.recs) {
 			return false
 		}
@@ -357,7 +381,7 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, json
 				}
 				continue
 			}
-			if !errors.Is(err, ingest.ErrBinary) && !errors.As(err, &le) { // those name the file already
+			if !it.named && !errors.Is(err, ingest.ErrBinary) && !errors.As(err, &le) { // those name the file already
 				err = fmt.Errorf("%s: %w", display, err)
 			}
 			*stopErr = err
@@ -374,8 +398,9 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, json
 // readAhead is what importFile's reader hands on: records, then the error
 // that followed them (a bad line, or what ended the file), if any.
 type readAhead struct {
-	recs []ingest.Record
-	err  error
+	recs  []ingest.Record
+	err   error
+	named bool // err names the file already
 }
 
 // emit turns a batch of records into entries (hashing URLs on every core)

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,7 +32,12 @@ func TestMain(m *testing.M) {
 	}
 	testscript.Main(m, map[string]func(){
 		"urlhash": func() {
-			os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+			// As main: SIGINT and SIGTERM cancel the context (a script's
+			// "kill -INT" stops a background serve as Ctrl-C would).
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+			stop()
+			os.Exit(code)
 		},
 	})
 }
@@ -71,6 +77,57 @@ func TestScripts(t *testing.T) {
 					b[i] = byte(r.Uint32())
 				}
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), b, 0o644))
+			},
+			// genurls FILE N writes N distinct URLs, one a line.
+			"genurls": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: genurls FILE N")
+				}
+				n, err := strconv.Atoi(args[1])
+				ts.Check(err)
+				var b strings.Builder
+				for i := range n {
+					fmt.Fprintf(&b, "https://site%d.example/page/%d\n", i%97, i)
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644))
+			},
+			// corrupt DIR flips 64 bytes in the middle of the largest table
+			// file of the index in DIR.
+			"corrupt": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: corrupt DIR")
+				}
+				tables, err := filepath.Glob(filepath.Join(ts.MkAbs(args[0]), "*.sst"))
+				ts.Check(err)
+				var largest string
+				var size int64
+				for _, name := range tables {
+					if fi, err := os.Stat(name); err == nil && fi.Size() > size {
+						largest, size = name, fi.Size()
+					}
+				}
+				if size < 4096 {
+					ts.Fatalf("no table of 4 KiB or more in %s", args[0])
+				}
+				b, err := os.ReadFile(largest)
+				ts.Check(err)
+				for i := size / 2; i < size/2+64; i++ {
+					b[i] ^= 0xff
+				}
+				ts.Check(os.WriteFile(largest, b, 0o644))
+			},
+			// waitfile FILE waits (up to 30s) until FILE exists: a
+			// background serve is ready.
+			"waitfile": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: waitfile FILE")
+				}
+				for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+					if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+						return
+					}
+				}
+				ts.Fatalf("%s did not appear within 30s", args[0])
 			},
 			// gzip FILE writes FILE.gz, so that scripts can test compressed input.
 			"gzip": func(ts *testscript.TestScript, neg bool, args []string) {

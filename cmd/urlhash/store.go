@@ -132,6 +132,9 @@ func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) 
 	if o.compression != "" && (bo.ReadOnly || backend.IsPostgres(o.dir) || remote.IsLocation(o.dir)) {
 		return nil, usagef("--compression applies to a command that writes an index directory")
 	}
+	if err := backend.CheckLocation(o.dir); err != nil {
+		return nil, err
+	}
 	if err := checkNewDir(o.dir, bo); err != nil {
 		return nil, err
 	}
