@@ -127,6 +127,11 @@ func runServe(e *env, args []string) error {
 			info, err := ix.Backup(w, since)
 			return info.Until, err
 		}
+		if err := serveThreatLists(st, *dir, *readOnly, so); err != nil {
+			st.Close()
+			ln.Close()
+			return err
+		}
 	}
 	srv := &http.Server{
 		Handler:           server.New(st, so),
