@@ -263,7 +263,10 @@ func (l *List) Apply(removals []int32, additions *List) (*List, Change, error) {
 	}
 	// The positions, per length, of the removed entries.
 	var gone [MaxEntryLen + 1][]bool
-	if len(removals) > 0 {
+	if sizes := l.Sizes(); len(removals) > 0 && len(sizes) == 1 {
+		// One length: the lexicographic order is that length's order.
+		gone[sizes[0]] = removed
+	} else if len(removals) > 0 {
 		i := 0
 		l.walk(func(size, pos int, e []byte) bool {
 			if removed[i] {
@@ -335,22 +338,55 @@ func (b *Builder) sorted() *List {
 }
 
 // Diff returns the change that turns l into m: the removal indices (into
-// l's lexicographic order, ascending) and the additions.
+// l's lexicographic order, ascending) and the additions. It is one merge
+// pass over the two lists.
 func (l *List) Diff(m *List) (removals []int32, additions *List) {
-	var add Builder
+	// The entries of each length are visited in order, so a cursor per
+	// length into m finds whether m holds each entry of l.
+	var at [MaxEntryLen + 1]int
 	i := int32(0)
-	l.walk(func(size, pos int, e []byte) bool {
-		if _, ok := m.find(e); !ok {
+	l.walk(func(size, _ int, e []byte) bool {
+		raw := m.bySize[size]
+		j := at[size]
+		for j < len(raw) && bytes.Compare(raw[j:j+size], e) < 0 {
+			j += size
+		}
+		at[size] = j
+		if j == len(raw) || !bytes.Equal(raw[j:j+size], e) {
 			removals = append(removals, i)
 		}
 		i++
 		return true
 	})
-	m.walk(func(size, pos int, e []byte) bool {
-		if _, ok := l.find(e); !ok {
-			add.bySize[size] = append(add.bySize[size], e...)
+	var add Builder
+	for size, raw := range m.bySize {
+		old := l.bySize[size]
+		j := 0
+		for k := 0; k < len(raw); k += size {
+			e := raw[k : k+size]
+			for j < len(old) && bytes.Compare(old[j:j+size], e) < 0 {
+				j += size
+			}
+			if j == len(old) || !bytes.Equal(old[j:j+size], e) {
+				add.bySize[size] = append(add.bySize[size], e...)
+			}
 		}
+	}
+	return removals, add.sorted()
+}
+
+// change returns the change that turns l into m, as entries.
+func (l *List) change(m *List) Change {
+	removals, additions := l.Diff(m)
+	var removed Builder
+	i := int32(0)
+	l.walk(func(size, _ int, e []byte) bool {
+		if len(removals) > 0 && removals[0] == i {
+			removed.bySize[size] = append(removed.bySize[size], e...)
+			removals = removals[1:]
+		}
+		i++
 		return true
 	})
-	return removals, add.sorted()
+	return Change{Removed: removed.sorted(), Added: additions}
 }

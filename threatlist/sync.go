@@ -41,7 +41,7 @@ func Open(db store.Backend) (*Lists, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := ls.commit(next); err != nil {
+		if err := ls.commit(next, nil); err != nil {
 			return nil, fmt.Errorf("threatlist: finishing the interrupted update: %w", err)
 		}
 	}
@@ -86,18 +86,20 @@ func (ls *Lists) Apply(updates map[string]*Update) error {
 	}
 	var failed []string
 	var errs []error
+	changes := map[string]Change{}
 	for name, u := range updates {
 		cur := ls.st[name]
 		if cur == nil {
 			cur = &ListState{Name: name, List: &List{}}
 		}
-		s, err := cur.apply(u)
+		s, ch, err := cur.apply(u)
 		if err != nil {
 			failed = append(failed, name)
 			errs = append(errs, fmt.Errorf("list %s: %w", name, err))
 			continue
 		}
 		next[name] = s
+		changes[name] = ch
 	}
 	if len(failed) > 0 {
 		forget := state{}
@@ -121,12 +123,13 @@ func (ls *Lists) Apply(updates map[string]*Update) error {
 	if err := writeFile(filepath.Join(ls.dir, NextStateFile), next.marshal()); err != nil {
 		return err
 	}
-	return ls.commit(next)
+	return ls.commit(next, changes)
 }
 
-// apply returns the state after the update, or an error when the update
-// does not apply or its checksum does not match.
-func (s *ListState) apply(u *Update) (*ListState, error) {
+// apply returns the state after the update and the change to the list
+// held, or an error when the update does not apply or its checksum does not
+// match.
+func (s *ListState) apply(u *Update) (*ListState, Change, error) {
 	base := s.List
 	if u.Reset {
 		base = &List{}
@@ -135,45 +138,52 @@ func (s *ListState) apply(u *Update) (*ListState, error) {
 		// v5: no checksum means the list did not change.
 		c := *s
 		c.Version = u.Version
-		return &c, nil
+		return &c, Change{}, nil
 	}
-	l, _, err := base.Apply(u.Removals, u.Additions)
+	l, ch, err := base.Apply(u.Removals, u.Additions)
 	if err != nil {
-		return nil, err
+		return nil, Change{}, err
 	}
 	if u.Checksum == nil {
-		return nil, fmt.Errorf("%w: an update with no checksum", ErrMalformed)
+		return nil, Change{}, fmt.Errorf("%w: an update with no checksum", ErrMalformed)
 	}
 	if sum := l.Checksum(); !bytes.Equal(sum[:], u.Checksum) {
-		return nil, fmt.Errorf("%w: the updated list of %d entries has SHA-256 %x, the server sent %x", ErrChecksum, l.Len(), sum, u.Checksum)
+		return nil, Change{}, fmt.Errorf("%w: the updated list of %d entries has SHA-256 %x, the server sent %x", ErrChecksum, l.Len(), sum, u.Checksum)
 	}
 	out := &ListState{Name: s.Name, Version: u.Version, List: l}
+	if u.Reset {
+		// The change from the list held, not from the empty one.
+		ch = s.List.change(l)
+	}
 	if len(s.Version) > 0 {
 		// The change from the version held to the new one, for a server
 		// to send as a DIFF.
-		removals, additions := s.List.Diff(l)
-		var removed Builder
-		i := 0
-		s.List.walk(func(size, _ int, e []byte) bool {
-			if len(removals) > 0 && int(removals[0]) == i {
-				removed.bySize[size] = append(removed.bySize[size], e...)
-				removals = removals[1:]
-			}
-			i++
-			return true
-		})
-		out.History = append([]Version{{Token: s.Version, Change: Change{Removed: removed.sorted(), Added: additions}}}, s.History...)
+		out.History = append([]Version{{Token: s.Version, Change: ch}}, s.History...)
 		if len(out.History) > KeepVersions {
 			out.History = out.History[:KeepVersions]
 		}
 	}
-	return out, nil
+	return out, ch, nil
+}
+
+// loadAbove is the number of additions from which commit bulk-loads them
+// (store.Backend.Load) rather than writing them in batches.
+const loadAbove = 100_000
+
+// batchDeleter is an index that deletes many entries at once
+// (index.DB.DeleteBatch); other backends delete one at a time.
+type batchDeleter interface {
+	DeleteBatch(entries []store.Entry) (int, error)
 }
 
 // commit makes the index hold the lists of next, then makes next the saved
 // state. It is idempotent, so that an interrupted commit can run again.
-func (ls *Lists) commit(next state) error {
-	var del, add []store.Entry
+// changes holds the change of each list that changed, when known (else it
+// is computed from the saved state).
+func (ls *Lists) commit(next state, changes map[string]Change) error {
+	var del []store.Entry
+	var added []*List
+	nAdd := 0
 	held := func(e []byte) bool {
 		for _, s := range next {
 			if s.List.Has(e) {
@@ -190,34 +200,58 @@ func (ls *Lists) commit(next state) error {
 		if old == s.List {
 			continue
 		}
-		removals, additions := old.Diff(s.List)
-		i := 0
-		old.walk(func(_, _ int, e []byte) bool {
-			if len(removals) > 0 && int(removals[0]) == i {
-				removals = removals[1:]
-				if !held(e) {
-					del = append(del, entry(e))
+		ch, ok := changes[name]
+		if !ok {
+			ch = old.change(s.List)
+		}
+		for e := range ch.Removed.All() {
+			if !held(e) {
+				del = append(del, entry(e))
+			}
+		}
+		added = append(added, ch.Added)
+		nAdd += ch.Added.Len()
+	}
+	additions := func(yield func(store.Entry) bool) {
+		for _, l := range added {
+			for e := range l.All() {
+				if !yield(entry(e)) {
+					return
 				}
 			}
-			i++
-			return true
-		})
-		for e := range additions.All() {
-			add = append(add, entry(e))
 		}
 	}
-	for _, e := range del {
-		if err := ls.db.Delete(e); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if bd, ok := ls.db.(batchDeleter); ok {
+		if _, err := bd.DeleteBatch(del); err != nil {
 			return err
+		}
+	} else {
+		for _, e := range del {
+			if err := ls.db.Delete(e); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
 		}
 	}
-	const batch = 1 << 16
-	for len(add) > 0 {
-		n := min(batch, len(add))
-		if err := ls.db.PutBatch(add[:n]); err != nil {
+	if nAdd >= loadAbove {
+		// A bulk load writes sorted tables rather than a memtable entry
+		// per key (add if absent: a key already stored stays as it is).
+		if _, err := ls.db.Load(additions); err != nil {
 			return err
 		}
-		add = add[n:]
+	} else {
+		batch := make([]store.Entry, 0, min(nAdd, 1<<16))
+		for e := range additions {
+			batch = append(batch, e)
+			if len(batch) == cap(batch) {
+				if err := ls.db.PutBatch(batch); err != nil {
+					return err
+				}
+				batch = batch[:0]
+			}
+		}
+		if err := ls.db.PutBatch(batch); err != nil {
+			return err
+		}
 	}
 	if err := ls.db.Sync(); err != nil {
 		return err

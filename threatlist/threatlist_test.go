@@ -136,6 +136,28 @@ type fakeServer struct {
 	rice     bool
 	mode     string   // "", "badsum", "cut", "garbage"
 	asked    []string // the versionToken of every request
+	cache    map[string][]byte
+}
+
+// body returns the answer to a client holding version token tok, encoded
+// once per version (benchmarks prepare it outside their timer).
+func (f *fakeServer) body(tok string) []byte {
+	key := fmt.Sprint(len(f.versions), tok, f.rice)
+	if b, ok := f.cache[key]; ok {
+		return b
+	}
+	cur := len(f.versions)
+	var old *List
+	if b, err := DecodeBase64(tok); err == nil && len(b) == 1 && int(b[0]) >= 1 && int(b[0]) <= cur {
+		old = f.versions[b[0]-1]
+	}
+	resp := EncodeDiff(old, f.versions[cur-1], []byte{byte(cur)}, DiffOptions{Rice: f.rice, Next: time.Unix(1800000000, 0)})
+	body, _ := json.Marshal(resp)
+	if f.cache == nil {
+		f.cache = map[string][]byte{}
+	}
+	f.cache[key] = body
+	return body
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -152,20 +174,17 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := q.Get("versionToken")
 	f.asked = append(f.asked, tok)
-	cur := len(f.versions)
-	var old *List
-	if b, err := DecodeBase64(tok); err == nil && len(b) == 1 && int(b[0]) >= 1 && int(b[0]) <= cur {
-		old = f.versions[b[0]-1]
-	}
-	resp := EncodeDiff(old, f.versions[cur-1], []byte{byte(cur)}, DiffOptions{Rice: f.rice, Next: time.Unix(1800000000, 0)})
+	body := f.body(tok)
 	switch f.mode {
 	case "badsum":
+		var resp DiffResponse
+		json.Unmarshal(body, &resp)
 		resp.Checksum.Sha256[0] ^= 1
+		body, _ = json.Marshal(&resp)
 	case "garbage":
 		w.Write([]byte(`{"responseType":"RESET","additions":{"riceHashes":{"firstValue":"1","riceParameter":40,"entryCount":3,"encodedData":"AAAA"}}}`))
 		return
 	}
-	body, _ := json.Marshal(resp)
 	if f.mode == "cut" {
 		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
 		w.Write(body[:len(body)/2])
