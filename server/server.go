@@ -48,6 +48,11 @@ type Options struct {
 	// is not set or returns no list, computeDiff serves the index's own
 	// prefix and full entries as the list of ThreatType.
 	ThreatLists func() (map[string]*threatlist.ListState, error)
+	// ListRefresh is how long computeDiff reuses the list it built from the
+	// index's own entries before it reads them again (a change in between
+	// becomes a new version, to which clients get a DIFF). Default 10
+	// seconds; a negative value reads them at every request.
+	ListRefresh time.Duration
 	// Logger receives one line per request ("request": method, path,
 	// status, duration, bytes_in, bytes_out, remote, and kind and error
 	// for a failed one) at level Debug when answered, Warn for a client

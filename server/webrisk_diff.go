@@ -25,8 +25,7 @@ import (
 // a client should ask again.
 const webRiskRecommendedNext = 30 * time.Minute
 
-// ownListTTL is how long the list built from the index's entries is reused
-// before the index is read again.
+// ownListTTL is the default Options.ListRefresh.
 const ownListTTL = 10 * time.Second
 
 // webRiskParams maps the snake_case names Google's APIs accept (and the Go
@@ -133,7 +132,11 @@ func (s *Server) diffList(t string) (*threatlist.ListState, error) {
 	if len(d.synced) > 0 || t != s.o.threatType() {
 		return nil, nil
 	}
-	if d.own != nil && time.Since(d.ownAt) < ownListTTL {
+	ttl := s.o.ListRefresh
+	if ttl == 0 {
+		ttl = ownListTTL
+	}
+	if d.own != nil && time.Since(d.ownAt) < ttl {
 		return d.own, nil
 	}
 	var b threatlist.Builder
