@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/urlhash/urlhash/server"
 	"github.com/urlhash/urlhash/store"
 	"github.com/urlhash/urlhash/threatlist"
+	"github.com/urlhash/urlhash/threatlist/rice"
 )
 
 // webRiskFake serves computeDiff of one list, version 1 then 2, and a bad
@@ -249,5 +251,95 @@ func TestWatch(t *testing.T) {
 	}
 	if !strings.Contains(errs.String(), "503") {
 		t.Errorf("the failures were not reported: %q", errs.String())
+	}
+}
+
+// TestSyncPending: an update interrupted after its commit point (the next
+// state written, the index half changed) is refused by lookup, which would
+// answer from a mix of two versions, and finished by the next sync, even
+// when that sync's request fails.
+func TestSyncPending(t *testing.T) {
+	fake := &webRiskFake{lists: []*threatlist.List{prefixList("a.example/", "b.example/")}}
+	ts := httptest.NewServer(fake)
+	defer ts.Close()
+	dir := filepath.Join(t.TempDir(), "list")
+	if code, _, errs := syncCLI(t, "sync", "--db", dir, "--endpoint", ts.URL); code != exitOK {
+		t.Fatal(errs)
+	}
+	// Fake the crash: the state file of version 2 as the commit point, and
+	// only a part of its changes in the index (c added, a not removed).
+	next := prefixList("b.example/", "c.example/")
+	db, err := index.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := threatlist.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, _ := os.ReadFile(filepath.Join(dir, threatlist.StateFile))
+	sum := next.Checksum()
+	if err := ls.Apply(map[string]*threatlist.Update{threatlist.WebRiskName("MALWARE"): {Reset: true, Additions: next, Version: []byte{2}, Checksum: sum[:]}}); err != nil {
+		t.Fatal(err)
+	}
+	// Put back the old state as current and the new one as pending, and
+	// a's entry as if its removal had not happened yet.
+	applied, _ := os.ReadFile(filepath.Join(dir, threatlist.StateFile))
+	os.WriteFile(filepath.Join(dir, threatlist.NextStateFile), applied, 0o644)
+	os.WriteFile(filepath.Join(dir, threatlist.StateFile), saved, 0o644)
+	a := hashkey.Sum([]byte("a.example/"))
+	db.PutPrefix(a[:4], store.Value{})
+	db.Close()
+
+	code, _, errs := syncCLI(t, "lookup", "--db", dir, "--hashes", hex.EncodeToString(a[:]))
+	if code != exitError || !strings.Contains(errs, "interrupted") {
+		t.Fatalf("lookup of a half-applied list: %d %q", code, errs)
+	}
+	// The next sync finishes it, though its request fails.
+	if code, _, _ := syncCLI(t, "sync", "--db", dir, "--endpoint", "http://127.0.0.1:1"); code != exitError {
+		t.Fatal("sync to a closed port succeeded")
+	}
+	if lookupHash(t, dir, "a.example/") != exitNotFound || lookupHash(t, dir, "c.example/") != exitOK {
+		t.Fatal("the interrupted update was not finished")
+	}
+}
+
+// TestSyncSafeBrowsingCommand: --api safebrowsing-v5 with two lists.
+func TestSyncSafeBrowsingCommand(t *testing.T) {
+	se, mw := prefixList("se.example/"), prefixList("mw.example/", "mw2.example/")
+	hl := func(name string, l *threatlist.List) map[string]any {
+		raw := l.Concat(4)
+		var vs []uint32
+		for i := 0; i < len(raw); i += 4 {
+			vs = append(vs, uint32(raw[i])<<24|uint32(raw[i+1])<<16|uint32(raw[i+2])<<8|uint32(raw[i+3]))
+		}
+		first, count, data, err := rice.Encode32(vs, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := l.Checksum()
+		return map[string]any{"name": name, "version": []byte(name + "1"), "sha256Checksum": sum[:], "minimumWaitDuration": "60s",
+			"additionsFourBytes": map[string]any{"firstValue": first, "riceParameter": 10, "entriesCount": count, "encodedData": data}}
+	}
+	var got url.Values
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.URL.Query()
+		if r.URL.Path != "/v5/hashLists:batchGet" {
+			http.Error(w, "path", 404)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"hashLists": []any{hl("se", se), hl("mw", mw)}})
+	}))
+	defer ts.Close()
+	dir := filepath.Join(t.TempDir(), "sb")
+	code, out, errs := syncCLI(t, "sync", "--db", dir, "--api", "safebrowsing-v5", "--endpoint", ts.URL, "--list", "se", "mw")
+	if code != exitOK || !strings.Contains(out, "v5/mw\tRESET\t+2 -0") || !strings.Contains(out, "v5/se\tRESET\t+1 -0") {
+		t.Fatalf("%d %q %q", code, out, errs)
+	}
+	if got["names"][0] != "se" || got["names"][1] != "mw" {
+		t.Fatalf("names sent: %q", got["names"])
+	}
+	if lookupHash(t, dir, "mw2.example/") != exitOK || lookupHash(t, dir, "se.example/") != exitOK {
+		t.Fatal("lookup after the v5 sync")
 	}
 }
