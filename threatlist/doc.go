@@ -11,9 +11,10 @@
 // applies it and the checksum decides whether it is kept. A RESET (Web Risk)
 // or a full update (v5, partialUpdate false) starts from an empty list.
 //
-// Client fetches updates over HTTP; Encode builds the computeDiff answer a
-// server sends. Sync applies updates to an index directory (package index)
-// and keeps the lists' state beside it.
+// Client fetches updates over HTTP (ComputeDiff, BatchGet); EncodeDiff
+// builds the computeDiff answer a server sends. Lists, from Open, applies
+// updates to an index in a directory (package index) and keeps the lists'
+// state beside it (SyncWebRisk, SyncSafeBrowsing, Apply).
 //
 // # Persistence and atomicity
 //
@@ -30,6 +31,8 @@
 // renamed over the old one. A crash before the commit point leaves the old
 // list; a crash after it leaves a state file the next Sync finishes first,
 // and Pending reports it so that readers refuse the index until then rather
-// than answer from a mix of two versions. While Sync runs it holds the
-// index's exclusive lock, so no other process reads the index.
+// than answer from a mix of two versions. The caller holds the index open
+// writable while it applies an update, which is the index's exclusive lock:
+// no other process reads the index meanwhile. Within the process, readers
+// of the index must not run during Apply (the urlhash commands never do).
 package threatlist
