@@ -219,8 +219,6 @@ func (s *Server) computeDiff(w http.ResponseWriter, r *http.Request) error {
 		return &webRiskError{code: http.StatusNotFound, status: "NOT_FOUND", internalCause: store.ErrNotFound,
 			msg: fmt.Sprintf("no %s list is served here", t)}
 	}
-	old, _ := ls.At(token)
-	resp := threatlist.EncodeDiff(old, ls.List, ls.Version, threatlist.DiffOptions{Rice: useRice, Next: time.Now().Add(webRiskRecommendedNext)})
 	if v := q.Get("constraints.maxDatabaseEntries"); v != "" {
 		// The list is served whole or not at all: a client that cannot
 		// hold it is told so.
@@ -228,6 +226,8 @@ func (s *Server) computeDiff(w http.ResponseWriter, r *http.Request) error {
 			return badWebRiskRequest("constraints.maxDatabaseEntries %d: the list holds %d entries", n, ls.List.Len())
 		}
 	}
+	old, _ := ls.At(token)
+	resp := threatlist.EncodeDiff(old, ls.List, ls.Version, threatlist.DiffOptions{Rice: useRice, Next: time.Now().Add(webRiskRecommendedNext)})
 	if enumInts(q) {
 		type intResponse struct {
 			*threatlist.DiffResponse

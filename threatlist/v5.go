@@ -101,8 +101,8 @@ func (h *HashList) Decode(now time.Time) (*Update, error) {
 		if r.EntriesCount > 0 && (r.RiceParameter < 3 || r.RiceParameter > 30) {
 			return nil, fmt.Errorf("%w: list %s: removals: %w: %d, want 3..30", ErrMalformed, h.Name, rice.ErrParameter, r.RiceParameter)
 		}
-		if r.FirstValue > 1<<31-1 {
-			return nil, fmt.Errorf("%w: list %s: removal index %d", ErrMalformed, h.Name, r.FirstValue)
+		if r.FirstValue > 1<<31-1 || r.EntriesCount > MaxEntries {
+			return nil, fmt.Errorf("%w: list %s: removal index %d, %d removals", ErrMalformed, h.Name, r.FirstValue, r.EntriesCount)
 		}
 		vs, err := rice.Decode32(uint32(r.FirstValue), r.RiceParameter, r.EntriesCount, r.EncodedData)
 		if err != nil {
@@ -120,6 +120,9 @@ func (h *HashList) Decode(now time.Time) (*Update, error) {
 
 // decode returns the size-byte big-endian values, concatenated.
 func (r *v5Rice) decode(size, lo, hi int) ([]byte, error) {
+	if r.EntriesCount > MaxEntries {
+		return nil, fmt.Errorf("%w: %d entries, at most %d", rice.ErrCount, r.EntriesCount, MaxEntries)
+	}
 	if r.EntriesCount > 0 && (r.RiceParameter < lo || r.RiceParameter > hi) {
 		return nil, fmt.Errorf("%w: %d, want %d..%d", rice.ErrParameter, r.RiceParameter, lo, hi)
 	}

@@ -185,6 +185,7 @@ func TestHashListRefuses(t *testing.T) {
 		"removals in reset": {CompressedRemovals: &v5Rice{FirstValue: 1}},
 		"short checksum":    {Sha256Checksum: []byte{1, 2}},
 		"bad duration":      {MinimumWaitDuration: "5m"},
+		"hostile count":     {AdditionsFourBytes: &v5Rice{RiceParameter: 3, EntriesCount: MaxEntries + 1, EncodedData: make([]byte, 1<<10)}},
 	} {
 		if _, err := h.Decode(time.Now()); !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s: %v", name, err)

@@ -219,9 +219,17 @@ func (r *DiffResponse) Decode() (*Update, error) {
 	return u, nil
 }
 
+// MaxEntries bounds the entries of one Rice-coded field a client decodes
+// (16,777,216): Google's lists hold a few million, and a hostile count is
+// refused before anything is allocated for it.
+const MaxEntries = 1 << 24
+
 // decodeRice32 decodes 32-bit Rice data whose parameter, when there are
 // deltas, is in lo..hi.
 func decodeRice32(r *RiceDelta, lo, hi int) ([]uint32, error) {
+	if r.EntryCount > MaxEntries {
+		return nil, fmt.Errorf("%w: %d entries, at most %d", rice.ErrCount, r.EntryCount, MaxEntries)
+	}
 	if r.EntryCount > 0 && (r.RiceParameter < lo || r.RiceParameter > hi) {
 		return nil, fmt.Errorf("%w: %d, want %d..%d", rice.ErrParameter, r.RiceParameter, lo, hi)
 	}
