@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -107,9 +109,45 @@ type diffLists struct {
 	loaded bool
 	own    *threatlist.ListState // built from the index's entries
 	ownAt  time.Time
+	// bodies caches encoded answers (a million-prefix RESET is megabytes
+	// of JSON that every new client asks for), by key; at most
+	// bodyCacheBytes in all.
+	bodies    map[string][]byte
+	bodyBytes int
+	bodyMin   int64 // the minute the cached answers were encoded in
 }
 
-// list returns the state of the list of threat type t: the synced list, or
+// bodyCacheBytes bounds the encoded answers the server keeps.
+const bodyCacheBytes = 32 << 20
+
+// cached returns the answer for key cached in minute min (answers carry
+// their recommendedNextDiff: they are reused within a minute only).
+func (d *diffLists) cached(key string, min int64) ([]byte, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.bodyMin != min {
+		return nil, false
+	}
+	b, ok := d.bodies[key]
+	return b, ok
+}
+
+// keep caches an answer encoded in minute min, dropping the others when
+// they are older or the cache is full.
+func (d *diffLists) keep(key string, min int64, b []byte) {
+	if len(b) > bodyCacheBytes/2 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.bodies == nil || d.bodyMin != min || d.bodyBytes+len(b) > bodyCacheBytes {
+		d.bodies, d.bodyBytes, d.bodyMin = map[string][]byte{}, 0, min
+	}
+	d.bodies[key] = b
+	d.bodyBytes += len(b)
+}
+
+// diffList returns the state of the list of threat type t: the synced list, or
 // the index's own list when t is the server's threat type and nothing was
 // synced; nil when there is none.
 func (s *Server) diffList(t string) (*threatlist.ListState, error) {
@@ -226,16 +264,39 @@ func (s *Server) computeDiff(w http.ResponseWriter, r *http.Request) error {
 			return badWebRiskRequest("constraints.maxDatabaseEntries %d: the list holds %d entries", n, ls.List.Len())
 		}
 	}
-	old, _ := ls.At(token)
+	old, kept := ls.At(token)
+	if !kept {
+		token = nil
+	}
+	// An answer depends on the list's version, the client's and the
+	// encodings asked for; recommendedNextDiff is the time it was
+	// encoded (cached answers are reused for a minute at most).
+	ints := enumInts(q)
+	key := fmt.Sprintf("%s\x00%x\x00%x\x00%v%v", ls.Name, ls.Version, token, useRice, ints)
+	minute := time.Now().Unix() / 60
+	if b, ok := s.diff.cached(key, minute); ok {
+		w.Header().Set("Content-Type", "application/json")
+		_, err := w.Write(b)
+		return err
+	}
 	resp := threatlist.EncodeDiff(old, ls.List, ls.Version, threatlist.DiffOptions{Rice: useRice, Next: time.Now().Add(webRiskRecommendedNext)})
-	if enumInts(q) {
+	var v any = resp
+	if ints {
 		type intResponse struct {
 			*threatlist.DiffResponse
 			ResponseType int `json:"responseType,omitempty"`
 		}
-		return writeJSON(w, intResponse{resp, slices.Index(threatlist.ResponseTypes, string(resp.ResponseType))})
+		v = intResponse{resp, slices.Index(threatlist.ResponseTypes, string(resp.ResponseType))}
 	}
-	return writeJSON(w, resp)
+	var buf bytes.Buffer
+	buf.Grow(resp.EncodedLen())
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
+		return err
+	}
+	s.diff.keep(key, minute, buf.Bytes())
+	w.Header().Set("Content-Type", "application/json")
+	_, err = w.Write(buf.Bytes())
+	return err
 }
 
 // isWebRiskEndpoint reports whether endpoint is one of the Web Risk API's,

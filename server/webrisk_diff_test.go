@@ -127,6 +127,13 @@ func TestComputeDiffSynced(t *testing.T) {
 			t.Fatalf("from %q: wrong list", tc.version)
 		}
 	}
+	// A repeated request is answered from the cache: the same bytes,
+	// recommendedNextDiff included (unless a minute began in between).
+	_, first := get(t, ts.URL+"/v1/threatLists:computeDiff?threatType=MALWARE", nil)
+	_, second := get(t, ts.URL+"/v1/threatLists:computeDiff?threatType=MALWARE", nil)
+	if !bytes.Equal(first, second) {
+		t.Logf("answers differ (a minute boundary?):\n%s\n%s", first, second)
+	}
 	// RAW only: no Rice data in the answer.
 	status, body := get(t, ts.URL+"/v1/threatLists:computeDiff?threatType=MALWARE&versionToken=djE%3D&constraints.supportedCompressions=RAW", nil)
 	var r map[string]any

@@ -20,9 +20,36 @@ import (
 // Bytes is a bytes field: base64 in JSON.
 type Bytes []byte
 
-// MarshalJSON writes standard, padded base64.
+// MarshalJSON writes standard, padded base64 (one allocation: a list's
+// hashes are megabytes).
 func (b Bytes) MarshalJSON() ([]byte, error) {
-	return json.Marshal(base64.StdEncoding.EncodeToString(b))
+	out := make([]byte, 0, base64.StdEncoding.EncodedLen(len(b))+2)
+	out = append(out, '"')
+	out = base64.StdEncoding.AppendEncode(out, b)
+	return append(out, '"'), nil
+}
+
+// EncodedLen returns about how many bytes r takes in JSON, to size a
+// buffer.
+func (r *DiffResponse) EncodedLen() int {
+	n := 1024
+	if a := r.Additions; a != nil {
+		for _, raw := range a.RawHashes {
+			n += base64.StdEncoding.EncodedLen(len(raw.RawHashes)) + 64
+		}
+		if a.RiceHashes != nil {
+			n += base64.StdEncoding.EncodedLen(len(a.RiceHashes.EncodedData)) + 128
+		}
+	}
+	if rm := r.Removals; rm != nil {
+		if rm.RawIndices != nil {
+			n += 11 * len(rm.RawIndices.Indices)
+		}
+		if rm.RiceIndices != nil {
+			n += base64.StdEncoding.EncodedLen(len(rm.RiceIndices.EncodedData)) + 128
+		}
+	}
+	return n
 }
 
 // UnmarshalJSON reads standard or URL-safe base64, padded or not.

@@ -234,11 +234,7 @@ func (w *writer) bits64(v uint64, n int) {
 // parameter k (1..31) and returns the first value, the entry count and the
 // encoded data. No values is an error.
 func Encode32(values []uint32, k int) (first uint32, count int, data []byte, err error) {
-	vs := make([]uint64, len(values))
-	for i, v := range values {
-		vs[i] = uint64(v)
-	}
-	f, count, data, err := encode(vs, k, 32)
+	f, count, data, err := encode(values, k, 32)
 	return uint32(f), count, data, err
 }
 
@@ -247,29 +243,31 @@ func Encode64(values []uint64, k int) (first uint64, count int, data []byte, err
 	return encode(values, k, 64)
 }
 
-func encode(values []uint64, k, width int) (uint64, int, []byte, error) {
+func encode[T uint32 | uint64](values []T, k, width int) (uint64, int, []byte, error) {
 	if len(values) == 0 {
 		return 0, 0, nil, fmt.Errorf("%w: no values", ErrCount)
 	}
 	if len(values) == 1 {
-		return values[0], 0, nil, nil
+		return uint64(values[0]), 0, nil, nil
 	}
 	if err := checkParameter(k, width); err != nil {
 		return 0, 0, nil, err
 	}
 	var w writer
+	// About k+2 bits a delta with a parameter that fits the values.
+	w.data = make([]byte, 0, (len(values)*(k+2))/8+8)
 	for i := 1; i < len(values); i++ {
 		if values[i] < values[i-1] {
 			return 0, 0, nil, fmt.Errorf("%w: %d after %d", ErrUnsorted, values[i], values[i-1])
 		}
-		d := values[i] - values[i-1]
+		d := uint64(values[i] - values[i-1])
 		if d>>uint(k) > maxQuotient {
 			return 0, 0, nil, fmt.Errorf("%w: delta %d needs a quotient of %d bits with k=%d", ErrParameter, d, d>>uint(k), k)
 		}
 		w.ones(d >> uint(k))
 		w.bits64(d, k)
 	}
-	return values[0], len(values) - 1, w.data, nil
+	return uint64(values[0]), len(values) - 1, w.data, nil
 }
 
 // Parameter returns a good Rice parameter for n deltas adding up to span
