@@ -1,9 +1,7 @@
 package server
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -280,22 +278,11 @@ func (s *Server) computeDiff(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	resp := threatlist.EncodeDiff(old, ls.List, ls.Version, threatlist.DiffOptions{Rice: useRice, Next: time.Now().Add(webRiskRecommendedNext)})
-	var v any = resp
-	if ints {
-		type intResponse struct {
-			*threatlist.DiffResponse
-			ResponseType int `json:"responseType,omitempty"`
-		}
-		v = intResponse{resp, slices.Index(threatlist.ResponseTypes, string(resp.ResponseType))}
-	}
-	var buf bytes.Buffer
-	buf.Grow(resp.EncodedLen())
-	if err := json.NewEncoder(&buf).Encode(v); err != nil {
-		return err
-	}
-	s.diff.keep(key, minute, buf.Bytes())
+	body := resp.AppendJSON(make([]byte, 0, resp.EncodedLen()), ints)
+	body = append(body, '\n')
+	s.diff.keep(key, minute, body)
 	w.Header().Set("Content-Type", "application/json")
-	_, err = w.Write(buf.Bytes())
+	_, err = w.Write(body)
 	return err
 }
 
