@@ -177,13 +177,14 @@ func EnumName(v string, names []string) string {
 	return names[n]
 }
 
-// ResponseTypes are the names of Web Risk's ResponseType values, by number.
-var ResponseTypes = []string{"RESPONSE_TYPE_UNSPECIFIED", "DIFF", "RESET"}
+// responseTypes are the names of Web Risk's ResponseType values, by number
+// (read only).
+var responseTypes = []string{"RESPONSE_TYPE_UNSPECIFIED", "DIFF", "RESET"}
 
 // Decode checks the answer and decodes it into an Update.
 func (r *DiffResponse) Decode() (*Update, error) {
 	u := &Update{Version: r.NewVersionToken}
-	switch EnumName(string(r.ResponseType), ResponseTypes) {
+	switch EnumName(string(r.ResponseType), responseTypes) {
 	case "RESET":
 		u.Reset = true
 	case "DIFF":

@@ -25,7 +25,7 @@ func (r *DiffResponse) AppendJSON(dst []byte, ints bool) []byte {
 	if r.ResponseType != "" {
 		field("responseType")
 		if ints {
-			dst = strconv.AppendInt(dst, int64(slices.Index(ResponseTypes, string(r.ResponseType))), 10)
+			dst = strconv.AppendInt(dst, int64(slices.Index(responseTypes, string(r.ResponseType))), 10)
 		} else {
 			dst = strconv.AppendQuote(dst, string(r.ResponseType))
 		}
