@@ -29,7 +29,7 @@
 // urlhash.threatlists.next (the commit point); the index is changed
 // (removals first, then additions) and synced; the new state file is
 // renamed over the old one. A crash before the commit point leaves the old
-// list; a crash after it leaves a state file the next Sync finishes first,
+// list; a crash after it leaves a state file the next Open finishes first,
 // and Pending reports it so that readers refuse the index until then rather
 // than answer from a mix of two versions. The caller holds the index open
 // writable while it applies an update, which is the index's exclusive lock:
