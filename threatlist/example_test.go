@@ -1,7 +1,10 @@
 package threatlist_test
 
 import (
+	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 
 	"github.com/urlhash/urlhash/threatlist"
 )
@@ -38,4 +41,24 @@ func ExampleEncodeDiff() {
 	sum := got.Checksum()
 	fmt.Println(resp.ResponseType, u.Removals, got.Equal(v2), string(sum[:]) == string(u.Checksum))
 	// Output: DIFF [1] true true
+}
+
+// A client syncs a list from a computeDiff server (here a fake one that
+// serves one version) and applies the update to the list it holds.
+func ExampleClient_ComputeDiff() {
+	list, _ := threatlist.NewList([][]byte{[]byte("aaaa"), []byte("bbbb")})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(threatlist.EncodeDiff(nil, list, []byte("v1"), threatlist.DiffOptions{Rice: true}).AppendJSON(nil, false))
+	}))
+	defer srv.Close()
+	c := &threatlist.Client{Endpoint: srv.URL, Key: "API-KEY"}
+	u, err := c.ComputeDiff(context.Background(), threatlist.DiffRequest{ThreatType: "MALWARE"})
+	if err != nil {
+		panic(err)
+	}
+	held := &threatlist.List{}
+	got, _, _ := held.Apply(u.Removals, u.Additions)
+	sum := got.Checksum()
+	fmt.Println(u.Reset, string(u.Version), got.Len(), string(sum[:]) == string(u.Checksum))
+	// Output: true v1 2 true
 }
