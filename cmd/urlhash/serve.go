@@ -52,7 +52,9 @@ Flags:
                          Web Risk Lookup API) answer it: MALWARE,
                          SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or
                          SOCIAL_ENGINEERING_EXTENDED_COVERAGE (default
-                         MALWARE)
+                         MALWARE); GET /v1/threatLists:computeDiff serves
+                         the lists "urlhash sync" keeps in DIR, or else
+                         the index's entries as the list of this type
       --log-format F     text or json: structured log lines on stderr,
                          after the ready line (default text)
       --log-level L      debug (a line per request and per fsync), info
