@@ -52,7 +52,7 @@ func commands() map[string]*command {
 		hashCommand(), canonCommand(), expressionsCommand(), hashedURICommand(), matchCommand(),
 		addCommand(), putCommand(), importCommand(), hasCommand(), getCommand(), deleteCommand(), dedupeCommand(),
 		scanCommand(), lookupCommand(), statsCommand(), exportCommand(), verifyCommand(),
-		backupCommand(), restoreCommand(), recoverCommand(), serveCommand(), completionCommand(),
+		backupCommand(), restoreCommand(), recoverCommand(), serveCommand(), syncCommand(), completionCommand(),
 	}
 	m := make(map[string]*command, len(cs))
 	for _, c := range cs {

@@ -177,6 +177,9 @@ func runLookup(e *env, args []string) error {
 	if err != nil && !*hashes {
 		return usagef("--profile webrisk or --profile safebrowsing-v5 is required")
 	}
+	if err := refusePending(db.dir); err != nil {
+		return err
+	}
 	// --profile says how URLs expand; the index is read whatever profile
 	// it records: its entries are expression hashes either way.
 	ix, err := db.open(e, false, false, false)

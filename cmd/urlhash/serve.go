@@ -52,7 +52,9 @@ Flags:
                          Web Risk Lookup API) answer it: MALWARE,
                          SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or
                          SOCIAL_ENGINEERING_EXTENDED_COVERAGE (default
-                         MALWARE)
+                         MALWARE); GET /v1/threatLists:computeDiff serves
+                         the lists "urlhash sync" keeps in DIR, or else
+                         the index's entries as the list of this type
       --log-format F     text or json: structured log lines on stderr,
                          after the ready line (default text)
       --log-level L      debug (a line per request and per fsync), info
@@ -126,6 +128,11 @@ func runServe(e *env, args []string) error {
 		so.Backup = func(w io.Writer, since uint64) (uint64, error) {
 			info, err := ix.Backup(w, since)
 			return info.Until, err
+		}
+		if err := serveThreatLists(st, *dir, *readOnly, so); err != nil {
+			st.Close()
+			ln.Close()
+			return err
 		}
 	}
 	srv := &http.Server{
