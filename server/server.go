@@ -16,6 +16,7 @@ import (
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/threatlist"
 )
 
 // Options configures New. A nil *Options means the defaults.
@@ -40,6 +41,18 @@ type Options struct {
 	// /v1/hashes:search answer it (see IsWebRiskThreatType). Default
 	// MALWARE.
 	ThreatType string
+	// ThreatLists, when set, returns the threat lists synced into the
+	// index (threatlist.ReadState of its directory), which GET
+	// /v1/threatLists:computeDiff serves with their version tokens and
+	// kept versions. It is called once, at the first such request. When it
+	// is not set or returns no list, computeDiff serves the index's own
+	// prefix and full entries as the list of ThreatType.
+	ThreatLists func() (map[string]*threatlist.ListState, error)
+	// ListRefresh is how long computeDiff reuses the list it built from the
+	// index's own entries before it reads them again (a change in between
+	// becomes a new version, to which clients get a DIFF). Default 10
+	// seconds; a negative value reads them at every request.
+	ListRefresh time.Duration
 	// Logger receives one line per request ("request": method, path,
 	// status, duration, bytes_in, bytes_out, remote, and kind and error
 	// for a failed one) at level Debug when answered, Warn for a client
@@ -57,6 +70,7 @@ type Server struct {
 	metrics *metrics
 	slots   chan struct{}
 	mux     *http.ServeMux
+	diff    diffLists
 }
 
 // New returns a server of st. The caller keeps owning st (and closes it
@@ -102,6 +116,7 @@ func New(st store.Backend, opts *Options) *Server {
 	s.handle("GET /v1/backup", s.backup)
 	s.handle("GET /v1/uris:search", webRisk(s.searchURIs))
 	s.handle("GET /v1/hashes:search", webRisk(s.searchHashes))
+	s.handle("GET /v1/threatLists:computeDiff", webRisk(s.computeDiff))
 	return s
 }
 
@@ -125,12 +140,18 @@ func (s *Server) handle(pattern string, h handler) {
 		}()
 		if s.o.Token != "" {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok && strings.HasSuffix(endpoint, ":search") {
-				// Web Risk clients send their API key as ?key=.
-				got, ok = r.URL.Query().Get("key"), true
+			if !ok && isWebRiskEndpoint(endpoint) {
+				// Web Risk clients send their API key as ?key= (the Go
+				// client) or in the x-goog-api-key header (the Node
+				// client in REST mode).
+				got, ok = webRiskKey(r)
 			}
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.o.Token)) != 1 {
 				kind = "unauthorized"
+				if isWebRiskEndpoint(endpoint) {
+					(&webRiskError{code: http.StatusUnauthorized, status: "UNAUTHENTICATED", msg: "missing or wrong API key"}).write(w)
+					return
+				}
 				writeError(w, http.StatusUnauthorized, kind, "server: missing or wrong bearer token")
 				return
 			}

@@ -80,16 +80,19 @@ func (e *webRiskError) write(w http.ResponseWriter) {
 
 // webRiskList returns the Safe Browsing profile of the index and whether
 // the request asks for the list's threat type; an index of another profile
-// is an error.
-func (s *Server) webRiskList(r *http.Request) (*safebrowsing.Profile, bool, error) {
-	types := r.URL.Query()["threatTypes"]
+// is an error. Threat types may be names or numbers (threatTypes=1), under
+// camelCase or snake_case names (threat_types), as Google's API takes them.
+func (s *Server) webRiskList(q url.Values) (*safebrowsing.Profile, bool, error) {
+	var types []string
+	for _, v := range q["threatTypes"] {
+		t, err := enumName("threatTypes", v, threatTypeNames)
+		if err != nil {
+			return nil, false, err
+		}
+		types = append(types, t)
+	}
 	if len(types) == 0 {
 		return nil, false, badWebRiskRequest("threatTypes is required")
-	}
-	for _, t := range types {
-		if !IsWebRiskThreatType(t) {
-			return nil, false, badWebRiskRequest("threatTypes: unknown threat type %q", t)
-		}
 	}
 	recorded := s.st.Profile()
 	profile, err := query.ParseProfile(recorded)
@@ -138,11 +141,12 @@ func checkURI(uri string) error {
 // URI's host-suffix/path-prefix expressions under the index's profile, a
 // threat when a stored full hash is one of theirs; {} when none is.
 func (s *Server) searchURIs(w http.ResponseWriter, r *http.Request) error {
-	p, asked, err := s.webRiskList(r)
+	q := webRiskQuery(r)
+	p, asked, err := s.webRiskList(q)
 	if err != nil {
 		return err
 	}
-	uri := r.URL.Query().Get("uri")
+	uri := q.Get("uri")
 	if uri == "" {
 		return badWebRiskRequest("uri is required")
 	}
@@ -154,8 +158,8 @@ func (s *Server) searchURIs(w http.ResponseWriter, r *http.Request) error {
 		return badWebRiskRequest("uri: %v", err)
 	}
 	type threatURI struct {
-		ThreatTypes []string `json:"threatTypes"`
-		ExpireTime  string   `json:"expireTime"`
+		ThreatTypes []any  `json:"threatTypes"`
+		ExpireTime  string `json:"expireTime"`
 	}
 	var out struct {
 		Threat *threatURI `json:"threat,omitempty"`
@@ -170,7 +174,7 @@ func (s *Server) searchURIs(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if slices.Contains(found, true) {
-			out.Threat = &threatURI{ThreatTypes: []string{s.o.threatType()}, ExpireTime: timestamp(time.Now().Add(webRiskCacheFor))}
+			out.Threat = &threatURI{ThreatTypes: []any{enumValue(s.o.threatType(), threatTypeNames, enumInts(q))}, ExpireTime: timestamp(time.Now().Add(webRiskCacheFor))}
 		}
 	}
 	return writeJSON(w, out)
@@ -179,18 +183,19 @@ func (s *Server) searchURIs(w http.ResponseWriter, r *http.Request) error {
 // searchHashes answers GET /v1/hashes:search?hashPrefix=BASE64&threatTypes=TYPE:
 // the stored full hashes that start with the 4..32-byte prefix.
 func (s *Server) searchHashes(w http.ResponseWriter, r *http.Request) error {
-	_, asked, err := s.webRiskList(r)
+	q := webRiskQuery(r)
+	_, asked, err := s.webRiskList(q)
 	if err != nil {
 		return err
 	}
-	prefix, err := decodeHashPrefix(r.URL.Query().Get("hashPrefix"))
+	prefix, err := decodeHashPrefix(q.Get("hashPrefix"))
 	if err != nil {
 		return err
 	}
 	type threatHash struct {
-		ThreatTypes []string `json:"threatTypes"`
-		Hash        string   `json:"hash"`
-		ExpireTime  string   `json:"expireTime"`
+		ThreatTypes []any  `json:"threatTypes"`
+		Hash        string `json:"hash"`
+		ExpireTime  string `json:"expireTime"`
 	}
 	var out struct {
 		Threats            []threatHash `json:"threats,omitempty"`
@@ -202,7 +207,7 @@ func (s *Server) searchHashes(w http.ResponseWriter, r *http.Request) error {
 		expire := timestamp(now.Add(webRiskCacheFor))
 		err := s.st.Scan(prefix, 8*len(prefix), webRiskMaxHashes, func(e store.Entry) error {
 			if !e.IsPrefix() {
-				out.Threats = append(out.Threats, threatHash{ThreatTypes: []string{s.o.threatType()},
+				out.Threats = append(out.Threats, threatHash{ThreatTypes: []any{enumValue(s.o.threatType(), threatTypeNames, enumInts(q))},
 					Hash: base64.StdEncoding.EncodeToString(e.Hash[:]), ExpireTime: expire})
 			}
 			return nil

@@ -103,7 +103,7 @@ func commands() []*command {
 		hashCommand(), canonCommand(), expressionsCommand(), hashedURICommand(), matchCommand(),
 		addCommand(), putCommand(), importCommand(), hasCommand(), getCommand(), deleteCommand(), dedupeCommand(),
 		scanCommand(), lookupCommand(), statsCommand(), exportCommand(), verifyCommand(),
-		backupCommand(), restoreCommand(), recoverCommand(), serveCommand(),
+		backupCommand(), restoreCommand(), recoverCommand(), serveCommand(), syncCommand(),
 		helpCommand(), manCommand(), completionCommand(), versionCommand(),
 	}
 }

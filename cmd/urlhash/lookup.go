@@ -70,6 +70,9 @@ func (o *lookupOptions) run(e *env, args []string) error {
 			return usageError{err}
 		}
 	}
+	if err := refusePending(o.db.dir); err != nil {
+		return err
+	}
 	// The index is read whatever profile it records: its entries are
 	// expression hashes either way.
 	ix, err := o.db.open(e, access{})

@@ -51,7 +51,7 @@ $ urlhash dedupe --db http://127.0.0.1:7411 < links.txt
 			fs.BoolVar(&o.readOnly, "read-only", false, "refuse writes (403)")
 			fs.Int64Var(&o.maxBody, "max-body", 64<<20, "largest request body in `BYTES` (default 64 MiB)")
 			fs.IntVar(&o.maxInFlight, "max-in-flight", 64, "`N` requests served at once (default 64)")
-			fs.StringVar(&o.threatType, "threat-type", "MALWARE", "the Web Risk threat `TYPE` of a Safe Browsing list index (webrisk or safebrowsing-v5 profile), as GET /v1/uris:search and /v1/hashes:search (the Web Risk Lookup API) answer it: MALWARE, SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or SOCIAL_ENGINEERING_EXTENDED_COVERAGE (default MALWARE)")
+			fs.StringVar(&o.threatType, "threat-type", "MALWARE", "the Web Risk threat `TYPE` of a Safe Browsing list index (webrisk or safebrowsing-v5 profile), as GET /v1/uris:search and /v1/hashes:search (the Web Risk Lookup API) answer it: MALWARE, SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or SOCIAL_ENGINEERING_EXTENDED_COVERAGE (default MALWARE); GET /v1/threatLists:computeDiff serves the lists \"urlhash sync\" keeps in DIR, or else the index's entries as the list of this type")
 			fs.enum("threat-type", "MALWARE", "SOCIAL_ENGINEERING", "UNWANTED_SOFTWARE", "SOCIAL_ENGINEERING_EXTENDED_COVERAGE")
 			fs.StringVar(&o.logFormat, "log-format", "text", "`FORMAT` of the structured log lines on stderr, after the ready line: text or json (default text)")
 			fs.enum("log-format", "text", "json")
@@ -114,6 +114,11 @@ func (o *serveOptions) run(e *env, _ []string) error {
 		so.Backup = func(w io.Writer, since uint64) (uint64, error) {
 			info, err := ix.Backup(w, since)
 			return info.Until, err
+		}
+		if err := serveThreatLists(st, o.db.dir, o.readOnly, so); err != nil {
+			st.Close()
+			ln.Close()
+			return err
 		}
 	}
 	srv := &http.Server{

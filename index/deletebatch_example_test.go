@@ -1,0 +1,24 @@
+package index_test
+
+import (
+	"fmt"
+
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
+)
+
+func ExampleDB_DeleteBatch() {
+	db, err := index.Open("", &index.Options{InMemory: true})
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	a, b := hashkey.Sum([]byte("a")), hashkey.Sum([]byte("b"))
+	p, _ := store.PrefixEntry(a[:4], store.Value{})
+	db.PutBatch([]store.Entry{store.FullEntry(a, store.Value{}), p})
+	// b is not stored: it is skipped.
+	n, err := db.DeleteBatch([]store.Entry{store.FullEntry(a, store.Value{}), p, store.FullEntry(b, store.Value{})})
+	fmt.Println(n, err)
+	// Output: 2 <nil>
+}
