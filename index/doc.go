@@ -244,8 +244,8 @@
 //     and the bytes free and needed, while the free space would fall
 //     below a reserve that lets Badger flush, compact and close:
 //     (NumMemtables+1) x MemTableSize + 2 x ValueLogFileSize (64 MiB by
-//     default) + max(10% of the tables, 64 MiB), 576 MiB at least with the
-//     defaults. The reserve is sound while the index is the only writer of
+//     default) + max(10% of the tables, 64 MiB), 288 MiB at least with the
+//     defaults (5 memtables of 16 MiB). The reserve is sound while the index is the only writer of
 //     its filesystem: give a large index its own filesystem or quota.
 //
 // Limits. Only an "absent" answer is verified: a damaged block of a newer
@@ -267,11 +267,11 @@
 //     StreamWriter.
 //   - Verify, Load and Close take the index exclusively: lookups wait
 //     (Load and Verify also wait for a filter growth in progress).
-//   - Tables are Snappy-compressed (about 42 B/entry on disk for keys
-//     without values); a present-key lookup whose block is not in the
-//     block cache pays a decompression. Options.Badger can choose ZSTD
-//     (about 40 B/entry, slower loads) or no compression (about 54
-//     B/entry).
+//   - Tables are not compressed by default (about 53 B/entry on disk for
+//     keys without values): hash keys are random, and a codec would cost
+//     a decompression on every present-key lookup whose block is not in
+//     the block cache. Options.Compression chooses snappy (about 42
+//     B/entry) or zstd (about 40 B/entry, slower loads).
 //   - Memory: the filter (about 2 B/entry), the block cache and the index
 //     cache (64 MiB each by default) and Badger's memtables (up to 5 x
 //     64 MiB while writing).
