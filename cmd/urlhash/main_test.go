@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -128,6 +130,20 @@ func TestScripts(t *testing.T) {
 					}
 				}
 				ts.Fatalf("%s did not appear within 30s", args[0])
+			},
+			// httpget ADDRFILE PATH gets PATH from the server whose address
+			// ("http://HOST:PORT", as urlhash serve records it) is in
+			// ADDRFILE, and prints the status code and the body.
+			"httpget": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: httpget ADDRFILE PATH")
+				}
+				resp, err := http.Get(strings.TrimSpace(ts.ReadFile(args[0])) + args[1])
+				ts.Check(err)
+				defer resp.Body.Close()
+				body, err := io.ReadAll(resp.Body)
+				ts.Check(err)
+				fmt.Fprintf(ts.Stdout(), "%d %s\n", resp.StatusCode, body)
 			},
 			// gzip FILE writes FILE.gz, so that scripts can test compressed input.
 			"gzip": func(ts *testscript.TestScript, neg bool, args []string) {
