@@ -262,7 +262,7 @@ func (o *importOptions) run(e *env, files []string) error {
 	if !refused && e.ctx.Err() != nil {
 		// The interrupt came while the entries were being written: Load
 		// finished, and everything read is stored.
-		e.warnf("interrupted while writing: the import finished, everything read is stored")
+		fmt.Fprintln(e.stderr, "urlhash: note: import: interrupted while writing; it finished: everything read is stored")
 	}
 	fmt.Fprintf(e.stderr, "urlhash: import: %d stored, %d duplicates, %d skipped\n", sum.Stored, sum.Duplicates, sum.Skipped)
 	switch {
