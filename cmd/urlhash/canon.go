@@ -29,7 +29,7 @@ type canonOptions struct {
 }
 
 func (o *canonOptions) run(e *env, args []string) error {
-	cz, err := o.id.canonicaliser(true)
+	cz, err := o.id.canonForm()
 	if err != nil {
 		return err
 	}

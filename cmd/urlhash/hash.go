@@ -46,7 +46,7 @@ func (o *hashOptions) run(e *env, args []string) error {
 	if o.format != "hex" && o.format != "decimal" {
 		return usagef("unknown --format %q (want hex or decimal)", o.format)
 	}
-	cz, err := o.id.canonicaliser(false)
+	cz, err := o.id.canonicaliser()
 	if err != nil {
 		return err
 	}

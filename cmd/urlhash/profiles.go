@@ -95,28 +95,34 @@ func (cz *canonicaliser) appendHashed(dst []byte, raw string) ([]byte, error) {
 	return cz.canonical(dst, raw)
 }
 
-// canonicaliser resolves the flags for hash and canon. Every profile
+// canonForm resolves the flags for canon: canonicaliser's profiles and
+// the hashed-URI Appendix A forms (hashed-n, hashed-p), which canon prints
+// and nothing hashes.
+func (o *identityFlags) canonForm() (*canonicaliser, error) {
+	if o.name != "hashed-n" && o.name != "hashed-p" {
+		return o.canonicaliser()
+	}
+	if o.fs.Changed("digest") || o.fs.Changed("drop-fragment") {
+		return nil, usagef("--digest and --drop-fragment apply to the urlhash profile only")
+	}
+	v := hasheduri.N
+	if o.name == "hashed-p" {
+		v = hasheduri.P
+	}
+	return &canonicaliser{
+		name: o.name,
+		canonical: func(dst []byte, raw string) ([]byte, error) {
+			s, err := hasheduri.Canonical(raw, v)
+			return append(dst, s...), err
+		},
+	}, nil
+}
+
+// canonicaliser resolves the flags for hash (and canon). Every profile
 // hashes here exactly what an index keys (see query.ParseProfile): the
 // url-hash canonical form with its digest, the Safe Browsing exact
-// expression or the IRI as written with SHA-256. withHashed admits the
-// hashed-URI Appendix A forms (hashed-n, hashed-p), which canon prints.
-func (o *identityFlags) canonicaliser(withHashed bool) (*canonicaliser, error) {
-	if withHashed && (o.name == "hashed-n" || o.name == "hashed-p") {
-		if o.fs.Changed("digest") || o.fs.Changed("drop-fragment") {
-			return nil, usagef("--digest and --drop-fragment apply to the urlhash profile only")
-		}
-		v := hasheduri.N
-		if o.name == "hashed-p" {
-			v = hasheduri.P
-		}
-		return &canonicaliser{
-			name: o.name,
-			canonical: func(dst []byte, raw string) ([]byte, error) {
-				s, err := hasheduri.Canonical(raw, v)
-				return append(dst, s...), err
-			},
-		}, nil
-	}
+// expression or the IRI as written with SHA-256.
+func (o *identityFlags) canonicaliser() (*canonicaliser, error) {
 	p, err := o.profile()
 	if err != nil {
 		return nil, err
