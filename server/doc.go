@@ -25,6 +25,7 @@
 //	                                     server's clock), 0 seen; durable
 //	POST /v1/delete   one entry (key)    204, or 404
 //	POST /v1/delete-prefix?prefix=HEX&bits=N  {"full":..,"prefixes":..}; durable
+//	                                          (an empty prefix needs all=true)
 //	POST /v1/load     JSONL entries      store.LoadResult as JSON
 //	GET  /v1/scan?prefix=HEX&bits=N&limit=N   JSONL entries, streamed
 //	GET  /v1/count?prefix=HEX&bits=N          {"full":..,"prefixes":..}
