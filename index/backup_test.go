@@ -2,11 +2,15 @@ package index
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"math"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -205,5 +209,32 @@ func TestRestoreVersion1(t *testing.T) {
 		if got, _ := dst.Has(hashOf(c.key)); got != c.want {
 			t.Errorf("Has(%s) = %v, want %v", c.key, got, c.want)
 		}
+	}
+}
+
+// TestScanReportsBadValueByKey: a stored value that cannot be decoded (one
+// written before values were checked) is reported by its key, after the
+// scan has handed over every other entry; Verify names it too.
+func TestScanReportsBadValueByKey(t *testing.T) {
+	db := openTestDB(t, true, nil)
+	for i := range 10 {
+		if err := db.Put(hashOf(strconv.Itoa(i)), store.Value{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := hashOf("5")
+	k := fullKey(&bad)
+	poison := binary.AppendVarint([]byte{valueTimes}, math.MaxInt64)
+	poison = binary.AppendUvarint(poison, 0)
+	if err := db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(k[:], append(poison, 0)) }); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err := db.Scan(nil, 0, 0, func(store.Entry) error { n++; return nil })
+	if n != 9 || !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), bad.String()) {
+		t.Errorf("Scan handed over %d entries and returned %v; want 9 and an error naming %s", n, err, bad)
+	}
+	if err := db.Verify(); err == nil || !strings.Contains(err.Error(), bad.String()) {
+		t.Errorf("Verify = %v, want an error naming %s", err, bad)
 	}
 }

@@ -2,12 +2,16 @@ package server
 
 import (
 	"bufio"
+	"bytes"
+	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
@@ -66,5 +70,47 @@ func TestDeletePrefixRefusesEverything(t *testing.T) {
 		if err != nil || full != left {
 			t.Fatalf("delete-prefix.txt:%d: %q: %d entries left (%v), want %d", line, fields[0], full, err, left)
 		}
+	}
+}
+
+// TestPutRefusesBadTimes: an entry whose seen times or expiry the index
+// could not read back (issue 21, item 3) is refused with 400 bad_value on
+// every write endpoint, and the index stays whole: Verify and a full Scan
+// succeed afterwards.
+func TestPutRefusesBadTimes(t *testing.T) {
+	db := openMem(t)
+	ts := httptest.NewServer(New(db, nil))
+	defer ts.Close()
+	h := hashkey.Sum([]byte("x"))
+	good := store.FullEntry(hashkey.Sum([]byte("good")), store.Value{FirstSeen: store.Unix(1893456000), LastSeen: store.Unix(1893456000)})
+	for _, v := range []store.Value{
+		{FirstSeen: store.Unix(math.MaxInt64), LastSeen: store.Unix(math.MaxInt64)},
+		{LastSeen: store.Unix(1 << 62)},
+		{FirstSeen: store.Unix(-5), LastSeen: store.Unix(10)},
+		{Expires: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{Expires: store.Unix(-1)},
+	} {
+		e := store.FullEntry(h, v)
+		body := AppendEntry(AppendEntry(nil, &good), &e) // a good entry first: the batch is refused whole
+		for _, path := range []string{"/v1/put", "/v1/add", "/v1/visit"} {
+			resp, err := http.Post(ts.URL+path, "application/octet-stream", bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 400 || !bytes.Contains(msg, []byte("bad_value")) {
+				t.Errorf("%s %+v: %d %s, want 400 bad_value", path, v, resp.StatusCode, msg)
+			}
+		}
+	}
+	if err := db.Verify(); err != nil {
+		t.Fatalf("Verify after refused writes: %v", err)
+	}
+	if err := db.Scan(nil, 0, 0, func(store.Entry) error { return nil }); err != nil {
+		t.Fatalf("Scan after refused writes: %v", err)
+	}
+	if ok, _ := db.Has(h); ok {
+		t.Error("a refused entry is stored")
 	}
 }
