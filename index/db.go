@@ -36,6 +36,7 @@ type DB struct {
 	lock   *dirLock // nil in memory
 	guard  *guard   // nil in memory
 	space  space
+	acked  syncMark // what Sync acknowledged, recorded outside Badger
 	// writeReady is set once every table was verified before a write.
 	writeReady atomic.Bool
 	// snapState is the Badger version the persisted filter snapshot
@@ -167,8 +168,13 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	if db.bdb, err = openBadger(db.bo); err != nil {
 		return nil, err
 	}
+	if err := db.checkSynced(); err != nil {
+		db.bdb.Close()
+		return nil, err
+	}
 	if err := db.init(); err != nil {
 		db.bdb.Close()
+		db.closeSynced()
 		return nil, err
 	}
 	return db, nil
@@ -613,6 +619,15 @@ func (db *DB) Close() (err error) {
 		return nil
 	}
 	db.closed = true
+	// The last sync number goes in before the snapshot, which records
+	// Badger's version: a snapshot written after it stays current.
+	var seq uint64
+	var errMark error
+	if !db.opts.InMemory && !db.opts.ReadOnly {
+		db.acked.mu.Lock()
+		defer db.acked.mu.Unlock()
+		seq, errMark = db.markSync()
+	}
 	var errSnap error
 	// The snapshot is a cache: written only when the one on disk is not
 	// current, and skipped without room for it or when a table is
@@ -622,7 +637,10 @@ func (db *DB) Close() (err error) {
 		errSnap = db.writeSnapshot()
 	}
 	errClose := translate(db.bdb.Close())
-	return errors.Join(errSnap, errClose, db.lock.release())
+	if errMark == nil && errClose == nil {
+		errMark = db.recordSync(seq, true)
+	}
+	return errors.Join(errSnap, errClose, errMark, db.closeSynced(), db.lock.release())
 }
 
 // Sync makes every write acknowledged so far durable on disk.
@@ -635,10 +653,19 @@ func (db *DB) Sync() (err error) {
 	if db.opts.InMemory || db.opts.ReadOnly {
 		return nil
 	}
+	db.acked.mu.Lock()
+	defer db.acked.mu.Unlock()
+	seq, err := db.markSync()
+	if err != nil {
+		return err
+	}
 	if err := db.bdb.Sync(); err != nil {
 		return translate(err)
 	}
-	return db.syncMemtables()
+	if err := db.syncMemtables(); err != nil {
+		return err
+	}
+	return db.recordSync(seq, false)
 }
 
 // syncMemtables fsyncs every memtable log in the directory. Badger's Sync
