@@ -3,8 +3,12 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -112,5 +116,76 @@ func TestPutRefusesBadTimes(t *testing.T) {
 	}
 	if ok, _ := db.Has(h); ok {
 		t.Error("a refused entry is stored")
+	}
+}
+
+// TestSlowBodiesHoldNoSlot: clients that send their headers and then a
+// body a byte at a time (written by hand on raw connections) hold no
+// in-flight slot: /v1/health, /metrics and whole requests are answered
+// at once meanwhile, and the slow ones get 408 after BodyTimeout; a load,
+// whose body streams, is cut when it pauses that long (issue 21, item 5).
+func TestSlowBodiesHoldNoSlot(t *testing.T) {
+	db := openMem(t)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ts := httptest.NewServer(New(db, &Options{MaxInFlight: 8, BodyTimeout: 1500 * time.Millisecond, Logger: quiet}))
+	defer ts.Close()
+	addr := strings.TrimPrefix(ts.URL, "http://")
+	const slow = 12
+	answers := make(chan string, slow)
+	for i := range slow {
+		path, pause := "/v1/has", 400*time.Millisecond
+		if i%3 == 0 {
+			path, pause = "/v1/load", 2*time.Second // a streamed body that pauses
+		}
+		go func() {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				answers <- err.Error()
+				return
+			}
+			defer c.Close()
+			fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 64\r\n\r\n", path)
+			for range 64 {
+				if _, err := c.Write([]byte{'{'}); err != nil {
+					break
+				}
+				time.Sleep(pause)
+				if c.SetReadDeadline(time.Now().Add(time.Millisecond)) == nil {
+					if _, err := c.Read(make([]byte, 1)); err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+						break // answered (or closed): stop writing
+					}
+				}
+			}
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			status, err := bufio.NewReader(io.MultiReader(strings.NewReader("H"), c)).ReadString('\n')
+			if err != nil {
+				status = err.Error()
+			}
+			answers <- path + ": " + strings.TrimSpace(status)
+		}()
+	}
+	time.Sleep(300 * time.Millisecond) // the slow ones are in
+	client := &http.Client{Timeout: 700 * time.Millisecond}
+	for _, path := range []string{"/v1/health", "/metrics"} {
+		resp, err := client.Get(ts.URL + path)
+		if err != nil {
+			t.Fatalf("GET %s while slow bodies arrive: %v", path, err)
+		}
+		resp.Body.Close()
+	}
+	for range 16 { // more than MaxInFlight
+		resp, err := client.Post(ts.URL+"/v1/has", "application/octet-stream", bytes.NewReader(make([]byte, 32)))
+		if err != nil {
+			t.Fatalf("POST /v1/has while slow bodies arrive: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("POST /v1/has: %d", resp.StatusCode)
+		}
+	}
+	for range slow {
+		if got := <-answers; !strings.Contains(got, " 408 ") {
+			t.Errorf("a slow client got %q, want 408", got)
+		}
 	}
 }
