@@ -71,7 +71,7 @@ type Server struct {
 	commit  *committer
 	metrics *metrics
 	slots   chan struct{}
-	loads   chan struct{} // the slots a load may take, besides one of slots
+	loads   chan struct{}       // the slots a load may take, besides one of slots
 	bodies  *semaphore.Weighted // the bytes of bodies read ahead of their slots
 	mux     *http.ServeMux
 }
