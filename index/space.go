@@ -1,7 +1,10 @@
 package index
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -27,10 +30,19 @@ import (
 // still on the disk). This holds while the index
 // is the only writer of its filesystem: give a large index its own
 // filesystem or quota.
+//
+// Another process may fill the filesystem between two readings. Two
+// things narrow what that can do: the free space is read again every
+// spaceRecheck (and every quarter memtable of writes), and at each reading
+// the memory-mapped logs Badger writes into (*.mem, *.vlog) get their
+// blocks (fallocate on Linux), so that appending to them never needs a
+// block the disk no longer has; a log that cannot get them refuses the
+// writes like a full disk. What remains: a memtable Badger opens between
+// two readings, and flushes and compactions, write sparse mapped files.
 const (
 	minCompactionReserve = 64 << 20
 	// spaceRecheck bounds how long a free-space figure is trusted.
-	spaceRecheck = time.Second
+	spaceRecheck = 20 * time.Millisecond
 )
 
 // space decides whether a write fits. It reads the free space (statfs)
@@ -42,6 +54,9 @@ type space struct {
 	at     atomic.Int64 // time of the last reading (unix ns)
 	// free returns the bytes available to the index (a test hook).
 	free func(dir string) (int64, error)
+	// allocated records the logs preallocate gave their blocks, and
+	// their size then.
+	allocated map[string]int64
 }
 
 // statfsFree returns the bytes available to an unprivileged user on the
@@ -86,6 +101,10 @@ func (db *DB) roomFor(n int64) error {
 	if freeFn == nil {
 		freeFn = statfsFree
 	}
+	if err := sp.preallocate(db.path); err != nil {
+		sp.budget.Store(-1)
+		return fmt.Errorf("%w: index %s: %v; free some space or move the index", store.ErrDiskFull, db.path, err)
+	}
 	free, err := freeFn(db.path)
 	if err != nil {
 		return err
@@ -97,7 +116,37 @@ func (db *DB) roomFor(n int64) error {
 		return fmt.Errorf("%w: index %s: %d bytes free, %d needed (%d kept free for flushes, compactions and Close, %d for this write); free some space or move the index",
 			store.ErrDiskFull, db.path, free, need, need-n, n)
 	}
-	sp.budget.Store(free - need)
+	sp.budget.Store(min(free-need, db.bo.MemTableSize/4))
+	return nil
+}
+
+// preallocate gives every memory-mapped log of dir (*.mem, *.vlog) not
+// yet done its disk blocks, up to its (sparse) size. Called under mu.
+func (sp *space) preallocate(dir string) error {
+	if sp.allocated == nil {
+		sp.allocated = make(map[string]int64)
+	}
+	for _, pattern := range []string{"*.mem", "*.vlog"} {
+		names, err := filepath.Glob(filepath.Join(dir, pattern))
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			fi, err := os.Stat(name)
+			if err != nil || fi.Size() == 0 || sp.allocated[name] >= fi.Size() {
+				continue // gone meanwhile, empty, or done
+			}
+			if err := allocate(name, fi.Size()); err != nil {
+				return err
+			}
+			sp.allocated[name] = fi.Size()
+		}
+	}
+	for name := range sp.allocated { // forget the logs Badger removed
+		if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
+			delete(sp.allocated, name)
+		}
+	}
 	return nil
 }
 
