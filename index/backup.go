@@ -276,8 +276,17 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	if err := db.rebuildFilter(db.f.k); err != nil {
 		return BackupInfo{}, err
 	}
-	if err := db.readTTL(); err != nil { // the backup's entries may expire
+	// The backup's entries may expire, and the record that says the index
+	// holds such entries is metadata, which backups leave out.
+	if err := db.readTTL(); err != nil {
 		return BackupInfo{}, translate(err)
+	}
+	if expiring, err := db.holdsExpiring(); err != nil {
+		return BackupInfo{}, err
+	} else if expiring {
+		if err := db.markTTL(); err != nil {
+			return BackupInfo{}, err
+		}
 	}
 	return info, translate(db.bdb.Sync())
 }
@@ -336,6 +345,23 @@ func (db *DB) restoreKeys(fr *frameReader, incremental bool) ([][]byte, error) {
 type missing struct {
 	key     []byte
 	version uint64
+}
+
+// holdsExpiring reports whether an entry of the index has an expiry (a
+// key-only iteration that stops at the first).
+func (db *DB) holdsExpiring() (found bool, err error) {
+	if db.ttl.Load() {
+		return true, nil
+	}
+	err = db.bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{})
+		defer it.Close()
+		for it.Seek([]byte{tagMeta + 1}); it.Valid() && !found; it.Next() {
+			found = it.Item().ExpiresAt() != 0
+		}
+		return nil
+	})
+	return found, translate(err)
 }
 
 // restoredUntil returns the Until of the last backup restored, 0 if none.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/store"
@@ -236,5 +237,34 @@ func TestScanReportsBadValueByKey(t *testing.T) {
 	}
 	if err := db.Verify(); err == nil || !strings.Contains(err.Error(), bad.String()) {
 		t.Errorf("Verify = %v, want an error naming %s", err, bad)
+	}
+}
+
+// TestRestoreKeepsExpiring: entries with an expiry, restored, are counted
+// as such (issue 21, item 11: stats said "expiring entries: 0").
+func TestRestoreKeepsExpiring(t *testing.T) {
+	src := openTestDB(t, false, nil)
+	in := time.Now().Add(time.Hour)
+	for i := range 10 {
+		v := store.Value{}
+		if i%2 == 0 {
+			v.Expires = in
+		}
+		if err := src.Put(hashOf(strconv.Itoa(i)), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b bytes.Buffer
+	if _, err := src.Backup(&b, 0); err != nil {
+		t.Fatal(err)
+	}
+	dst := openTestDB(t, false, nil)
+	if _, err := dst.Restore(&b); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := src.Stats()
+	got, err := dst.Stats()
+	if err != nil || got.Entries != 10 || got.Expiring != 5 || got.Expiring != want.Expiring {
+		t.Fatalf("restored Stats: %d entries, %d expiring, %v; want 10 and 5", got.Entries, got.Expiring, err)
 	}
 }
