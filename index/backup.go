@@ -8,6 +8,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/store"
@@ -208,6 +212,12 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	if p := db.Profile(); p != "" && info.Profile != "" && p != info.Profile {
 		return BackupInfo{}, fmt.Errorf("%w: the backup is of a %s index, %s records %s", store.ErrProfileMismatch, info.Profile, db.path, p)
 	}
+	// Until it ends well, the directory is marked: an index a restore
+	// killed, cut or refused midway holds a part of the backup, and Open
+	// refuses it rather than serve the part as the whole.
+	if err := db.markRestoring(info); err != nil {
+		return BackupInfo{}, err
+	}
 	fr := &frameReader{r: br, room: db.roomFor, v2: info.v2}
 	if err := db.bdb.Load(fr, 256); err != nil {
 		if fr.err != nil {
@@ -288,7 +298,67 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 			return BackupInfo{}, err
 		}
 	}
-	return info, translate(db.bdb.Sync())
+	if err := db.bdb.Sync(); err != nil {
+		return BackupInfo{}, translate(err)
+	}
+	return info, db.unmarkRestoring()
+}
+
+// restoringFileName marks an index directory a restore is writing.
+const restoringFileName = "urlhash.restoring"
+
+// markRestoring creates the restoring mark, durably.
+func (db *DB) markRestoring(info BackupInfo) error {
+	if db.opts.InMemory {
+		return nil
+	}
+	kind := "a full backup"
+	if info.Since != 0 {
+		kind = fmt.Sprintf("the changes after version %d", info.Since)
+	}
+	name := filepath.Join(db.path, restoringFileName)
+	if err := writeSynced(name, []byte("restore of "+kind+" began "+time.Now().UTC().Format(time.RFC3339)+"\n")); err != nil {
+		return fmt.Errorf("index: restore: %w", err)
+	}
+	return syncDir(db.path)
+}
+
+// unmarkRestoring removes the restoring mark, durably.
+func (db *DB) unmarkRestoring() error {
+	if db.opts.InMemory {
+		return nil
+	}
+	if err := os.Remove(filepath.Join(db.path, restoringFileName)); err != nil {
+		return fmt.Errorf("index: restore: %w", err)
+	}
+	return syncDir(db.path)
+}
+
+// checkRestoring refuses a directory a restore did not finish.
+func checkRestoring(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, restoringFileName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	what := strings.TrimSpace(string(b))
+	if err != nil {
+		what = err.Error()
+	}
+	return fmt.Errorf("%w: %s holds an unfinished restore (%s: %s); remove it and restore the whole chain again into a new directory",
+		store.ErrCorrupt, dir, restoringFileName, what)
+}
+
+// writeSynced writes a small file and fsyncs it.
+func writeSynced(name string, b []byte) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
 }
 
 // restoreKeys reads the key frames of a version 2 backup and the end

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -266,5 +267,47 @@ func TestRestoreKeepsExpiring(t *testing.T) {
 	got, err := dst.Stats()
 	if err != nil || got.Entries != 10 || got.Expiring != 5 || got.Expiring != want.Expiring {
 		t.Fatalf("restored Stats: %d entries, %d expiring, %v; want 10 and 5", got.Entries, got.Expiring, err)
+	}
+}
+
+// TestUnfinishedRestoreRefused: a restore cut short (as a killed one
+// leaves it) marks the directory, and Open refuses it instead of serving
+// a part of the backup as a whole index (issue 21, item 9); a restore
+// that ends removes the mark.
+func TestUnfinishedRestoreRefused(t *testing.T) {
+	src := openTestDB(t, true, nil)
+	for i := range 2000 {
+		if err := src.Put(hashOf(strconv.Itoa(i)), store.Value{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b bytes.Buffer
+	if _, err := src.Backup(&b, 0); err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut")
+	db := mustOpen(t, cut, nil)
+	if _, err := db.Restore(bytes.NewReader(b.Bytes()[:b.Len()/2])); err == nil {
+		t.Fatal("a cut backup restored")
+	}
+	db.Close()
+	for _, ro := range []bool{false, true} {
+		if db, err := Open(cut, &Options{ReadOnly: ro}); err == nil {
+			db.Close()
+			t.Fatalf("Open (read-only %v) of an unfinished restore succeeded", ro)
+		} else if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "unfinished restore") {
+			t.Errorf("Open = %v, want ErrCorrupt naming the unfinished restore", err)
+		}
+	}
+	whole := filepath.Join(t.TempDir(), "whole")
+	db = mustOpen(t, whole, nil)
+	if _, err := db.Restore(bytes.NewReader(b.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = mustOpen(t, whole, nil)
+	defer db.Close()
+	if s, _ := db.Stats(); s.Entries != 2000 {
+		t.Errorf("restored %d entries, want 2000", s.Entries)
 	}
 }

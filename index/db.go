@@ -145,6 +145,9 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	if s, err = inspectDir(dir); err != nil {
 		return nil, err
 	}
+	if err := checkRestoring(dir); err != nil {
+		return nil, err
+	}
 	if !o.ReadOnly {
 		// Run files of a load a crash interrupted: temporary, never data.
 		if err := removeLoadRuns(dir); err != nil {
