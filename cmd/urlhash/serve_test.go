@@ -456,3 +456,53 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		}
 	}
 }
+
+// TestBackupReadsOnly: backup opens the index read-only, so it runs while
+// another process reads it, and a backup killed midway leaves an index
+// that readers still open (issue 21, item 10).
+func TestBackupReadsOnly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	var urls strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&urls, "https://example.com/%d\n", i)
+	}
+	if _, err := cli(t, urls.String(), "add", "--db", dir); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := index.Open(dir, &index.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backup := func() *exec.Cmd {
+		f, err := os.Create(filepath.Join(t.TempDir(), "full.bak"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		cmd := exec.Command(os.Args[0], "backup", "--db", dir)
+		cmd.Env = append(os.Environ(), "URLHASH_TEST_MAIN=1")
+		cmd.Stdout = f
+		return cmd
+	}
+	var errb strings.Builder
+	first := backup()
+	first.Stderr = &errb
+	if err := first.Run(); err != nil {
+		t.Fatalf("backup beside a reader: %v: %s", err, errb.String())
+	}
+	reader.Close()
+	for range 3 {
+		cmd := backup()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		ro, err := index.Open(dir, &index.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatalf("read-only open after a killed backup: %v", err)
+		}
+		ro.Close()
+	}
+}
