@@ -20,11 +20,11 @@ import (
 // the index's filesystem is below a reserve that lets Badger finish what
 // it has accepted and close:
 //
-//	(NumMemtables+1) x MemTableSize   memtable logs and their flush to tables
+//	(NumMemtables+1) x 1.25 MemTableSize  memtable logs and their flush to tables
 //	+ 2 x ValueLogFileSize            the value log's sparse file
 //	+ max(10% of the tables, 64 MiB)  compaction output, before the input goes
 //
-// (with the defaults 6 x 64 MiB + 2 x 64 MiB + 64 MiB = 576 MiB at least),
+// (with the defaults 6 x 80 MiB + 2 x 64 MiB + 64 MiB = 672 MiB at least),
 // plus the bytes the refused write would add (for Load: each sorted run
 // it spills to the index directory, then the tables it writes, the runs
 // still on the disk). This holds while the index
@@ -71,7 +71,7 @@ func statfsFree(dir string) (int64, error) {
 
 // reserve returns the free space the index keeps for Badger's own work.
 func (db *DB) reserve() int64 {
-	r := int64(db.bo.NumMemtables+1)*db.bo.MemTableSize + 2*db.bo.ValueLogFileSize
+	r := int64(db.bo.NumMemtables+1)*allocated(db.bo.MemTableSize) + 2*db.bo.ValueLogFileSize
 	return r + max(db.tableBytes()/10, minCompactionReserve)
 }
 
@@ -101,7 +101,7 @@ func (db *DB) roomFor(n int64) error {
 	if freeFn == nil {
 		freeFn = statfsFree
 	}
-	if err := sp.preallocate(db.path); err != nil {
+	if err := sp.preallocate(db.path, db.bo.MemTableSize, db.bo.ValueLogFileSize); err != nil {
 		sp.budget.Store(-1)
 		return fmt.Errorf("%w: index %s: %v; free some space or move the index", store.ErrDiskFull, db.path, err)
 	}
@@ -120,26 +120,36 @@ func (db *DB) roomFor(n int64) error {
 	return nil
 }
 
+// allocated is how much of a log of n bytes of records preallocate gives
+// blocks: Badger sizes its logs at twice what it means to write, and a
+// memtable's log ends a little after its n bytes.
+func allocated(n int64) int64 { return n + n/4 }
+
 // preallocate gives every memory-mapped log of dir (*.mem, *.vlog) not
-// yet done its disk blocks, up to its (sparse) size. Called under mu.
-func (sp *space) preallocate(dir string) error {
+// yet done its disk blocks, up to its (sparse) size or allocated(memtable
+// or vlog bytes). Called under mu.
+func (sp *space) preallocate(dir string, memtable, vlog int64) error {
 	if sp.allocated == nil {
 		sp.allocated = make(map[string]int64)
 	}
-	for _, pattern := range []string{"*.mem", "*.vlog"} {
-		names, err := filepath.Glob(filepath.Join(dir, pattern))
+	for _, l := range []struct {
+		pattern string
+		n       int64
+	}{{"*.mem", allocated(memtable)}, {"*.vlog", allocated(vlog)}} {
+		names, err := filepath.Glob(filepath.Join(dir, l.pattern))
 		if err != nil {
 			return err
 		}
 		for _, name := range names {
 			fi, err := os.Stat(name)
-			if err != nil || fi.Size() == 0 || sp.allocated[name] >= fi.Size() {
+			if err != nil || fi.Size() == 0 || sp.allocated[name] > 0 {
 				continue // gone meanwhile, empty, or done
 			}
-			if err := allocate(name, fi.Size()); err != nil {
+			n := min(fi.Size(), l.n)
+			if err := allocate(name, n); err != nil {
 				return err
 			}
-			sp.allocated[name] = fi.Size()
+			sp.allocated[name] = n
 		}
 	}
 	for name := range sp.allocated { // forget the logs Badger removed
