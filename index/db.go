@@ -168,6 +168,9 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 		o.setCodec(&db.bo, codec, anyCompressed(tables))
 	}
 	db.guard = newGuard(dir, db.bo.BlockSize, tables)
+	if err := checkKeyRegistry(dir, &db.bo); err != nil {
+		return nil, err
+	}
 	if db.bdb, err = openBadger(db.bo); err != nil {
 		return nil, err
 	}
@@ -197,6 +200,16 @@ func (db *DB) catchOpen(err *error) {
 	}
 }
 
+// isKeyRegistryError reports whether err is Badger's refusal of its key
+// registry file (KEYREGISTRY).
+func isKeyRegistryError(err error) bool {
+	if errors.Is(err, badger.ErrEncryptionKeyMismatch) || errors.Is(err, badger.ErrInvalidEncryptionKey) {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "key registry") || strings.Contains(msg, "keyregistry") || strings.Contains(msg, "encryption key mismatch")
+}
+
 // foreignNames names a few of the foreign names of a directory.
 func foreignNames(names []string) string {
 	slices.Sort(names)
@@ -212,6 +225,13 @@ func openBadger(bo badger.Options) (*badger.DB, error) {
 		// Every condition the index knows (locked, crashed, damaged) is
 		// told apart before this call, by its own checks; Badger's errors
 		// do not wrap their causes (see TestBadgerBehaviour).
+		if isKeyRegistryError(err) {
+			// The key registry (no keys: the index is not encrypted) is
+			// read before anything else; Badger's message names no file.
+			name := filepath.Join(bo.Dir, badger.KeyRegistryFileName)
+			return nil, fmt.Errorf("%w: index %s: %s is damaged (%v); the entries are in the tables and logs: copy them into a new index with: urlhash recover --db %s --to NEW",
+				store.ErrCorrupt, bo.Dir, name, err, bo.Dir)
+		}
 		return nil, fmt.Errorf("index: open %s: %v", bo.Dir, err)
 	}
 	return bdb, nil

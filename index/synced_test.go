@@ -93,3 +93,48 @@ func TestLostMemtableRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestDamagedKeyRegistryNamed: a damaged KEYREGISTRY is an error wrapping
+// store.ErrCorrupt that names the file and urlhash recover, not Badger's
+// bare "Encryption key mismatch" (issue 21, item 12).
+func TestDamagedKeyRegistryNamed(t *testing.T) {
+	dir := t.TempDir()
+	db := mustOpen(t, dir, nil)
+	if err := db.Put(hashOf("k"), store.Value{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		damage func([]byte) []byte
+	}{
+		{"sanity text flipped", func(b []byte) []byte { b[20] ^= 0xff; return b }},
+		{"cut in the sanity text", func(b []byte) []byte { return b[:20] }},
+		{"cut in the IV", func(b []byte) []byte { return b[:8] }},
+		{"a damaged data key", func(b []byte) []byte { return append(b, 0, 0, 0, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := copyDir(t, dir)
+			name := filepath.Join(d, "KEYREGISTRY")
+			b, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(name, c.damage(b), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, ro := range []bool{false, true} {
+				db, err := Open(d, &Options{ReadOnly: ro})
+				if err == nil {
+					db.Close()
+					t.Fatalf("Open (read-only %v) of a damaged KEYREGISTRY succeeded", ro)
+				}
+				if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "urlhash recover") {
+					t.Errorf("Open (read-only %v) = %v; want ErrCorrupt naming %s and urlhash recover", ro, err, name)
+				}
+			}
+		})
+	}
+}
