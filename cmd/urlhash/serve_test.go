@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"log/slog"
@@ -505,4 +506,27 @@ func TestBackupReadsOnly(t *testing.T) {
 		}
 		ro.Close()
 	}
+}
+
+// TestImportGzipBomb: importing a gzipped run of newlines is an error
+// naming the file (exit 2), not minutes of work ending in "0 stored" and
+// exit 0 (issue 21, item 13).
+func TestImportGzipBomb(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "bomb.gz")
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	newlines := bytes.Repeat([]byte("\n"), 1<<20)
+	for range 64 {
+		zw.Write(newlines)
+	}
+	zw.Close()
+	if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := cli(t, "", "import", "--db", filepath.Join(t.TempDir(), "idx"), name)
+	if err == nil || !strings.Contains(err.Error(), "exit status 2") || !strings.Contains(err.Error(), "bomb.gz") || !strings.Contains(err.Error(), "decompression bomb") {
+		t.Fatalf("import of a gzip bomb: %v; want exit 2 naming bomb.gz as a decompression bomb", err)
+	}
+	t.Logf("refused after %v", time.Since(start))
 }
