@@ -36,8 +36,9 @@ type Options struct {
 	// <loc> text accepted, in bytes, not counting the separator (a carriage
 	// return before a newline counts). A longer one is a *LineError
 	// wrapping ErrLineTooLong, and reading goes on after it. It also bounds
-	// the memory a reader holds for one record. Zero means
-	// DefaultMaxLineBytes (1 MiB).
+	// the memory a reader holds for one record. In Lines, a byte that is not
+	// part of valid UTF-8 counts three (what it costs a URL parser is never
+	// more than a valid line's). Zero means DefaultMaxLineBytes (1 MiB).
 	MaxLineBytes int
 }
 

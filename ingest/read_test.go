@@ -497,3 +497,41 @@ func TestGzipBomb(t *testing.T) {
 		t.Errorf("read %d records of 300000", n)
 	}
 }
+
+// TestInvalidUTF8Cost: a byte that is not UTF-8 counts three times
+// against MaxLineBytes (a URL parser makes it nine bytes, where a valid
+// character is at most three times its size), so an invalid line never
+// costs more than a valid one of the accepted length (issue 21, item 13).
+func TestInvalidUTF8Cost(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		ok   bool
+	}{
+		{"http://a/" + strings.Repeat("a", 21), true},          // 30 bytes
+		{"http://a/" + strings.Repeat("中", 7), true},           // 30 bytes, valid
+		{"http://a/" + strings.Repeat("\xff", 7), true},        // 16 bytes, costs 30
+		{"http://a/" + strings.Repeat("\xff", 8), false},       // 17 bytes, costs 33
+		{"http://a/\xe4\xb8" + strings.Repeat("a", 16), false}, // a cut character: 27 + 2 x 2
+		{"http://a/\xe4\xb8" + strings.Repeat("a", 15), true},
+	} {
+		var got []string
+		var errs []error
+		// (valid lines first: the input must not look binary)
+		in := strings.Repeat("http://a/valid\n", 20) + c.line + "\n"
+		for rec, err := range Read(strings.NewReader(in), "in", Lines, &Options{MaxLineBytes: 30}) {
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if rec.Line == 21 {
+				got = append(got, rec.Text)
+			}
+		}
+		switch {
+		case c.ok && (len(got) != 1 || got[0] != c.line):
+			t.Errorf("%q: records %q, errors %v; want it read", c.line, got, errs)
+		case !c.ok && (len(got) != 0 || len(errs) != 1 || !errors.Is(errs[0], ErrLineTooLong)):
+			t.Errorf("%q: records %q, errors %v; want ErrLineTooLong", c.line, got, errs)
+		}
+	}
+}
