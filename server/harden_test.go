@@ -189,3 +189,37 @@ func TestSlowBodiesHoldNoSlot(t *testing.T) {
 		}
 	}
 }
+
+// TestCutAndOversizeBodies: written by hand on raw connections, a body cut
+// short is a client error (400, was 500) and a Content-Length over MaxBody
+// is answered 413 at once, without waiting for a body that never comes.
+func TestCutAndOversizeBodies(t *testing.T) {
+	db := openMem(t)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ts := httptest.NewServer(New(db, &Options{MaxBody: 1 << 10, Logger: quiet}))
+	defer ts.Close()
+	for _, c := range []struct {
+		name, req  string
+		closeWrite bool
+		want       string
+	}{
+		{"cut", "POST /v1/put HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n\x20\x01\x02", true, " 400 "},
+		{"oversize", "POST /v1/put HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\nabc", false, " 413 "},
+		{"chunked oversize", "POST /v1/has HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n800\r\n" + strings.Repeat("a", 2048) + "\r\n0\r\n\r\n", false, " 413 "},
+	} {
+		c0, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c0, c.req)
+		if c.closeWrite {
+			c0.(*net.TCPConn).CloseWrite()
+		}
+		c0.SetReadDeadline(time.Now().Add(3 * time.Second))
+		status, err := bufio.NewReader(c0).ReadString('\n')
+		c0.Close()
+		if !strings.Contains(status, c.want) {
+			t.Errorf("%s: %q, %v; want%s", c.name, status, err, c.want)
+		}
+	}
+}

@@ -193,7 +193,9 @@ func (s *Server) handle(pattern string, h handler) {
 				w.status, kind, failure = 499, "canceled", r.Context().Err()
 				return
 			case errors.As(failed, &mbe):
+				// The body is not read: the connection cannot go on.
 				kind, status = "too_large", http.StatusRequestEntityTooLarge
+				w.Header().Set("Connection", "close")
 			case errors.Is(failed, errSlowBody):
 				kind, status = "timeout", http.StatusRequestTimeout
 				w.Header().Set("Connection", "close")
@@ -265,8 +267,11 @@ func (s *Server) readBody(rw http.ResponseWriter, r *http.Request) (release func
 	rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		s.bodies.Release(n)
-		if errors.Is(err, os.ErrDeadlineExceeded) {
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
 			return nil, fmt.Errorf("%w: not whole after %v (%d bytes)", errSlowBody, s.o.BodyTimeout, len(b))
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, fmt.Errorf("%w: body cut short after %d of %d bytes", ErrBadRequest, len(b), r.ContentLength)
 		}
 		return nil, err
 	}
