@@ -171,10 +171,11 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	if err := checkKeyRegistry(dir, &db.bo); err != nil {
 		return nil, err
 	}
+	logs := memtableLogs(dir) // before Badger creates its next one
 	if db.bdb, err = openBadger(db.bo); err != nil {
 		return nil, err
 	}
-	if err := db.checkSynced(); err != nil {
+	if err := db.checkSynced(logs); err != nil {
 		db.bdb.Close()
 		return nil, err
 	}

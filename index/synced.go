@@ -61,8 +61,9 @@ func readSyncedFile(dir string) (uint64, error) {
 }
 
 // checkSynced compares the number Badger holds with the one the file
-// records, and opens the file for the next Syncs (writable opens).
-func (db *DB) checkSynced() error {
+// records, and opens the file for the next Syncs (writable opens). logs
+// are the memtable logs the directory held before Badger opened it.
+func (db *DB) checkSynced(logs []string) error {
 	if db.opts.InMemory {
 		return nil
 	}
@@ -72,13 +73,9 @@ func (db *DB) checkSynced() error {
 	}
 	got, ok := db.readSyncedKey()
 	if ok && got < want {
-		logs, _ := filepath.Glob(filepath.Join(db.path, "*.mem"))
-		for i := range logs {
-			logs[i] = filepath.Base(logs[i])
-		}
-		held := "none is left"
+		held := "none was left"
 		if len(logs) > 0 {
-			held = "left: " + strings.Join(logs, ", ")
+			held = "found: " + strings.Join(logs, ", ")
 		}
 		return fmt.Errorf("%w: %s: writes acknowledged by sync %d are missing (the index holds sync %d): a memtable log (*.mem; %s) was deleted or cut after the last close. "+
 			"Copy what is readable with \"urlhash recover --db %s --to NEW\"; to accept the loss and open it anyway, remove %s",
@@ -94,6 +91,15 @@ func (db *DB) checkSynced() error {
 	}
 	db.acked.f = f
 	return nil
+}
+
+// memtableLogs returns the names of the memtable logs in dir.
+func memtableLogs(dir string) []string {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
+	for i := range logs {
+		logs[i] = filepath.Base(logs[i])
+	}
+	return logs
 }
 
 // readSyncedKey returns the sync number Badger holds; not ok when it
