@@ -8,8 +8,9 @@ import (
 )
 
 // allocate gives the file name its disk blocks up to size, keeping its
-// contents (fallocate mode 0 over a file already that long only fills its
-// holes). A filesystem without fallocate is left as it is.
+// contents and its size (FALLOC_FL_KEEP_SIZE: a log Badger truncated
+// meanwhile is not lengthened again). A filesystem without fallocate is
+// left as it is.
 func allocate(name string, size int64) error {
 	f, err := os.OpenFile(name, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
@@ -19,7 +20,8 @@ func allocate(name string, size int64) error {
 		return err
 	}
 	defer f.Close()
-	err = syscall.Fallocate(int(f.Fd()), 0, 0, size)
+	const keepSize = 0x01 // FALLOC_FL_KEEP_SIZE
+	err = syscall.Fallocate(int(f.Fd()), keepSize, 0, size)
 	switch {
 	case err == nil, errors.Is(err, syscall.EOPNOTSUPP), errors.Is(err, syscall.ENOSYS):
 		return nil
