@@ -58,6 +58,17 @@
 // short) may have stored the lines before it; sending it again is safe,
 // since a load adds only absent keys.
 //
+// # Slow and bad clients
+//
+// A request takes one of Options.MaxInFlight slots only once its whole
+// body has arrived, read under Options.BodyTimeout (408 after it) and
+// within Options.MaxBuffered bytes of bodies held at once; a Content-Length
+// over Options.MaxBody is answered 413 at once, a body cut short 400. A
+// load streams its body while it is served: it may pause at most
+// BodyTimeout, and loads take at most a quarter of the slots. GET
+// /v1/health and /metrics take no slot, so they answer whatever the other
+// clients do.
+//
 // # Logs
 //
 // Options.Logger gets one structured line per request (method, path,
