@@ -23,8 +23,10 @@ func backupCommand() *command {
 Writes a backup of the index to standard output: every entry (full), or
 with --since the changes after VERSION (incremental: added, replaced and
 deleted entries). The last line on stderr names the version to pass as
---since to the next backup of the chain. It runs beside other readers; a
-write it does not see falls in the next backup. The file is checksummed:
+--since to the next backup of the chain. It opens the index read-only:
+it runs beside other readers and on read-only media, and a killed backup
+leaves the index as it was; an index a writer holds (urlhash serve) is
+backed up through the writer, with --db http://HOST:PORT. The file is checksummed:
 "urlhash restore" refuses a cut or damaged one. For a postgres:// index
 use PostgreSQL's own tools (pg_dump). With --db http://HOST:PORT it
 backs up the index a "urlhash serve" owns, while it serves.
@@ -82,7 +84,9 @@ func runBackup(e *env, args []string) error {
 	if db.compression != "" {
 		return usagef("--compression does not apply: backup writes no tables")
 	}
-	st, err := db.openStore(e, &backend.Options{MustExist: true, Wait: db.wait})
+	// A backup only reads: a read-only open works on read-only media, runs
+	// beside other readers, and a killed backup leaves nothing to recover.
+	st, err := db.openStore(e, &backend.Options{MustExist: true, ReadOnly: true, Wait: db.wait})
 	if err != nil {
 		return err
 	}
@@ -156,7 +160,9 @@ Restores the backups, in the order given, into the index, creating it: a
 full backup first (into an index with no entries), then the incremental
 backups of its chain in the order they were taken; a gap in the chain is
 refused. A cut or damaged backup is an error, and the entries before the
-damage stay in DIR: restore into a new directory.
+damage stay in DIR: restore into a new directory. Until a restore ends
+well (not cut, refused or killed), DIR holds the file urlhash.restoring
+and every command refuses it: remove DIR and restore the chain again.
 
 Flags:
       --db DIR           the index directory to restore into

@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,7 +21,7 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("URLHASH_TEST_MAIN") == "1" {
 		// As main: SIGINT and SIGTERM cancel the context.
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop := signalContext(os.Args[1:])
 		code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 		stop()
 		os.Exit(code)

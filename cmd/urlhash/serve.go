@@ -29,7 +29,9 @@ processes (and hosts) use it at once: every command takes --db
 http://ADDR and answers as on the directory. Writes are answered only
 when durable; concurrent writers share fsyncs. Prints "urlhash: serving
 DIR on http://ADDR" on stderr when ready. SIGINT or SIGTERM stop
-accepting, finish the requests in flight, sync and exit 0.
+accepting, finish the requests in flight (however long a load takes),
+sync, close the index and exit 0; a second signal kills at once (what
+was acknowledged stays durable).
 
 The protocol (HTTP, binary batch bodies, JSONL scans) is in the README
 and "go doc github.com/urlhash/urlhash/server".
@@ -159,12 +161,11 @@ func runServe(e *env, args []string) error {
 	select {
 	case err = <-done:
 	case <-e.ctx.Done():
-		// Stop accepting, let the requests in flight finish, then sync and
-		// close the index.
+		// Stop accepting, let the requests in flight finish (however long
+		// a load takes: a second signal kills), then sync and close the
+		// index.
 		logger.Info("stopping", "reason", context.Cause(e.ctx).Error())
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err = srv.Shutdown(ctx)
-		cancel()
+		err = srv.Shutdown(context.Background())
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
