@@ -8,6 +8,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/store"
@@ -15,15 +19,33 @@ import (
 
 // A backup is Badger's backup stream of the entries (metadata left out)
 // in urlhash's own framing, so that a cut or damaged file is an error
-// rather than a partial restore:
+// rather than a partial restore. Version 2 (written now):
 //
-//	"urlhash-backup\x01"
+//	"urlhash-backup\x02"
 //	uvarint len(profile), profile
 //	uint64 since (big-endian): the backup holds the changes after it
 //	frames: uint32 n > 0, n bytes of the Badger stream, uint32 CRC-32C
+//	uint32 0
+//	key frames (incremental backups only): uint32 n > 0, n bytes of keys
+//	        (each: one length byte, the key), uint32 CRC-32C
 //	end:    uint32 0, uint64 until (the since of the next backup),
-//	        uint32 CRC-32C of the header and until
-const backupMagic = "urlhash-backup\x01"
+//	        uint64 asOf, uint64 key count, uint32 CRC-32C of the header,
+//	        until, asOf and count
+//
+// An incremental backup carries, in key order, every key live in a
+// snapshot taken before its stream's (version asOf): restore deletes each
+// key of the index that is not among them and was not written after asOf,
+// so that deletions reach the restored index even when compaction has
+// dropped their markers from the source before the backup. A full backup
+// (since 0) has no key frames and asOf 0. Version 1 (no key frames, no
+// stream end, an end of until and CRC only) still restores.
+const (
+	backupMagic   = "urlhash-backup\x02"
+	backupMagicV1 = "urlhash-backup\x01"
+)
+
+// keyFrameSize is the size at which a backup's key frame is written.
+const keyFrameSize = 64 << 10
 
 // ErrBackupGap is returned by Restore when an incremental backup does not
 // continue where the index's last restored backup ended.
@@ -34,6 +56,8 @@ type BackupInfo struct {
 	Profile string // the profile of the index it was taken from
 	Since   uint64 // it holds the changes after this version; 0: everything
 	Until   uint64 // the Since of the next backup in the chain
+
+	v2 bool // read from a version 2 backup
 }
 
 // Backup writes the changes to the index after version since (0: every
@@ -57,6 +81,18 @@ func (db *DB) Backup(w io.Writer, since uint64) (_ BackupInfo, err error) {
 	// (it starts later); the next backup starts here, so nothing is
 	// skipped, and at worst a little is carried twice.
 	info.Until = max(db.bdb.MaxVersion(), since)
+	// The key set of an incremental backup is read from a snapshot taken
+	// before the stream's: a key written between the two is in the stream
+	// with a newer version, which restore keeps; a key deleted between the
+	// two has its marker in the stream (this open snapshot stops
+	// compaction from dropping markers newer than it).
+	var keys *badger.Txn
+	var asOf uint64
+	if since != 0 {
+		keys = db.bdb.NewTransaction(false)
+		defer keys.Discard()
+		asOf = keys.ReadTs()
+	}
 
 	bw := bufio.NewWriterSize(w, 256<<10)
 	header := binary.AppendUvarint([]byte(backupMagic), uint64(len(info.Profile)))
@@ -73,14 +109,48 @@ func (db *DB) Backup(w io.Writer, since uint64) (_ BackupInfo, err error) {
 	if _, err := stream.Backup(frameWriter{bw}, since); err != nil {
 		return BackupInfo{}, translate(err)
 	}
+	if _, err := bw.Write(make([]byte, 4)); err != nil { // the stream's end
+		return BackupInfo{}, err
+	}
+	var count uint64
+	if keys != nil {
+		var err error
+		if count, err = writeKeys(frameWriter{bw}, keys); err != nil {
+			return BackupInfo{}, translate(err)
+		}
+	}
 	end := binary.BigEndian.AppendUint32(nil, 0)
 	end = binary.BigEndian.AppendUint64(end, info.Until)
+	end = binary.BigEndian.AppendUint64(end, asOf)
+	end = binary.BigEndian.AppendUint64(end, count)
 	sum := crc32.Update(crc32.Checksum(header, castagnoli), castagnoli, end[4:])
 	end = binary.BigEndian.AppendUint32(end, sum)
 	if _, err := bw.Write(end); err != nil {
 		return BackupInfo{}, err
 	}
 	return info, bw.Flush()
+}
+
+// writeKeys writes every entry key (full and prefix, no metadata) live
+// in txn's snapshot, in key order, as key frames, and returns how many.
+func writeKeys(fw frameWriter, txn *badger.Txn) (uint64, error) {
+	it := txn.NewIterator(badger.IteratorOptions{})
+	defer it.Close()
+	var count uint64
+	frame := make([]byte, 0, keyFrameSize+256)
+	for it.Seek([]byte{tagMeta + 1}); it.Valid(); it.Next() {
+		k := it.Item().Key()
+		frame = append(append(frame, byte(len(k))), k...)
+		count++
+		if len(frame) >= keyFrameSize {
+			if _, err := fw.Write(frame); err != nil {
+				return 0, err
+			}
+			frame = frame[:0]
+		}
+	}
+	_, err := fw.Write(frame)
+	return count, err
 }
 
 // frameWriter frames each write of the Badger stream with its length and
@@ -142,7 +212,13 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	if p := db.Profile(); p != "" && info.Profile != "" && p != info.Profile {
 		return BackupInfo{}, fmt.Errorf("%w: the backup is of a %s index, %s records %s", store.ErrProfileMismatch, info.Profile, db.path, p)
 	}
-	fr := &frameReader{r: br, room: db.roomFor}
+	// Until it ends well, the directory is marked: an index a restore
+	// killed, cut or refused midway holds a part of the backup, and Open
+	// refuses it rather than serve the part as the whole.
+	if err := db.markRestoring(info); err != nil {
+		return BackupInfo{}, err
+	}
+	fr := &frameReader{r: br, room: db.roomFor, v2: info.v2}
 	if err := db.bdb.Load(fr, 256); err != nil {
 		if fr.err != nil {
 			err = fr.err
@@ -152,12 +228,42 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	if fr.err != nil { // Badger stopped at a frame boundary before the end
 		return BackupInfo{}, fmt.Errorf("index: restore: %w", fr.err)
 	}
+	var gone [][]byte
+	if info.v2 {
+		if !fr.streamEnd {
+			return BackupInfo{}, fmt.Errorf("%w: backup ends before the end of its stream", store.ErrCorrupt)
+		}
+		if gone, err = db.restoreKeys(fr, info.Since != 0); err != nil {
+			return BackupInfo{}, fmt.Errorf("index: restore: %w", err)
+		}
+	}
 	if !fr.done {
 		return BackupInfo{}, fmt.Errorf("%w: backup ends before its end record", store.ErrCorrupt)
 	}
 	info.Until = fr.until
-	if crc32.Update(crc32.Checksum(header, castagnoli), castagnoli, binary.BigEndian.AppendUint64(nil, info.Until)) != fr.sum {
+	end := binary.BigEndian.AppendUint64(nil, info.Until)
+	if info.v2 {
+		end = binary.BigEndian.AppendUint64(end, fr.asOf)
+		end = binary.BigEndian.AppendUint64(end, fr.count)
+	}
+	if crc32.Update(crc32.Checksum(header, castagnoli), castagnoli, end) != fr.sum {
 		return BackupInfo{}, fmt.Errorf("%w: backup end record checksum", store.ErrCorrupt)
+	}
+	if fr.keys != fr.count {
+		return BackupInfo{}, fmt.Errorf("%w: backup carries %d keys, its end record says %d", store.ErrCorrupt, fr.keys, fr.count)
+	}
+	// The whole backup is checked: the deletions it implies may go.
+	if len(gone) > 0 {
+		wb := db.bdb.NewWriteBatch()
+		for _, k := range gone {
+			if err := wb.Delete(k); err != nil {
+				wb.Cancel()
+				return BackupInfo{}, translate(err)
+			}
+		}
+		if err := wb.Flush(); err != nil {
+			return BackupInfo{}, translate(err)
+		}
 	}
 	err = db.bdb.Update(func(txn *badger.Txn) error {
 		if err := txn.Set(metaKey(metaRestored), binary.BigEndian.AppendUint64(nil, info.Until)); err != nil {
@@ -180,10 +286,152 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	if err := db.rebuildFilter(db.f.k); err != nil {
 		return BackupInfo{}, err
 	}
-	if err := db.readTTL(); err != nil { // the backup's entries may expire
+	// The backup's entries may expire, and the record that says the index
+	// holds such entries is metadata, which backups leave out.
+	if err := db.readTTL(); err != nil {
 		return BackupInfo{}, translate(err)
 	}
-	return info, translate(db.bdb.Sync())
+	if expiring, err := db.holdsExpiring(); err != nil {
+		return BackupInfo{}, err
+	} else if expiring {
+		if err := db.markTTL(); err != nil {
+			return BackupInfo{}, err
+		}
+	}
+	if err := db.bdb.Sync(); err != nil {
+		return BackupInfo{}, translate(err)
+	}
+	return info, db.unmarkRestoring()
+}
+
+// restoringFileName marks an index directory a restore is writing.
+const restoringFileName = "urlhash.restoring"
+
+// markRestoring creates the restoring mark, durably.
+func (db *DB) markRestoring(info BackupInfo) error {
+	if db.opts.InMemory {
+		return nil
+	}
+	kind := "a full backup"
+	if info.Since != 0 {
+		kind = fmt.Sprintf("the changes after version %d", info.Since)
+	}
+	name := filepath.Join(db.path, restoringFileName)
+	if err := writeSynced(name, []byte("restore of "+kind+" began "+time.Now().UTC().Format(time.RFC3339)+"\n")); err != nil {
+		return fmt.Errorf("index: restore: %w", err)
+	}
+	return syncDir(db.path)
+}
+
+// unmarkRestoring removes the restoring mark, durably.
+func (db *DB) unmarkRestoring() error {
+	if db.opts.InMemory {
+		return nil
+	}
+	if err := os.Remove(filepath.Join(db.path, restoringFileName)); err != nil {
+		return fmt.Errorf("index: restore: %w", err)
+	}
+	return syncDir(db.path)
+}
+
+// checkRestoring refuses a directory a restore did not finish.
+func checkRestoring(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, restoringFileName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	what := strings.TrimSpace(string(b))
+	if err != nil {
+		what = err.Error()
+	}
+	return fmt.Errorf("%w: %s holds an unfinished restore (%s: %s); remove it and restore the whole chain again into a new directory",
+		store.ErrCorrupt, dir, restoringFileName, what)
+}
+
+// writeSynced writes a small file and fsyncs it.
+func writeSynced(name string, b []byte) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// restoreKeys reads the key frames of a version 2 backup and the end
+// record into fr and, for an incremental backup (incremental), returns
+// the keys of the index that the backup's key set lacks and that were
+// written no later than its snapshot: the deletions since the base. The
+// index's keys and the backup's are both in key order: one merge, with
+// memory for the deletions only.
+func (db *DB) restoreKeys(fr *frameReader, incremental bool) ([][]byte, error) {
+	var gone []missing
+	txn := db.bdb.NewTransaction(false)
+	defer txn.Discard()
+	it := txn.NewIterator(badger.IteratorOptions{})
+	defer it.Close()
+	it.Seek([]byte{tagMeta + 1})
+	var prev []byte
+	for {
+		k, err := fr.nextKey()
+		if err != nil {
+			return nil, err
+		}
+		if k != nil && prev != nil && bytes.Compare(prev, k) >= 0 {
+			return nil, fmt.Errorf("%w: backup keys out of order at %x", store.ErrCorrupt, k)
+		}
+		prev = k
+		// Every index key before k (all of them at the end) is not in
+		// the backup's set.
+		for ; it.Valid() && (k == nil || bytes.Compare(it.Item().Key(), k) < 0); it.Next() {
+			if incremental {
+				gone = append(gone, missing{it.Item().KeyCopy(nil), it.Item().Version()})
+			}
+		}
+		if k == nil {
+			break
+		}
+		if it.Valid() && bytes.Equal(it.Item().Key(), k) {
+			it.Next()
+		}
+	}
+	if !incremental && fr.count != 0 {
+		return nil, fmt.Errorf("%w: a full backup with a key set", store.ErrCorrupt)
+	}
+	// asOf came with the end record, after the keys.
+	keys := make([][]byte, 0, len(gone))
+	for _, m := range gone {
+		if m.version <= fr.asOf {
+			keys = append(keys, m.key)
+		}
+	}
+	return keys, nil
+}
+
+// missing is a key of the index that a backup's key set lacks.
+type missing struct {
+	key     []byte
+	version uint64
+}
+
+// holdsExpiring reports whether an entry of the index has an expiry (a
+// key-only iteration that stops at the first).
+func (db *DB) holdsExpiring() (found bool, err error) {
+	if db.ttl.Load() {
+		return true, nil
+	}
+	err = db.bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{})
+		defer it.Close()
+		for it.Seek([]byte{tagMeta + 1}); it.Valid() && !found; it.Next() {
+			found = it.Item().ExpiresAt() != 0
+		}
+		return nil
+	})
+	return found, translate(err)
 }
 
 // restoredUntil returns the Until of the last backup restored, 0 if none.
@@ -205,7 +453,7 @@ func (db *DB) restoredUntil() (uint64, error) {
 
 func readBackupHeader(br *bufio.Reader) (BackupInfo, []byte, error) {
 	magic := make([]byte, len(backupMagic))
-	if _, err := io.ReadFull(br, magic); err != nil || !bytes.Equal(magic, []byte(backupMagic)) {
+	if _, err := io.ReadFull(br, magic); err != nil || !bytes.Equal(magic, []byte(backupMagic)) && !bytes.Equal(magic, []byte(backupMagicV1)) {
 		return BackupInfo{}, nil, fmt.Errorf("%w: not a urlhash backup", store.ErrFormat)
 	}
 	n, err := binary.ReadUvarint(br)
@@ -216,26 +464,31 @@ func readBackupHeader(br *bufio.Reader) (BackupInfo, []byte, error) {
 	if _, err := io.ReadFull(br, rest); err != nil {
 		return BackupInfo{}, nil, fmt.Errorf("%w: backup header", store.ErrCorrupt)
 	}
-	info := BackupInfo{Profile: string(rest[:n]), Since: binary.BigEndian.Uint64(rest[n:])}
+	info := BackupInfo{Profile: string(rest[:n]), Since: binary.BigEndian.Uint64(rest[n:]), v2: string(magic) == backupMagic}
 	header := binary.AppendUvarint(magic, n)
 	return info, append(header, rest...), nil
 }
 
-// frameReader checks and removes the framing, handing Badger the stream.
+// frameReader checks and removes the framing, handing Badger the stream;
+// then, in a version 2 backup, it reads the key frames and the end.
 type frameReader struct {
-	r     *bufio.Reader
-	room  func(n int64) error // the free-space gate, asked before each frame
-	left  uint32              // bytes of the current frame not yet read
-	frame []byte
-	err   error // the framing error that ended the stream
-	done  bool  // the end record was read
-	until uint64
-	sum   uint32
+	r         *bufio.Reader
+	room      func(n int64) error // the free-space gate, asked before each frame
+	v2        bool
+	frame     []byte
+	err       error // the framing error that ended the stream
+	streamEnd bool  // version 2: the stream's end was read
+	done      bool  // the end record was read
+	until     uint64
+	asOf      uint64 // version 2: the version of the key set
+	count     uint64 // version 2: the key count of the end record
+	keys      uint64 // version 2: the keys read
+	sum       uint32
 }
 
 func (f *frameReader) Read(p []byte) (int, error) {
 	for len(f.frame) == 0 {
-		if f.done || f.err != nil {
+		if f.done || f.streamEnd || f.err != nil {
 			if f.err != nil {
 				return 0, f.err
 			}
@@ -248,29 +501,43 @@ func (f *frameReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// next reads and checks one frame (or the end record).
+// next reads and checks one frame (or the end of the stream, or the end
+// record).
 func (f *frameReader) next() {
-	var b [12]byte
+	var b [28]byte
 	if _, err := io.ReadFull(f.r, b[:4]); err != nil {
 		f.err = fmt.Errorf("%w: backup cut short (no end record)", store.ErrCorrupt)
 		return
 	}
 	n := binary.BigEndian.Uint32(b[:4])
 	if n == 0 {
-		if _, err := io.ReadFull(f.r, b[:12]); err != nil {
+		if f.v2 && !f.streamEnd {
+			f.streamEnd = true
+			return
+		}
+		end := b[:12]
+		if f.v2 {
+			end = b[:28]
+		}
+		if _, err := io.ReadFull(f.r, end); err != nil {
 			f.err = fmt.Errorf("%w: backup end record cut short", store.ErrCorrupt)
 			return
 		}
-		f.until, f.sum, f.done = binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint32(b[8:]), true
+		f.until, f.sum, f.done = binary.BigEndian.Uint64(end), binary.BigEndian.Uint32(end[len(end)-4:]), true
+		if f.v2 {
+			f.asOf, f.count = binary.BigEndian.Uint64(end[8:]), binary.BigEndian.Uint64(end[16:])
+		}
 		return
 	}
 	if n > 256<<20 {
 		f.err = fmt.Errorf("%w: backup frame of %d bytes", store.ErrCorrupt, n)
 		return
 	}
-	if err := f.room(2 * int64(n)); err != nil { // the log, then the tables
-		f.err = err
-		return
+	if !f.streamEnd {
+		if err := f.room(2 * int64(n)); err != nil { // the log, then the tables
+			f.err = err
+			return
+		}
 	}
 	frame := make([]byte, n+4)
 	if _, err := io.ReadFull(f.r, frame); err != nil {
@@ -282,4 +549,26 @@ func (f *frameReader) next() {
 		return
 	}
 	f.frame = frame[:n]
+}
+
+// nextKey returns the next key of the key frames, nil after the last one
+// (the end record is then read). The key is valid until the next call.
+func (f *frameReader) nextKey() ([]byte, error) {
+	for len(f.frame) == 0 {
+		if f.done {
+			return nil, nil
+		}
+		if f.err != nil {
+			return nil, f.err
+		}
+		f.next()
+	}
+	n := int(f.frame[0])
+	if n < 5 || n > 1+32 || len(f.frame) < 1+n {
+		return nil, fmt.Errorf("%w: backup key of %d bytes", store.ErrCorrupt, n)
+	}
+	k := f.frame[1 : 1+n]
+	f.frame = f.frame[1+n:]
+	f.keys++
+	return k, nil
 }

@@ -36,6 +36,7 @@ type DB struct {
 	lock   *dirLock // nil in memory
 	guard  *guard   // nil in memory
 	space  space
+	acked  syncMark // what Sync acknowledged, recorded outside Badger
 	// writeReady is set once every table was verified before a write.
 	writeReady atomic.Bool
 	// snapState is the Badger version the persisted filter snapshot
@@ -144,6 +145,9 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	if s, err = inspectDir(dir); err != nil {
 		return nil, err
 	}
+	if err := checkRestoring(dir); err != nil {
+		return nil, err
+	}
 	if !o.ReadOnly {
 		// Run files of a load a crash interrupted: temporary, never data.
 		if err := removeLoadRuns(dir); err != nil {
@@ -164,11 +168,20 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 		o.setCodec(&db.bo, codec, anyCompressed(tables))
 	}
 	db.guard = newGuard(dir, db.bo.BlockSize, tables)
+	if err := checkKeyRegistry(dir, &db.bo); err != nil {
+		return nil, err
+	}
+	logs := memtableLogs(dir) // before Badger creates its next one
 	if db.bdb, err = openBadger(db.bo); err != nil {
+		return nil, err
+	}
+	if err := db.checkSynced(logs); err != nil {
+		db.bdb.Close()
 		return nil, err
 	}
 	if err := db.init(); err != nil {
 		db.bdb.Close()
+		db.closeSynced()
 		return nil, err
 	}
 	return db, nil
@@ -188,6 +201,16 @@ func (db *DB) catchOpen(err *error) {
 	}
 }
 
+// isKeyRegistryError reports whether err is Badger's refusal of its key
+// registry file (KEYREGISTRY).
+func isKeyRegistryError(err error) bool {
+	if errors.Is(err, badger.ErrEncryptionKeyMismatch) || errors.Is(err, badger.ErrInvalidEncryptionKey) {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "key registry") || strings.Contains(msg, "keyregistry") || strings.Contains(msg, "encryption key mismatch")
+}
+
 // foreignNames names a few of the foreign names of a directory.
 func foreignNames(names []string) string {
 	slices.Sort(names)
@@ -203,6 +226,13 @@ func openBadger(bo badger.Options) (*badger.DB, error) {
 		// Every condition the index knows (locked, crashed, damaged) is
 		// told apart before this call, by its own checks; Badger's errors
 		// do not wrap their causes (see TestBadgerBehaviour).
+		if isKeyRegistryError(err) {
+			// The key registry (no keys: the index is not encrypted) is
+			// read before anything else; Badger's message names no file.
+			name := filepath.Join(bo.Dir, badger.KeyRegistryFileName)
+			return nil, fmt.Errorf("%w: index %s: %s is damaged (%v); the entries are in the tables and logs: copy them into a new index with: urlhash recover --db %s --to NEW",
+				store.ErrCorrupt, bo.Dir, name, err, bo.Dir)
+		}
 		return nil, fmt.Errorf("index: open %s: %v", bo.Dir, err)
 	}
 	return bdb, nil
@@ -613,6 +643,15 @@ func (db *DB) Close() (err error) {
 		return nil
 	}
 	db.closed = true
+	// The last sync number goes in before the snapshot, which records
+	// Badger's version: a snapshot written after it stays current.
+	var seq uint64
+	var errMark error
+	if !db.opts.InMemory && !db.opts.ReadOnly {
+		db.acked.mu.Lock()
+		defer db.acked.mu.Unlock()
+		seq, errMark = db.markSync()
+	}
 	var errSnap error
 	// The snapshot is a cache: written only when the one on disk is not
 	// current, and skipped without room for it or when a table is
@@ -622,7 +661,10 @@ func (db *DB) Close() (err error) {
 		errSnap = db.writeSnapshot()
 	}
 	errClose := translate(db.bdb.Close())
-	return errors.Join(errSnap, errClose, db.lock.release())
+	if errMark == nil && errClose == nil {
+		errMark = db.recordSync(seq, true)
+	}
+	return errors.Join(errSnap, errClose, errMark, db.closeSynced(), db.lock.release())
 }
 
 // Sync makes every write acknowledged so far durable on disk.
@@ -635,10 +677,19 @@ func (db *DB) Sync() (err error) {
 	if db.opts.InMemory || db.opts.ReadOnly {
 		return nil
 	}
+	db.acked.mu.Lock()
+	defer db.acked.mu.Unlock()
+	seq, err := db.markSync()
+	if err != nil {
+		return err
+	}
 	if err := db.bdb.Sync(); err != nil {
 		return translate(err)
 	}
-	return db.syncMemtables()
+	if err := db.syncMemtables(); err != nil {
+		return err
+	}
+	return db.recordSync(seq, false)
 }
 
 // syncMemtables fsyncs every memtable log in the directory. Badger's Sync

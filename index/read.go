@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/bits"
 	"runtime"
 	"slices"
@@ -587,6 +588,7 @@ func (db *DB) scan(prefix []byte, bits int, values bool, fn func([]byte, *store.
 		seek[nbytes] &= mask
 	}
 	var fnErr error
+	var bad []error // values that cannot be decoded: reported by key, after the rest
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		var e store.Entry
 		for _, tag := range []byte{tagFull, tagPrefix} {
@@ -608,7 +610,12 @@ func (db *DB) scan(prefix []byte, bits int, values bool, fn func([]byte, *store.
 					if values {
 						v, err := db.itemValue(item)
 						if err != nil {
-							return err
+							if len(bad) < maxBadValues {
+								bad = append(bad, fmt.Errorf("value of %x: %w", key[1:], err))
+							} else if len(bad) == maxBadValues {
+								bad = append(bad, fmt.Errorf("%w: more values that cannot be read", store.ErrCorrupt))
+							}
+							continue
 						}
 						e.Value = v
 					}
@@ -625,11 +632,17 @@ func (db *DB) scan(prefix []byte, bits int, values bool, fn func([]byte, *store.
 		}
 		return nil
 	})
-	if fnErr != nil {
-		if fnErr == errStop {
-			return nil
-		}
+	switch {
+	case fnErr == errStop:
+		err = nil
+	case fnErr != nil:
 		return fnErr
+	}
+	if err == nil && len(bad) > 0 {
+		return errors.Join(bad...)
 	}
 	return translate(err)
 }
+
+// maxBadValues bounds the values that cannot be read a scan names.
+const maxBadValues = 20

@@ -1,7 +1,10 @@
 package index
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -17,20 +20,29 @@ import (
 // the index's filesystem is below a reserve that lets Badger finish what
 // it has accepted and close:
 //
-//	(NumMemtables+1) x MemTableSize   memtable logs and their flush to tables
+//	(NumMemtables+1) x 1.25 MemTableSize  memtable logs and their flush to tables
 //	+ 2 x ValueLogFileSize            the value log's sparse file
 //	+ max(10% of the tables, 64 MiB)  compaction output, before the input goes
 //
-// (with the defaults 6 x 64 MiB + 2 x 64 MiB + 64 MiB = 576 MiB at least),
+// (with the defaults 6 x 80 MiB + 2 x 64 MiB + 64 MiB = 672 MiB at least),
 // plus the bytes the refused write would add (for Load: each sorted run
 // it spills to the index directory, then the tables it writes, the runs
 // still on the disk). This holds while the index
 // is the only writer of its filesystem: give a large index its own
 // filesystem or quota.
+//
+// Another process may fill the filesystem between two readings. Two
+// things narrow what that can do: the free space is read again every
+// spaceRecheck (and every quarter memtable of writes), and at each reading
+// the memory-mapped logs Badger writes into (*.mem, *.vlog) get their
+// blocks (fallocate on Linux), so that appending to them never needs a
+// block the disk no longer has; a log that cannot get them refuses the
+// writes like a full disk. What remains: a memtable Badger opens between
+// two readings, and flushes and compactions, write sparse mapped files.
 const (
 	minCompactionReserve = 64 << 20
 	// spaceRecheck bounds how long a free-space figure is trusted.
-	spaceRecheck = time.Second
+	spaceRecheck = 20 * time.Millisecond
 )
 
 // space decides whether a write fits. It reads the free space (statfs)
@@ -42,6 +54,9 @@ type space struct {
 	at     atomic.Int64 // time of the last reading (unix ns)
 	// free returns the bytes available to the index (a test hook).
 	free func(dir string) (int64, error)
+	// allocated records the logs preallocate gave their blocks, and
+	// their size then.
+	allocated map[string]int64
 }
 
 // statfsFree returns the bytes available to an unprivileged user on the
@@ -56,7 +71,7 @@ func statfsFree(dir string) (int64, error) {
 
 // reserve returns the free space the index keeps for Badger's own work.
 func (db *DB) reserve() int64 {
-	r := int64(db.bo.NumMemtables+1)*db.bo.MemTableSize + 2*db.bo.ValueLogFileSize
+	r := int64(db.bo.NumMemtables+1)*allocated(db.bo.MemTableSize) + 2*db.bo.ValueLogFileSize
 	return r + max(db.tableBytes()/10, minCompactionReserve)
 }
 
@@ -86,6 +101,10 @@ func (db *DB) roomFor(n int64) error {
 	if freeFn == nil {
 		freeFn = statfsFree
 	}
+	if err := sp.preallocate(db.path, db.bo.MemTableSize, db.bo.ValueLogFileSize); err != nil {
+		sp.budget.Store(-1)
+		return fmt.Errorf("%w: index %s: %v; free some space or move the index", store.ErrDiskFull, db.path, err)
+	}
 	free, err := freeFn(db.path)
 	if err != nil {
 		return err
@@ -97,7 +116,47 @@ func (db *DB) roomFor(n int64) error {
 		return fmt.Errorf("%w: index %s: %d bytes free, %d needed (%d kept free for flushes, compactions and Close, %d for this write); free some space or move the index",
 			store.ErrDiskFull, db.path, free, need, need-n, n)
 	}
-	sp.budget.Store(free - need)
+	sp.budget.Store(min(free-need, db.bo.MemTableSize/4))
+	return nil
+}
+
+// allocated is how much of a log of n bytes of records preallocate gives
+// blocks: Badger sizes its logs at twice what it means to write, and a
+// memtable's log ends a little after its n bytes.
+func allocated(n int64) int64 { return n + n/4 }
+
+// preallocate gives every memory-mapped log of dir (*.mem, *.vlog) not
+// yet done its disk blocks, up to its (sparse) size or allocated(memtable
+// or vlog bytes). Called under mu.
+func (sp *space) preallocate(dir string, memtable, vlog int64) error {
+	if sp.allocated == nil {
+		sp.allocated = make(map[string]int64)
+	}
+	for _, l := range []struct {
+		pattern string
+		n       int64
+	}{{"*.mem", allocated(memtable)}, {"*.vlog", allocated(vlog)}} {
+		names, err := filepath.Glob(filepath.Join(dir, l.pattern))
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			fi, err := os.Stat(name)
+			if err != nil || fi.Size() == 0 || sp.allocated[name] > 0 {
+				continue // gone meanwhile, empty, or done
+			}
+			n := min(fi.Size(), l.n)
+			if err := allocate(name, n); err != nil {
+				return err
+			}
+			sp.allocated[name] = n
+		}
+	}
+	for name := range sp.allocated { // forget the logs Badger removed
+		if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
+			delete(sp.allocated, name)
+		}
+	}
 	return nil
 }
 

@@ -2,11 +2,14 @@ package index
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
@@ -153,4 +156,129 @@ func TestDiskFullTmpfs(t *testing.T) {
 	if s, _ := db.Stats(); s.Entries != int64(len(acked)) {
 		t.Errorf("Entries = %d, want %d", s.Entries, len(acked))
 	}
+}
+
+// TestDiskFilledByAnotherProcess: another process (the parent) fills the
+// filesystem of a writing index (the child) to the last byte; the child's
+// writes are refused with store.ErrDiskFull, never SIGBUS, its reads go
+// on, and once the space returns its writes succeed again (issue 21, item
+// 7).
+func TestDiskFilledByAnotherProcess(t *testing.T) {
+	if os.Getenv("URLHASH_INDEX_CHILD") == "fill" {
+		diskFillChild()
+		return
+	}
+	mnt := mountTmpfs(t, 200<<20)
+	ctl := t.TempDir()
+	t.Setenv("URLHASH_FILL_CONTROL", ctl)
+	cmd, out := startChild(t, "TestDiskFilledByAnotherProcess", "fill", filepath.Join(mnt, "index"))
+	expect := func(want ...string) string {
+		t.Helper()
+		line, err := out.ReadString('\n')
+		line = strings.TrimSpace(line)
+		if err != nil {
+			cmd.Wait()
+			t.Fatalf("the child died (%v, %v) where it should say %q", err, cmd.ProcessState, want)
+		}
+		if !slices.Contains(want, line) {
+			t.Fatalf("the child says %q, want one of %q", line, want)
+		}
+		return line
+	}
+	expect("ack")
+	// Fill the filesystem to its last byte.
+	filler := filepath.Join(mnt, "filler")
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, chunk := range []int{1 << 20, 4 << 10} {
+		b := make([]byte, chunk)
+		for {
+			if _, err := f.Write(b); err != nil {
+				break
+			}
+		}
+	}
+	f.Close()
+	if free, _ := statfsFree(mnt); free != 0 {
+		t.Logf("%d bytes still free", free)
+	}
+	os.WriteFile(filepath.Join(ctl, "filled"), nil, 0o644)
+	full := 0
+	for range 20 {
+		if expect("ack", "full") == "full" {
+			full++
+		}
+	}
+	if full == 0 {
+		t.Error("no write was refused on a full disk")
+	}
+	expect("read ok")
+	os.Remove(filler)
+	os.WriteFile(filepath.Join(ctl, "freed"), nil, 0o644)
+	expect("ack")
+	expect("closed")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+}
+
+// diskFillChild is the child of TestDiskFilledByAnotherProcess: it writes
+// a batch, then 20 more once the disk is full, reads, and writes again once
+// the space is back, saying how each went on stdout.
+func diskFillChild() {
+	ctl := os.Getenv("URLHASH_FILL_CONTROL")
+	o := &Options{MemTableSize: 4 << 20}
+	d := o.withDefaults()
+	bo := d.badgerOptions("")
+	bo.ValueLogFileSize = 1 << 20
+	o.Badger = &bo
+	db, err := Open(os.Getenv("URLHASH_INDEX_DIR"), o)
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	r := rand.New(rand.NewPCG(7, 7))
+	first := randHashes(r, 2000)
+	write := func(hs []hashkey.Hash) string {
+		_, err := db.AddBatch(entriesOf(hs))
+		if err == nil {
+			err = db.Sync()
+		}
+		switch {
+		case err == nil:
+			return "ack"
+		case errors.Is(err, store.ErrDiskFull):
+			return "full"
+		}
+		return "error " + err.Error()
+	}
+	waitFor := func(name string) {
+		for {
+			if _, err := os.Stat(filepath.Join(ctl, name)); err == nil {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	fmt.Println(write(first))
+	waitFor("filled")
+	for range 20 {
+		fmt.Println(write(randHashes(r, 2000)))
+	}
+	if got, err := db.HasBatch(first); err != nil || !got[0] || !got[len(got)-1] {
+		fmt.Println("read failed", err)
+	} else {
+		fmt.Println("read ok")
+	}
+	waitFor("freed")
+	time.Sleep(50 * time.Millisecond) // the free space is read again
+	fmt.Println(write(randHashes(r, 2000)))
+	if err := db.Close(); err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println("closed")
+	os.Exit(0)
 }

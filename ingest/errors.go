@@ -59,6 +59,12 @@ var ErrBinary = errors.New("ingest: binary input")
 // sequence.
 var ErrLimit = errors.New("ingest: over a limit")
 
+// ErrGzipBomb is returned, wrapped with the file name, when a gzipped
+// input expands more than MaxGzipRatio times past its first
+// MinGzipBombBytes: a decompression bomb, refused before it costs more
+// than that ratio allows. It ends the sequence. Use errors.Is.
+var ErrGzipBomb = errors.New("ingest: gzip expands too much")
+
 // LineError reports a bad record: the file it came from, its 1-based line
 // (the record number when records are NUL-separated) and the reason. Reading
 // continues after a LineError; the caller decides whether to skip or stop.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 // lineReader splits its input on a delimiter, keeping memory bounded by max
@@ -90,11 +91,35 @@ func eachLine(br *bufio.Reader, name string, o *Options, yield func(Record, erro
 	}
 }
 
+// invalidCost is what line costs against MaxLineBytes: its length, with
+// each byte that is not part of valid UTF-8 counted three times. A URL
+// parser makes such a byte U+FFFD, percent-encoded in nine bytes, where no
+// valid character takes more than three times its bytes: so a line that
+// is not UTF-8 never costs more than a valid one of the accepted length.
+func invalidCost(line []byte) int {
+	if utf8.Valid(line) {
+		return len(line)
+	}
+	n := len(line)
+	for i := 0; i < len(line); {
+		r, size := utf8.DecodeRune(line[i:])
+		if r == utf8.RuneError && size == 1 {
+			n += 2
+		}
+		i += size
+	}
+	return n
+}
+
 // readLines yields every line that is neither blank nor a comment (see
 // IsSkipped), as is but for a trailing carriage return. NUL-separated records
 // are taken byte for byte, and only blank ones are skipped.
 func readLines(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
 	eachLine(br, name, o, yield, func(line []byte) (string, bool, error) {
+		if n := invalidCost(line); n > o.MaxLineBytes {
+			return "", false, fmt.Errorf("%w (%d bytes, of which %d not UTF-8: more than %d bytes at three a byte)",
+				ErrLineTooLong, len(line), (n-len(line))/2, o.MaxLineBytes)
+		}
 		if o.NUL {
 			return string(line), len(trimSpace(line)) == 0, nil
 		}

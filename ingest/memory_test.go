@@ -226,8 +226,10 @@ func TestMemoryBound(t *testing.T) {
 		// Sitemaps: an over-long <loc> is skipped, and reading goes on.
 		{"sitemap huge loc", Sitemap, nil, false, parts(once(head+entry+"<url><loc>"), huge("a"), once("</loc></url>\n"+entry+tail)),
 			records(2, ErrLineTooLong)},
+		// A gzipped input expanding past MaxGzipRatio is a bomb: refused,
+		// after the records before it.
 		{"sitemap gzip huge loc", Sitemap, nil, true, parts(once(head+entry+"<url><loc>"), huge("a"), once("</loc></url>\n"+entry+tail)),
-			records(2, ErrLineTooLong)},
+			records(1, ErrGzipBomb)},
 		{"sitemap huge CDATA loc", Sitemap, nil, false, parts(once(head+"<url><loc><![CDATA["), huge("a&<"), once("]]></loc></url>\n"+entry+tail)),
 			records(1, ErrLineTooLong)},
 		{"sitemap huge loc of spaces", Sitemap, nil, false, parts(once(head+"<url><loc>"), huge(" \n\t"), once("http://example.com/x"), huge(" "), once("</loc></url>\n"+tail)),
@@ -272,10 +274,10 @@ func TestMemoryBound(t *testing.T) {
 <urlset><url><loc>&lol9;</loc></url></urlset>`)), records(0, ErrSyntax)},
 		// Line formats: an over-long line is skipped, and reading goes on.
 		{"lines huge line", Lines, nil, false, parts(once("http://a/\n"), huge("a"), once("\nhttp://b/\n")), records(2, ErrLineTooLong)},
-		{"lines gzip huge line", Lines, nil, true, parts(once("http://a/\n"), huge("a"), once("\nhttp://b/\n")), records(2, ErrLineTooLong)},
+		{"lines gzip huge line", Lines, nil, true, parts(once("http://a/\n"), huge("a"), once("\nhttp://b/\n")), records(1, ErrGzipBomb)},
 		{"lines NUL without NUL", Lines, &Options{NUL: true}, false, parts(huge("http://a/\n")), records(0, ErrLineTooLong)},
 		// (a quarter of the size: a million empty lines take 15 ms)
-		{"lines gzip newlines", Lines, nil, true, parts(once("http://a/\n"), hugeN("\n", 4), once("http://b/\n")), records(2)},
+		{"lines gzip newlines", Lines, nil, true, parts(once("http://a/\n"), hugeN("\n", 4), once("http://b/\n")), records(1, ErrGzipBomb)},
 		{"lines NUL of NULs", Lines, &Options{NUL: true}, false, parts(once("http://a/\x00"), hugeN("\x00", 4), once("http://b/\x00")), records(2)},
 		{"hashes huge line", Hashes, nil, false, parts(once("deadbeef\n"), huge("a"), once("\ndeadbeef\n")), records(2, ErrLineTooLong)},
 		{"hashes huge comment", Hashes, nil, false, parts(once("deadbeef\n#"), huge("a"), once("\ndeadbeef\n")), records(2, ErrLineTooLong)},

@@ -38,8 +38,9 @@ type Options struct {
 	// <loc> text accepted, in bytes, not counting the separator (a carriage
 	// return before a newline counts). A longer one is a *LineError
 	// wrapping ErrLineTooLong, and reading goes on after it. It also bounds
-	// the memory a reader holds for one record. Zero means
-	// DefaultMaxLineBytes (1 MiB).
+	// the memory a reader holds for one record. In Lines, a byte that is not
+	// part of valid UTF-8 counts three (what it costs a URL parser is never
+	// more than a valid line's). Zero means DefaultMaxLineBytes (1 MiB).
 	MaxLineBytes int
 	// Base is the absolute IRI that relative IRI references of Turtle,
 	// TriG and RDF/XML resolve against until the document sets its own
@@ -273,8 +274,23 @@ func NewReader(name string, r io.Reader) (io.ReadCloser, error) {
 	return newReader(name, r, nil)
 }
 
+// The bound of a gzipped input's expansion. Text compresses well, and
+// lists of similar URLs very well, but a hundred times is far beyond what
+// real lists reach (deflate can reach about a thousand: a run of newlines
+// or zeros); the bound keeps the work a gzipped input costs within a
+// constant factor of its size.
+const (
+	// MaxGzipRatio is how many times its compressed size a gzipped input
+	// may expand to.
+	MaxGzipRatio = 100
+	// MinGzipBombBytes is what a gzipped input may expand to whatever its
+	// ratio (a small file of few distinct lines may compress very well).
+	MinGzipBombBytes = 16 << 20
+)
+
 func newReader(name string, src io.Reader, closer io.Closer) (io.ReadCloser, error) {
-	br := bufio.NewReaderSize(src, 64<<10)
+	in := &countingReader{r: src}
+	br := bufio.NewReaderSize(in, 64<<10)
 	head, err := br.Peek(len(gzipMagic))
 	if err != nil && !errors.Is(err, io.EOF) {
 		if closer != nil {
@@ -291,19 +307,48 @@ func newReader(name string, src io.Reader, closer io.Closer) (io.ReadCloser, err
 			}
 			return nil, fmt.Errorf("ingest: gunzip %s: %w", name, err)
 		}
-		rc.r, rc.z = zr, zr
+		rc.r, rc.z, rc.in = zr, zr, in
 	}
 	return rc, nil
 }
 
 // readCloser reads an opened input, maybe through a gzip reader.
 type readCloser struct {
-	r io.Reader
-	z *gzip.Reader // nil unless gunzipping
-	c io.Closer    // nil for standard input
+	r   io.Reader
+	z   *gzip.Reader    // nil unless gunzipping
+	c   io.Closer       // nil for standard input
+	in  *countingReader // the compressed bytes read, when gunzipping
+	out int64           // the bytes gunzipped
+	err error           // ErrGzipBomb, once met
 }
 
-func (rc *readCloser) Read(p []byte) (int, error) { return rc.r.Read(p) }
+func (rc *readCloser) Read(p []byte) (int, error) {
+	if rc.err != nil {
+		return 0, rc.err
+	}
+	n, err := rc.r.Read(p)
+	if rc.z != nil {
+		rc.out += int64(n)
+		if rc.out > MinGzipBombBytes && rc.out > MaxGzipRatio*rc.in.n {
+			rc.err = fmt.Errorf("%w: %d bytes from %d compressed (more than %d times): refused as a decompression bomb",
+				ErrGzipBomb, rc.out, rc.in.n, MaxGzipRatio)
+			return n, rc.err
+		}
+	}
+	return n, err
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
 
 // Close closes the gzip reader and the file.
 func (rc *readCloser) Close() error {

@@ -475,3 +475,104 @@ func TestLineError(t *testing.T) {
 		t.Errorf("LineError does not unwrap")
 	}
 }
+
+// TestGzipBomb: a gzipped run of newlines (no record in it) ends with
+// ErrGzipBomb after at most MaxGzipRatio times its compressed size, never
+// after gunzipping the whole (issue 21, item 13); a real list that
+// compresses well reads whole.
+func TestGzipBomb(t *testing.T) {
+	var bomb bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&bomb, gzip.BestCompression)
+	zw.Write([]byte("http://a/\n"))
+	newlines := bytes.Repeat([]byte("\n"), 1<<20)
+	for range 64 { // 64 MiB
+		zw.Write(newlines)
+	}
+	zw.Write([]byte("http://b/\n"))
+	zw.Close()
+	rc, err := NewReader("bomb.gz", bytes.NewReader(bomb.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &countingReader{r: rc}
+	var texts []string
+	var last error
+	for rec, err := range Read(cr, "bomb.gz", Lines, nil) {
+		if err != nil {
+			last = err
+			continue
+		}
+		texts = append(texts, rec.Text)
+	}
+	if !errors.Is(last, ErrGzipBomb) || !strings.Contains(last.Error(), "bomb.gz") {
+		t.Errorf("last error %v, want ErrGzipBomb naming bomb.gz", last)
+	}
+	if len(texts) != 1 || texts[0] != "http://a/" {
+		t.Errorf("records %q, want the one before the bomb", texts)
+	}
+	if limit := max(int64(MinGzipBombBytes), MaxGzipRatio*int64(bomb.Len())) + 1<<20; cr.n > limit {
+		t.Errorf("gunzipped %d bytes of %d compressed, want at most %d", cr.n, bomb.Len(), limit)
+	}
+
+	// A list of similar URLs compresses far less than MaxGzipRatio.
+	var list, gz bytes.Buffer
+	for i := range 300_000 {
+		fmt.Fprintf(&list, "https://www.example.com/products/item?id=%d&ref=home\n", i)
+	}
+	zw, _ = gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	zw.Write(list.Bytes())
+	zw.Close()
+	t.Logf("the list: %d bytes, %d gzipped (%.0f times)", list.Len(), gz.Len(), float64(list.Len())/float64(gz.Len()))
+	rc, err = NewReader("list.gz", &gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, err := range Read(rc, "list.gz", Lines, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 300_000 {
+		t.Errorf("read %d records of 300000", n)
+	}
+}
+
+// TestInvalidUTF8Cost: a byte that is not UTF-8 counts three times
+// against MaxLineBytes (a URL parser makes it nine bytes, where a valid
+// character is at most three times its size), so an invalid line never
+// costs more than a valid one of the accepted length (issue 21, item 13).
+func TestInvalidUTF8Cost(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		ok   bool
+	}{
+		{"http://a/" + strings.Repeat("a", 21), true},          // 30 bytes
+		{"http://a/" + strings.Repeat("中", 7), true},           // 30 bytes, valid
+		{"http://a/" + strings.Repeat("\xff", 7), true},        // 16 bytes, costs 30
+		{"http://a/" + strings.Repeat("\xff", 8), false},       // 17 bytes, costs 33
+		{"http://a/\xe4\xb8" + strings.Repeat("a", 16), false}, // a cut character: 27 + 2 x 2
+		{"http://a/\xe4\xb8" + strings.Repeat("a", 15), true},
+	} {
+		var got []string
+		var errs []error
+		// (valid lines first: the input must not look binary)
+		in := strings.Repeat("http://a/valid\n", 20) + c.line + "\n"
+		for rec, err := range Read(strings.NewReader(in), "in", Lines, &Options{MaxLineBytes: 30}) {
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if rec.Line == 21 {
+				got = append(got, rec.Text)
+			}
+		}
+		switch {
+		case c.ok && (len(got) != 1 || got[0] != c.line):
+			t.Errorf("%q: records %q, errors %v; want it read", c.line, got, errs)
+		case !c.ok && (len(got) != 0 || len(errs) != 1 || !errors.Is(errs[0], ErrLineTooLong)):
+			t.Errorf("%q: records %q, errors %v; want ErrLineTooLong", c.line, got, errs)
+		}
+	}
+}

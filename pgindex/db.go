@@ -336,7 +336,7 @@ func (db *DB) translate(err error) error {
 		return fmt.Errorf("pgindex: %w", err)
 	}
 	for _, e := range []error{store.ErrNotFound, store.ErrClosed, store.ErrCorrupt, store.ErrFormat,
-		store.ErrReadOnly, store.ErrPrefixLength, store.ErrNoIndex, store.ErrProfileMismatch, store.ErrInvalidOptions} {
+		store.ErrReadOnly, store.ErrPrefixLength, store.ErrBadValue, store.ErrNoIndex, store.ErrProfileMismatch, store.ErrInvalidOptions} {
 		if errors.Is(err, e) {
 			return err
 		}

@@ -140,10 +140,14 @@ func keyOfBytes(b []byte) entryKey {
 func (k *entryKey) bytes() []byte { return k.h[:k.n] }
 
 // checkEntry returns store.ErrPrefixLength for an entry that is neither
-// full nor a 4..31-byte prefix entry.
+// full nor a 4..31-byte prefix entry, and store.ErrBadValue for a value
+// that fails store.Value.Check.
 func checkEntry(e *store.Entry) error {
 	if e.Len < 0 || e.Len > hashkey.Size || (e.IsPrefix() && e.Len < store.MinPrefixEntryLen) {
 		return fmt.Errorf("%w: %d bytes", store.ErrPrefixLength, e.Len)
+	}
+	if err := e.Value.Check(); err != nil {
+		return fmt.Errorf("%w (key %x)", err, e.Key())
 	}
 	return nil
 }

@@ -35,6 +35,10 @@ func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err e
 		return 0, 0, err
 	}
 	var c struct{ Full, Prefixes int64 }
-	err = db.call(nil, "POST", fmt.Sprintf("/v1/delete-prefix?prefix=%x&bits=%d", prefix, bits), nil, &c)
+	path := fmt.Sprintf("/v1/delete-prefix?prefix=%x&bits=%d", prefix, bits)
+	if bits == 0 {
+		path += "&all=true" // the caller asked for everything; the server wants it said
+	}
+	err = db.call(nil, "POST", path, nil, &c)
 	return c.Full, c.Prefixes, err
 }

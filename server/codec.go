@@ -118,6 +118,7 @@ var errorKinds = []struct {
 }{
 	{store.ErrNotFound, "not_found", 404},
 	{store.ErrPrefixLength, "prefix_length", 400},
+	{store.ErrBadValue, "bad_value", 400},
 	{store.ErrInvalidOptions, "invalid", 400},
 	{ErrBadRequest, "bad_request", 400},
 	{store.ErrTooLarge, "too_large", 413},

@@ -25,6 +25,7 @@
 //	                                     server's clock), 0 seen; durable
 //	POST /v1/delete   one entry (key)    204, or 404
 //	POST /v1/delete-prefix?prefix=HEX&bits=N  {"full":..,"prefixes":..}; durable
+//	                                          (an empty prefix needs all=true)
 //	POST /v1/load     JSONL entries      store.LoadResult as JSON
 //	GET  /v1/scan?prefix=HEX&bits=N&limit=N   JSONL entries, streamed
 //	GET  /v1/count?prefix=HEX&bits=N          {"full":..,"prefixes":..}
@@ -56,6 +57,17 @@
 // before it started. A load refused midway (a malformed line, a body cut
 // short) may have stored the lines before it; sending it again is safe,
 // since a load adds only absent keys.
+//
+// # Slow and bad clients
+//
+// A request takes one of Options.MaxInFlight slots only once its whole
+// body has arrived, read under Options.BodyTimeout (408 after it) and
+// within Options.MaxBuffered bytes of bodies held at once; a Content-Length
+// over Options.MaxBody is answered 413 at once, a body cut short 400. A
+// load streams its body while it is served: it may pause at most
+// BodyTimeout, and loads take at most a quarter of the slots. GET
+// /v1/health and /metrics take no slot, so they answer whatever the other
+// clients do.
 //
 // # Logs
 //

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
 	"github.com/urlhash/urlhash/threatlist"
+	"golang.org/x/sync/semaphore"
 )
 
 // Options configures New. A nil *Options means the defaults.
@@ -30,8 +33,20 @@ type Options struct {
 	// MaxBody bounds a request body, in bytes (load bodies excepted, which
 	// are streamed). Default 64 MiB.
 	MaxBody int64
-	// MaxInFlight bounds the requests served at once; more wait. Default 64.
+	// MaxInFlight bounds the requests served at once; more wait. A request
+	// takes its slot only once its body has arrived, so that slow clients
+	// hold no slot; /v1/health and /metrics take none. Bulk loads, whose
+	// bodies stream while they are served, share a quarter of the slots
+	// (at least one). Default 64.
 	MaxInFlight int
+	// BodyTimeout bounds how long a request body may take to arrive
+	// whole, and how long a load's streamed body may pause; a client
+	// slower than that is answered 408. Default 30 s.
+	BodyTimeout time.Duration
+	// MaxBuffered bounds the bytes of request bodies held at once (read
+	// before their requests are served): a request waits until its body
+	// fits. Default 4 x MaxBody.
+	MaxBuffered int64
 	// Backup, when set, serves GET /v1/backup: it writes a backup of the
 	// changes after version since to w and returns the since of the next
 	// backup (index.DB.Backup). Default: none, and /v1/backup is refused.
@@ -69,6 +84,8 @@ type Server struct {
 	commit  *committer
 	metrics *metrics
 	slots   chan struct{}
+	loads   chan struct{}       // the slots a load may take, besides one of slots
+	bodies  *semaphore.Weighted // the bytes of bodies read ahead of their slots
 	mux     *http.ServeMux
 	diff    diffLists
 }
@@ -86,10 +103,17 @@ func New(st store.Backend, opts *Options) *Server {
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = 64
 	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = 30 * time.Second
+	}
+	if o.MaxBuffered <= 0 {
+		o.MaxBuffered = 4 * o.MaxBody
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{st: st, o: o, commit: newCommitter(st, o.Logger), slots: make(chan struct{}, o.MaxInFlight), mux: http.NewServeMux()}
+	s := &Server{st: st, o: o, commit: newCommitter(st, o.Logger), slots: make(chan struct{}, o.MaxInFlight),
+		loads: make(chan struct{}, max(1, o.MaxInFlight/4)), bodies: semaphore.NewWeighted(max(o.MaxBuffered, o.MaxBody)), mux: http.NewServeMux()}
 	s.metrics = newMetrics(st, s.commit)
 	metrics := s.metrics.handler()
 	s.handle("GET /metrics", func(w http.ResponseWriter, r *http.Request) error {
@@ -156,24 +180,61 @@ func (s *Server) handle(pattern string, h handler) {
 				return
 			}
 		}
-		select {
-		case s.slots <- struct{}{}:
-			defer func() { <-s.slots }()
-		case <-r.Context().Done():
-			// Gone while waiting for a slot: nothing was written, and
-			// the logs and metrics say so (nginx's "client closed").
-			w.status, kind, failure = 499, "canceled", r.Context().Err()
-			return
+		// The body first, under a deadline and within the bytes buffered
+		// at once; only then a slot.
+		var failed error
+		switch endpoint {
+		case "/v1/health", "/metrics":
+			// Always answered: they take no slot.
+		case "/v1/load":
+			r.Body = &idleReader{r: r.Body, rc: http.NewResponseController(rw), idle: s.o.BodyTimeout}
+			if failed = s.take(r, s.loads); failed == nil {
+				defer func() { <-s.loads }()
+				if failed = s.take(r, s.slots); failed == nil {
+					defer func() { <-s.slots }()
+				}
+			}
+		default:
+			var release func()
+			if release, failed = s.readBody(rw, r); failed == nil {
+				defer release()
+				if failed = s.take(r, s.slots); failed == nil {
+					defer func() { <-s.slots }()
+				}
+			}
 		}
-		if r.URL.Path != "/v1/load" {
-			r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBody)
+		if failed != nil {
+			var status int
+			kind, status = Kind(failed)
+			var mbe *http.MaxBytesError
+			switch {
+			case errors.Is(failed, errGone):
+				// Gone while waiting: nothing was written, and the logs
+				// and metrics say so (nginx's "client closed").
+				w.status, kind, failure = 499, "canceled", r.Context().Err()
+				return
+			case errors.As(failed, &mbe):
+				// The body is not read: the connection cannot go on.
+				kind, status = "too_large", http.StatusRequestEntityTooLarge
+				w.Header().Set("Connection", "close")
+			case errors.Is(failed, errSlowBody):
+				kind, status = "timeout", http.StatusRequestTimeout
+				w.Header().Set("Connection", "close")
+			}
+			failure = failed
+			writeError(w, status, kind, failed.Error())
+			return
 		}
 		if err := h(w, r); err != nil {
 			var status int
 			kind, status = Kind(err)
 			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
+			switch {
+			case errors.As(err, &mbe):
 				kind, status = "too_large", http.StatusRequestEntityTooLarge
+			case errors.Is(err, errSlowBody):
+				kind, status = "timeout", http.StatusRequestTimeout
+				w.Header().Set("Connection", "close")
 			}
 			failure = err
 			if wre := (*webRiskError)(nil); errors.As(err, &wre) {
@@ -184,6 +245,79 @@ func (s *Server) handle(pattern string, h handler) {
 		}
 	})
 }
+
+// errGone is the client going away while its request waits for a slot
+// or for room for its body.
+var errGone = errors.New("server: client gone while waiting")
+
+// errSlowBody is a request body that took longer than Options.BodyTimeout
+// to arrive (or a load's body that paused that long).
+var errSlowBody = errors.New("server: request body too slow")
+
+// take waits for a slot of slots, or for the client to go.
+func (s *Server) take(r *http.Request, slots chan struct{}) error {
+	select {
+	case slots <- struct{}{}:
+		return nil
+	case <-r.Context().Done():
+		return errGone
+	}
+}
+
+// readBody reads the whole request body, within MaxBody, under
+// BodyTimeout, once the bytes buffered at once leave room for it (its
+// Content-Length, or MaxBody when it has none), and hands it to the
+// handler from memory. release gives the room back.
+func (s *Server) readBody(rw http.ResponseWriter, r *http.Request) (release func(), err error) {
+	if r.ContentLength == 0 {
+		return func() {}, nil
+	}
+	if r.ContentLength > s.o.MaxBody {
+		return nil, &http.MaxBytesError{Limit: s.o.MaxBody}
+	}
+	n := r.ContentLength
+	if n < 0 {
+		n = s.o.MaxBody
+	}
+	if err := s.bodies.Acquire(r.Context(), n); err != nil {
+		return nil, errGone
+	}
+	rc := http.NewResponseController(rw)
+	rc.SetReadDeadline(time.Now().Add(s.o.BodyTimeout)) // unsupported (tests' recorders): no deadline
+	b, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, s.o.MaxBody))
+	rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		s.bodies.Release(n)
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return nil, fmt.Errorf("%w: not whole after %v (%d bytes)", errSlowBody, s.o.BodyTimeout, len(b))
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, fmt.Errorf("%w: body cut short after %d of %d bytes", ErrBadRequest, len(b), r.ContentLength)
+		}
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return func() { s.bodies.Release(n) }, nil
+}
+
+// idleReader is a streamed body (a load) that may pause at most idle
+// between reads.
+type idleReader struct {
+	r    io.ReadCloser
+	rc   *http.ResponseController
+	idle time.Duration
+}
+
+func (b *idleReader) Read(p []byte) (int, error) {
+	b.rc.SetReadDeadline(time.Now().Add(b.idle))
+	n, err := b.r.Read(p)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		err = fmt.Errorf("%w: it paused for %v", errSlowBody, b.idle)
+	}
+	return n, err
+}
+
+func (b *idleReader) Close() error { return b.r.Close() }
 
 // logRequest writes the request's log line: Debug when it was answered
 // (a key not found included), Warn for another client error, Error for a
@@ -457,12 +591,12 @@ func (s *Server) load(w http.ResponseWriter, r *http.Request) error {
 	}
 	res, err := s.st.Load(seq)
 	switch {
+	case sc.Err() != nil: // a body cut short ends in a line cut short: the cut is the news
+		return fmt.Errorf("%w: %w", ErrBadRequest, sc.Err())
 	case bad != nil:
 		return bad
 	case err != nil:
 		return err
-	case sc.Err() != nil:
-		return fmt.Errorf("%w: %v", ErrBadRequest, sc.Err())
 	}
 	return writeJSON(w, res)
 }

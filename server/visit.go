@@ -24,7 +24,10 @@ func (s *Server) visit(w http.ResponseWriter, r *http.Request) error {
 }
 
 // deletePrefix is POST /v1/delete-prefix?prefix=HEX[&bits=N]:
-// DeletePrefix, answered {"full":N,"prefixes":N}.
+// DeletePrefix, answered {"full":N,"prefixes":N}. An empty prefix (no
+// prefix, or bits=0) would delete the whole index: it is refused unless
+// the request also says all=true, so that a forgotten or mistyped
+// parameter never empties an index.
 func (s *Server) deletePrefix(w http.ResponseWriter, r *http.Request) error {
 	if err := s.writable(); err != nil {
 		return err
@@ -32,6 +35,9 @@ func (s *Server) deletePrefix(w http.ResponseWriter, r *http.Request) error {
 	prefix, bits, err := prefixArgs(r)
 	if err != nil {
 		return err
+	}
+	if bits == 0 && r.URL.Query().Get("all") != "true" {
+		return fmt.Errorf("%w: an empty prefix deletes every entry; say so with prefix=&all=true", ErrBadRequest)
 	}
 	full, prefixes, err := s.st.DeletePrefix(prefix, bits)
 	if err != nil {

@@ -60,13 +60,43 @@ func (e *Entry) Key() []byte {
 }
 
 // Check returns an error wrapping ErrPrefixLength when e is a prefix entry
-// of a length outside MinPrefixEntryLen..MaxPrefixEntryLen.
+// of a length outside MinPrefixEntryLen..MaxPrefixEntryLen, and one
+// wrapping ErrBadValue when its value fails Value.Check. Every backend
+// checks every entry it is asked to write.
 func (e *Entry) Check() error {
 	if e.Len < 0 || e.Len > hashkey.Size {
 		return fmt.Errorf("%w: %d bytes", ErrPrefixLength, e.Len)
 	}
 	if e.IsPrefix() {
-		return CheckPrefixEntryLen(e.Len)
+		if err := CheckPrefixEntryLen(e.Len); err != nil {
+			return err
+		}
+	}
+	if err := e.Value.Check(); err != nil {
+		return fmt.Errorf("%w (key %x)", err, e.Key())
+	}
+	return nil
+}
+
+// The times a Value may carry: from the first second after the unix epoch
+// (0 stands for "none") to the last second of year 9999, the range every
+// backend stores and every export format (RFC 3339) writes.
+var (
+	MinTime = time.Unix(1, 0).UTC()
+	MaxTime = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+)
+
+// Check returns an error wrapping ErrBadValue when a time of v is neither
+// zero nor within MinTime..MaxTime.
+func (v Value) Check() error {
+	for _, f := range []struct {
+		name string
+		t    time.Time
+	}{{"first seen", v.FirstSeen}, {"last seen", v.LastSeen}, {"expiry", v.Expires}} {
+		if !f.t.IsZero() && (f.t.Before(MinTime) || f.t.After(MaxTime)) {
+			return fmt.Errorf("%w: %s %d (unix seconds) is outside %s..%s", ErrBadValue, f.name, f.t.Unix(),
+				MinTime.Format(time.RFC3339), MaxTime.Format(time.RFC3339))
+		}
 	}
 	return nil
 }

@@ -2,8 +2,13 @@ package store
 
 import (
 	"errors"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/urlhash/urlhash/hashkey"
 )
 
 func TestSeenUnix(t *testing.T) {
@@ -41,6 +46,43 @@ func TestCheckPrefix(t *testing.T) {
 	} {
 		if err := CheckPrefix(tc.prefix, tc.bits); (err == nil) != tc.ok || err != nil && !errors.Is(err, ErrPrefixLength) {
 			t.Errorf("CheckPrefix(%d bytes, %d bits) = %v", len(tc.prefix), tc.bits, err)
+		}
+	}
+}
+
+// TestValueCheck: every time of a value is zero or within
+// MinTime..MaxTime (testdata/value-times.txt), and Entry.Check and
+// ParseJSONL refuse the rest with ErrBadValue.
+func TestValueCheck(t *testing.T) {
+	b, err := os.ReadFile("testdata/value-times.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		s, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil || len(f) != 2 {
+			t.Fatalf("value-times.txt:%d: %q", i+1, line)
+		}
+		tm := Unix(s)
+		for _, v := range []Value{{FirstSeen: tm}, {LastSeen: tm}, {Expires: tm}} {
+			e := FullEntry(hashkey.Hash{1}, v)
+			err := e.Check()
+			if got := err == nil; got != (f[1] == "ok") {
+				t.Errorf("value-times.txt:%d: Check(%+v) = %v, want %s", i+1, v, err, f[1])
+			}
+			if err != nil && !errors.Is(err, ErrBadValue) {
+				t.Errorf("value-times.txt:%d: %v, want ErrBadValue", i+1, err)
+			}
+		}
+		if f[1] == "bad" && tm.Year() >= 0 && tm.Year() <= 9999 {
+			line := `{"key":"` + strings.Repeat("01", 32) + `","expires":"` + tm.Format(time.RFC3339) + `"}`
+			if _, err := ParseJSONL([]byte(line)); !errors.Is(err, ErrBadValue) || !errors.Is(err, ErrJSONL) {
+				t.Errorf("ParseJSONL(%s) = %v, want ErrJSONL and ErrBadValue", line, err)
+			}
 		}
 	}
 }

@@ -34,6 +34,9 @@ var (
 	// ErrTooLarge is returned when a value is larger than the backend
 	// holds (an in-memory index: about 1 MiB).
 	ErrTooLarge = errors.New("store: value too large")
+	// ErrBadValue is returned when a value cannot be stored as given: a
+	// time outside MinTime..MaxTime.
+	ErrBadValue = errors.New("store: bad value")
 	// ErrCorrupt is returned when stored data is damaged or inconsistent.
 	// The error names the damage (a file, a key) where the backend knows it.
 	ErrCorrupt = errors.New("store: corrupt")

@@ -148,6 +148,9 @@ func ParseJSONL(line []byte) (Entry, error) {
 		}
 		*f.out = Unix(t.Unix())
 	}
+	if err := e.Value.Check(); err != nil {
+		return Entry{}, fmt.Errorf("%w: %w", ErrJSONL, err)
+	}
 	return e, nil
 }
 

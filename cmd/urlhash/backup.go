@@ -21,8 +21,10 @@ func backupCommand() *command {
 		long: `Writes a backup of the index to standard output: every entry (full), or
 with --since the changes after VERSION (incremental: added, replaced and
 deleted entries). The last line on stderr names the version to pass as
---since to the next backup of the chain. It runs beside other readers; a
-write it does not see falls in the next backup. The file is checksummed:
+--since to the next backup of the chain. It opens the index read-only:
+it runs beside other readers and on read-only media, and a killed backup
+leaves the index as it was; an index a writer holds (urlhash serve) is
+backed up through the writer, with --db http://HOST:PORT. The file is checksummed:
 "urlhash restore" refuses a cut or damaged one. For a postgres:// index
 use PostgreSQL's own tools (pg_dump). With --db http://HOST:PORT it
 backs up the index a "urlhash serve" owns, while it serves.
@@ -75,7 +77,9 @@ func (o *backupOptions) run(e *env, _ []string) error {
 	if backend.IsPostgres(o.db.dir) {
 		return usagef("backup works on an index directory; back up PostgreSQL with its own tools (pg_dump)")
 	}
-	st, err := o.db.openStore(e, &backend.Options{MustExist: true, Wait: o.db.wait})
+	// A backup only reads: a read-only open works on read-only media, runs
+	// beside other readers, and a killed backup leaves nothing to recover.
+	st, err := o.db.openStore(e, &backend.Options{MustExist: true, ReadOnly: true, Wait: o.db.wait})
 	if err != nil {
 		return err
 	}

@@ -19,22 +19,36 @@ import (
 // interruptGrace is how long a command may take to finish after the first
 // interrupt (closing its index cleanly) before the process exits anyway; a
 // second interrupt exits at once. Whatever was acknowledged is durable
-// either way.
+// either way. serve has no such limit: it drains its requests in flight
+// (each bounded by its own timeouts), however long they take.
 const interruptGrace = 5 * time.Second
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop() // restore the default: a second signal kills
-		time.Sleep(interruptGrace)
-		os.Exit(exitError)
-	}()
+	ctx, stop := signalContext(os.Args[1:])
 	stopProfile := startProfile(os.Getenv("URLHASH_CPUPROFILE"))
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stopProfile()
 	stop()
 	os.Exit(code)
+}
+
+// signalContext returns the context SIGINT and SIGTERM cancel for the
+// command args name. After the first signal the default comes back, so
+// that a second one kills; a command other than serve then has
+// interruptGrace to finish before the process exits with status 2.
+func signalContext(args []string) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	drains := len(args) > 0 && args[0] == "serve"
+	go func() {
+		<-ctx.Done()
+		stop() // restore the default: a second signal kills
+		if drains {
+			return
+		}
+		time.Sleep(interruptGrace)
+		os.Exit(exitError)
+	}()
+	return ctx, stop
 }
 
 // startProfile starts a CPU profile into path, when set, and returns the

@@ -10,11 +10,9 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,7 +25,7 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("URLHASH_TEST_MAIN") == "1" {
 		// As main: SIGINT and SIGTERM cancel the context.
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop := signalContext(os.Args[1:])
 		code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 		stop()
 		os.Exit(code)
@@ -36,7 +34,7 @@ func TestMain(m *testing.M) {
 		"urlhash": func() {
 			// As main: SIGINT and SIGTERM cancel the context (a script's
 			// "kill -INT" stops a background serve as Ctrl-C would).
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signalContext(os.Args[1:])
 			code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 			stop()
 			os.Exit(code)

@@ -19,7 +19,9 @@ func restoreCommand() *command {
 full backup first (into an index with no entries), then the incremental
 backups of its chain in the order they were taken; a gap in the chain is
 refused. A cut or damaged backup is an error, and the entries before the
-damage stay in DIR: restore into a new directory.
+damage stay in DIR: restore into a new directory. Until a restore ends
+well (not cut, refused or killed), DIR holds the file urlhash.restoring
+and every command refuses it: remove DIR and restore the chain again.
 `,
 		example: `$ urlhash restore --db copy full.bak incr1.bak incr2.bak
 urlhash: restore: full.bak: full, up to 48213

@@ -31,7 +31,9 @@ when durable; concurrent writers share fsyncs. Prints "urlhash: serving
 DIR on http://ADDR" on stderr when ready, and records the address in
 DIR/urlhash.serve, so that a command given --db DIR while it serves says
 which --db to use instead. SIGINT or SIGTERM stop accepting, finish the
-requests in flight, sync and exit 0.
+requests in flight (however long a load takes), sync, close the index and
+exit 0; a second signal kills at once (what was acknowledged stays
+durable).
 
 The protocol (HTTP, binary batch bodies, JSONL scans) is in the README
 and "go doc github.com/urlhash/urlhash/server".
@@ -133,7 +135,12 @@ func (o *serveOptions) run(e *env, _ []string) error {
 	// Another command that finds the index locked names the address
 	// (a server killed outright leaves the file, but not the lock).
 	served := filepath.Join(o.db.dir, serveFile)
-	if err := os.WriteFile(served, []byte(fmt.Sprintf("%s://%s\n", scheme, ln.Addr())), 0o644); err != nil {
+	// Written whole, then renamed: a reader never sees it half written.
+	err = os.WriteFile(served+".tmp", []byte(fmt.Sprintf("%s://%s\n", scheme, ln.Addr())), 0o644)
+	if err == nil {
+		err = os.Rename(served+".tmp", served)
+	}
+	if err != nil {
 		logger.Debug("recording the address", "error", err) // read-only media: no hint, nothing worse
 	}
 	defer os.Remove(served)
@@ -152,12 +159,11 @@ func (o *serveOptions) run(e *env, _ []string) error {
 	select {
 	case err = <-done:
 	case <-e.ctx.Done():
-		// Stop accepting, let the requests in flight finish, then sync and
-		// close the index.
+		// Stop accepting, let the requests in flight finish (however long
+		// a load takes: a second signal kills), then sync and close the
+		// index.
 		logger.Info("stopping", "reason", context.Cause(e.ctx).Error())
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err = srv.Shutdown(ctx)
-		cancel()
+		err = srv.Shutdown(context.Background())
 	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

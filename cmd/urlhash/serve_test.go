@@ -2,10 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -393,4 +396,137 @@ func TestServeBackup(t *testing.T) {
 	defer db.Close()
 	checkEntries(t, db, before)
 	t.Logf("%d entries acknowledged before the backup began (of %d), all restored", len(before), len(acked))
+}
+
+// TestServeDrainsOnSIGTERM: SIGTERM while two bulk loads stream (longer
+// than the 5 s grace other commands get) lets both finish and be answered,
+// then serve syncs, closes the index cleanly and exits 0 (issue 21, item
+// 6): a read-only open afterwards finds every loaded key.
+func TestServeDrainsOnSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	srv, addr := startServe(t, dir)
+	const loads, lines = 2, 70
+	key := func(l, i int) string { return hashkey.Sum([]byte(fmt.Sprintf("drain %d %d", l, i))).String() }
+	answers := make(chan string, loads)
+	started := make(chan struct{}, loads)
+	for l := range loads {
+		pr, pw := io.Pipe()
+		go func() {
+			started <- struct{}{}
+			for i := range lines {
+				fmt.Fprintf(pw, "{\"key\":%q}\n", key(l, i))
+				time.Sleep(100 * time.Millisecond) // 7 s in all
+			}
+			pw.Close()
+		}()
+		go func() {
+			resp, err := http.Post(addr+"/v1/load", "application/x-ndjson", pr)
+			if err != nil {
+				answers <- err.Error()
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			answers <- fmt.Sprintf("%d %s", resp.StatusCode, bytes.TrimSpace(b))
+		}()
+	}
+	for range loads {
+		<-started
+	}
+	time.Sleep(time.Second)
+	srv.Process.Signal(syscall.SIGTERM)
+	for range loads {
+		if got := <-answers; !strings.HasPrefix(got, "200 ") {
+			t.Errorf("a load in flight at SIGTERM got %q, want 200", got)
+		}
+	}
+	if err := srv.Wait(); err != nil {
+		t.Fatalf("serve after SIGTERM: %v, want exit 0", err)
+	}
+	db, err := index.Open(dir, &index.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only open after SIGTERM: %v (not closed cleanly?)", err)
+	}
+	defer db.Close()
+	for l := range loads {
+		for i := range lines {
+			h, _ := hashkey.ParseHash(key(l, i))
+			if ok, err := db.Has(h); !ok || err != nil {
+				t.Fatalf("load %d line %d missing after a drained stop: %v", l, i, err)
+			}
+		}
+	}
+}
+
+// TestBackupReadsOnly: backup opens the index read-only, so it runs while
+// another process reads it, and a backup killed midway leaves an index
+// that readers still open (issue 21, item 10).
+func TestBackupReadsOnly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	var urls strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&urls, "https://example.com/%d\n", i)
+	}
+	if _, err := cli(t, urls.String(), "add", "--db", dir); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := index.Open(dir, &index.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backup := func() *exec.Cmd {
+		f, err := os.Create(filepath.Join(t.TempDir(), "full.bak"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		cmd := exec.Command(os.Args[0], "backup", "--db", dir)
+		cmd.Env = append(os.Environ(), "URLHASH_TEST_MAIN=1")
+		cmd.Stdout = f
+		return cmd
+	}
+	var errb strings.Builder
+	first := backup()
+	first.Stderr = &errb
+	if err := first.Run(); err != nil {
+		t.Fatalf("backup beside a reader: %v: %s", err, errb.String())
+	}
+	reader.Close()
+	for range 3 {
+		cmd := backup()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		ro, err := index.Open(dir, &index.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatalf("read-only open after a killed backup: %v", err)
+		}
+		ro.Close()
+	}
+}
+
+// TestImportGzipBomb: importing a gzipped run of newlines is an error
+// naming the file (exit 2), not minutes of work ending in "0 stored" and
+// exit 0 (issue 21, item 13).
+func TestImportGzipBomb(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "bomb.gz")
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	newlines := bytes.Repeat([]byte("\n"), 1<<20)
+	for range 64 {
+		zw.Write(newlines)
+	}
+	zw.Close()
+	if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := cli(t, "", "import", "--db", filepath.Join(t.TempDir(), "idx"), name)
+	if err == nil || !strings.Contains(err.Error(), "exit status 2") || !strings.Contains(err.Error(), "bomb.gz") || !strings.Contains(err.Error(), "decompression bomb") {
+		t.Fatalf("import of a gzip bomb: %v; want exit 2 naming bomb.gz as a decompression bomb", err)
+	}
+	t.Logf("refused after %v", time.Since(start))
 }

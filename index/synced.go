@@ -1,0 +1,218 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/urlhash/urlhash/store"
+)
+
+// The index knows what it acknowledged. Every Sync (and Close) first
+// writes a sequence number to the metadata key "synced" in Badger, makes
+// Badger durable, and only then records the number in the file
+// urlhash.synced, outside Badger. At Open, Badger must hold at least the
+// number the file records: if it holds less, writes acknowledged to
+// callers are gone (a memtable log, *.mem, deleted or cut), and Open
+// refuses the index instead of serving it without them. The key is
+// never deleted, so compaction cannot lower it; the file is written after
+// Badger's fsync, so it never claims more than Badger made durable.
+//
+// The file is 20 bytes: syncedMagic, the number (uint64 big-endian), and a
+// CRC-32C of both. It is written in place (one sector) and fsynced at
+// Close; a kill -9 keeps what Sync wrote in the OS's cache.
+const (
+	syncedFileName = "urlhash.synced"
+	syncedMagic    = "UHSYNC01"
+	metaSynced     = "synced" // uint64 big-endian: the last sync begun
+)
+
+// syncMark is the state of the acknowledged-writes record.
+type syncMark struct {
+	mu     sync.Mutex // serialises Syncs: the numbers reach Badger in order
+	seq    uint64     // the last number recorded
+	marked uint64     // Badger's version after the last number was written
+	f      *os.File   // urlhash.synced, open for writing (nil in memory or read-only)
+}
+
+// readSyncedFile returns the number urlhash.synced in dir records, 0 when
+// there is none.
+func readSyncedFile(dir string) (uint64, error) {
+	name := filepath.Join(dir, syncedFileName)
+	b, err := os.ReadFile(name)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("index: %w", err)
+	case len(b) == 0:
+		return 0, nil // created, never written: nothing acknowledged yet
+	case len(b) != 20 || string(b[:8]) != syncedMagic || crc32.Checksum(b[:16], castagnoli) != binary.BigEndian.Uint32(b[16:]):
+		return 0, fmt.Errorf("%w: %s is damaged; remove it to open the index without checking its acknowledged writes", store.ErrCorrupt, name)
+	}
+	return binary.BigEndian.Uint64(b[8:]), nil
+}
+
+// checkSynced compares the number Badger holds with the one the file
+// records, and opens the file for the next Syncs (writable opens). logs
+// are the memtable logs the directory held before Badger opened it.
+func (db *DB) checkSynced(logs []string) error {
+	if db.opts.InMemory {
+		return nil
+	}
+	want, err := readSyncedFile(db.path)
+	if err != nil {
+		return err
+	}
+	got, ok := db.readSyncedKey()
+	if ok && got < want {
+		held := "none was left"
+		if len(logs) > 0 {
+			held = "found: " + strings.Join(logs, ", ")
+		}
+		return fmt.Errorf("%w: %s: writes acknowledged by sync %d are missing (the index holds sync %d): a memtable log (*.mem; %s) was deleted or cut after the last close. "+
+			"Copy what is readable with \"urlhash recover --db %s --to NEW\"; to accept the loss and open it anyway, remove %s",
+			store.ErrCorrupt, db.path, want, got, held, db.path, filepath.Join(db.path, syncedFileName))
+	}
+	db.acked.seq = max(got, want)
+	if db.opts.ReadOnly {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(db.path, syncedFileName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	db.acked.f = f
+	return nil
+}
+
+// memtableLogs returns the names of the memtable logs in dir.
+func memtableLogs(dir string) []string {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
+	for i := range logs {
+		logs[i] = filepath.Base(logs[i])
+	}
+	return logs
+}
+
+// readSyncedKey returns the sync number Badger holds; not ok when it
+// cannot be read (a damaged table, which Verify and the reads report:
+// the check is skipped rather than the index refused for it).
+func (db *DB) readSyncedKey() (got uint64, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		v, err := getCopy(txn, metaKey(metaSynced))
+		if len(v) == 8 {
+			got = binary.BigEndian.Uint64(v)
+		}
+		return err
+	})
+	return got, err == nil
+}
+
+// markSync writes the next sync number to Badger, before the fsync that
+// makes it durable; recordSync then records it outside Badger. Both run
+// under sync.mu.
+// Nothing written since the last mark: the last number stands.
+func (db *DB) markSync() (uint64, error) {
+	if db.bdb.MaxVersion() == db.acked.marked {
+		return db.acked.seq, nil
+	}
+	seq := db.acked.seq + 1
+	err := db.bdb.Update(func(txn *badger.Txn) error {
+		return txn.Set(metaKey(metaSynced), binary.BigEndian.AppendUint64(nil, seq))
+	})
+	if err != nil {
+		return 0, translate(err)
+	}
+	db.acked.marked = db.bdb.MaxVersion()
+	return seq, nil
+}
+
+// recordSync records seq, made durable in Badger, in urlhash.synced; with
+// fsync at Close.
+func (db *DB) recordSync(seq uint64, fsync bool) error {
+	if seq == db.acked.seq && !fsync {
+		return nil
+	}
+	db.acked.seq = seq
+	if db.acked.f == nil || seq == 0 {
+		return nil
+	}
+	b := binary.BigEndian.AppendUint64([]byte(syncedMagic), seq)
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	if _, err := db.acked.f.WriteAt(b, 0); err != nil {
+		return fmt.Errorf("index: %s: %w", syncedFileName, err)
+	}
+	if fsync {
+		if err := db.acked.f.Sync(); err != nil {
+			return fmt.Errorf("index: %s: %w", syncedFileName, err)
+		}
+	}
+	return nil
+}
+
+// closeSynced closes urlhash.synced.
+func (db *DB) closeSynced() error {
+	if db.acked.f == nil {
+		return nil
+	}
+	err := db.acked.f.Close()
+	db.acked.f = nil
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("index: %s: %w", syncedFileName, err)
+	}
+	return nil
+}
+
+// checkKeyRegistry checks Badger's key registry (KEYREGISTRY) of an index
+// that is not encrypted before Badger reads it, whose refusal names no
+// file: a 16-byte IV, the sanity text, then data keys (uint32 length,
+// uint32 CRC-32C, the bytes). A missing registry is Badger's to create.
+func checkKeyRegistry(dir string, bo *badger.Options) error {
+	if len(bo.EncryptionKey) > 0 {
+		return nil
+	}
+	name := filepath.Join(dir, badger.KeyRegistryFileName)
+	b, err := os.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	bad := func(why string) error {
+		return fmt.Errorf("%w: index %s: %s is damaged (%s); the entries are in the tables and logs: copy them into a new index with: urlhash recover --db %s --to NEW",
+			store.ErrCorrupt, dir, name, why, dir)
+	}
+	switch {
+	case err != nil:
+		return bad(err.Error())
+	case len(b) < 16+len(keyRegistrySanity):
+		return bad(fmt.Sprintf("%d bytes", len(b)))
+	case string(b[16:16+len(keyRegistrySanity)]) != keyRegistrySanity:
+		return bad("no sanity text")
+	}
+	for rest := b[16+len(keyRegistrySanity):]; len(rest) > 0; {
+		if len(rest) < 8 || uint64(len(rest)-8) < uint64(binary.BigEndian.Uint32(rest)) {
+			return bad("a data key cut short")
+		}
+		n := binary.BigEndian.Uint32(rest)
+		if crc32.Checksum(rest[8:8+n], castagnoli) != binary.BigEndian.Uint32(rest[4:]) {
+			return bad("a data key's checksum")
+		}
+		rest = rest[8+n:]
+	}
+	return nil
+}
+
+// keyRegistrySanity is the sanity text of Badger's key registry.
+const keyRegistrySanity = "Hello Badger"
