@@ -1,11 +1,7 @@
 package server
 
 import (
-	"fmt"
 	"net/http"
-	"time"
-
-	"github.com/urlhash/urlhash/store"
 )
 
 // visit is POST /v1/visit?after=DURATION: VisitBatch of the body's
@@ -13,32 +9,35 @@ import (
 // never revisit), answered like /v1/add: one byte per entry, 1 when it is
 // new. The server's backend clock decides, never the client's.
 func (s *Server) visit(w http.ResponseWriter, r *http.Request) error {
-	var after time.Duration
-	if a := r.URL.Query().Get("after"); a != "" {
-		var err error
-		if after, err = time.ParseDuration(a); err != nil {
-			return fmt.Errorf("%w: after %q", ErrBadRequest, a)
-		}
+	after, err := durationArg(r, "after")
+	if err != nil {
+		return err
 	}
-	return s.writeAnswered(w, r, func(es []store.Entry) ([]bool, error) { return s.st.VisitBatch(es, after) })
+	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+		es, err := DecodeEntries(body)
+		if err != nil {
+			return answer{}, err
+		}
+		return s.addEntries(es, g, boolsAnswer, after, true)
+	})
 }
 
 // deletePrefix is POST /v1/delete-prefix?prefix=HEX[&bits=N]:
 // DeletePrefix, answered {"full":N,"prefixes":N}.
 func (s *Server) deletePrefix(w http.ResponseWriter, r *http.Request) error {
-	if err := s.writable(); err != nil {
-		return err
-	}
 	prefix, bits, err := prefixArgs(r)
 	if err != nil {
 		return err
 	}
-	full, prefixes, err := s.st.DeletePrefix(prefix, bits)
-	if err != nil {
-		return err
-	}
-	if err := s.commit.sync(); err != nil {
-		return err
-	}
-	return writeJSON(w, map[string]int64{"full": full, "prefixes": prefixes})
+	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+		full, prefixes, err := s.st.DeletePrefix(prefix, bits)
+		if err != nil {
+			return answer{}, err
+		}
+		a := jsonAnswer(map[string]int64{"full": full, "prefixes": prefixes})
+		if g != nil {
+			return a, g.store(a)
+		}
+		return a, nil
+	})
 }
