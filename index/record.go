@@ -41,6 +41,12 @@ type Record struct {
 	// found new (nil for a put). It is called once, with the write's
 	// locks held; it must not call the index.
 	Answer func(added []bool) []byte
+	// Lazy leaves the record out of a write that stores no entry (every
+	// key present): such a write gives the same answer when run again
+	// (unless the keys are deleted meanwhile), so its caller may answer
+	// first and store the record after (PutRecord), keeping the write off
+	// the path of the answer.
+	Lazy bool
 }
 
 func (r *Record) check() error {
@@ -139,6 +145,9 @@ func (db *DB) Recorded(key string) (_ []byte, ok bool, err error) {
 // holds the shared lock).
 func (db *DB) writeRecordOnly(rec *Record, added []bool) error {
 	b := rec.Answer(added)
+	if rec.Lazy {
+		return nil
+	}
 	err := db.bdb.Update(func(txn *badger.Txn) error { return txn.SetEntry(rec.entry(b)) })
 	return translate(err)
 }

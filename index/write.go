@@ -191,9 +191,12 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 		}
 	}
 	if rec != nil {
-		// After the entries: readable only once they are (see Record).
-		if err := wb.SetEntry(rec.entry(rec.Answer(result))); err != nil {
-			return nil, translate(err)
+		b := rec.Answer(result)
+		if !rec.Lazy || db.wroteAny(p, ifAbsent) {
+			// After the entries: readable only once they are (see Record).
+			if err := wb.SetEntry(rec.entry(b)); err != nil {
+				return nil, translate(err)
+			}
 		}
 	}
 	if wb != nil {
@@ -206,6 +209,20 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 	}
 	db.count(entries, p)
 	return result, nil
+}
+
+// wroteAny reports whether a write of plan p stores an entry: a put
+// always does, an add when a key was absent.
+func (db *DB) wroteAny(p plan, ifAbsent bool) bool {
+	if !ifAbsent {
+		return len(p.order) > 0
+	}
+	for _, e := range p.existed {
+		if !e {
+			return true
+		}
+	}
+	return false
 }
 
 // A plan is the unique keys of a batch of entries in key order, and which

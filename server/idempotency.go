@@ -91,7 +91,7 @@ type recording struct {
 // record returns the index.Record that keeps the answer make returns; the
 // write that takes it calls make under its locks, with what it found new.
 func (g *recording) record(make func(added []bool) answer) *index.Record {
-	return &index.Record{Key: g.key, TTL: g.ttl, Answer: func(added []bool) []byte {
+	return &index.Record{Key: g.key, TTL: g.ttl, Lazy: true, Answer: func(added []bool) []byte {
 		a := make(added)
 		g.kept = &a
 		return a.appendRecord(nil, &g.digest)
@@ -103,7 +103,9 @@ func (g *recording) store(a answer) error {
 	if g.hash != nil {
 		g.hash.Sum(g.digest[:0])
 	}
-	return g.rec.PutRecord(g.record(func([]bool) answer { return a }))
+	rec := g.record(func([]bool) answer { return a })
+	rec.Lazy = false
+	return g.rec.PutRecord(rec)
 }
 
 // keys serialises requests by idempotency key: one runs, repeats wait.
@@ -179,7 +181,12 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, streamed bool, ru
 	if err != nil {
 		return err
 	}
-	defer release()
+	held := true
+	defer func() {
+		if held {
+			release()
+		}
+	}()
 	b, found, err := s.records.Recorded(key)
 	if err != nil {
 		return err
@@ -218,9 +225,23 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, streamed bool, ru
 	if err != nil {
 		return err
 	}
-	if g.kept != nil {
-		a = *g.kept // the bytes recorded are the bytes answered
+	if g.kept == nil {
+		return writeAnswer(w, &a) // the write stored its record (g.store)
 	}
+	a = *g.kept // the bytes recorded are the bytes answered
+	if a.fresh {
+		return writeAnswer(w, &a) // the record is stored with the write
+	}
+	// Every key was present: the record was left out of the write (Lazy).
+	// Answer first, then store it, still holding the key so that a repeat
+	// waits for it, off the connection (its next request goes on).
+	held = false
+	go func() {
+		defer release()
+		if err := g.store(a); err != nil {
+			s.o.Logger.Error("idempotency record not stored", "key", key, "error", err)
+		}
+	}()
 	return writeAnswer(w, &a)
 }
 
