@@ -23,14 +23,15 @@ const MaxRecordKeyLen = 255
 //
 // The seam: a write method that takes a *Record (AddBatchRecorded,
 // VisitBatchRecorded, PutBatchRecorded) computes the answer under the
-// write's locks, from what the write found, and stores the record in the
-// same ordered write as the entries, after them. So a record is readable
-// (Recorded) only once the entries are stored, and after a crash either
-// both survive or the record does not: a resend then runs the write again
-// and finds, at worst, entries the crashed write stored, which is why the
-// record must never be written before them. A store of key-only entries
-// with its own log (a key table) keeps the promise by appending the
-// record to that log in the same group as the keys, after them.
+// write's locks, from what the write finds, and stores the record in the
+// same ordered write as the entries, before them. So after a crash (or a
+// write that failed midway) no entry of the write is stored without its
+// record: a resend never finds a key its first attempt stored and reports
+// it present. The record may name keys a crash left out, so its reader
+// writes the entries again (an add of them: what is stored stays) before
+// it answers with the record. A store of key-only entries with its own
+// log (a key table) keeps the promise by appending the record to that log
+// no later than the keys, in the same group commit.
 type Record struct {
 	// Key names the record: 1..MaxRecordKeyLen bytes.
 	Key string
@@ -42,10 +43,10 @@ type Record struct {
 	// locks held; it must not call the index.
 	Answer func(added []bool) []byte
 	// Lazy leaves the record out of a write that stores no entry (every
-	// key present): such a write gives the same answer when run again
-	// (unless the keys are deleted meanwhile), so its caller may answer
-	// first and store the record after (PutRecord), keeping the write off
-	// the path of the answer.
+	// key present; Answer is called all the same): such a write gives the
+	// same answer when run again (unless the keys are deleted meanwhile),
+	// so its caller may answer first and store the record after
+	// (PutRecord), keeping the write off the path of the answer.
 	Lazy bool
 }
 

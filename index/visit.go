@@ -202,17 +202,17 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 	}
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()
-	for k := range ws {
-		if err := wb.SetEntry(badgerEntry(&ws[k])); err != nil {
-			return nil, translate(err)
-		}
-	}
 	for _, w := range writes {
 		out[w.i] = true
 	}
 	if rec != nil {
-		// After the entries: readable only once they are (see Record).
+		// Before the entries (see Record and writeLocked).
 		if err := wb.SetEntry(rec.entry(rec.Answer(out))); err != nil {
+			return nil, translate(err)
+		}
+	}
+	for k := range ws {
+		if err := wb.SetEntry(badgerEntry(&ws[k])); err != nil {
 			return nil, translate(err)
 		}
 	}

@@ -172,6 +172,24 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 		txn = db.bdb.NewTransaction(true)
 		defer txn.Discard()
 	}
+	if rec != nil {
+		for j, i := range p.order {
+			if ifAbsent && !p.existed[j] {
+				result[i] = true
+			}
+		}
+		if !rec.Lazy || db.wroteAny(p, ifAbsent) {
+			// Before the entries: a record that is readable may name
+			// keys a crash left out, and its reader writes them again
+			// (see Record); keys stored without their record would be
+			// reported present to the resend.
+			if err := wb.SetEntry(rec.entry(rec.Answer(result))); err != nil {
+				return nil, translate(err)
+			}
+		} else {
+			rec.Answer(result)
+		}
+	}
 	for j, i := range p.order {
 		if ifAbsent && p.existed[j] {
 			continue
@@ -188,15 +206,6 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 		}
 		if ifAbsent {
 			result[i] = true
-		}
-	}
-	if rec != nil {
-		b := rec.Answer(result)
-		if !rec.Lazy || db.wroteAny(p, ifAbsent) {
-			// After the entries: readable only once they are (see Record).
-			if err := wb.SetEntry(rec.entry(b)); err != nil {
-				return nil, translate(err)
-			}
 		}
 	}
 	if wb != nil {

@@ -85,7 +85,11 @@ type recording struct {
 	ttl    time.Duration
 	rec    recorder
 	hash   hash.Hash // of a streamed body, until it is read (then digest)
-	kept   *answer   // the answer the record holds, once made
+	// replay: the request repeats one whose answer is recorded; the write
+	// is applied again without a record, for what a crash may have left
+	// out, and its own answer is dropped.
+	replay bool
+	kept   *answer // the answer the record holds, once made
 }
 
 // record returns the index.Record that keeps the answer make returns; the
@@ -215,6 +219,14 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, streamed bool, ru
 		}
 		if first != g.digest {
 			return fmt.Errorf("%w: key %q", ErrKeyReused, key)
+		}
+		if !streamed {
+			// The record may name keys a crash left out (it is written
+			// before them): write them again, then give the first answer.
+			g.replay = true
+			if _, err := s.apply(r, body, g, run); err != nil {
+				return err
+			}
 		}
 		if err := s.settle(a.fresh); err != nil {
 			return err

@@ -7,9 +7,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
 
 func entriesBody(n int, seed string) []byte {
@@ -137,5 +140,29 @@ func TestPresentWithoutSync(t *testing.T) {
 	post(t, ts, "/v1/add", "", entriesBody(1, "new"))
 	if got := s.commit.syncs.Load() - before; got != 1 {
 		t.Errorf("%d fsyncs for a new key, want 1", got)
+	}
+}
+
+// TestReplayWritesMissingKeys: a record stored without its keys (a crash
+// after the record, which is written first) is answered as recorded, and
+// the keys are written again.
+func TestReplayWritesMissingKeys(t *testing.T) {
+	_, ts, db := newTestServer(t, nil)
+	body := entriesBody(3, "crash")
+	digest := wire.RequestDigest("POST", "/v1/add", "", body)
+	a := answer{status: 200, ctype: "application/octet-stream", body: []byte{1, 1, 1}, fresh: true}
+	rec := &index.Record{Key: "crashed", TTL: time.Hour, Answer: func([]bool) []byte { return a.appendRecord(nil, &digest) }}
+	if err := db.PutRecord(rec); err != nil {
+		t.Fatal(err)
+	}
+	status, got := post(t, ts, "/v1/add", "crashed", body)
+	if status != 200 || got != "\x01\x01\x01" {
+		t.Fatalf("replay: %d %q, want the recorded answer", status, got)
+	}
+	es, _ := DecodeEntries(body)
+	hs := []hashkey.Hash{es[0].Hash, es[1].Hash, es[2].Hash}
+	found, err := db.HasBatch(hs)
+	if err != nil || !found[0] || !found[1] || !found[2] {
+		t.Errorf("after the replay: %v, %v; want every key stored", found, err)
 	}
 }
