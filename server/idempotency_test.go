@@ -3,7 +3,9 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -165,4 +167,45 @@ func TestReplayWritesMissingKeys(t *testing.T) {
 	if err != nil || !found[0] || !found[1] || !found[2] {
 		t.Errorf("after the replay: %v, %v; want every key stored", found, err)
 	}
+}
+
+// hidden is a backend that cannot keep records with its writes.
+type hidden struct{ store.Backend }
+
+// TestIdempotentMemRecords: on a backend without records the server keeps
+// answers in memory, with the same semantics while it runs.
+func TestIdempotentMemRecords(t *testing.T) {
+	db, err := index.Open("", &index.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ts := httptest.NewServer(New(hidden{db}, &Options{Logger: slog.New(slog.DiscardHandler)}))
+	defer ts.Close()
+	body := entriesBody(2, "mem")
+	for i := range 2 {
+		if status, got := post(t, ts, "/v1/add", "m", body); status != 200 || got != "\x01\x01" {
+			t.Fatalf("try %d: %d %q", i, status, got)
+		}
+	}
+	if status, _ := post(t, ts, "/v1/add", "m", entriesBody(1, "other")); status != 422 {
+		t.Errorf("other body: %d, want 422", status)
+	}
+}
+
+func FuzzParseRecord(f *testing.F) {
+	d := [32]byte{1}
+	a := answer{status: 200, ctype: "text/plain", body: []byte("new\n"), fresh: true}
+	f.Add(a.appendRecord(nil, &d))
+	f.Add([]byte{recordVersion})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		digest, a, err := parseRecord(b)
+		if err != nil {
+			return
+		}
+		again, a2, err := parseRecord(a.appendRecord(nil, &digest))
+		if err != nil || again != digest || a2.status != a.status&0xffff || a2.ctype != a.ctype || !bytes.Equal(a2.body, a.body) || a2.fresh != a.fresh {
+			t.Fatalf("round trip of %x: %v", b, err)
+		}
+	})
 }
