@@ -109,6 +109,8 @@ func run(n, runs int, only string, keep, first bool) error {
 	} else {
 		defer os.RemoveAll(dir)
 	}
+	// dedupe's journals of served indexes stay in the work directory.
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	w := &work{dir: dir, n: n,
 		urlhash: filepath.Join(dir, "urlhash"), whatwg: filepath.Join(dir, "whatwg"), badger: filepath.Join(dir, "badger"),
 		oursDB: filepath.Join(dir, "db-urlhash"), plainDB: filepath.Join(dir, "db-plain")}

@@ -444,7 +444,7 @@ func runAdd(e *env, name string, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := ix.Sync(); err != nil {
+		if err := syncWrites(ix.Store()); err != nil {
 			return err
 		}
 		j := 0
@@ -679,11 +679,9 @@ func runDedupe(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if rdb == nil {
-			// Acknowledge nothing before it is durable.
-			if err := ix.Sync(); err != nil {
-				return err
-			}
+		// Acknowledge nothing before it is durable.
+		if err := syncWrites(ix.Store()); err != nil {
+			return err
 		}
 		if jn != nil {
 			if err := jn.commit(added); err != nil {

@@ -166,3 +166,13 @@ func (e *env) inputFailed(r record, err error) {
 
 // hexKey is the hex of the bytes an entry keys.
 func hexKey(en *store.Entry) string { return hex.EncodeToString(en.Key()) }
+
+// syncWrites makes the writes made so far durable: Sync, except on a
+// server, whose writes are durable when they are answered (a /v1/sync
+// after them would only cost a round trip, and an fsync).
+func syncWrites(st store.Backend) error {
+	if _, ok := st.(*remote.DB); ok {
+		return nil
+	}
+	return st.Sync()
+}
