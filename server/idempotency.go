@@ -95,7 +95,7 @@ type recording struct {
 // record returns the index.Record that keeps the answer make returns; the
 // write that takes it calls make under its locks, with what it found new.
 func (g *recording) record(make func(added []bool) answer) *index.Record {
-	return &index.Record{Key: g.key, TTL: g.ttl, Lazy: true, Answer: func(added []bool) []byte {
+	return &index.Record{Key: g.key, TTL: g.ttl, Answer: func(added []bool) []byte {
 		a := make(added)
 		g.kept = &a
 		return a.appendRecord(nil, &g.digest)
@@ -107,9 +107,7 @@ func (g *recording) store(a answer) error {
 	if g.hash != nil {
 		g.hash.Sum(g.digest[:0])
 	}
-	rec := g.record(func([]bool) answer { return a })
-	rec.Lazy = false
-	return g.rec.PutRecord(rec)
+	return g.rec.PutRecord(g.record(func([]bool) answer { return a }))
 }
 
 // keys serialises requests by idempotency key: one runs, repeats wait.

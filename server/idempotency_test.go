@@ -209,3 +209,32 @@ func FuzzParseRecord(f *testing.F) {
 		}
 	})
 }
+
+// TestIdempotentEmpty: requests that store nothing keep their answer too.
+func TestIdempotentEmpty(t *testing.T) {
+	_, ts, db := newTestServer(t, nil)
+	for _, tc := range []struct{ path, body, want string }{
+		{"/v1/put", "", ""},
+		{"/v1/add", "", ""},
+		{"/v1/urls/add", "bad\n", "invalid\thashkey: urlhash+sha256: invalid url \"bad\": missing scheme\n"},
+	} {
+		key := "empty" + tc.path
+		post(t, ts, tc.path, key, []byte(tc.body))
+		var got []byte
+		var ok bool
+		// The record of a write that stored nothing may follow its answer.
+		for range 100 {
+			if got, ok, _ = db.Recorded(key); ok {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !ok {
+			t.Errorf("%s: no record", tc.path)
+			continue
+		}
+		if _, a, err := parseRecord(got); err != nil || string(a.body) != tc.want {
+			t.Errorf("%s: record %q, %v; want %q", tc.path, a.body, err, tc.want)
+		}
+	}
+}

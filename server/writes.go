@@ -73,10 +73,16 @@ func (s *Server) addEntries(es []store.Entry, g *recording, make func([]bool) an
 		added, err = s.st.VisitBatch(es, after)
 	case g == nil:
 		added, err = s.st.AddBatch(es)
-	case visit:
-		added, err = s.records.VisitBatchRecorded(es, after, g.record(make))
 	default:
-		added, err = s.records.AddBatchRecorded(es, g.record(make))
+		// An add that stores nothing (every key present) leaves its
+		// record to Server.write, which stores it after answering.
+		rec := g.record(make)
+		rec.Lazy = true
+		if visit {
+			added, err = s.records.VisitBatchRecorded(es, after, rec)
+		} else {
+			added, err = s.records.AddBatchRecorded(es, rec)
+		}
 	}
 	if err != nil {
 		return answer{}, err
