@@ -86,14 +86,14 @@ func openJournal(path string) (*journal, error) {
 
 // journalDir is the default directory of the journals of dedupe runs on a
 // shared index (PostgreSQL, a server): one per index, under the user's
-// cache directory, named by a digest of the location (which may hold a
-// password).
-func journalDir(location string) (string, error) {
+// cache directory, named by a digest of id (the location, which may hold a
+// password, and a PostgreSQL schema).
+func journalDir(id string) (string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("journal: %w (choose one with --journal FILE, or --no-journal)", err)
 	}
-	sum := sha256.Sum256([]byte(location))
+	sum := sha256.Sum256([]byte(id))
 	return filepath.Join(cache, "urlhash", "dedupe", hex.EncodeToString(sum[:8])), nil
 }
 

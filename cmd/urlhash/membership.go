@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urlhash/urlhash/backend"
@@ -488,7 +489,8 @@ func runAdd(e *env, name string, args []string) error {
 // process owns at a time), else a free journal of the index's directory
 // of journals under the user's cache directory (journalDir), with the
 // journals killed runs left there (orphans), to finish.
-func dedupeJournal(location, path string, none bool) (jn *journal, orphans []*journal, err error) {
+func dedupeJournal(id, path string, none bool) (jn *journal, orphans []*journal, err error) {
+	location, _, _ := strings.Cut(id, "\x00")
 	switch {
 	case none && path != "":
 		return nil, nil, usagef("--journal and --no-journal exclude each other")
@@ -504,7 +506,7 @@ func dedupeJournal(location, path string, none bool) (jn *journal, orphans []*jo
 		}
 		return jn, nil, err
 	}
-	dir, err := journalDir(location)
+	dir, err := journalDir(id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -611,7 +613,7 @@ func runDedupe(e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	jn, orphans, err := dedupeJournal(db.dir, *journalPath, *noJournal)
+	jn, orphans, err := dedupeJournal(db.journalID(), *journalPath, *noJournal)
 	if err != nil {
 		return err
 	}

@@ -176,3 +176,16 @@ func syncWrites(st store.Backend) error {
 	}
 	return st.Sync()
 }
+
+// journalID names the index for dedupe's journals: the location, and the
+// schema of a PostgreSQL index (one database holds many), after a NUL.
+func (o *dbFlags) journalID() string {
+	if !backend.IsPostgres(o.dir) {
+		return o.dir
+	}
+	schema := o.schema
+	if schema == "" {
+		schema = "urlhash"
+	}
+	return o.dir + "\x00" + schema
+}
