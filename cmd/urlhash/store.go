@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -181,7 +182,7 @@ func syncWrites(st store.Backend) error {
 // schema of a PostgreSQL index (one database holds many), after a NUL.
 func (o *dbFlags) journalID() string {
 	if !backend.IsPostgres(o.dir) {
-		return o.dir
+		return strings.TrimSuffix(o.dir, "/") // as remote.Open reads it
 	}
 	schema := o.schema
 	if schema == "" {
