@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -236,5 +237,24 @@ func TestIdempotentEmpty(t *testing.T) {
 		if _, a, err := parseRecord(got); err != nil || string(a.body) != tc.want {
 			t.Errorf("%s: record %q, %v; want %q", tc.path, a.body, err, tc.want)
 		}
+	}
+}
+
+// TestRecordGolden pins the bytes of an idempotency record as the index
+// keeps them (URLHASH_UPDATE_GOLDEN=1 rewrites the file).
+func TestRecordGolden(t *testing.T) {
+	digest := wire.RequestDigest("POST", "/v1/urls/add", "", []byte("https://example.com/\n"))
+	a := answer{status: 200, ctype: wire.ContentTypeText, body: []byte("new\n"), fresh: true}
+	got := a.appendRecord(nil, &digest)
+	golden := "testdata/record-v1.golden"
+	if os.Getenv("URLHASH_UPDATE_GOLDEN") == "1" {
+		os.WriteFile(golden, got, 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("record bytes changed:\n got %x\nwant %x", got, want)
 	}
 }

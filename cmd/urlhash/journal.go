@@ -57,9 +57,16 @@ type pendingBatch struct {
 	body    []byte
 	inputs  []string
 	isNew   []bool // nil: not recorded
+	v1      bool   // of an older urlhash: no key, write or body
 }
 
 const journalMagic = "urlhash-dedupe-journal\x02"
+
+// journalMagicV1 starts the journal of urlhash before the Idempotency-Key:
+// the same layout without the key, the write and the body (its inputs are
+// all the batch's inputs, valid or not). A run reads it to finish the batch
+// an older run left.
+const journalMagicV1 = "urlhash-dedupe-journal\x01"
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
@@ -161,10 +168,15 @@ func (j *journal) pending() (*pendingBatch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", j.path, err)
 	}
-	if !bytes.HasPrefix(b, []byte(journalMagic)) {
-		return nil, nil // empty, torn before the header was whole, or of an older run
+	var rest []byte
+	switch {
+	case bytes.HasPrefix(b, []byte(journalMagic)):
+		rest = b[len(journalMagic):]
+	case bytes.HasPrefix(b, []byte(journalMagicV1)):
+		rest = b[len(journalMagicV1):]
+	default:
+		return nil, nil // empty, or torn before the header was whole
 	}
-	rest := b[len(journalMagic):]
 	bytesField := func() ([]byte, bool) {
 		l, k := binary.Uvarint(rest)
 		if k <= 0 || l > uint64(len(rest)-k) {
@@ -174,19 +186,21 @@ func (j *journal) pending() (*pendingBatch, error) {
 		rest = rest[k+int(l):]
 		return f, true
 	}
-	p := &pendingBatch{}
-	key, ok := bytesField()
-	if !ok {
-		return nil, nil // torn
-	}
-	p.key = string(key)
-	rv, k := binary.Varint(rest)
-	if k <= 0 {
-		return nil, nil
-	}
-	p.revisit, rest = time.Duration(rv), rest[k:]
-	if p.body, ok = bytesField(); !ok {
-		return nil, nil
+	p := &pendingBatch{revisit: -1, v1: !bytes.HasPrefix(b, []byte(journalMagic))}
+	if !p.v1 {
+		key, ok := bytesField()
+		if !ok {
+			return nil, nil // torn
+		}
+		p.key = string(key)
+		rv, k := binary.Varint(rest)
+		if k <= 0 {
+			return nil, nil
+		}
+		p.revisit, rest = time.Duration(rv), rest[k:]
+		if p.body, ok = bytesField(); !ok {
+			return nil, nil
+		}
 	}
 	n, k := binary.Uvarint(rest)
 	if k <= 0 || n > uint64(len(rest)) {

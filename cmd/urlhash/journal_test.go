@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -124,4 +127,64 @@ func FuzzJournalPending(f *testing.F) {
 			t.Fatalf("%d answers for %d inputs", len(p.isNew), len(p.inputs))
 		}
 	})
+}
+
+// TestJournalGolden pins the journal's bytes (URLHASH_UPDATE_GOLDEN=1
+// rewrites the file).
+func TestJournalGolden(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := openJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.close()
+	if err := j.begin("0123456789abcdef", -1, []byte{0x20, 1, 2}, []string{"https://a.example/", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.commit([]bool{true, false}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "journal-v2.golden")
+	if os.Getenv("URLHASH_UPDATE_GOLDEN") == "1" {
+		os.WriteFile(golden, got, 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("journal bytes changed:\n got %x\nwant %x", got, want)
+	}
+}
+
+// TestJournalV1: a journal an older urlhash left (no key, no body) is
+// finished: its stored inputs are printed.
+func TestJournalV1(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	if out, err := cli(t, "https://a.example/\n", "add", "--db", dir); err != nil {
+		t.Fatal(out, err)
+	}
+	// The v1 layout: magic, count, inputs, CRC-32C; no commit record.
+	b := []byte(journalMagicV1)
+	inputs := []string{"https://a.example/", "https://b.example/", "not a url"}
+	b = binary.AppendUvarint(b, uint64(len(inputs)))
+	for _, in := range inputs {
+		b = binary.AppendUvarint(b, uint64(len(in)))
+		b = append(b, in...)
+	}
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crc32c))
+	if err := os.WriteFile(filepath.Join(dir, "urlhash.dedupe"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cli(t, "", "dedupe", "--db", dir)
+	if err != nil || out != "https://a.example/\n" {
+		t.Fatalf("dedupe after a v1 journal: %q, %v; want the stored input", out, err)
+	}
+	if out, err := cli(t, "", "dedupe", "--db", dir); err != nil || out != "" {
+		t.Fatalf("the journal was not cleared: %q, %v", out, err)
+	}
 }

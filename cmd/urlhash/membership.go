@@ -245,13 +245,28 @@ func runGet(e *env, args []string) error {
 // sent the batch again with its Idempotency-Key and answers what it
 // answered the first time; another index prints every input of the batch
 // that is stored (when the run did not record which were new).
-func recoverJournal(ix *query.Index, jn *journal, a *answers, sep byte) error {
+func recoverJournal(ix *query.Index, jn *journal, a *answers, hashes bool, sep byte) error {
 	p, err := jn.pending()
 	if err != nil || p == nil {
 		return err
 	}
-	es, err := server.DecodeEntries(p.body)
-	if err != nil || len(es) != len(p.inputs) {
+	var es []store.Entry
+	if p.v1 {
+		// An older run's batch: its inputs, hashed again.
+		rs, err := ix.HasInputs(p.inputs, inputKind(hashes))
+		if err != nil {
+			return fmt.Errorf("journal %s: finishing the batch of a killed run: %w", jn.path, err)
+		}
+		es = make([]store.Entry, len(rs))
+		stored := make([]bool, len(rs))
+		for i, r := range rs {
+			es[i] = store.FullEntry(r.Hash, store.Value{})
+			stored[i] = r.Err == nil && r.OK
+		}
+		if p.isNew == nil {
+			p.isNew = stored
+		}
+	} else if es, err = server.DecodeEntries(p.body); err != nil || len(es) != len(p.inputs) {
 		return fmt.Errorf("journal %s: %d entries for %d inputs: %v", jn.path, len(es), len(p.inputs), err)
 	}
 	isNew := p.isNew
@@ -629,7 +644,7 @@ func runDedupe(e *env, args []string) error {
 		if o == nil {
 			continue
 		}
-		if err := recoverJournal(ix, o, a, sep); err != nil {
+		if err := recoverJournal(ix, o, a, *hashes, sep); err != nil {
 			return err
 		}
 	}
