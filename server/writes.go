@@ -38,14 +38,15 @@ func (s *Server) add(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-// durationArg returns the query argument name as a Go duration (absent: 0).
+// durationArg returns the query argument name as a Go duration (absent: 0;
+// 0 or less: never revisit, as store.Backend.VisitBatch reads it).
 func durationArg(r *http.Request, name string) (time.Duration, error) {
 	a := r.URL.Query().Get(name)
 	if a == "" {
 		return 0, nil
 	}
 	d, err := time.ParseDuration(a)
-	if err != nil || d < 0 {
+	if err != nil {
 		return 0, fmt.Errorf("%w: %s %q", ErrBadRequest, name, a)
 	}
 	return d, nil
