@@ -46,6 +46,12 @@ class RFPDupeFilter(BaseDupeFilter):
     def from_crawler(cls, crawler):
         return cls.from_settings(crawler.settings, fingerprinter=getattr(crawler, "request_fingerprinter", None))
 
+    @classmethod
+    def from_spider(cls, spider):
+        """For schedulers that make their dupefilter from the spider
+        (scrapy-redis's, through SCHEDULER_DUPEFILTER_CLASS)."""
+        return cls.from_crawler(spider.crawler)
+
     def request_seen(self, request):
         """Reports whether the request was seen, by any process; records it."""
         if request.method == "GET":
