@@ -13,11 +13,18 @@ class Site:
     link spelled one of several ways that name the same page (a fragment,
     dot segments, the default port's absence...)."""
 
-    def __init__(self, pages=40, links=6, delay=0.01):
+    def __init__(self, pages=40, links=6, delay=0.01, gate=()):
+        """gate: pages whose answers wait until every one of them was asked
+        (at most 30 s), so that crawlers started from them run at once."""
         self.pages = pages
+        waiting = set(f"/page/{i}" for i in gate)
+        opened = threading.Event()
+        if not waiting:
+            opened.set()
         self.fetches = collections.Counter()
         self.other = collections.Counter()
         lock = threading.Lock()
+        gated = set(waiting)
         site = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -34,6 +41,12 @@ class Site:
                     self.send_error(404)
                     return
                 time.sleep(delay)
+                with lock:
+                    waiting.discard(path)
+                    if not waiting:
+                        opened.set()
+                if path in gated:
+                    opened.wait(timeout=30)
                 i = int(path[6:])
                 body = "<html><body>" + "".join(
                     f'<a href="{site.spell(i * 7 + k, k)}">p</a>' for k in range(1, links + 1)
