@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/urlhash/urlhash/backend"
+	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/query"
 	"github.com/urlhash/urlhash/remote"
+	"github.com/urlhash/urlhash/server"
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
 
 // memberOutput is the --json object of has, get, add, delete and dedupe.
@@ -236,35 +240,63 @@ func runGet(e *env, args []string) error {
 	})))
 }
 
-// recoverJournal prints the inputs a killed dedupe run journaled and
-// stored, then clears the journal.
+// recoverJournal finishes the batch a killed dedupe run left in jn: it
+// prints the batch's new inputs, then clears the journal. A server is
+// sent the batch again with its Idempotency-Key and answers what it
+// answered the first time; another index prints every input of the batch
+// that is stored (when the run did not record which were new).
 func recoverJournal(ix *query.Index, jn *journal, a *answers, hashes bool, sep byte) error {
-	if jn == nil {
-		return nil
-	}
-	pending, isNew, err := jn.pending()
-	if err != nil || len(pending) == 0 {
+	p, err := jn.pending()
+	if err != nil || p == nil {
 		return err
 	}
-	// Their hashes, and which are stored: when which were new is unknown,
-	// every stored one is printed.
-	rs, err := ix.HasInputs(pending, inputKind(hashes))
-	if err != nil {
-		return err
+	var es []store.Entry
+	if p.v1 {
+		// An older run's batch: its inputs, hashed again.
+		rs, err := ix.HasInputs(p.inputs, inputKind(hashes))
+		if err != nil {
+			return fmt.Errorf("journal %s: finishing the batch of a killed run: %w", jn.path, err)
+		}
+		es = make([]store.Entry, len(rs))
+		stored := make([]bool, len(rs))
+		for i, r := range rs {
+			es[i] = store.FullEntry(r.Hash, store.Value{})
+			stored[i] = r.Err == nil && r.OK
+		}
+		if p.isNew == nil {
+			p.isNew = stored
+		}
+	} else if es, err = server.DecodeEntries(p.body); err != nil || len(es) != len(p.inputs) {
+		return fmt.Errorf("journal %s: %d entries for %d inputs: %v", jn.path, len(es), len(p.inputs), err)
+	}
+	isNew := p.isNew
+	if isNew == nil {
+		if rdb, ok := ix.Store().(*remote.DB); ok && p.key != "" {
+			if p.revisit < 0 {
+				isNew, err = rdb.AddBatchOnce(es, p.key)
+			} else {
+				isNew, err = rdb.VisitBatchOnce(es, p.revisit, p.key)
+			}
+		} else {
+			hs := make([]hashkey.Hash, len(es))
+			for i := range es {
+				hs[i] = es[i].Hash
+			}
+			isNew, err = ix.Store().HasBatch(hs)
+		}
+		if err != nil {
+			return fmt.Errorf("journal %s: finishing the batch of a killed run: %w", jn.path, err)
+		}
 	}
 	recovered := true
-	for i, r := range rs {
-		printed := r.OK
-		if isNew != nil {
-			printed = isNew[i]
-		}
+	for i, in := range p.inputs {
 		switch {
-		case r.Err != nil || !printed:
+		case !isNew[i]:
 		case a.json != nil:
 			isNew := true
-			a.json.Encode(memberOutput{Input: pending[i], Hash: hex.EncodeToString(r.Hash[:]), New: &isNew, Recovered: &recovered})
+			a.json.Encode(memberOutput{Input: in, Hash: hexKey(&es[i]), New: &isNew, Recovered: &recovered})
 		default:
-			a.out.WriteString(pending[i])
+			a.out.WriteString(in)
 			a.out.WriteByte(sep)
 		}
 	}
@@ -428,7 +460,7 @@ func runAdd(e *env, name string, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := ix.Sync(); err != nil {
+		if err := syncWrites(ix.Store()); err != nil {
 			return err
 		}
 		j := 0
@@ -467,6 +499,35 @@ func runAdd(e *env, name string, args []string) error {
 	return a.status(in.status(err))
 }
 
+// dedupeJournal opens dedupe's crash journal: FILE when given, none with
+// --no-journal, DIR/urlhash.dedupe for an index directory (which one
+// process owns at a time), else a free journal of the index's directory
+// of journals under the user's cache directory (journalDir), with the
+// journals killed runs left there (orphans), to finish.
+func dedupeJournal(id, path string, none bool) (jn *journal, orphans []*journal, err error) {
+	location, _, _ := strings.Cut(id, "\x00")
+	switch {
+	case none && path != "":
+		return nil, nil, usagef("--journal and --no-journal exclude each other")
+	case none:
+		return nil, nil, nil
+	case path == "" && !backend.IsPostgres(location) && !remote.IsLocation(location):
+		path = filepath.Join(location, "urlhash.dedupe")
+	}
+	if path != "" {
+		jn, err = openJournal(path)
+		if errors.Is(err, errJournalBusy) {
+			err = fmt.Errorf("%w (give each its own --journal FILE)", err)
+		}
+		return jn, nil, err
+	}
+	dir, err := journalDir(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return claimJournal(dir)
+}
+
 func dedupeCommand() *command {
 	return &command{
 		name:    "dedupe",
@@ -482,12 +543,17 @@ at a time and read the answer.
 
 Crashes: each batch is written to a journal before it is stored and
 cleared after its new URLs are printed. A run that is killed in between
-leaves the journal, and the next run first prints those of its URLs that
-are stored: every URL a run stored is printed at least once, exactly once
-while nothing crashes (after a crash, URLs of the interrupted batch, at
-most 4096, may be printed again). The journal is DIR/urlhash.dedupe for an
-index directory; give a postgres:// or http:// index one with --journal
-FILE, one per concurrent dedupe.
+leaves the journal, and the next run first finishes its batch: a server
+(http://) is sent it again with its Idempotency-Key and answers what it
+answered the first time, even while it is still applying the first
+request; another index prints those of its URLs that are stored. Every
+URL a run stored is printed at least once, exactly once while nothing
+crashes (after a crash, URLs of the interrupted batch may be printed
+again). The journal is DIR/urlhash.dedupe for an index directory, and
+for a postgres:// or http:// index one file per running dedupe in a
+directory of the user's cache directory (urlhash/dedupe/ID/): any number
+of runs need no flags, and each finishes the batches of killed runs it
+finds there. --journal FILE chooses the file, --no-journal keeps none.
 
 Revisiting: with --revisit-after DURATION a URL is also printed again
 once it was last printed DURATION or longer ago (to the second, by the
@@ -512,7 +578,9 @@ Flags:
 ` + valueUsage + `      --json             one object per input: input, hash, new (and
                          recovered: true for a journal's URL printed again)
       --journal FILE     the crash journal (default DIR/urlhash.dedupe for
-                         an index directory; none otherwise)
+                         an index directory; a free one under the user's
+                         cache directory otherwise)
+      --no-journal       keep no crash journal
 ` + inputUsage + `                         (-0 makes the output NUL-separated too)
       --profile, --digest, --drop-fragment
                          the identity of a new index; e.g. --drop-fragment
@@ -536,6 +604,7 @@ func runDedupe(e *env, args []string) error {
 	storeURL := fs.Bool("store-url", false, "keep URL text")
 	asJSON := fs.Bool("json", false, "JSON output")
 	journalPath := fs.String("journal", "", "crash journal file")
+	noJournal := fs.Bool("no-journal", false, "keep no crash journal")
 	revisit := fs.Duration("revisit-after", 0, "print a URL again after this long")
 	var vf valueFlags
 	vf.addFlags(fs)
@@ -559,14 +628,11 @@ func runDedupe(e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	if *journalPath == "" && !backend.IsPostgres(db.dir) && !remote.IsLocation(db.dir) {
-		*journalPath = filepath.Join(db.dir, "urlhash.dedupe")
+	jn, orphans, err := dedupeJournal(db.journalID(), *journalPath, *noJournal)
+	if err != nil {
+		return err
 	}
-	var jn *journal
-	if *journalPath != "" {
-		if jn, err = openJournal(*journalPath); err != nil {
-			return err
-		}
+	if jn != nil {
 		defer jn.close()
 	}
 	a := newAnswers(e, *asJSON)
@@ -574,36 +640,70 @@ func runDedupe(e *env, args []string) error {
 	if in.nul {
 		sep = 0
 	}
-	if err := recoverJournal(ix, jn, a, *hashes, sep); err != nil {
-		return err
+	for _, o := range append(orphans, jn) {
+		if o == nil {
+			continue
+		}
+		if err := recoverJournal(ix, o, a, *hashes, sep); err != nil {
+			return err
+		}
+	}
+	for _, o := range orphans {
+		if err := o.drop(); err != nil {
+			return fmt.Errorf("journal %s: %w", o.path, err)
+		}
+	}
+	rdb, _ := ix.Store().(*remote.DB)
+	revisitArg := time.Duration(-1)
+	if *revisit > 0 {
+		revisitArg = *revisit
 	}
 	err = streamBatches(e, &in, fs.Args(), dedupeBatch, func(batch []record) error {
-		if jn != nil {
-			if err := jn.begin(batch); err != nil {
-				return err
-			}
-		}
 		rs := resolve(ix, batch, *hashes, false)
 		entries := make([]store.Entry, 0, len(rs))
+		var inputs []string
 		for _, r := range rs {
 			if r.err == nil {
 				entries = append(entries, r.entry)
+				inputs = append(inputs, r.r.text)
 			}
 		}
 		vf.apply(entries, time.Now())
+		var key string
+		if jn != nil {
+			key = wire.NewKey()
+			var body []byte
+			for i := range entries {
+				body = server.AppendEntry(body, &entries[i])
+			}
+			if err := jn.begin(key, revisitArg, body, inputs); err != nil {
+				return err
+			}
+		}
 		var added []bool
 		var err error
-		if *revisit > 0 {
+		switch {
+		case rdb != nil && *revisit > 0:
+			// A server's answer is durable: no /v1/sync after it.
+			added, err = rdb.VisitBatchOnce(entries, *revisit, key)
+		case rdb != nil:
+			added, err = rdb.AddBatchOnce(entries, key)
+		case *revisit > 0:
 			added, err = ix.Store().VisitBatch(entries, *revisit)
-		} else {
+		default:
 			added, err = ix.Store().AddBatch(entries)
 		}
 		if err != nil {
 			return err
 		}
 		// Acknowledge nothing before it is durable.
-		if err := ix.Sync(); err != nil {
+		if err := syncWrites(ix.Store()); err != nil {
 			return err
+		}
+		if jn != nil {
+			if err := jn.commit(added); err != nil {
+				return err
+			}
 		}
 		batchNew := make([]bool, len(rs))
 		j := 0
@@ -611,11 +711,6 @@ func runDedupe(e *env, args []string) error {
 			if r.err == nil {
 				batchNew[i] = added[j]
 				j++
-			}
-		}
-		if jn != nil {
-			if err := jn.commit(batchNew); err != nil {
-				return err
 			}
 		}
 		for i, r := range rs {
