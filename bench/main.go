@@ -5,6 +5,7 @@
 //
 //	go run ./bench                  # 1M URLs, best of 3 runs per scenario
 //	go run ./bench -n 200000 -runs 1 -only hash,canon-webrisk
+//	go run ./bench -n 300000 -only present-served   # adds of stored URLs vs has, through a server
 //
 // Whole-process wall time is measured, so start-up, I/O and both cores count;
 // peak RSS comes from GNU time (/usr/bin/time, Debian package "time").
@@ -108,6 +109,8 @@ func run(n, runs int, only string, keep, first bool) error {
 	} else {
 		defer os.RemoveAll(dir)
 	}
+	// dedupe's journals of served indexes stay in the work directory.
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	w := &work{dir: dir, n: n,
 		urlhash: filepath.Join(dir, "urlhash"), whatwg: filepath.Join(dir, "whatwg"), badger: filepath.Join(dir, "badger"),
 		oursDB: filepath.Join(dir, "db-urlhash"), plainDB: filepath.Join(dir, "db-plain")}
@@ -215,6 +218,11 @@ func run(n, runs int, only string, keep, first bool) error {
 			fmt.Sprintf("%.1fx", basel.wall.Seconds()/ours.wall.Seconds()),
 			fmt.Sprintf("%.0f", float64(w.lines[sc.input])/ours.wall.Seconds()),
 			fmt.Sprintf("%.0f", float64(ours.rss)/(1<<20)), fmt.Sprintf("%.0f", float64(basel.rss)/(1<<20)))
+	}
+	if only == "" || slices.Contains(strings.Split(only, ","), "present-served") {
+		if err := servedPresent(w, runs); err != nil {
+			return fmt.Errorf("present-served: %w", err)
+		}
 	}
 	return nil
 }

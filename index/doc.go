@@ -47,7 +47,9 @@
 //
 //	0x00 name         metadata: "format" (uvarint FormatVersion),
 //	                  "profile", "snapshot" (filter header), "filter/"+u32
-//	                  (filter chunks)
+//	                  (filter chunks), "record/"+key (idempotency
+//	                  records, see Record: opaque bytes with a Badger TTL,
+//	                  outside counts, Verify and backups)
 //	0x01 hash[32]     full entries
 //	0x02 prefix[4:31] prefix entries (Safe Browsing prefixes, short hashes)
 //

@@ -548,6 +548,9 @@ func (db *DB) streamFresh(w *loadWriter) error {
 			if bytes.Equal(k, metaKey(metaSnapshot)) || bytes.HasPrefix(k, metaKey(metaFilter)) {
 				continue // the snapshot is stale after the load anyway
 			}
+			if bytes.HasPrefix(k, metaKey(metaRecord)) {
+				continue // idempotency records expire; a fresh tree starts without
+			}
 			v, err := item.ValueCopy(nil)
 			if err != nil {
 				return err

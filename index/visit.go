@@ -93,7 +93,12 @@ func (db *DB) markTTL() error {
 // stripe locks as AddBatch, so among concurrent callers (and Add*) each
 // sighting is reported new once. A key repeated in the batch is new at
 // most once (the first).
-func (db *DB) VisitBatch(entries []store.Entry, revisitAfter time.Duration) (_ []bool, err error) {
+func (db *DB) VisitBatch(entries []store.Entry, revisitAfter time.Duration) ([]bool, error) {
+	return db.visitBatch(entries, revisitAfter, nil)
+}
+
+// visitBatch is VisitBatch that stores rec (when not nil) with the entries.
+func (db *DB) visitBatch(entries []store.Entry, revisitAfter time.Duration, rec *Record) (_ []bool, err error) {
 	for i := range entries {
 		if err := db.check(&entries[i]); err != nil {
 			return nil, err
@@ -110,16 +115,19 @@ func (db *DB) VisitBatch(entries []store.Entry, revisitAfter time.Duration) (_ [
 	if err := db.prepareWrite(); err != nil {
 		return nil, err
 	}
-	out, err := db.visitLocked(entries, revisitAfter)
+	out, err := db.visitLocked(entries, revisitAfter, rec)
 	if err == nil {
 		db.maybeGrow()
 	}
 	return out, err
 }
 
-func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration) ([]bool, error) {
+func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec *Record) ([]bool, error) {
 	out := make([]bool, len(entries))
 	if len(entries) == 0 {
+		if rec != nil {
+			return out, db.writeRecordOnly(rec, out)
+		}
 		return out, nil
 	}
 	unlock := db.lockFor(entries)
@@ -179,6 +187,9 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration) ([]
 		return nil, translate(err)
 	}
 	if len(writes) == 0 {
+		if rec != nil {
+			return out, db.writeRecordOnly(rec, out)
+		}
 		return out, nil
 	}
 	db.admit(entries, fresh, nil)
@@ -191,6 +202,15 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration) ([]
 	}
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()
+	for _, w := range writes {
+		out[w.i] = true
+	}
+	if rec != nil {
+		// Before the entries (see Record and writeLocked).
+		if err := wb.SetEntry(rec.entry(rec.Answer(out))); err != nil {
+			return nil, translate(err)
+		}
+	}
 	for k := range ws {
 		if err := wb.SetEntry(badgerEntry(&ws[k])); err != nil {
 			return nil, translate(err)
@@ -198,9 +218,6 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration) ([]
 	}
 	if err := wb.Flush(); err != nil {
 		return nil, translate(err)
-	}
-	for _, w := range writes {
-		out[w.i] = true
 	}
 	db.count(entries, p)
 	return out, nil

@@ -100,12 +100,17 @@ func (db *DB) lockFor(entries []store.Entry) func() {
 // write implements Put*, Add*. For ifAbsent it returns, per
 // input entry, whether it was added; otherwise it returns nil.
 func (db *DB) write(entries []store.Entry, ifAbsent bool) (added []bool, err error) {
+	return db.writeRecorded(entries, ifAbsent, nil)
+}
+
+// writeRecorded is write that stores rec (when not nil) with the entries.
+func (db *DB) writeRecorded(entries []store.Entry, ifAbsent bool, rec *Record) (added []bool, err error) {
 	for i := range entries {
 		if err := db.check(&entries[i]); err != nil {
 			return nil, err
 		}
 	}
-	added, err = db.writeShared(entries, ifAbsent)
+	added, err = db.writeShared(entries, ifAbsent, rec)
 	if err == nil {
 		db.maybeGrow()
 	}
@@ -113,7 +118,7 @@ func (db *DB) write(entries []store.Entry, ifAbsent bool) (added []bool, err err
 }
 
 // writeShared is write under the shared lock.
-func (db *DB) writeShared(entries []store.Entry, ifAbsent bool) (added []bool, err error) {
+func (db *DB) writeShared(entries []store.Entry, ifAbsent bool, rec *Record) (added []bool, err error) {
 	defer db.catch(&err)
 	if err := db.beginWrite(); err != nil {
 		return nil, err
@@ -125,10 +130,17 @@ func (db *DB) writeShared(entries []store.Entry, ifAbsent bool) (added []bool, e
 	if err := db.prepareWrite(); err != nil {
 		return nil, err
 	}
-	return db.writeLocked(entries, ifAbsent)
+	return db.writeLocked(entries, ifAbsent, rec)
 }
 
-func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool) ([]bool, error) {
+func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]bool, error) {
+	if len(entries) == 0 && rec != nil {
+		var result []bool
+		if ifAbsent {
+			result = []bool{}
+		}
+		return result, db.writeRecordOnly(rec, result)
+	}
 	if len(entries) == 0 {
 		if ifAbsent {
 			return []bool{}, nil
@@ -153,12 +165,30 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool) ([]bool, error) 
 	}
 	var wb *badger.WriteBatch
 	var txn *badger.Txn
-	if len(p.order) > 1 {
+	if len(p.order) > 1 || rec != nil {
 		wb = db.bdb.NewWriteBatch()
 		defer wb.Cancel()
 	} else {
 		txn = db.bdb.NewTransaction(true)
 		defer txn.Discard()
+	}
+	if rec != nil {
+		for j, i := range p.order {
+			if ifAbsent && !p.existed[j] {
+				result[i] = true
+			}
+		}
+		if !rec.Lazy || db.wroteAny(p, ifAbsent) {
+			// Before the entries: a record that is readable may name
+			// keys a crash left out, and its reader writes them again
+			// (see Record); keys stored without their record would be
+			// reported present to the resend.
+			if err := wb.SetEntry(rec.entry(rec.Answer(result))); err != nil {
+				return nil, translate(err)
+			}
+		} else {
+			rec.Answer(result)
+		}
 	}
 	for j, i := range p.order {
 		if ifAbsent && p.existed[j] {
@@ -188,6 +218,20 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool) ([]bool, error) 
 	}
 	db.count(entries, p)
 	return result, nil
+}
+
+// wroteAny reports whether a write of plan p stores an entry: a put
+// always does, an add when a key was absent.
+func (db *DB) wroteAny(p plan, ifAbsent bool) bool {
+	if !ifAbsent {
+		return len(p.order) > 0
+	}
+	for _, e := range p.existed {
+		if !e {
+			return true
+		}
+	}
+	return false
 }
 
 // A plan is the unique keys of a batch of entries in key order, and which

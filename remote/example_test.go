@@ -13,6 +13,7 @@ import (
 	"github.com/urlhash/urlhash/remote"
 	"github.com/urlhash/urlhash/server"
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
 
 // ExampleDB_Backup backs up a served index while it serves, and restores
@@ -52,4 +53,31 @@ func ExampleDB_Backup() {
 	fmt.Println("restored:", ok)
 	// Output:
 	// restored: true
+}
+
+// ExampleDB_AddBatchOnce resends a batch with its Idempotency-Key, as a
+// client does after a crash: the server answers what it answered the
+// first time, so the keys the first attempt stored are still reported new.
+func ExampleDB_AddBatchOnce() {
+	db, _ := index.Open("", &index.Options{InMemory: true})
+	defer db.Close()
+	srv := httptest.NewServer(server.New(db, &server.Options{Logger: slog.New(slog.DiscardHandler)}))
+	defer srv.Close()
+	c, err := remote.Open(context.Background(), srv.URL, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	batch := []store.Entry{
+		store.FullEntry(hashkey.Sum([]byte("a")), store.Value{}),
+		store.FullEntry(hashkey.Sum([]byte("b")), store.Value{}),
+	}
+	key := wire.NewKey() // kept with the batch (dedupe journals both)
+	first, _ := c.AddBatchOnce(batch, key)
+	again, _ := c.AddBatchOnce(batch, key)
+	other, _ := c.AddBatchOnce(batch, wire.NewKey())
+	fmt.Println(first, again, other)
+	// Output:
+	// [true true] [true true] [false false]
 }

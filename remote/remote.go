@@ -24,6 +24,7 @@ import (
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/server"
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
 
 // Options configures Open. A nil *Options means the defaults.
@@ -84,7 +85,12 @@ func Open(ctx context.Context, location string, opts *Options) (*DB, error) {
 // call sends a request and decodes a JSON answer into out (when not nil);
 // an error answer becomes the store sentinel of its kind.
 func (db *DB) call(ctx context.Context, method, path string, body []byte, out any) error {
-	resp, err := db.do(ctx, method, path, body)
+	return db.callKey(ctx, method, path, body, "", out)
+}
+
+// callKey is call with an Idempotency-Key (none when key is empty).
+func (db *DB) callKey(ctx context.Context, method, path string, body []byte, key string, out any) error {
+	resp, err := db.doKey(ctx, method, path, body, key)
 	if err != nil {
 		return err
 	}
@@ -101,6 +107,10 @@ func (db *DB) call(ctx context.Context, method, path string, body []byte, out an
 }
 
 func (db *DB) do(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
+	return db.doKey(ctx, method, path, body, "")
+}
+
+func (db *DB) doKey(ctx context.Context, method, path string, body []byte, key string) (*http.Response, error) {
 	if db.closed.Load() {
 		return nil, store.ErrClosed
 	}
@@ -116,6 +126,9 @@ func (db *DB) do(ctx context.Context, method, path string, body []byte) (*http.R
 	if err != nil {
 		cancel()
 		return nil, err
+	}
+	if key != "" {
+		req.Header.Set(wire.HeaderIdempotencyKey, wire.FormatKey(key))
 	}
 	return db.send(req, cancel)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
@@ -51,5 +52,36 @@ func TestReadOnly(t *testing.T) {
 	found, err := db.HasBatch([]hashkey.Hash{h, e.Hash})
 	if err != nil || !found[0] || found[1] {
 		t.Errorf("HasBatch = %v, %v", found, err)
+	}
+}
+
+// TestOnceKeyReused: a key sent with another batch is refused with
+// server.ErrKeyReused; a malformed key is refused before it is sent.
+func TestOnceKeyReused(t *testing.T) {
+	ix, err := index.Open("", &index.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ts := httptest.NewServer(server.New(ix, nil))
+	defer ts.Close()
+	db, err := Open(context.Background(), ts.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a := []store.Entry{store.FullEntry(hashkey.Sum([]byte("a")), store.Value{})}
+	b := []store.Entry{store.FullEntry(hashkey.Sum([]byte("b")), store.Value{})}
+	if got, err := db.VisitBatchOnce(a, time.Hour, "k"); err != nil || !got[0] {
+		t.Fatalf("VisitBatchOnce = %v, %v", got, err)
+	}
+	if got, err := db.VisitBatchOnce(a, time.Hour, "k"); err != nil || !got[0] {
+		t.Fatalf("VisitBatchOnce again = %v, %v; want the first answer", got, err)
+	}
+	if _, err := db.AddBatchOnce(b, "k"); !errors.Is(err, server.ErrKeyReused) {
+		t.Errorf("another batch with the key: %v, want server.ErrKeyReused", err)
+	}
+	if _, err := db.AddBatchOnce(b, "bad\nkey"); err == nil {
+		t.Error("a key with a line break was sent")
 	}
 }

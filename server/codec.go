@@ -121,6 +121,7 @@ var errorKinds = []struct {
 	{store.ErrBadValue, "bad_value", 400},
 	{store.ErrInvalidOptions, "invalid", 400},
 	{ErrBadRequest, "bad_request", 400},
+	{ErrKeyReused, "key_reused", 422},
 	{store.ErrTooLarge, "too_large", 413},
 	{store.ErrReadOnly, "read_only", 403},
 	{store.ErrProfileMismatch, "profile_mismatch", 409},

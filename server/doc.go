@@ -27,6 +27,11 @@
 //	POST /v1/delete-prefix?prefix=HEX&bits=N  {"full":..,"prefixes":..}; durable
 //	                                          (an empty prefix needs all=true)
 //	POST /v1/load     JSONL entries      store.LoadResult as JSON
+//	POST /v1/urls/add[?revisit_after=DURATION]  URL text, one a line
+//	                                     one line per input line: new, present
+//	                                     or invalid<TAB>REASON; durable
+//	POST /v1/urls/has URL text, one a line   one line per input line: present,
+//	                                     absent or invalid<TAB>REASON
 //	GET  /v1/scan?prefix=HEX&bits=N&limit=N   JSONL entries, streamed
 //	GET  /v1/count?prefix=HEX&bits=N          {"full":..,"prefixes":..}
 //	POST /v1/verify                      204, or the damage
@@ -48,10 +53,47 @@
 // seconds (0: none); an entry without them is encoded as it always was. JSONL is the
 // format of package store (store.AppendJSONL).
 //
+// # URLs as text
+//
+// /v1/urls/add and /v1/urls/has take URLs, not hashes, so that no client
+// reimplements the URL Standard: the server hashes each line with the
+// profile the index records (recording the default one in an index that
+// records none, on the first add). The format is package wire's: UTF-8
+// lines ended by LF, an optional CR before it dropped, a blank line
+// answered invalid; lines and line counts are bounded (wire.MaxLineLen,
+// wire.MaxLines) as well as the body. revisit_after gives urls/add the
+// semantics of /v1/visit (dedupe --revisit-after).
+//
+// # Exactly-once writes
+//
+// Every write (put, add, visit, delete, delete-prefix, load, urls/add)
+// may carry an Idempotency-Key header (the IETF httpapi draft: a quoted
+// string, or a bare token; at most 255 bytes). The server keeps the answer
+// of the first request with the key for Options.IdempotencyTTL (24 hours
+// by default), and answers a repeat with it, byte for byte; a repeat that
+// arrives while the first is being applied waits for it (where the draft
+// answers 409). A repeat whose method, path, query or body differ is
+// refused with 422 (kind key_reused). Error answers are not kept: a
+// repeat of a failed request runs again.
+//
+// For add, visit, put and urls/add the answer is stored in the same
+// ordered index write as the keys, after them (index.Record): once a key
+// of the batch is readable, so is the answer, so that a client that resends
+// a batch after a crash of either side is never told "present" for a key
+// that its own first attempt stored. A batch of present keys only stores
+// its answer just after answering, still holding the key. Delete,
+// delete-prefix and load store their answer after the write, before its
+// fsync: a crash between the two makes a repeat run again (a delete then
+// answers 404). Answers live in the index's metadata keyspace, with a
+// Badger TTL, outside backups and counts; their space is bounded by the
+// writes of IdempotencyTTL.
+//
 // # Durability
 //
 // A write (put, add, visit, delete, delete-prefix, load) is answered only
-// once it is durable.
+// once it is durable; a write that stored nothing (every key present) is
+// answered without an fsync, unless a write that may have stored its keys
+// has not been synced yet.
 // Concurrent writers share fsyncs (group commit): a write waits for one
 // Sync that starts after it, and one Sync serves every write that came
 // before it started. A load refused midway (a malformed line, a body cut

@@ -75,6 +75,9 @@ type Options struct {
 	// group-commit fsync ("sync", Debug; Error when it fails). Default:
 	// slog's.
 	Logger *slog.Logger
+	// IdempotencyTTL is how long the answer to a write that carried an
+	// Idempotency-Key is kept for its repeats, at least. Default 24h.
+	IdempotencyTTL time.Duration
 }
 
 // Server is an http.Handler over a store.Backend.
@@ -88,6 +91,10 @@ type Server struct {
 	bodies  *semaphore.Weighted // the bytes of bodies read ahead of their slots
 	mux     *http.ServeMux
 	diff    diffLists
+	keys    keys       // idempotency keys being answered
+	records recorder   // where answers to idempotency keys are kept
+	marks   writeMarks // which writes an fsync covered
+	urls    urlProfile // the profile /v1/urls/* hash with
 }
 
 // New returns a server of st. The caller keeps owning st (and closes it
@@ -112,8 +119,12 @@ func New(st store.Backend, opts *Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.IdempotencyTTL <= 0 {
+		o.IdempotencyTTL = 24 * time.Hour
+	}
 	s := &Server{st: st, o: o, commit: newCommitter(st, o.Logger), slots: make(chan struct{}, o.MaxInFlight),
 		loads: make(chan struct{}, max(1, o.MaxInFlight/4)), bodies: semaphore.NewWeighted(max(o.MaxBuffered, o.MaxBody)), mux: http.NewServeMux()}
+	s.records = newRecords(st)
 	s.metrics = newMetrics(st, s.commit)
 	metrics := s.metrics.handler()
 	s.handle("GET /metrics", func(w http.ResponseWriter, r *http.Request) error {
@@ -133,6 +144,8 @@ func New(st store.Backend, opts *Options) *Server {
 	s.handle("POST /v1/visit", s.visit)
 	s.handle("POST /v1/delete-prefix", s.deletePrefix)
 	s.handle("POST /v1/load", s.load)
+	s.handle("POST /v1/urls/add", s.urlsAdd)
+	s.handle("POST /v1/urls/has", s.urlsHas)
 	s.handle("GET /v1/scan", s.scan)
 	s.handle("GET /v1/count", s.count)
 	s.handle("POST /v1/verify", s.verify)
@@ -505,100 +518,6 @@ func readEntries(r *http.Request) ([]store.Entry, error) {
 		return nil, err
 	}
 	return DecodeEntries(b)
-}
-
-func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
-	if err := s.writable(); err != nil {
-		return err
-	}
-	es, err := readEntries(r)
-	if err != nil {
-		return err
-	}
-	if err := s.st.PutBatch(es); err != nil {
-		return err
-	}
-	if err := s.commit.sync(); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-func (s *Server) add(w http.ResponseWriter, r *http.Request) error {
-	return s.writeAnswered(w, r, s.st.AddBatch)
-}
-
-// writeAnswered runs write (AddBatch, a VisitBatch) on the body's
-// entries, waits until they are durable, and answers one byte per entry.
-func (s *Server) writeAnswered(w http.ResponseWriter, r *http.Request, write func([]store.Entry) ([]bool, error)) error {
-	if err := s.writable(); err != nil {
-		return err
-	}
-	es, err := readEntries(r)
-	if err != nil {
-		return err
-	}
-	answers, err := write(es)
-	if err != nil {
-		return err
-	}
-	if err := s.commit.sync(); err != nil {
-		return err
-	}
-	return writeBools(w, answers)
-}
-
-func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
-	if err := s.writable(); err != nil {
-		return err
-	}
-	es, err := readEntries(r)
-	if err == nil && len(es) != 1 {
-		err = fmt.Errorf("%w: want one entry", ErrBadRequest)
-	}
-	if err != nil {
-		return err
-	}
-	if err := s.st.Delete(es[0]); err != nil {
-		return err
-	}
-	if err := s.commit.sync(); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-func (s *Server) load(w http.ResponseWriter, r *http.Request) error {
-	if err := s.writable(); err != nil {
-		return err
-	}
-	sc := bufio.NewScanner(r.Body)
-	sc.Buffer(nil, 4<<20)
-	var bad error
-	seq := func(yield func(store.Entry) bool) {
-		for sc.Scan() {
-			e, err := store.ParseJSONL(sc.Bytes())
-			if err != nil {
-				bad = fmt.Errorf("%w: %v", ErrBadRequest, err)
-				return
-			}
-			if !yield(e) {
-				return
-			}
-		}
-	}
-	res, err := s.st.Load(seq)
-	switch {
-	case sc.Err() != nil: // a body cut short ends in a line cut short: the cut is the news
-		return fmt.Errorf("%w: %w", ErrBadRequest, sc.Err())
-	case bad != nil:
-		return bad
-	case err != nil:
-		return err
-	}
-	return writeJSON(w, res)
 }
 
 func prefixArgs(r *http.Request) ([]byte, int, error) {

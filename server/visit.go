@@ -3,9 +3,6 @@ package server
 import (
 	"fmt"
 	"net/http"
-	"time"
-
-	"github.com/urlhash/urlhash/store"
 )
 
 // visit is POST /v1/visit?after=DURATION: VisitBatch of the body's
@@ -13,14 +10,17 @@ import (
 // never revisit), answered like /v1/add: one byte per entry, 1 when it is
 // new. The server's backend clock decides, never the client's.
 func (s *Server) visit(w http.ResponseWriter, r *http.Request) error {
-	var after time.Duration
-	if a := r.URL.Query().Get("after"); a != "" {
-		var err error
-		if after, err = time.ParseDuration(a); err != nil {
-			return fmt.Errorf("%w: after %q", ErrBadRequest, a)
-		}
+	after, err := durationArg(r, "after")
+	if err != nil {
+		return err
 	}
-	return s.writeAnswered(w, r, func(es []store.Entry) ([]bool, error) { return s.st.VisitBatch(es, after) })
+	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+		es, err := DecodeEntries(body)
+		if err != nil {
+			return answer{}, err
+		}
+		return s.addEntries(es, g, boolsAnswer, after, true)
+	})
 }
 
 // deletePrefix is POST /v1/delete-prefix?prefix=HEX[&bits=N]:
@@ -29,9 +29,6 @@ func (s *Server) visit(w http.ResponseWriter, r *http.Request) error {
 // the request also says all=true, so that a forgotten or mistyped
 // parameter never empties an index.
 func (s *Server) deletePrefix(w http.ResponseWriter, r *http.Request) error {
-	if err := s.writable(); err != nil {
-		return err
-	}
 	prefix, bits, err := prefixArgs(r)
 	if err != nil {
 		return err
@@ -39,12 +36,18 @@ func (s *Server) deletePrefix(w http.ResponseWriter, r *http.Request) error {
 	if bits == 0 && r.URL.Query().Get("all") != "true" {
 		return fmt.Errorf("%w: an empty prefix deletes every entry; say so with prefix=&all=true", ErrBadRequest)
 	}
-	full, prefixes, err := s.st.DeletePrefix(prefix, bits)
-	if err != nil {
-		return err
-	}
-	if err := s.commit.sync(); err != nil {
-		return err
-	}
-	return writeJSON(w, map[string]int64{"full": full, "prefixes": prefixes})
+	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+		if g != nil && g.replay {
+			return answer{}, nil // the record is stored after the write
+		}
+		full, prefixes, err := s.st.DeletePrefix(prefix, bits)
+		if err != nil {
+			return answer{}, err
+		}
+		a := jsonAnswer(map[string]int64{"full": full, "prefixes": prefixes})
+		if g != nil {
+			return a, g.store(a)
+		}
+		return a, nil
+	})
 }

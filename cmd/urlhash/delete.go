@@ -102,7 +102,7 @@ func deletePrefix(e *env, st store.Backend, prefix string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	if err := st.Sync(); err != nil {
+	if err := syncWrites(st); err != nil {
 		return err
 	}
 	if asJSON {

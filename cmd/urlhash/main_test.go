@@ -30,6 +30,10 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
+	// Child processes keep dedupe's journals out of the user's cache
+	// directory (testscript.Main exits: one fixed directory, which the
+	// journals' locks let runs share, rather than one left per run).
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(os.TempDir(), "urlhash-test-cache"))
 	testscript.Main(m, map[string]func(){
 		"urlhash": func() {
 			// As main: SIGINT and SIGTERM cancel the context (a script's
@@ -60,6 +64,8 @@ func TestScripts(t *testing.T) {
 				return errors.New("URLHASH_TEST_POSTGRES is unset under CI: .ci/run starts PostgreSQL with .ci/postgres.sh")
 			}
 			env.Setenv("URLHASH_TEST_POSTGRES", pg)
+			// dedupe's journals of shared indexes go under the cache dir.
+			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, ".cache"))
 			env.Setenv("PGSCHEMA", fmt.Sprintf("t%d_%d", time.Now().UnixNano(), os.Getpid()))
 			return nil
 		},

@@ -219,3 +219,26 @@ func (e *env) inputFailed(r record, err error) {
 
 // hexKey is the hex of the bytes an entry keys.
 func hexKey(en *store.Entry) string { return hex.EncodeToString(en.Key()) }
+
+// syncWrites makes the writes made so far durable: Sync, except on a
+// server, whose writes are durable when they are answered (a /v1/sync
+// after them would only cost a round trip, and an fsync).
+func syncWrites(st store.Backend) error {
+	if _, ok := st.(*remote.DB); ok {
+		return nil
+	}
+	return st.Sync()
+}
+
+// journalID names the index for dedupe's journals: the location, and the
+// schema of a PostgreSQL index (one database holds many), after a NUL.
+func (o *dbFlags) journalID() string {
+	if !backend.IsPostgres(o.dir) {
+		return strings.TrimSuffix(o.dir, "/") // as remote.Open reads it
+	}
+	schema := o.schema
+	if schema == "" {
+		schema = "urlhash"
+	}
+	return o.dir + "\x00" + schema
+}

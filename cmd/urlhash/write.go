@@ -43,7 +43,7 @@ func writeEach(e *env, ix *query.Index, w *writeFlags, args []string, a *answers
 		if err != nil {
 			return err
 		}
-		if err := ix.Sync(); err != nil {
+		if err := syncWrites(ix.Store()); err != nil {
 			return err
 		}
 		j := 0

@@ -1,0 +1,18 @@
+"""Client of a urlhash server: a seen-set of URLs shared by many processes.
+
+The server (``urlhash serve``) canonicalises URLs and keeps their identities;
+:class:`Client` sends them in batches over a kept-alive connection and
+retries a batch with its Idempotency-Key, so that a retried batch gets the
+server's first answer.
+"""
+
+from ._client import (
+    Client,
+    HTTPError,
+    InvalidURLError,
+    UnavailableError,
+    UrlhashError,
+)
+
+__all__ = ["Client", "UrlhashError", "HTTPError", "InvalidURLError", "UnavailableError"]
+__version__ = "0.1.0"

@@ -1,0 +1,47 @@
+package remote
+
+import (
+	"net/url"
+	"time"
+
+	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
+)
+
+// AddBatchOnce is AddBatch sent with the Idempotency-Key key: the server
+// keeps its answer with the write (24 hours at least), so that the batch
+// resent with the same key, after either side crashed, gets the first
+// answer, also while the first is still being applied. A key names one
+// batch: sending another batch with it is an error wrapping
+// server.ErrKeyReused. wire.NewKey makes keys.
+func (db *DB) AddBatchOnce(es []store.Entry, key string) ([]bool, error) {
+	return db.answered("/v1/add", es, key)
+}
+
+// VisitBatchOnce is VisitBatch sent with the Idempotency-Key key, as
+// AddBatchOnce.
+func (db *DB) VisitBatchOnce(es []store.Entry, revisitAfter time.Duration, key string) ([]bool, error) {
+	return db.answered("/v1/visit?after="+url.QueryEscape(revisitAfter.String()), es, key)
+}
+
+// answered posts es to path (with key, when not empty) and reads one
+// answer byte per entry.
+func (db *DB) answered(path string, es []store.Entry, key string) ([]bool, error) {
+	if db.o.ReadOnly {
+		return nil, store.ErrReadOnly
+	}
+	if key != "" {
+		if _, err := wire.ParseKey(key); err != nil {
+			return nil, err
+		}
+	}
+	b, err := entryBody(es)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	if err := db.callKey(nil, "POST", path, b, key, &out); err != nil {
+		return nil, err
+	}
+	return bools(out, len(es))
+}

@@ -1,0 +1,304 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
+)
+
+// ErrKeyReused is returned, wrapped, for a request whose Idempotency-Key
+// was used by a request with another method, path, query or body (422).
+var ErrKeyReused = errors.New("server: idempotency key reused for another request")
+
+// recorder is a backend that keeps idempotency records with its writes:
+// *index.DB (see index.Record). Another backend gets memRecords, which
+// keeps them in memory only.
+type recorder interface {
+	AddBatchRecorded(es []store.Entry, rec *index.Record) ([]bool, error)
+	VisitBatchRecorded(es []store.Entry, revisitAfter time.Duration, rec *index.Record) ([]bool, error)
+	PutBatchRecorded(es []store.Entry, rec *index.Record) error
+	PutRecord(rec *index.Record) error
+	Recorded(key string) ([]byte, bool, error)
+}
+
+var _ recorder = (*index.DB)(nil)
+
+// answer is what a write answers; with an Idempotency-Key it is kept, and
+// a repeat gets it byte for byte.
+type answer struct {
+	status int
+	ctype  string
+	body   []byte
+	// fresh: the write stored something, so the answer waits for an fsync
+	// (and so does its replay); else it waits only for writes in flight.
+	fresh bool
+}
+
+// Record encoding: recordVersion, the request digest, the status (2 bytes
+// big-endian), a flags byte (1: fresh), uvarint len(ctype), ctype, body.
+const recordVersion = 1
+
+func (a *answer) appendRecord(dst []byte, digest *[32]byte) []byte {
+	dst = append(dst, recordVersion)
+	dst = append(dst, digest[:]...)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(a.status))
+	var flags byte
+	if a.fresh {
+		flags = 1
+	}
+	dst = append(dst, flags)
+	dst = binary.AppendUvarint(dst, uint64(len(a.ctype)))
+	dst = append(dst, a.ctype...)
+	return append(dst, a.body...)
+}
+
+func parseRecord(b []byte) (digest [32]byte, a answer, err error) {
+	if len(b) < 1+32+3 || b[0] != recordVersion {
+		return digest, a, fmt.Errorf("%w: idempotency record of %d bytes", store.ErrCorrupt, len(b))
+	}
+	copy(digest[:], b[1:33])
+	a.status = int(binary.BigEndian.Uint16(b[33:]))
+	a.fresh = b[35]&1 != 0
+	n, k := binary.Uvarint(b[36:])
+	if k <= 0 || n > uint64(len(b)-36-k) {
+		return digest, a, fmt.Errorf("%w: idempotency record: bad content type", store.ErrCorrupt)
+	}
+	a.ctype = string(b[36+k : 36+k+int(n)])
+	a.body = b[36+k+int(n):]
+	return digest, a, nil
+}
+
+// recording is a write request's idempotency: nil without a key.
+type recording struct {
+	key    string
+	digest [32]byte
+	ttl    time.Duration
+	rec    recorder
+	hash   hash.Hash // of a streamed body, until it is read (then digest)
+	// replay: the request repeats one whose answer is recorded; the write
+	// is applied again without a record, for what a crash may have left
+	// out, and its own answer is dropped.
+	replay bool
+	kept   *answer // the answer the record holds, once made
+}
+
+// record returns the index.Record that keeps the answer make returns; the
+// write that takes it calls make under its locks, with what it found new.
+func (g *recording) record(make func(added []bool) answer) *index.Record {
+	return &index.Record{Key: g.key, TTL: g.ttl, Answer: func(added []bool) []byte {
+		a := make(added)
+		g.kept = &a
+		return a.appendRecord(nil, &g.digest)
+	}}
+}
+
+// store keeps a, the answer of a write that could not carry its record.
+func (g *recording) store(a answer) error {
+	if g.hash != nil {
+		g.hash.Sum(g.digest[:0])
+	}
+	return g.rec.PutRecord(g.record(func([]bool) answer { return a }))
+}
+
+// keys serialises requests by idempotency key: one runs, repeats wait.
+type keys struct {
+	mu      sync.Mutex
+	running map[string]chan struct{}
+}
+
+// acquire waits until no request with key runs, then marks key running;
+// release ends that.
+func (k *keys) acquire(ctx context.Context, key string) (release func(), err error) {
+	for {
+		k.mu.Lock()
+		done, busy := k.running[key]
+		if !busy {
+			if k.running == nil {
+				k.running = make(map[string]chan struct{})
+			}
+			done = make(chan struct{})
+			k.running[key] = done
+			k.mu.Unlock()
+			return func() {
+				k.mu.Lock()
+				delete(k.running, key)
+				k.mu.Unlock()
+				close(done)
+			}, nil
+		}
+		k.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// writeFunc applies a write request: body is the request body (nil for a
+// load, which reads r.Body itself), g its idempotency (nil without a key).
+// When g is set, the write keeps its answer through g (g.record or
+// g.store).
+type writeFunc func(r *http.Request, body []byte, g *recording) (answer, error)
+
+// write runs a write endpoint: it refuses writes on a read-only server,
+// reads the body, honours the Idempotency-Key, waits for durability (an
+// fsync only when the write stored something) and answers.
+func (s *Server) write(w http.ResponseWriter, r *http.Request, streamed bool, run writeFunc) error {
+	if err := s.writable(); err != nil {
+		return err
+	}
+	var key string
+	if v := r.Header.Get(wire.HeaderIdempotencyKey); v != "" {
+		var err error
+		if key, err = wire.ParseKey(v); err != nil {
+			return fmt.Errorf("%w: %v", ErrBadRequest, err)
+		}
+	}
+	var body []byte
+	if !streamed {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
+			return err
+		}
+	}
+	if key == "" {
+		a, err := s.apply(r, body, nil, run)
+		if err != nil {
+			return err
+		}
+		return writeAnswer(w, &a)
+	}
+	release, err := s.keys.acquire(r.Context(), key)
+	if err != nil {
+		return err
+	}
+	held := true
+	defer func() {
+		if held {
+			release()
+		}
+	}()
+	b, found, err := s.records.Recorded(key)
+	if err != nil {
+		return err
+	}
+	g := &recording{key: key, ttl: s.o.IdempotencyTTL, rec: s.records}
+	h := wire.NewRequestDigest(r.Method, r.URL.Path, r.URL.RawQuery)
+	if streamed {
+		// The digest of a streamed body is known once it is read: the
+		// write stores its record after that (g.store).
+		r.Body = &hashingReader{r: r.Body, h: h}
+		g.hash = h
+	} else {
+		h.Write(body)
+		h.Sum(g.digest[:0])
+	}
+	if found {
+		if streamed {
+			if _, err := io.Copy(io.Discard, r.Body); err != nil {
+				return err
+			}
+			h.Sum(g.digest[:0])
+		}
+		first, a, err := parseRecord(b)
+		if err != nil {
+			return err
+		}
+		if first != g.digest {
+			return fmt.Errorf("%w: key %q", ErrKeyReused, key)
+		}
+		if !streamed {
+			// The record may name keys a crash left out (it is written
+			// before them): write them again, then give the first answer.
+			g.replay = true
+			if _, err := s.apply(r, body, g, run); err != nil {
+				return err
+			}
+		}
+		if err := s.settle(a.fresh); err != nil {
+			return err
+		}
+		return writeAnswer(w, &a)
+	}
+	a, err := s.apply(r, body, g, run)
+	if err != nil {
+		return err
+	}
+	if g.kept == nil {
+		return writeAnswer(w, &a) // the write stored its record (g.store)
+	}
+	a = *g.kept // the bytes recorded are the bytes answered
+	if a.fresh {
+		return writeAnswer(w, &a) // the record is stored with the write
+	}
+	// Every key was present: the record was left out of the write (Lazy).
+	// Answer first, then store it, still holding the key so that a repeat
+	// waits for it, off the connection (its next request goes on).
+	held = false
+	go func() {
+		defer release()
+		if err := g.store(a); err != nil {
+			s.o.Logger.Error("idempotency record not stored", "key", key, "error", err)
+		}
+	}()
+	return writeAnswer(w, &a)
+}
+
+// apply runs a write between the committer's marks and makes its answer
+// durable: an fsync when it stored something, else only a wait for the
+// writes in flight before it (present keys are answered without an fsync).
+func (s *Server) apply(r *http.Request, body []byte, g *recording, run writeFunc) (answer, error) {
+	done := s.commit.writing(&s.marks)
+	a, err := run(r, body, g)
+	// An error may come after a part was stored: count it as fresh.
+	done(a.fresh || err != nil)
+	if err != nil {
+		return a, err
+	}
+	return a, s.settle(a.fresh)
+}
+
+// settle waits until the answer of a write may be given: after an fsync
+// when it stored something (fresh), else once every write that began
+// before it is durable.
+func (s *Server) settle(fresh bool) error {
+	if fresh {
+		return s.commit.syncWrites(&s.marks)
+	}
+	return s.commit.settled(&s.marks)
+}
+
+func writeAnswer(w http.ResponseWriter, a *answer) error {
+	if a.ctype != "" {
+		w.Header().Set("Content-Type", a.ctype)
+	}
+	w.WriteHeader(a.status)
+	_, err := w.Write(a.body)
+	return err
+}
+
+// hashingReader writes what it reads to h, for the digest of a streamed
+// body.
+type hashingReader struct {
+	r io.ReadCloser
+	h hash.Hash
+}
+
+func (d *hashingReader) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	d.h.Write(p[:n])
+	return n, err
+}
+
+func (d *hashingReader) Close() error { return d.r.Close() }

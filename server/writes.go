@@ -1,0 +1,243 @@
+package server
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/store"
+)
+
+// The write endpoints: each runs through Server.write, which honours the
+// Idempotency-Key and answers once the write is durable.
+
+func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
+	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+		es, err := DecodeEntries(body)
+		if err != nil {
+			return answer{}, err
+		}
+		done := func([]bool) answer { return answer{status: http.StatusNoContent, fresh: true} }
+		if g == nil || g.replay {
+			return done(nil), s.st.PutBatch(es)
+		}
+		return done(nil), s.records.PutBatchRecorded(es, g.record(done))
+	})
+}
+
+func (s *Server) add(w http.ResponseWriter, r *http.Request) error {
+	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+		es, err := DecodeEntries(body)
+		if err != nil {
+			return answer{}, err
+		}
+		return s.addEntries(es, g, boolsAnswer, 0, false)
+	})
+}
+
+// durationArg returns the query argument name as a Go duration (absent: 0;
+// 0 or less: never revisit, as store.Backend.VisitBatch reads it).
+func durationArg(r *http.Request, name string) (time.Duration, error) {
+	a := r.URL.Query().Get(name)
+	if a == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(a)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s %q", ErrBadRequest, name, a)
+	}
+	return d, nil
+}
+
+// addEntries adds es (visits them when visit is set), keeping the answer
+// make gives with the write when g is set.
+func (s *Server) addEntries(es []store.Entry, g *recording, make func([]bool) answer, after time.Duration, visit bool) (answer, error) {
+	var added []bool
+	var err error
+	switch {
+	case g != nil && g.replay:
+		// Store what the first attempt may have left out, as an add: a
+		// visit's keys it stored are not visited again.
+		added, err = s.st.AddBatch(es)
+		if err != nil {
+			return answer{}, err
+		}
+		a := answer{}
+		for _, n := range added {
+			a.fresh = a.fresh || n
+		}
+		return a, nil
+	case g == nil && visit:
+		added, err = s.st.VisitBatch(es, after)
+	case g == nil:
+		added, err = s.st.AddBatch(es)
+	default:
+		// An add that stores nothing (every key present) leaves its
+		// record to Server.write, which stores it after answering.
+		rec := g.record(make)
+		rec.Lazy = true
+		if visit {
+			added, err = s.records.VisitBatchRecorded(es, after, rec)
+		} else {
+			added, err = s.records.AddBatchRecorded(es, rec)
+		}
+	}
+	if err != nil {
+		return answer{}, err
+	}
+	return make(added), nil
+}
+
+// boolsAnswer answers one byte per entry: 1 new, 0 not.
+func boolsAnswer(added []bool) answer {
+	a := answer{status: http.StatusOK, ctype: "application/octet-stream", body: make([]byte, len(added))}
+	for i, n := range added {
+		if n {
+			a.body[i], a.fresh = 1, true
+		}
+	}
+	return a
+}
+
+func jsonAnswer(v any) answer {
+	b, _ := json.Marshal(v)
+	return answer{status: http.StatusOK, ctype: "application/json", body: append(b, '\n'), fresh: true}
+}
+
+func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
+	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+		es, err := DecodeEntries(body)
+		if err == nil && len(es) != 1 {
+			err = fmt.Errorf("%w: want one entry", ErrBadRequest)
+		}
+		if err != nil {
+			return answer{}, err
+		}
+		if g != nil && g.replay {
+			return answer{}, nil // the record is stored after the write
+		}
+		if err := s.st.Delete(es[0]); err != nil {
+			return answer{}, err
+		}
+		a := answer{status: http.StatusNoContent, fresh: true}
+		if g != nil {
+			return a, g.store(a)
+		}
+		return a, nil
+	})
+}
+
+func (s *Server) load(w http.ResponseWriter, r *http.Request) error {
+	return s.write(w, r, true, func(r *http.Request, _ []byte, g *recording) (answer, error) {
+		sc := bufio.NewScanner(r.Body)
+		sc.Buffer(nil, 4<<20)
+		var bad error
+		seq := func(yield func(store.Entry) bool) {
+			for sc.Scan() {
+				e, err := store.ParseJSONL(sc.Bytes())
+				if err != nil {
+					bad = fmt.Errorf("%w: %v", ErrBadRequest, err)
+					return
+				}
+				if !yield(e) {
+					return
+				}
+			}
+		}
+		res, err := s.st.Load(seq)
+		switch {
+		case sc.Err() != nil: // a body cut short ends in a line cut short: the cut is the news
+			return answer{}, fmt.Errorf("%w: %w", ErrBadRequest, sc.Err())
+		case bad != nil:
+			return answer{}, bad
+		case err != nil:
+			return answer{}, err
+		}
+		a := jsonAnswer(res)
+		if g != nil {
+			return a, g.store(a)
+		}
+		return a, nil
+	})
+}
+
+// memRecords keeps idempotency records in memory, for a backend that
+// cannot keep them with its writes: they last while the server runs, and
+// at most memRecordsMax of them.
+type memRecords struct {
+	store.Backend
+	mu    chan struct{}
+	m     map[string]memRecord
+	order []string
+}
+
+type memRecord struct {
+	b       []byte
+	expires time.Time
+}
+
+const memRecordsMax = 1 << 16
+
+func newRecords(st store.Backend) recorder {
+	if r, ok := st.(recorder); ok {
+		return r
+	}
+	return &memRecords{Backend: st, mu: make(chan struct{}, 1), m: make(map[string]memRecord)}
+}
+
+func (m *memRecords) keep(rec *index.Record, added []bool) {
+	b := rec.Answer(added)
+	m.mu <- struct{}{}
+	defer func() { <-m.mu }()
+	now := time.Now()
+	for len(m.order) > 0 && (len(m.order) >= memRecordsMax || now.After(m.m[m.order[0]].expires)) {
+		delete(m.m, m.order[0])
+		m.order = m.order[1:]
+	}
+	if _, ok := m.m[rec.Key]; !ok {
+		m.order = append(m.order, rec.Key)
+	}
+	m.m[rec.Key] = memRecord{b, now.Add(rec.TTL)}
+}
+
+func (m *memRecords) AddBatchRecorded(es []store.Entry, rec *index.Record) ([]bool, error) {
+	added, err := m.AddBatch(es)
+	if err == nil {
+		m.keep(rec, added)
+	}
+	return added, err
+}
+
+func (m *memRecords) VisitBatchRecorded(es []store.Entry, after time.Duration, rec *index.Record) ([]bool, error) {
+	added, err := m.VisitBatch(es, after)
+	if err == nil {
+		m.keep(rec, added)
+	}
+	return added, err
+}
+
+func (m *memRecords) PutBatchRecorded(es []store.Entry, rec *index.Record) error {
+	err := m.PutBatch(es)
+	if err == nil {
+		m.keep(rec, nil)
+	}
+	return err
+}
+
+func (m *memRecords) PutRecord(rec *index.Record) error {
+	m.keep(rec, nil)
+	return nil
+}
+
+func (m *memRecords) Recorded(key string) ([]byte, bool, error) {
+	m.mu <- struct{}{}
+	defer func() { <-m.mu }()
+	r, ok := m.m[key]
+	if !ok || time.Now().After(r.expires) {
+		return nil, false, nil
+	}
+	return r.b, true, nil
+}
