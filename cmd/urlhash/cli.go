@@ -53,6 +53,10 @@ type command struct {
 	// flagsOnly marks a command that takes no arguments: a stray one is a
 	// mistake (a misspelt flag, a URL given to stats), not ignored.
 	flagsOnly bool
+	// drains marks a command that, once interrupted, finishes what is in
+	// flight however long it takes (serve), rather than within
+	// interruptGrace.
+	drains bool
 	// argValues, when set, returns what the arguments may be, for
 	// completion (command names, shells).
 	argValues func() []string

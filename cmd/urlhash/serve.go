@@ -43,6 +43,7 @@ urlhash: serving crawl.idx on http://127.0.0.1:7411
 $ urlhash dedupe --db http://127.0.0.1:7411 < links.txt
 `,
 		flagsOnly: true,
+		drains:    true,
 		setFlags: func(fs *flagSet) runFunc {
 			o := new(serveOptions)
 			fs.StringVar(&o.db.dir, "db", "", "the index directory `DIR` (created if needed; required)")
