@@ -1,0 +1,317 @@
+package index
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/urlhash/urlhash/internal/fakeclock"
+	"github.com/urlhash/urlhash/store"
+)
+
+// TestStatsReadsNoKey: Stats of an index holding entries with an expiry
+// reads no key. Reading keys by the index's clock asks Options.Now once per
+// entry with an expiry; Stats asks it a bounded number of times.
+func TestStatsReadsNoKey(t *testing.T) {
+	for _, mem := range []bool{true, false} {
+		clock := fakeclock.New(fakeclock.Start())
+		var calls atomic.Int64
+		now := func() time.Time { calls.Add(1); return clock.Now() }
+		db := openTestDB(t, mem, &Options{Now: now})
+		const n = 5000
+		entries := make([]store.Entry, n)
+		for i := range entries {
+			entries[i] = store.Entry{Hash: hashOf(strconv.Itoa(i)), Value: store.Value{Expires: clock.Now().Add(time.Duration(1+i%100) * time.Second)}}
+		}
+		if err := db.PutBatch(entries); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(50 * time.Second)
+		calls.Store(0)
+		s, err := db.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := calls.Load(); got > 2 {
+			t.Errorf("mem=%v: Stats asked the clock %d times for %d entries: it reads the keys", mem, got, n)
+		}
+		// 1..100 s, 50 of each: those at 1..50 s expired.
+		if s.Entries != n/2 || s.Expiring != n/2 {
+			t.Errorf("mem=%v: Stats = %d entries, %d expiring, want %d and %d", mem, s.Entries, s.Expiring, n/2, n/2)
+		}
+	}
+}
+
+// countsEnv runs the steps of testdata/counts.
+type countsEnv struct {
+	t     *testing.T
+	dir   string
+	mem   bool
+	clock *fakeclock.Clock
+	db    *DB
+}
+
+func (c *countsEnv) open() {
+	db, err := Open(c.dir, &Options{InMemory: c.mem, Now: c.clock.Now})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.db = db
+}
+
+// entry returns the entry named name expiring exp seconds from now (0:
+// none).
+func (c *countsEnv) entry(name string, exp int) store.Entry {
+	h := hashOf(name)
+	e := store.Entry{Hash: h}
+	if strings.HasPrefix(name, "p") {
+		var err error
+		if e, err = store.PrefixEntry(h[:4], store.Value{}); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	if exp != 0 {
+		e.Value.Expires = c.clock.Now().Add(time.Duration(exp) * time.Second)
+	}
+	return e
+}
+
+func (c *countsEnv) pairs(args []string) []store.Entry {
+	var out []store.Entry
+	for i := 0; i+1 < len(args); i += 2 {
+		exp, err := strconv.Atoi(args[i+1])
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		out = append(out, c.entry(args[i], exp))
+	}
+	return out
+}
+
+func (c *countsEnv) names(args []string) []store.Entry {
+	var out []store.Entry
+	for _, a := range args {
+		out = append(out, c.entry(a, 0))
+	}
+	return out
+}
+
+// step runs one step; it reports false for a step the index in memory
+// cannot take.
+func (c *countsEnv) step(op string, args []string) bool {
+	t, db := c.t, c.db
+	var err error
+	switch op {
+	case "put":
+		err = db.PutBatch(c.pairs(args))
+	case "add":
+		_, err = db.AddBatch(c.pairs(args))
+	case "visit":
+		_, err = db.VisitBatch(c.pairs(args), time.Second)
+	case "delete":
+		if err = db.Delete(c.entry(args[0], 0)); errors.Is(err, store.ErrNotFound) {
+			err = nil
+		}
+	case "deletebatch":
+		_, err = db.DeleteBatch(c.names(args))
+	case "delprefix":
+		bits, _ := strconv.Atoi(args[1])
+		h := hashOf(args[0])
+		_, _, err = db.DeletePrefix(h[:(bits+7)/8], bits)
+	case "load":
+		es := c.pairs(args)
+		_, err = db.Load(func(yield func(store.Entry) bool) {
+			for _, e := range es {
+				if !yield(e) {
+					return
+				}
+			}
+		})
+	case "clock":
+		s, _ := strconv.Atoi(args[0])
+		c.clock.Advance(time.Duration(s) * time.Second)
+	case "fold":
+		c.clock.Advance((foldLag + 10) * time.Second)
+	case "reopen", "stale":
+		if c.mem {
+			return false
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if op == "stale" {
+			bdb, err := badger.Open(badger.DefaultOptions(c.dir).WithLogger(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = bdb.Update(func(txn *badger.Txn) error { return txn.Set(metaKey("behind the index's back"), nil) })
+			if err := errors.Join(err, bdb.Close()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.open()
+		if c.db.loadedSnapshot != (op == "reopen") {
+			t.Fatalf("%s: snapshot loaded = %v", op, c.db.loadedSnapshot)
+		}
+	default:
+		t.Fatalf("unknown step %q", op)
+	}
+	if err != nil {
+		t.Fatalf("%s %v: %v", op, args, err)
+	}
+	return true
+}
+
+// check compares Stats with the live entries a scan finds.
+func (c *countsEnv) check(line string) {
+	var want store.Stats
+	err := c.db.Scan(nil, 0, 0, func(e store.Entry) error {
+		if e.IsPrefix() {
+			want.PrefixEntries++
+		} else {
+			want.Entries++
+		}
+		if !e.Value.Expires.IsZero() {
+			want.Expiring++
+		}
+		return nil
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	got, err := c.db.Stats()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if got.Entries != want.Entries || got.PrefixEntries != want.PrefixEntries || got.Expiring != want.Expiring {
+		c.t.Errorf("after %q: Stats %d full, %d prefix, %d expiring; scan %d, %d, %d",
+			line, got.Entries, got.PrefixEntries, got.Expiring, want.Entries, want.PrefixEntries, want.Expiring)
+	}
+	if err := c.db.Verify(); err != nil {
+		c.t.Errorf("after %q: Verify: %v", line, err)
+	}
+}
+
+// TestCountsExact runs the write sequences of testdata/counts and checks
+// after every step that Stats equals the live entries, across overwrites,
+// deletes of every kind, expiry, loads, reopening (snapshot) and a stale
+// snapshot (rebuilt, as after a crash).
+func TestCountsExact(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "counts", "*.txt"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata/counts: %v", err)
+	}
+	for _, name := range files {
+		text, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mem := range []bool{false, true} {
+			t.Run(filepath.Base(name)+map[bool]string{false: "/disk", true: "/mem"}[mem], func(t *testing.T) {
+				c := &countsEnv{t: t, mem: mem, clock: fakeclock.New(fakeclock.Start())}
+				if !mem {
+					c.dir = t.TempDir()
+				}
+				c.open()
+				defer func() { c.db.Close() }()
+				for i, line := range strings.Split(string(text), "\n") {
+					f := strings.Fields(line)
+					if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+						continue
+					}
+					if c.step(f[0], f[1:]) {
+						c.check(name + ":" + strconv.Itoa(i+1) + ": " + line)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestCountsRestore: an index restored from a backup counts the backup's
+// live and expiring entries.
+func TestCountsRestore(t *testing.T) {
+	clock := fakeclock.New(fakeclock.Start())
+	c := &countsEnv{t: t, dir: t.TempDir(), clock: clock}
+	c.open()
+	c.step("put", []string{"a", "60", "b", "0", "pA", "30", "c", "5"})
+	var buf bytes.Buffer
+	if _, err := c.db.Backup(&buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.dir = t.TempDir()
+	c.open()
+	defer func() { c.db.Close() }()
+	if _, err := c.db.Restore(&buf); err != nil {
+		t.Fatal(err)
+	}
+	c.check("restore")
+	c.step("clock", []string{"10"})
+	c.check("clock 10")
+	if s, _ := c.db.Stats(); s.Entries != 2 || s.Expiring != 2 {
+		t.Errorf("restored: %d entries, %d expiring, want 2 and 2", s.Entries, s.Expiring)
+	}
+	c.step("reopen", nil)
+	c.check("reopen")
+}
+
+// TestCountsRecover: an index Recover wrote counts the live and expiring
+// entries it copied.
+func TestCountsRecover(t *testing.T) {
+	clock := fakeclock.New(fakeclock.Start())
+	c := &countsEnv{t: t, dir: t.TempDir(), clock: clock}
+	c.open()
+	c.step("put", []string{"a", "60", "b", "0", "pA", "30", "c", "5"})
+	if err := c.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	to := filepath.Join(t.TempDir(), "to")
+	if _, err := Recover(c.dir, to, &Options{Now: clock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	c.dir = to
+	c.open()
+	defer func() { c.db.Close() }()
+	c.check("recover")
+	if s, _ := c.db.Stats(); s.Entries != 3 || s.PrefixEntries != 1 || s.Expiring != 3 {
+		t.Errorf("recovered: %d entries, %d prefix, %d expiring, want 3, 1, 3", s.Entries, s.PrefixEntries, s.Expiring)
+	}
+}
+
+// TestExpiryCountsDecode: the persisted form round-trips and damage is an
+// error, never a panic.
+func TestExpiryCountsDecode(t *testing.T) {
+	var c expiryCounts
+	for _, x := range []uint64{100, 5000, 7, 1 << 40} {
+		c.add(x, kindFull, 3)
+		c.add(x, kindPrefix, 1)
+	}
+	c.expired(4000)
+	b := c.encode()
+	d, err := decodeExpiryCounts(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(d.encode(), b) {
+		t.Errorf("round trip differs")
+	}
+	if e, tot := d.expired(6000); e != [2]int64{9, 3} || tot != [2]int64{12, 4} {
+		t.Errorf("expired(6000) = %v of %v, want [9 3] of [12 4]", e, tot)
+	}
+	for i := range b {
+		decodeExpiryCounts(b[:i]) // must not panic
+		if _, err := decodeExpiryCounts(b[:i]); err == nil && i < len(b) {
+			t.Errorf("truncated to %d bytes: no error", i)
+		}
+	}
+}
