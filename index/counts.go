@@ -98,12 +98,15 @@ func (c *expiryCounts) expired(now int64) (expired, total [2]int64) {
 // expiryMagic starts the persisted counts (metadata key metaExpiry).
 const expiryMagic = "uhexp\x01"
 
-// encode returns the persisted form: the magic, then varints: through,
+// encode returns the persisted form: the magic, then varints: the
+// snapshot state it belongs with (a snapshot written by an older program,
+// which leaves this record as it was, does not match), through,
 // folded (full, prefix), total (full, prefix), the number of seconds, and
 // per second (ascending) its distance from the previous one and its
 // counts.
-func (c *expiryCounts) encode() []byte {
+func (c *expiryCounts) encode(state uint64) []byte {
 	b := []byte(expiryMagic)
+	b = binary.AppendUvarint(b, state)
 	b = binary.AppendUvarint(b, c.through)
 	for _, v := range [...]int64{c.folded[0], c.folded[1], c.total[0], c.total[1]} {
 		b = binary.AppendVarint(b, v)
@@ -127,10 +130,11 @@ func (c *expiryCounts) encode() []byte {
 
 var errBadExpiry = errors.New("index: bad expiry counts")
 
-// decodeExpiryCounts parses encode's form. Its cost is bounded by len(b).
-func decodeExpiryCounts(b []byte) (*expiryCounts, error) {
+// decodeExpiryCounts parses encode's form and returns the counts and
+// their snapshot state. Its cost is bounded by len(b).
+func decodeExpiryCounts(b []byte) (_ *expiryCounts, state uint64, err error) {
 	if len(b) < len(expiryMagic) || string(b[:len(expiryMagic)]) != expiryMagic {
-		return nil, errBadExpiry
+		return nil, 0, errBadExpiry
 	}
 	b = b[len(expiryMagic):]
 	bad := false
@@ -153,30 +157,31 @@ func decodeExpiryCounts(b []byte) (*expiryCounts, error) {
 		return v
 	}
 	c := &expiryCounts{}
+	state = uv()
 	c.through = uv()
 	c.folded = [2]int64{sv(), sv()}
 	c.total = [2]int64{sv(), sv()}
 	n := uv()
 	if bad || n > uint64(len(b))/3 {
-		return nil, errBadExpiry
+		return nil, 0, errBadExpiry
 	}
 	c.buckets = make(map[uint64][2]int64, n)
 	x := uint64(0)
 	for range n {
 		d := uv()
 		if x+d < x || (x > 0 && d == 0) {
-			return nil, errBadExpiry
+			return nil, 0, errBadExpiry
 		}
 		x += d
 		c.buckets[x] = [2]int64{sv(), sv()}
 		if bad || x <= c.through {
-			return nil, errBadExpiry
+			return nil, 0, errBadExpiry
 		}
 	}
 	if len(b) != 0 {
-		return nil, errBadExpiry
+		return nil, 0, errBadExpiry
 	}
-	return c, nil
+	return c, state, nil
 }
 
 // A tally collects a write's changes to the counts, applied once the
@@ -242,11 +247,12 @@ func (db *DB) addExpiry(c *expiryCounts) {
 	}
 }
 
-// encodeExpiry returns the persisted form of the expiry counts.
-func (db *DB) encodeExpiry() []byte {
+// encodeExpiry returns the persisted form of the expiry counts, for the
+// snapshot of state.
+func (db *DB) encodeExpiry(state uint64) []byte {
 	db.emu.Lock()
 	defer db.emu.Unlock()
-	return db.exp.encode()
+	return db.exp.encode(state)
 }
 
 // liveCounts returns the live full and prefix entries and those of them

@@ -297,12 +297,12 @@ func TestExpiryCountsDecode(t *testing.T) {
 		c.add(x, kindPrefix, 1)
 	}
 	c.expired(4000)
-	b := c.encode()
-	d, err := decodeExpiryCounts(b)
-	if err != nil {
-		t.Fatal(err)
+	b := c.encode(42)
+	d, state, err := decodeExpiryCounts(b)
+	if err != nil || state != 42 {
+		t.Fatalf("decode: state %d, %v", state, err)
 	}
-	if !bytes.Equal(d.encode(), b) {
+	if !bytes.Equal(d.encode(42), b) {
 		t.Errorf("round trip differs")
 	}
 	if e, tot := d.expired(6000); e != [2]int64{9, 3} || tot != [2]int64{12, 4} {
@@ -310,7 +310,7 @@ func TestExpiryCountsDecode(t *testing.T) {
 	}
 	for i := range b {
 		decodeExpiryCounts(b[:i]) // must not panic
-		if _, err := decodeExpiryCounts(b[:i]); err == nil && i < len(b) {
+		if _, _, err := decodeExpiryCounts(b[:i]); err == nil && i < len(b) {
 			t.Errorf("truncated to %d bytes: no error", i)
 		}
 	}

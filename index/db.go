@@ -363,17 +363,20 @@ func (db *DB) loadSnapshot() (bool, error) {
 			return nil // stale: written before later changes
 		}
 		e, err := getCopy(txn, metaKey(metaExpiry))
-		switch {
-		case err != nil:
+		if err != nil {
 			return err
-		case e != nil:
-			if exp, err = decodeExpiryCounts(e); err != nil {
-				return nil // rebuild rather than trust it
+		}
+		if e != nil {
+			var state uint64
+			if exp, state, err = decodeExpiryCounts(e); err != nil || state != hdr.State {
+				exp = nil // damaged, or left by a program that keeps none
 			}
-		case db.ttl.Load():
-			return nil // written before the counts were kept: rebuild
-		default:
-			exp = &expiryCounts{}
+		}
+		if exp == nil {
+			if db.ttl.Load() {
+				return nil // rebuild the counts with the filter
+			}
+			exp = &expiryCounts{} // no entry ever had an expiry
 		}
 		data = make([]byte, 0, hdr.FullLen+hdr.ShortLen)
 		for i := range hdr.Chunks {
@@ -645,7 +648,7 @@ func (db *DB) writeSnapshot() error {
 				return err
 			}
 		}
-		if err := txn.Set(metaKey(metaExpiry), db.encodeExpiry()); err != nil {
+		if err := txn.Set(metaKey(metaExpiry), db.encodeExpiry(hdr.State)); err != nil {
 			return err
 		}
 		return txn.Set(metaKey(metaSnapshot), hdr.appendBinary(nil))
