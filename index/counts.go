@@ -95,6 +95,9 @@ func (c *expiryCounts) expired(now int64) (expired, total [2]int64) {
 	return expired, c.total
 }
 
+// maxExpiryRecord bounds the persisted counts (see writeSnapshot).
+const maxExpiryRecord = 16 << 20
+
 // expiryMagic starts the persisted counts (metadata key metaExpiry).
 const expiryMagic = "uhexp\x01"
 

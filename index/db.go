@@ -648,8 +648,17 @@ func (db *DB) writeSnapshot() error {
 				return err
 			}
 		}
-		if err := txn.Set(metaKey(metaExpiry), db.encodeExpiry(hdr.State)); err != nil {
-			return err
+		// Counts too large for one value (spread over more than a few
+		// million distinct seconds) are left out: the next Open counts
+		// again, by the key-only pass that rebuilds the filter.
+		var errExp error
+		if e := db.encodeExpiry(hdr.State); len(e) <= maxExpiryRecord {
+			errExp = txn.Set(metaKey(metaExpiry), e)
+		} else {
+			errExp = txn.Delete(metaKey(metaExpiry))
+		}
+		if errExp != nil {
+			return errExp
 		}
 		return txn.Set(metaKey(metaSnapshot), hdr.appendBinary(nil))
 	})
