@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -340,4 +341,54 @@ func FuzzExpiryCounts(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCountsConcurrent: writers of every kind on the same keys, with and
+// without expiry, leave Stats equal to the live entries.
+func TestCountsConcurrent(t *testing.T) {
+	clock := fakeclock.New(fakeclock.Start())
+	c := &countsEnv{t: t, dir: t.TempDir(), clock: clock}
+	c.open()
+	defer func() { c.db.Close() }()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 300 {
+				name := strconv.Itoa((i*7 + g) % 50)
+				if i%5 == 0 {
+					name = "p" + name
+				}
+				exp := store.Value{}
+				if i%3 != 0 {
+					exp.Expires = clock.Now().Add(time.Duration(1+i%4) * time.Second)
+				}
+				e := c.entry(name, 0)
+				e.Value = exp
+				var err error
+				switch (i + g) % 5 {
+				case 0, 1:
+					err = c.db.PutBatch([]store.Entry{e})
+				case 2:
+					_, err = c.db.AddBatch([]store.Entry{e})
+				case 3:
+					_, err = c.db.VisitBatch([]store.Entry{e}, time.Second)
+				case 4:
+					_, err = c.db.DeleteBatch([]store.Entry{e})
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if i%60 == 0 && g == 0 {
+					clock.Advance(time.Second)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	c.check("concurrent writers")
+	clock.Advance(3 * time.Second)
+	c.check("clock 3")
 }
