@@ -66,8 +66,10 @@ type DB struct {
 	prefixEntries atomic.Int64
 	probes        probes // the filter's answers, for Stats
 	// ttl is set once the index holds (or held) an entry with an expiry:
-	// the counts above then include expired entries, and Stats counts.
+	// the counts above then include expired entries, which exp counts.
 	ttl atomic.Bool
+	emu sync.Mutex // guards exp
+	exp expiryCounts
 
 	profileMu sync.Mutex // guards profile after Open
 	profile   string
@@ -348,6 +350,7 @@ func (db *DB) loadFilter() error {
 func (db *DB) loadSnapshot() (bool, error) {
 	var hdr snapshotHeader
 	var data []byte
+	var exp *expiryCounts
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		b, err := getCopy(txn, metaKey(metaSnapshot))
 		if err != nil || b == nil {
@@ -358,6 +361,22 @@ func (db *DB) loadSnapshot() (bool, error) {
 		}
 		if hdr.State != db.bdb.MaxVersion() {
 			return nil // stale: written before later changes
+		}
+		e, err := getCopy(txn, metaKey(metaExpiry))
+		if err != nil {
+			return err
+		}
+		if e != nil {
+			var state uint64
+			if exp, state, err = decodeExpiryCounts(e); err != nil || state != hdr.State {
+				exp = nil // damaged, or left by a program that keeps none
+			}
+		}
+		if exp == nil {
+			if db.ttl.Load() {
+				return nil // rebuild the counts with the filter
+			}
+			exp = &expiryCounts{} // no entry ever had an expiry
 		}
 		data = make([]byte, 0, hdr.FullLen+hdr.ShortLen)
 		for i := range hdr.Chunks {
@@ -385,6 +404,7 @@ func (db *DB) loadSnapshot() (bool, error) {
 	db.setFilter(f)
 	db.entries.Store(int64(hdr.Entries))
 	db.prefixEntries.Store(int64(hdr.PrefixEntries))
+	db.setExpiry(exp)
 	db.snapState = hdr.State
 	return true, nil
 }
@@ -400,24 +420,33 @@ func (db *DB) rebuildFilter(k uint8) error {
 	}
 	var leads []uint64
 	var shorts []uint32
+	exp := &expiryCounts{}
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tagFull}})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
-			key := it.Item().Key()
+			item := it.Item()
+			key := item.Key()
 			if len(key) != fullKeyLen {
 				return fmt.Errorf("%w: full key of %d bytes", store.ErrCorrupt, len(key))
 			}
 			leads = append(leads, binary.BigEndian.Uint64(key[1:]))
+			if x := item.ExpiresAt(); x != 0 {
+				exp.add(x, kindFull, 1)
+			}
 		}
 		it2 := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tagPrefix}})
 		defer it2.Close()
 		for it2.Rewind(); it2.Valid(); it2.Next() {
-			key := it2.Item().Key()
+			item := it2.Item()
+			key := item.Key()
 			if len(key) < 1+store.MinPrefixEntryLen || len(key) > 1+store.MaxPrefixEntryLen {
 				return fmt.Errorf("%w: prefix key of %d bytes", store.ErrCorrupt, len(key))
 			}
 			shorts = append(shorts, binary.BigEndian.Uint32(key[1:]))
+			if x := item.ExpiresAt(); x != 0 {
+				exp.add(x, kindPrefix, 1)
+			}
 		}
 		return nil
 	})
@@ -437,6 +466,7 @@ func (db *DB) rebuildFilter(k uint8) error {
 	db.fmu.Unlock()
 	db.entries.Store(int64(len(leads)))
 	db.prefixEntries.Store(int64(len(shorts)))
+	db.setExpiry(exp)
 	return nil
 }
 
@@ -617,6 +647,18 @@ func (db *DB) writeSnapshot() error {
 			if err := txn.Set(filterChunkKey(i), data[int(i)*snapshotChunk:end]); err != nil {
 				return err
 			}
+		}
+		// Counts too large for one value (spread over more than a few
+		// million distinct seconds) are left out: the next Open counts
+		// again, by the key-only pass that rebuilds the filter.
+		var errExp error
+		if e := db.encodeExpiry(hdr.State); len(e) <= maxExpiryRecord {
+			errExp = txn.Set(metaKey(metaExpiry), e)
+		} else {
+			errExp = txn.Delete(metaKey(metaExpiry))
+		}
+		if errExp != nil {
+			return errExp
 		}
 		return txn.Set(metaKey(metaSnapshot), hdr.appendBinary(nil))
 	})

@@ -43,13 +43,14 @@ func (db *DB) DeleteBatch(entries []store.Entry) (n int, err error) {
 	}
 	slices.SortFunc(idx, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
 	idx = slices.CompactFunc(idx, func(a, b int) bool { return bytes.Equal(keys[a], keys[b]) })
-	existed, err := db.existSorted(entries, idx)
+	existed, oldExp, err := db.existSorted(entries, idx)
 	if err != nil {
 		return 0, err
 	}
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()
 	var full, prefixes int64
+	var t tally
 	for j, i := range idx {
 		if !existed[j] {
 			continue
@@ -62,13 +63,13 @@ func (db *DB) DeleteBatch(entries []store.Entry) (n int, err error) {
 		} else {
 			full++
 		}
+		t.change(entries[i].IsPrefix(), true, oldExp[j], false, 0)
 	}
 	if err := wb.Flush(); err != nil {
 		return 0, translate(err)
 	}
 	// The filter keeps the deleted keys' bits ("maybe"); a rebuild drops
 	// them.
-	db.entries.Add(-full)
-	db.prefixEntries.Add(-prefixes)
+	db.apply(&t)
 	return int(full + prefixes), nil
 }

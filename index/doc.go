@@ -73,9 +73,15 @@
 // and every existence check of a write also applies Options.Now (to the
 // second), so a fake clock governs tests. The filter keeps an expired
 // key's bits ("maybe") until it is rebuilt, never "absent" for a live one.
-// Once an index holds entries with an expiry (a metadata key records it),
-// the kept counts include expired entries, so Stats counts live entries
-// by key-only iteration (and Verify does not compare counts).
+// The kept counts count records: an expired entry stays counted (Badger
+// drops it only at a compaction) until a key-only pass counts again, and
+// a count per expiry second of the records with an expiry, kept by every
+// write path (each existence check also reads the old expiry), gives the
+// live and expiring counts without reading a key: live = kept - expired
+// by Options.Now. Seconds more than an hour past are folded into one
+// count, so Stats costs the distinct expiry seconds from an hour ago on
+// (86,400 for a day of TTLs), never the entries. Verify compares the live
+// counts with the keys.
 // DeletePrefix deletes a key range with ranged deletes under every stripe
 // lock (writers wait, readers do not), keeping the counts exact.
 //
@@ -94,11 +100,13 @@
 // bytes costs 6 B/entry at 1M keys and roaring64 over the 8-byte
 // very-short hash 22 B/entry (far more in memory).
 //
-// Close writes the filter in roaring's portable format, with the counts and
-// the Badger version it reflects, in one transaction. Open loads it when
-// that version is still the newest in the database, validating the
-// bitmaps and a CRC, and otherwise (a crash, or writes by another program)
-// rebuilds it by key-only iteration.
+// Close writes the filter in roaring's portable format, with the counts,
+// the expiry counts and the Badger version it reflects, in one
+// transaction. Open loads it when that version is still the newest in the
+// database, validating the bitmaps and a CRC, and otherwise (a crash, or
+// writes by another program) rebuilds it, the counts and the expiry counts
+// by key-only iteration (a snapshot without expiry counts in an index that
+// holds entries with an expiry, as an earlier version wrote, likewise).
 //
 // # Bulk loads
 //

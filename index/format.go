@@ -27,6 +27,7 @@ const (
 	metaProfile  = "profile"  // profile bytes
 	metaSnapshot = "snapshot" // snapshotHeader
 	metaFilter   = "filter/"  // + 4-byte big-endian chunk number
+	metaExpiry   = "expiry"   // expiryCounts.encode, written with the snapshot
 )
 
 const fullKeyLen = 1 + hashkey.Size

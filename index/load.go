@@ -113,6 +113,7 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	}
 	db.entries.Add(added.full)
 	db.prefixEntries.Add(added.prefix)
+	db.addExpiry(&added.exp)
 	if s.expiring {
 		// After the load: a fresh stream replaces everything the index
 		// held. (A crash before this line leaves entries with an expiry
@@ -176,8 +177,12 @@ func joinErr(a, b error) error {
 	return fmt.Errorf("%w (then: %v)", a, b)
 }
 
-// addedCounts counts the keys a load added.
-type addedCounts struct{ full, prefix int64 }
+// addedCounts counts the keys a load added, and those with an expiry by
+// expiry second.
+type addedCounts struct {
+	full, prefix int64
+	exp          expiryCounts
+}
 
 // mergeInto merges the sorted runs of s, skips the keys already stored,
 // admits the new ones to the filter and hands them to w, in key order.
@@ -222,6 +227,9 @@ func (db *DB) mergeInto(s *sorter, w *loadWriter) (n addedCounts, err error) {
 			n.prefix++
 		}
 		val, exp := splitLoadValue(val)
+		if exp != 0 {
+			n.exp.add(exp, kindOf(key[0] == tagPrefix), 1)
+		}
 		if err := p.add(key, val, exp); err != nil {
 			return n, err
 		}

@@ -181,7 +181,7 @@ func (db *DB) seekAllParallel(keys [][]byte, prefix []byte) ([]bool, error) {
 	const minRun = 256 // below this a goroutine and an iterator cost more than they save
 	workers := min(runtime.GOMAXPROCS(0), len(keys)/minRun)
 	if workers < 2 {
-		return db.seekAll(keys, prefix)
+		return db.seekAll(keys, prefix, nil)
 	}
 	found := make([]bool, len(keys))
 	errs := make([]error, workers)
@@ -197,7 +197,7 @@ func (db *DB) seekAllParallel(keys [][]byte, prefix []byte) ([]bool, error) {
 					errs[w] = db.panicError(p, [][2][]byte{{keys[lo], keys[hi-1]}})
 				}
 			}()
-			f, err := db.seekAll(keys[lo:hi], prefix)
+			f, err := db.seekAll(keys[lo:hi], prefix, nil)
 			copy(found[lo:hi], f)
 			errs[w] = err
 		})
@@ -207,9 +207,11 @@ func (db *DB) seekAllParallel(keys [][]byte, prefix []byte) ([]bool, error) {
 }
 
 // existSorted reports, for entries[idx[j]] (idx in key order), whether the
-// entry is stored. The caller holds the entries' write locks.
-func (db *DB) existSorted(entries []store.Entry, idx []int) ([]bool, error) {
+// entry is stored (live), and the expiry of each stored one (for the
+// counts). The caller holds the entries' write locks.
+func (db *DB) existSorted(entries []store.Entry, idx []int) ([]bool, []uint64, error) {
 	out := make([]bool, len(idx))
+	outExp := make([]uint64, len(idx))
 	var keys [][]byte
 	var pos []int
 	db.lookingUp()
@@ -224,9 +226,10 @@ func (db *DB) existSorted(entries []store.Entry, idx []int) ([]bool, error) {
 	db.fmu.RUnlock()
 	if len(keys) == 0 {
 		db.probes.add(len(idx), nil)
-		return out, nil
+		return out, outExp, nil
 	}
 	var found []bool
+	exp := make([]uint64, len(keys))
 	if len(keys) == 1 {
 		txn := db.bdb.NewTransaction(false)
 		defer txn.Discard()
@@ -234,30 +237,33 @@ func (db *DB) existSorted(entries []store.Entry, idx []int) ([]bool, error) {
 		switch {
 		case err == nil:
 			found = []bool{!db.expired(item)}
+			exp[0] = item.ExpiresAt()
 		case errors.Is(err, badger.ErrKeyNotFound):
 			found = []bool{false}
 		default:
-			return nil, translate(err)
+			return nil, nil, translate(err)
 		}
 	} else {
 		var err error
-		if found, err = db.seekAll(keys, nil); err != nil {
-			return nil, err
+		if found, err = db.seekAll(keys, nil, exp); err != nil {
+			return nil, nil, err
 		}
 	}
 	db.probes.add(len(idx), found)
 	if err := db.checkMissed(keys, found); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for j, p := range pos {
 		out[p] = found[j]
+		outExp[p] = exp[j]
 	}
-	return out, nil
+	return out, outExp, nil
 }
 
 // seekAll reports which of the sorted keys are stored, in one forward pass
-// of a key-only iterator restricted to prefix.
-func (db *DB) seekAll(keys [][]byte, prefix []byte) ([]bool, error) {
+// of a key-only iterator restricted to prefix, and sets exp[j] (exp may be
+// nil) to the expiry of each stored one.
+func (db *DB) seekAll(keys [][]byte, prefix []byte, exp []uint64) ([]bool, error) {
 	found := make([]bool, len(keys))
 	txn := db.bdb.NewTransaction(false)
 	defer txn.Discard()
@@ -273,6 +279,9 @@ func (db *DB) seekAll(keys [][]byte, prefix []byte) ([]bool, error) {
 			switch {
 			case err == nil:
 				found[j] = !db.expired(item)
+				if exp != nil {
+					exp[j] = item.ExpiresAt()
+				}
 			case !errors.Is(err, badger.ErrKeyNotFound):
 				return nil, translate(err)
 			}
@@ -285,6 +294,9 @@ func (db *DB) seekAll(keys [][]byte, prefix []byte) ([]bool, error) {
 	for j, k := range keys {
 		if item := kf.find(k); item != nil {
 			found[j] = !db.expired(item)
+			if exp != nil {
+				exp[j] = item.ExpiresAt()
+			}
 		}
 	}
 	return found, nil
@@ -607,6 +619,9 @@ func (db *DB) scan(prefix []byte, bits int, values bool, fn func([]byte, *store.
 					}
 					e = store.Entry{Len: len(key) - 1}
 					copy(e.Hash[:], key[1:])
+					if x := item.ExpiresAt(); x != 0 && !values {
+						e.Value.Expires = expiresOf(item) // for the counts
+					}
 					if values {
 						v, err := db.itemValue(item)
 						if err != nil {

@@ -19,9 +19,9 @@ import (
 	"github.com/urlhash/urlhash/store"
 )
 
-// Stats returns the index's counts and sizes. Once the index holds
-// entries with an expiry, the counts are of the live entries, counted by
-// key-only iteration (the kept counts include expired entries).
+// Stats returns the index's counts and sizes. The counts are of the live
+// entries by Options.Now, from counts kept by every write: Stats reads no
+// key (see expiryCounts).
 func (db *DB) Stats() (_ store.Stats, err error) {
 	defer db.catch(&err)
 	if err := db.begin(); err != nil {
@@ -29,17 +29,11 @@ func (db *DB) Stats() (_ store.Stats, err error) {
 	}
 	defer db.mu.RUnlock()
 	s := store.Stats{
-		Entries:       db.entries.Load(),
-		PrefixEntries: db.prefixEntries.Load(),
 		FormatVersion: FormatVersion,
 		Profile:       db.Profile(),
 		Tables:        len(db.bdb.Tables()),
 	}
-	if db.ttl.Load() {
-		if s.Entries, s.PrefixEntries, s.Expiring, err = db.countLive(); err != nil {
-			return store.Stats{}, err
-		}
-	}
+	s.Entries, s.PrefixEntries, s.Expiring = db.liveCounts()
 	db.fmu.RLock()
 	s.FilterBits = int(db.f.k)
 	s.FilterBytes = db.f.sizeBytes()
@@ -265,12 +259,17 @@ func (db *DB) verifyKeys() (errs []error) {
 	var filterMisses int64
 	var firstMiss []byte
 	sawFormat := false
+	var expiring int64
+	full0, prefixes0, expiring0 := db.liveCounts()
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			item := it.Item()
 			key := item.Key()
+			if (key[0] == tagFull || key[0] == tagPrefix) && db.expired(item) {
+				continue // expired by Options.Now, not yet by Badger's clock
+			}
 			switch key[0] {
 			case tagFull:
 				if len(key) != fullKeyLen {
@@ -307,6 +306,9 @@ func (db *DB) verifyKeys() (errs []error) {
 				problem(db.corrupt("key %x outside the keyspaces", key))
 				continue
 			}
+			if item.ExpiresAt() != 0 {
+				expiring++
+			}
 			if _, err := db.itemValue(item); err != nil {
 				problem(db.corrupt("value of %x: %v", key, err))
 			}
@@ -322,11 +324,13 @@ func (db *DB) verifyKeys() (errs []error) {
 	if !sawFormat {
 		errs = append(errs, db.corrupt("no format record"))
 	}
-	// Expired entries leave the kept counts only at a rebuild: an index
-	// that holds entries with an expiry is not checked against them.
-	if !db.ttl.Load() && (full != db.entries.Load() || prefixes != db.prefixEntries.Load()) {
-		errs = append(errs, db.corrupt("counted %d entries and %d prefix entries, recorded %d and %d",
-			full, prefixes, db.entries.Load(), db.prefixEntries.Load()))
+	// The live counts change when an entry expires: they are checked
+	// unless one did during the pass.
+	full1, prefixes1, expiring1 := db.liveCounts()
+	if full0 == full1 && prefixes0 == prefixes1 && expiring0 == expiring1 &&
+		(full != full1 || prefixes != prefixes1 || expiring != expiring1) {
+		errs = append(errs, db.corrupt("counted %d entries and %d prefix entries (%d expiring), recorded %d and %d (%d)",
+			full, prefixes, expiring, full1, prefixes1, expiring1))
 	}
 	return errs
 }

@@ -139,8 +139,8 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 		return nil, err
 	}
 	type write struct {
-		i int // index into entries
-		e store.Entry
+		i, j int // index into entries, into p.order
+		e    store.Entry
 	}
 	var writes []write
 	var fresh []int // keys not stored before (for the filter and counts)
@@ -151,7 +151,7 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 			if !p.existed[j] {
 				v.FirstSeen, v.LastSeen = now, now
 				fresh = append(fresh, i)
-				writes = append(writes, write{i, store.Entry{Hash: e.Hash, Len: e.Len, Value: v}})
+				writes = append(writes, write{i, j, store.Entry{Hash: e.Hash, Len: e.Len, Value: v}})
 				continue
 			}
 			item, err := txn.Get(dbKey(&e))
@@ -179,7 +179,7 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 			if v.FirstSeen.IsZero() {
 				v.FirstSeen = now
 			}
-			writes = append(writes, write{i, store.Entry{Hash: e.Hash, Len: e.Len, Value: v}})
+			writes = append(writes, write{i, j, store.Entry{Hash: e.Hash, Len: e.Len, Value: v}})
 		}
 		return nil
 	})
@@ -219,7 +219,11 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 	if err := wb.Flush(); err != nil {
 		return nil, translate(err)
 	}
-	db.count(entries, p)
+	var t tally
+	for k, w := range writes {
+		t.change(w.e.IsPrefix(), p.existed[w.j], p.oldExp[w.j], true, expiresAt(&ws[k].Value))
+	}
+	db.apply(&t)
 	return out, nil
 }
 
@@ -260,12 +264,14 @@ func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err e
 	}()
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()
+	var t tally
 	err = db.scan(prefix, bits, false, func(key []byte, e *store.Entry) error {
 		if e.IsPrefix() {
 			prefixes++
 		} else {
 			full++
 		}
+		t.change(e.IsPrefix(), true, expiresAt(&e.Value), false, 0)
 		return wb.Delete(append([]byte(nil), key...))
 	})
 	if err == nil {
@@ -274,36 +280,6 @@ func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err e
 	if err != nil {
 		return 0, 0, translate(err)
 	}
-	db.entries.Add(-full)
-	db.prefixEntries.Add(-prefixes)
+	db.apply(&t)
 	return full, prefixes, nil
-}
-
-// countLive counts the live full and prefix entries, and those of them
-// with an expiry, by key-only iteration: Stats' counts once the index
-// holds entries with an expiry, which leave the kept counts when they
-// expire, not when they are written.
-func (db *DB) countLive() (full, prefixes, expiring int64, err error) {
-	err = db.bdb.View(func(txn *badger.Txn) error {
-		for _, tag := range []byte{tagFull, tagPrefix} {
-			it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tag}})
-			for it.Rewind(); it.Valid(); it.Next() {
-				item := it.Item()
-				if db.expired(item) {
-					continue
-				}
-				if tag == tagFull {
-					full++
-				} else {
-					prefixes++
-				}
-				if item.ExpiresAt() != 0 {
-					expiring++
-				}
-			}
-			it.Close()
-		}
-		return nil
-	})
-	return full, prefixes, expiring, translate(err)
 }

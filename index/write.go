@@ -163,6 +163,7 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 	if ifAbsent {
 		result = make([]bool, len(entries))
 	}
+	var t tally
 	var wb *badger.WriteBatch
 	var txn *badger.Txn
 	if len(p.order) > 1 || rec != nil {
@@ -196,6 +197,7 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 		}
 		e := &entries[i]
 		be := badgerEntry(e)
+		t.change(e.IsPrefix(), p.existed[j], p.oldExp[j], true, be.ExpiresAt)
 		if wb != nil {
 			err = wb.SetEntry(be)
 		} else {
@@ -216,7 +218,7 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 	if err != nil {
 		return nil, translate(err)
 	}
-	db.count(entries, p)
+	db.apply(&t)
 	return result, nil
 }
 
@@ -237,8 +239,9 @@ func (db *DB) wroteAny(p plan, ifAbsent bool) bool {
 // A plan is the unique keys of a batch of entries in key order, and which
 // of them were stored before the batch.
 type plan struct {
-	order   []int  // indexes into the entries, one per key, in key order
-	existed []bool // existed[j]: entries[order[j]]'s key was stored
+	order   []int    // indexes into the entries, one per key, in key order
+	existed []bool   // existed[j]: entries[order[j]]'s key was stored
+	oldExp  []uint64 // oldExp[j]: its expiry then (for the counts)
 }
 
 // plan sorts the entries' keys (stably), keeps one entry per key (the last
@@ -264,8 +267,8 @@ func (db *DB) plan(entries []store.Entry, keepLast bool) (plan, error) {
 		}
 		uniq = append(uniq, i)
 	}
-	existed, err := db.existSorted(entries, uniq)
-	return plan{order: uniq, existed: existed}, err
+	existed, oldExp, err := db.existSorted(entries, uniq)
+	return plan{order: uniq, existed: existed, oldExp: oldExp}, err
 }
 
 // sortEntries sorts order, positions in entries, by key and then by
@@ -333,23 +336,6 @@ func (db *DB) admit(entries []store.Entry, idx []int, existed []bool) {
 	}
 }
 
-// count adds the keys p wrote that were not stored before to the entry
-// counts.
-func (db *DB) count(entries []store.Entry, p plan) {
-	var full, prefix int64
-	for j, i := range p.order {
-		switch {
-		case p.existed[j]:
-		case entries[i].IsPrefix():
-			prefix++
-		default:
-			full++
-		}
-	}
-	db.entries.Add(full)
-	db.prefixEntries.Add(prefix)
-}
-
 func (db *DB) remove(e store.Entry) (err error) {
 	defer db.catch(&err)
 	if err := db.beginWrite(); err != nil {
@@ -365,7 +351,7 @@ func (db *DB) remove(e store.Entry) (err error) {
 	}
 	unlock := db.lockFor(entries)
 	defer unlock()
-	existed, err := db.existSorted(entries, []int{0})
+	existed, oldExp, err := db.existSorted(entries, []int{0})
 	if err != nil {
 		return err
 	}
@@ -378,11 +364,9 @@ func (db *DB) remove(e store.Entry) (err error) {
 	}
 	// The filter keeps the deleted key's bits ("maybe"); a rebuild drops
 	// them.
-	if e.IsPrefix() {
-		db.prefixEntries.Add(-1)
-	} else {
-		db.entries.Add(-1)
-	}
+	var t tally
+	t.change(e.IsPrefix(), true, oldExp[0], false, 0)
+	db.apply(&t)
 	return nil
 }
 
