@@ -14,7 +14,7 @@ func keyOf(fi os.FileInfo) (fileKey, bool) {
 	if !ok {
 		return fileKey{}, false
 	}
-	return fileKey{uint64(st.Dev), st.Ino}, true //nolint:unconvert // Dev is 32 bits on some platforms
+	return fileKey{uint64(st.Dev), st.Ino}, true // Dev is 32 bits on some platforms
 }
 
 // openFiles returns the files this process holds open (its descriptors
