@@ -66,6 +66,9 @@ func dirBytes(dir string) (lsm, vlog, total int64, err error) {
 			return err
 		}
 		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // a table a compaction replaced, deleted meanwhile
+		}
 		if err != nil {
 			return err
 		}
