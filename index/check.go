@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -360,7 +361,13 @@ func openTable(t *tableFile, blockSize int, verify bool) error {
 
 // withTable opens the table file at path read-only and calls fn with it,
 // turning a panic of Badger's table code into an error.
+//
+// The table is read through a memory map: a file cut short under it (by
+// Badger deleting a table a compaction replaced, in a writable index)
+// faults, and the fault is turned into a panic, recovered here, rather
+// than killing the process.
 func withTable(path string, comp options.CompressionType, blockSize int, mode options.ChecksumVerificationMode, fn func(*table.Table) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	mf, err := z.OpenMmapFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

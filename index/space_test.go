@@ -153,7 +153,11 @@ func TestDiskFullTmpfs(t *testing.T) {
 	if err := db.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := db.Stats(); s.Entries != int64(len(acked)) {
+	s, err := db.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Entries != int64(len(acked)) {
 		t.Errorf("Entries = %d, want %d", s.Entries, len(acked))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -59,6 +60,9 @@ func dirBytes(dir string) (lsm, vlog, total int64, err error) {
 			return err
 		}
 		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // a table a compaction replaced, deleted meanwhile
+		}
 		if err != nil {
 			return err
 		}
@@ -106,7 +110,7 @@ func (db *DB) Verify() (err error) {
 	problems = append(problems, db.verifyKeys()...)
 	if !db.opts.InMemory {
 		// Last, so that a compaction in flight when Verify began has
-		// finished and is no unlisted file.
+		// likely finished (unmatchedTables tells the ones still running).
 		problems = append(problems, db.verifyFiles()...)
 	}
 	return errors.Join(problems...)
@@ -164,8 +168,7 @@ func (db *DB) replayManifest() (badger.Manifest, error) {
 
 // verifyFiles checks every record of the value logs and compares the
 // MANIFEST with the table files: a listed table missing, or a table file
-// not listed (Badger deletes those at the next Open). A table a compaction is writing is unlisted until it finishes;
-// in a writable index only unlisted tables older than a listed one count.
+// not listed (Badger deletes those at the next Open; see unmatchedTables).
 func (db *DB) verifyFiles() []error {
 	s, err := inspectDir(db.path)
 	if err != nil {
@@ -175,23 +178,10 @@ func (db *DB) verifyFiles() []error {
 	if err != nil {
 		return nil // reported by verifyManifest
 	}
-	var missing, orphans []uint64
-	var maxListed uint64
-	for id := range m.Tables {
-		maxListed = max(maxListed, id)
-		if !s.sst[id] {
-			if _, err := os.Stat(table.NewFilename(id, db.path)); err != nil {
-				missing = append(missing, id)
-			}
-		}
+	missing, orphans, err := db.unmatchedTables(s, m)
+	if err != nil {
+		return []error{err}
 	}
-	for id := range s.sst {
-		if _, ok := m.Tables[id]; !ok && (db.opts.ReadOnly || id < maxListed) {
-			orphans = append(orphans, id)
-		}
-	}
-	slices.Sort(missing)
-	slices.Sort(orphans)
 	var errs []error
 	slices.Sort(s.vlogs)
 	for _, name := range s.vlogs {
@@ -206,6 +196,82 @@ func (db *DB) verifyFiles() []error {
 		errs = append(errs, db.corrupt("%s not listed in MANIFEST (Badger would delete them at the next Open); %s", tableNames(orphans), recoverHint(db.path)))
 	}
 	return errs
+}
+
+// tableRounds is how many readings of the directory and the MANIFEST,
+// tableRecheck apart, a writable index's table must be missing or
+// unlisted in to count as such.
+const (
+	tableRounds  = 3
+	tableRecheck = 50 * time.Millisecond
+)
+
+// unmatchedTables returns, sorted, the tables the MANIFEST lists that
+// have no file (missing), and the table files of the index it does not
+// list (orphans), given a listing s of the directory and the MANIFEST m
+// read after it.
+//
+// In a read-only index the first reading is the answer. A writable index
+// is flushing and compacting while Verify runs, and Badger's own tables
+// are unlisted twice in their lives: while a compaction writes them (until
+// the whole compaction ends, so after tables of higher numbers, which
+// other compactors wrote meanwhile, were listed), and once a compaction
+// replaced them, until their last reader lets go and Badger deletes them
+// (seen: Verify right after an Open that started compactions reported
+// replaced tables that were gone a moment later). Both are open in this
+// process. So a table counts as an orphan only if this process does not
+// hold it open and it stays unlisted through tableRounds readings, and a
+// listed table as missing only if it stays listed and missing. Outside
+// Linux, where the open files cannot be listed, only unlisted tables older
+// than a listed one count (a compaction that ends late can still show
+// Verify one).
+func (db *DB) unmatchedTables(s dirState, m badger.Manifest) (missing, orphans []uint64, err error) {
+	var maxListed uint64
+	for id := range m.Tables {
+		maxListed = max(maxListed, id)
+		if !s.sst[id] {
+			missing = append(missing, id)
+		}
+	}
+	_, canList := openFiles()
+	for id := range s.sst {
+		if _, ok := m.Tables[id]; !ok && (db.opts.ReadOnly || canList || id < maxListed) {
+			orphans = append(orphans, id)
+		}
+	}
+	for round := 0; !db.opts.ReadOnly && round < tableRounds && len(missing)+len(orphans) > 0; round++ {
+		if round > 0 {
+			time.Sleep(tableRecheck)
+			if s, err = inspectDir(db.path); err != nil {
+				return nil, nil, err
+			}
+			if m, err = db.replayManifest(); err != nil {
+				return nil, nil, db.corrupt("MANIFEST does not replay (%v)", err)
+			}
+		}
+		missing = slices.DeleteFunc(missing, func(id uint64) bool {
+			if _, ok := m.Tables[id]; !ok || s.sst[id] {
+				return true // compacted meanwhile, or written after the listing
+			}
+			_, err := os.Stat(table.NewFilename(id, db.path))
+			return err == nil
+		})
+		open, _ := openFiles()
+		orphans = slices.DeleteFunc(orphans, func(id uint64) bool {
+			if _, ok := m.Tables[id]; ok || !s.sst[id] {
+				return true // listed or deleted meanwhile
+			}
+			fi, err := os.Stat(table.NewFilename(id, db.path))
+			if err != nil {
+				return true
+			}
+			k, ok := keyOf(fi)
+			return ok && open[k]
+		})
+	}
+	slices.Sort(missing)
+	slices.Sort(orphans)
+	return missing, orphans, nil
 }
 
 // verifyTables checks every block of every table: those not verified yet
@@ -225,7 +291,10 @@ func (db *DB) verifyTables(comp map[uint64]options.CompressionType) []error {
 			c = db.bo.Compression
 		}
 		err := withTable(table.NewFilename(ti.ID, db.path), c, db.bo.BlockSize, options.OnBlockRead, verifyBlocks)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) { // gone: compacted meanwhile
+		// A compaction may replace the table meanwhile: Badger then cuts
+		// its file to nothing and removes it, and what withTable read of
+		// it looks damaged. Such a table has left the tree first.
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && db.hasTable(ti.ID) {
 			problems = append(problems, fmt.Sprintf("%s: %v", table.IDToFilename(ti.ID), err))
 		}
 	}
@@ -233,6 +302,11 @@ func (db *DB) verifyTables(comp map[uint64]options.CompressionType) []error {
 		errs = append(errs, corruptDir(db.path, problems))
 	}
 	return errs
+}
+
+// hasTable reports whether table id is in Badger's tree.
+func (db *DB) hasTable(id uint64) bool {
+	return slices.ContainsFunc(db.bdb.Tables(), func(ti badger.TableInfo) bool { return ti.ID == id })
 }
 
 // maxKeyProblems bounds the key-level problems Verify lists one by one.
