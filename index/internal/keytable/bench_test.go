@@ -1,0 +1,170 @@
+package keytable
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// filled returns a table of n keys merged into files (keyOf(0..n-1)),
+// and the directory.
+func filled(b *testing.B, n int) (*Table, string) {
+	b.Helper()
+	dir := b.TempDir()
+	tb, err := Open(dir, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const batch = 32 << 10
+	keys := make([]Key, batch)
+	for i := 0; i < n; i += batch {
+		m := min(batch, n-i)
+		for j := range m {
+			keys[j] = keyOf(uint64(i + j))
+		}
+		if _, err := tb.Add(&Batch{Added: keys[:m]}, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tb.Close()
+	if tb, err = Open(dir, nil); err != nil {
+		b.Fatal(err)
+	}
+	tb.mergeWG.Wait()
+	b.Cleanup(func() { tb.Close() })
+	return tb, dir
+}
+
+// BenchmarkLookup looks keys up one at a time: present ones (in files),
+// absent ones (every file searched; the index's filter keeps most away).
+func BenchmarkLookup(b *testing.B) {
+	for _, n := range []int{1 << 20} {
+		tb, _ := filled(b, n)
+		for _, present := range []bool{true, false} {
+			b.Run(fmt.Sprintf("n=%d/present=%v", n, present), func(b *testing.B) {
+				b.ReportAllocs()
+				keys := make([]Key, 1<<16)
+				for i := range keys {
+					if present {
+						keys[i] = keyOf(uint64(i * 13 % n))
+					} else {
+						keys[i] = keyOf(uint64(n + i))
+					}
+				}
+				for i := 0; b.Loop(); i++ {
+					ok, _, _ := tb.Has(&keys[i%len(keys)])
+					if ok != present {
+						b.Fatal("wrong answer")
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkLookupBatch looks up a sorted batch of 32,768 present keys
+// (per key).
+func BenchmarkLookupBatch(b *testing.B) {
+	const n = 1 << 20
+	tb, _ := filled(b, n)
+	keys := make([]Key, 32<<10)
+	for i := range keys {
+		keys[i] = keyOf(uint64(i * 31 % n))
+	}
+	slices.SortFunc(keys, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
+	found := make([]bool, len(keys))
+	b.ReportAllocs()
+	for b.Loop() {
+		tb.HasBatch(keys, found)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)), "ns/key")
+}
+
+// BenchmarkInsert adds batches of 4,096 new keys, each batch synced
+// (merges run in the background).
+func BenchmarkInsert(b *testing.B) {
+	tb, err := Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tb.Close()
+	keys := make([]Key, 4096)
+	b.ReportAllocs()
+	next := uint64(0)
+	for b.Loop() {
+		for j := range keys {
+			keys[j] = keyOf(next)
+			next++
+		}
+		seq, err := tb.Add(&Batch{Added: keys}, nil, nil)
+		if err == nil {
+			err = tb.SyncTo(seq)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int(next)), "ns/key")
+}
+
+// BenchmarkMerge merges a full delta (262,144 keys) into a table of 1M
+// keys.
+func BenchmarkMerge(b *testing.B) {
+	tb, _ := filled(b, 1<<20)
+	frozen := make(map[Key]deltaEntry, DefaultDeltaKeys)
+	for i := range DefaultDeltaKeys {
+		frozen[keyOf(uint64(1<<21+i))] = deltaEntry{live: true}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		files := slices.Clone(tb.files)
+		srcs := []*source{deltaSource(frozen)}
+		for j := len(files) - 1; j >= 0; j-- {
+			srcs = append(srcs, fileSource(files[j]))
+		}
+		var nl, nd uint64
+		mergeSources(cloneSources(srcs), true, func(_ *Key, l, d bool) bool {
+			if l {
+				nl++
+			}
+			if d {
+				nd++
+			}
+			return true
+		})
+		if err := tb.writeMerged(fmt.Sprintf("%s/bench.keys", tb.dir), srcs, true, nl, nd); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(1<<20+DefaultDeltaKeys)), "ns/key")
+}
+
+// BenchmarkRecovery opens a table whose log holds a full delta (262,144
+// keys in 64 records): the replay a crash leaves.
+func BenchmarkRecovery(b *testing.B) {
+	dir := b.TempDir()
+	tb, err := Open(dir, &Options{noMerge: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := make([]Key, 4096)
+	for r := range 64 {
+		for j := range keys {
+			keys[j] = keyOf(uint64(r*4096 + j))
+		}
+		tb.Add(&Batch{Added: keys}, nil, nil)
+	}
+	tb.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tb, err := Open(dir, &Options{ReadOnly: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if tb.Len() != 64*4096 {
+			b.Fatal("keys lost")
+		}
+		tb.Close()
+	}
+}

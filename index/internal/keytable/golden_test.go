@@ -1,0 +1,165 @@
+package keytable
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// goldenKeys are the keys of testdata/v1.keys: the hashes of 0..39 live,
+// of 40..42 deleted.
+func goldenKeys() (live, dead []Key) {
+	for i := range 43 {
+		k := keyOf(uint64(i))
+		if i < 40 {
+			live = append(live, k)
+		} else {
+			dead = append(dead, k)
+		}
+	}
+	cmp := func(a, b Key) int { return bytes.Compare(a[:], b[:]) }
+	slices.SortFunc(live, cmp)
+	slices.SortFunc(dead, cmp)
+	return live, dead
+}
+
+type memFile struct{ b []byte }
+
+func (m *memFile) WriteAt(p []byte, off int64) (int, error) {
+	if n := int(off) + len(p); n > len(m.b) {
+		m.b = append(m.b, make([]byte, n-len(m.b))...)
+	}
+	return copy(m.b[off:], p), nil
+}
+
+func seqOf(ks []Key) func(func(*Key) bool) {
+	return func(yield func(*Key) bool) {
+		for i := range ks {
+			if !yield(&ks[i]) {
+				return
+			}
+		}
+	}
+}
+
+// TestGoldenFile pins the key file format: the bytes written for fixed
+// keys, and that the pinned file reads back (a change of format must
+// change fileVersion and keep reading version 1).
+func TestGoldenFile(t *testing.T) {
+	live, dead := goldenKeys()
+	var m memFile
+	if _, err := writeFile(&m, uint64(len(live)), uint64(len(dead)), seqOf(live), seqOf(dead)); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join("testdata", "v1.keys")
+	if *update {
+		if err := os.WriteFile(name, m.b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(m.b, want) {
+		t.Fatalf("written file differs from %s (run with -update only for a new format version)", name)
+	}
+	f, err := openFile(name, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	if err := f.verify(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range live {
+		if got := f.find(&live[i]); got != 1 {
+			t.Errorf("find(live %x) = %d", live[i][:4], got)
+		}
+	}
+	for i := range dead {
+		if got := f.find(&dead[i]); got != -1 {
+			t.Errorf("find(deleted %x) = %d", dead[i][:4], got)
+		}
+	}
+	if k := keyOf(1000); f.find(&k) != 0 {
+		t.Error("an absent key found")
+	}
+}
+
+// TestGoldenLog pins the log record format.
+func TestGoldenLog(t *testing.T) {
+	b := append([]byte(logMagic), logVersion)
+	b, err := appendRecord(b, &Batch{Added: []Key{keyOf(1), keyOf(2)}, Deleted: []Key{keyOf(3)}, Opaque: []byte("idem")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join("testdata", "v1.log")
+	if *update {
+		os.WriteFile(name, b, 0o644)
+	}
+	want, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Fatalf("written log differs from %s", name)
+	}
+	n := 0
+	if _, err := readLog(want, false, func(b Batch) error {
+		n++
+		if len(b.Added) != 2 || len(b.Deleted) != 1 || string(b.Opaque) != "idem" || b.Added[1] != keyOf(2) {
+			t.Errorf("decoded %d added, %d deleted, opaque %q", len(b.Added), len(b.Deleted), b.Opaque)
+		}
+		return nil
+	}); err != nil || n != 1 {
+		t.Fatalf("readLog: %d records, %v", n, err)
+	}
+}
+
+func FuzzParseFile(f *testing.F) {
+	b, _ := os.ReadFile(filepath.Join("testdata", "v1.keys"))
+	f.Add(b)
+	f.Add(b[:headerSize])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		kf, err := parseFile(data)
+		if err != nil {
+			return
+		}
+		// A file that opens answers lookups without panicking.
+		for i := range 10 {
+			k := keyOf(uint64(i))
+			kf.find(&k)
+		}
+		kf.verify()
+	})
+}
+
+func FuzzReadLog(f *testing.F) {
+	b, _ := os.ReadFile(filepath.Join("testdata", "v1.log"))
+	f.Add(b, true)
+	f.Add(b[:len(b)-3], true)
+	f.Add(append(b, 0, 0, 0), false)
+	f.Fuzz(func(t *testing.T, data []byte, last bool) {
+		end, err := readLog(data, last, func(Batch) error { return nil })
+		if end < 0 || end > int64(len(data)) {
+			t.Fatalf("end %d out of %d bytes (err %v)", end, len(data), err)
+		}
+	})
+}
+
+func FuzzManifest(f *testing.F) {
+	m := manifest{logStart: 3, nextNum: 9, files: []uint64{2, 5, 8}}
+	f.Add(m.appendTo(nil))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := decodeManifest(data)
+		if err == nil && !bytes.Equal(m.appendTo(nil), data) {
+			t.Fatal("a manifest that decodes does not re-encode to its bytes")
+		}
+	})
+}
