@@ -66,8 +66,49 @@ var keywordValue = regexp.MustCompile(`^\s*(host|hostaddr|port|dbname|user|passw
 
 func looksLikeKeywordValue(location string) bool { return keywordValue.MatchString(location) }
 
+// urlLike matches the start of a location that looks like a URL: a
+// scheme of two or more characters (one is a Windows drive letter), a
+// colon and a slash.
+var urlLike = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]+):/`)
+
+// checkScheme refuses a location that looks like a URL but is none that
+// Open takes (HTTP://, http:/host, ftp://...): as a directory name it
+// would silently become a local index.
+func checkScheme(location string) error {
+	m := urlLike.FindStringSubmatch(location)
+	if m == nil || remote.IsLocation(location) || IsPostgres(location) {
+		return nil
+	}
+	scheme := m[1]
+	switch lower := strings.ToLower(scheme); {
+	case !strings.HasPrefix(location[len(scheme):], "://"):
+		return fmt.Errorf("%w: %q looks like a URL with a broken scheme (want http://HOST:PORT, https://, postgres:// or a directory)", ErrLocation, Display(location))
+	case lower == "http" || lower == "https" || lower == "postgres" || lower == "postgresql":
+		return fmt.Errorf("%w: %q: write the scheme in lower case, %s://", ErrLocation, Display(location), lower)
+	}
+	return fmt.Errorf("%w: %q: scheme %s: is not one urlhash reads (want http://HOST:PORT, https://, postgres:// or a directory)", ErrLocation, Display(location), scheme)
+}
+
 // ErrLocation is returned, wrapped, for a location Open does not accept.
 var ErrLocation = errors.New("backend: unsupported location")
+
+// CheckLocation returns an error wrapping ErrLocation when Open would
+// refuse location for its form alone: empty, a PostgreSQL keyword/value
+// string, or something that looks like a URL with a scheme Open does not
+// take or a broken one (HTTP://, http:/host, ftp://). Open checks it
+// first; a caller that does more before Open (checking a new directory's
+// parent) may check it earlier.
+func CheckLocation(location string) error {
+	switch {
+	case location == "":
+		return fmt.Errorf("%w: empty location", ErrLocation)
+	case looksLikeKeywordValue(location):
+		// A directory of that name would be created silently, with the
+		// password in its name.
+		return fmt.Errorf("%w: %q looks like a PostgreSQL keyword/value connection string; write it as postgres://USER@HOST/DB?sslmode=...", ErrLocation, pgindex.Redact(location))
+	}
+	return checkScheme(location)
+}
 
 // Open opens (or, unless ReadOnly or MustExist, creates) the index at
 // location. ctx bounds the opening, including the Wait for a lock.
@@ -76,13 +117,8 @@ func Open(ctx context.Context, location string, opts *Options) (store.Backend, e
 	if opts != nil {
 		o = *opts
 	}
-	switch {
-	case location == "":
-		return nil, fmt.Errorf("%w: empty location", ErrLocation)
-	case looksLikeKeywordValue(location):
-		// A directory of that name would be created silently, with the
-		// password in its name.
-		return nil, fmt.Errorf("%w: %q looks like a PostgreSQL keyword/value connection string; write it as postgres://USER@HOST/DB?sslmode=...", ErrLocation, pgindex.Redact(location))
+	if err := CheckLocation(location); err != nil {
+		return nil, err
 	}
 	deadline := time.Now().Add(o.Wait)
 	for {

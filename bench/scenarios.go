@@ -94,7 +94,7 @@ func scenarios() []scenario {
 			input:   "hashes.txt",
 			prepare: freshDBs,
 			ours: func(w *work) []string {
-				return []string{w.urlhash, "import", "--format", "hashes", "--db", w.oursDB, "-"}
+				return []string{w.urlhash, "import", "--input-format", "hashes", "--db", w.oursDB, "-"}
 			},
 			baseline: func(w *work) []string { return []string{w.badger, "import-hashes", w.plainDB} },
 		},

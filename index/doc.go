@@ -254,9 +254,9 @@
 //     and the bytes free and needed, while the free space would fall
 //     below a reserve that lets Badger flush, compact and close:
 //     (NumMemtables+1) x 1.25 MemTableSize + 2 x ValueLogFileSize (64 MiB
-//     by default) + max(10% of the tables, 64 MiB), 672 MiB at least with
-//     the defaults. The reserve is sound while the index is the only writer
-//     of its filesystem. Another process filling it is read within 20 ms,
+//     by default) + max(10% of the tables, 64 MiB), 312 MiB at least with
+//     the defaults (5 memtables of 16 MiB). The reserve is sound while the
+//     index is the only writer of its filesystem. Another process filling it is read within 20 ms,
 //     and Badger's memory-mapped logs get their blocks (fallocate) at each
 //     reading, so that appending to them never faults (SIGBUS); a flush or
 //     compaction at that moment still may: give a large index its own
@@ -281,11 +281,11 @@
 //     StreamWriter.
 //   - Verify, Load and Close take the index exclusively: lookups wait
 //     (Load and Verify also wait for a filter growth in progress).
-//   - Tables are Snappy-compressed (about 42 B/entry on disk for keys
-//     without values); a present-key lookup whose block is not in the
-//     block cache pays a decompression. Options.Badger can choose ZSTD
-//     (about 40 B/entry, slower loads) or no compression (about 54
-//     B/entry).
+//   - Tables are not compressed by default (about 53 B/entry on disk for
+//     keys without values): hash keys are random, and a codec would cost
+//     a decompression on every present-key lookup whose block is not in
+//     the block cache. Options.Compression chooses snappy (about 42
+//     B/entry) or zstd (about 40 B/entry, slower loads).
 //   - Memory: the filter (about 2 B/entry), the block cache and the index
 //     cache (64 MiB each by default) and Badger's memtables (up to 5 x
 //     64 MiB while writing).

@@ -139,6 +139,14 @@ func (s *stickyReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Sniff applies Read's rule for binary input to a reader the caller
+// splits into records itself: it returns an error wrapping ErrBinary and
+// naming name when the start of br (what its first read brought, up to
+// 8 KiB) looks binary for lines (NUL-separated when nul), and otherwise
+// drops a leading UTF-8 byte order mark unless nul. It waits for nothing
+// more than the first read.
+func Sniff(br *bufio.Reader, name string, nul bool) error { return sniff(br, name, nul, false) }
+
 // sniffLen is how many bytes at the start of an input sniff examines.
 const sniffLen = 8 << 10
 

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -112,6 +113,30 @@ func (o *Options) threatType() string {
 
 func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
+// checkURI refuses (400, with the reason) a URI that does not parse as a
+// URL (net/url), "http://" assumed when it names no scheme. Safe
+// Browsing's canonicalisation turns nearly any string into expressions
+// ("not a url" into the host not%20a%20url): without the check, a
+// client's mistake would be answered "not listed".
+func checkURI(uri string) error {
+	raw := strings.TrimSpace(uri)
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err == nil && u.Host == "" {
+		err = errors.New("no host")
+	}
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return badWebRiskRequest("uri %q does not parse: %v", uri, err)
+	}
+	return nil
+}
+
 // searchURIs answers GET /v1/uris:search?uri=URI&threatTypes=TYPE: the
 // URI's host-suffix/path-prefix expressions under the index's profile, a
 // threat when a stored full hash is one of theirs; {} when none is.
@@ -124,6 +149,9 @@ func (s *Server) searchURIs(w http.ResponseWriter, r *http.Request) error {
 	uri := q.Get("uri")
 	if uri == "" {
 		return badWebRiskRequest("uri is required")
+	}
+	if err := checkURI(uri); err != nil {
+		return err
 	}
 	exprs, err := p.Hashes(uri)
 	if err != nil {

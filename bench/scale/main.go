@@ -83,7 +83,7 @@ func run(n, probe int, dir string, keep bool, memory int, compression string) er
 	fmt.Fprintf(os.Stderr, "scale: wrote %d input hashes in %.0f s\n", n, time.Since(t0).Seconds())
 
 	db := filepath.Join(dir, "db")
-	args := []string{bin, "import", "--db", db, "--format", "hashes", "--json"}
+	args := []string{bin, "import", "--db", db, "--input-format", "hashes", "--json"}
 	if memory > 0 {
 		args = append(args, "--memory", fmt.Sprint(memory))
 	}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -176,4 +178,48 @@ func TestImportKillLoop(t *testing.T) {
 		t.Fatalf("has of every imported URL: %v %s", err, errs.String())
 	}
 	t.Logf("%d import runs, %d killed before they ended; then all 200000 URLs present, verify ok", runs, killed)
+}
+
+// TestImportInterrupted interrupts (SIGINT, as Ctrl-C) an import that is
+// reading a pipe: it stores nothing, leaves no index it created, exits 2
+// and says "interrupted", whether the interrupt comes while it waits for
+// input or after it read some.
+func TestImportInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	for _, lines := range []int{0, 5000} {
+		t.Run(strconv.Itoa(lines), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "idx")
+			cmd := exec.Command(os.Args[0], "import", "--db", dir, "-")
+			cmd.Env = append(os.Environ(), "URLHASH_TEST_MAIN=1")
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			for i := range lines {
+				fmt.Fprintf(stdin, "https://example.com/%d\n", i)
+			}
+			time.Sleep(500 * time.Millisecond) // the pipe stays open: the import waits for more
+			cmd.Process.Signal(syscall.SIGINT)
+			err = cmd.Wait()
+			stdin.Close()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != exitError {
+				t.Fatalf("exit: %v, want status 2; stderr:\n%s", err, stderr.String())
+			}
+			want := "urlhash: error: interrupted: nothing stored\nurlhash: import: 0 stored, 0 duplicates, 0 skipped\n"
+			if stderr.String() != want {
+				t.Errorf("stderr:\n%s\nwant:\n%s", stderr.String(), want)
+			}
+			if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the index the import created is left behind: %v", err)
+			}
+		})
+	}
 }

@@ -3,90 +3,86 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"github.com/urlhash/urlhash/backend"
 	"github.com/urlhash/urlhash/ingest"
 	"github.com/urlhash/urlhash/query"
+	"github.com/urlhash/urlhash/remote"
 	"github.com/urlhash/urlhash/store"
 )
 
 func importCommand() *command {
 	return &command{
-		name:    "import",
-		summary: "bulk-load URLs or hashes from files into an index",
-		usage: `Usage: urlhash import --db DIR [flags] FILE...|-
-
-Bulk-loads every URL (or hash) of the files into the index, creating it if
+		name:      "import",
+		usageLine: "import --db DIR [flags] FILE...|-",
+		short:     "bulk-load URLs or hashes from files into an index",
+		long: `Bulk-loads every URL (or hash) of the files into the index, creating it if
 needed: the fastest way to fill an index. Gzipped files are read
-transparently; "-" is standard input. A bad line is reported on stderr as
+transparently; "-" is standard input. Every file is checked before the
+index is opened or created. A bad line is reported on stderr as
 FILE:LINE: reason and skipped; --strict stops at the first one instead,
 --max-errors N after N, keeping what was stored before. An RDF document
 (ntriples, nquads, turtle, trig, rdfxml) that breaks its grammar is refused
 whole, as is a file that looks binary or cannot be read: the error names
 FILE:LINE and the import stores nothing at all (all or nothing per run;
-over a remote index, what the server received before may be stored). The
-last line on stderr is the summary "N stored, M duplicates, K skipped".
+over a remote index, what the server received before may be stored).
+Interrupted (Ctrl-C) before it stored anything, it stores nothing, says
+"interrupted: nothing stored" and removes an index it created; once the
+entries are being written it finishes writing them and says so. The last
+line on stderr is the summary "N stored, M duplicates, K skipped".
 Everything stored is durable when the command exits.
 
 Exit status: 0 every record stored or already present; 1 some records
 skipped (each reported); 2 an error, a refused file, a stop (--strict,
---max-errors), or nothing stored because every record was rejected.
-
-Flags:
-      --db DIR           the index directory, or a postgres:// connection
-                         string (with --schema NAME, default "urlhash")
-      --wait DURATION    queue behind another urlhash using the index
-                         (default 0: fail at once)
-      --format FORMAT    (or --input-format) lines (one URL a line,
-                         default), ntriples, nquads, turtle, trig or rdfxml
-                         (every IRI of an RDF document: N-Triples, N-Quads,
-                         Turtle, TriG, RDF/XML), sitemap (the <loc> URLs of
-                         a sitemaps.org urlset or sitemapindex), hashes
-                         (hex: 64 digits a full entry, an even 8..62 digits
-                         a 4..31-byte prefix), or jsonl ("urlhash export
-                         --format jsonl": keys, texts and data as exported;
-                         a new index records the export's profile). Unset,
-                         a file named *.nt, *.nq, *.ttl, *.trig, *.rdf or
-                         *.owl (.gz too) is read in the RDF syntax its
-                         extension names
-      --base IRI         the base of relative IRIs in Turtle, TriG and
-                         RDF/XML files (default: each file's file: URL;
-                         standard input has none, and refuses a relative
-                         IRI)
-      --store-url        keep each URL's text in its entry
-      --compression C    codec of the tables written: none (fast lookups,
-                         about 53 bytes an entry on disk), snappy (42) or
-                         zstd (about 40); default: the index's, none for
-                         a new index
-` + valueUsage + `                         (a jsonl entry's own data and expires win)
-      --strict           stop at the first bad line (--max-errors 1)
-      --max-errors N     stop after N bad records (default 0: never)
-      --memory MIB       the memory the import aims to stay within, in MiB
-                         (default 1024): a quarter of it gathers and sorts
-                         the input, in chunks written as sorted runs to
-                         temporary files in the index directory when the
-                         input outgrows it; the rest is the filter and
-                         Badger's tables and caches
-      --json             print the summary as one JSON object on stdout
-  -0, --null             lines and hashes are NUL-separated
-      --profile, --digest, --drop-fragment
-                         the identity of a new index (default urlhash,
-                         sha256); an existing index keeps the one it records
-
-Example:
-  $ urlhash import --db idx testdata/debian-package-urls.txt
-  urlhash: import: 30022 stored, 66 duplicates, 0 skipped
-  $ urlhash import --db idx --format ntriples data.nt
-  $ urlhash import --db idx --profile iri foaf.ttl dcterms.rdf
+--max-errors, an interrupt), or nothing stored because every record was
+rejected.
 `,
-		run: runImport,
+		example: `$ urlhash import --db idx testdata/debian-package-urls.txt
+urlhash: import: 30022 stored, 66 duplicates, 0 skipped
+$ urlhash import --db idx --input-format ntriples data.nt
+$ urlhash import --db idx --profile iri foaf.ttl dcterms.rdf
+`,
+		setFlags: func(fs *flagSet) runFunc {
+			o := new(importOptions)
+			o.db.addFlags(fs)
+			o.db.addIdentity(fs, indexProfiles)
+			fs.StringVar(&o.format, "input-format", "lines", "`FORMAT` of the files: lines (one URL a line, default), ntriples, nquads, turtle, trig or rdfxml (every IRI of an RDF document), sitemap (the <loc> URLs of a sitemaps.org urlset or sitemapindex), hashes (hex: 64 digits a full entry, an even 8..62 digits a 4..31-byte prefix), or jsonl (\"urlhash export --format jsonl\": keys, texts and data as exported; a new index records the export's profile). Unset, a file named *.nt, *.nq, *.ttl, *.trig, *.rdf or *.owl (.gz too) is read in the RDF syntax its extension names")
+			fs.enum("input-format", append(inputFormats[:len(inputFormats):len(inputFormats)], "jsonl")...)
+			// The name import had before every command took --input-format.
+			fs.StringVar(&o.format, "format", "lines", "the old name of --input-format")
+			fs.MarkHidden("format")
+			fs.StringVar(&o.base, "base", "", "the base `IRI` of relative IRIs in Turtle, TriG and RDF/XML files (default: each file's file: URL; standard input has none, and refuses a relative IRI)")
+			fs.BoolVarP(&o.nul, "null", "0", false, "lines and hashes are NUL-separated; an empty record is skipped, as a blank line is")
+			fs.BoolVar(&o.storeURL, "store-url", false, "keep each URL's text in its entry")
+			o.db.addCompression(fs)
+			o.vf.addFlags(fs)
+			fs.BoolVar(&o.strict, "strict", false, "stop at the first bad line (--max-errors 1)")
+			fs.Int64Var(&o.maxErrors, "max-errors", 0, "stop after `N` bad records (default 0: never)")
+			fs.Int64Var(&o.memory, "memory", 1024, "the memory the import aims to stay within, in `MIB` (default 1024): a quarter of it gathers and sorts the input, in chunks written as sorted runs to temporary files in the index directory when the input outgrows it; the rest is the filter and Badger's tables and caches")
+			fs.BoolVar(&o.json, "json", false, "print the summary as one JSON object on stdout")
+			o.fs = fs
+			return o.run
+		},
 	}
+}
+
+type importOptions struct {
+	db                    dbFlags
+	vf                    valueFlags
+	format, base          string
+	nul, storeURL, strict bool
+	json                  bool
+	maxErrors, memory     int64
+	fs                    *flagSet
 }
 
 // importFormats lists the formats import reads, for its messages.
@@ -99,41 +95,20 @@ type importSummary struct {
 	Skipped    int64 `json:"skipped"`
 }
 
-func runImport(e *env, args []string) error {
-	fs := newFlags("import")
-	var db dbFlags
-	db.addFlags(fs)
-	formatName := fs.String("format", "lines", importFormats)
-	fs.StringVar(formatName, "input-format", "lines", importFormats)
-	base := fs.String("base", "", "base IRI of relative IRIs in RDF files")
-	storeURL := fs.Bool("store-url", false, "keep URL text")
-	strict := fs.Bool("strict", false, "stop at the first bad line")
-	maxErrors := fs.Int64("max-errors", 0, "stop after N bad records (0: never)")
-	asJSON := fs.Bool("json", false, "JSON summary")
-	memory := fs.Int64("memory", 1024, "memory target in MiB")
-	nul := fs.BoolP("null", "0", false, "NUL-separated input")
-	var vf valueFlags
-	vf.addFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := vf.check(); err != nil {
-		return err
-	}
+func (o *importOptions) run(e *env, files []string) error {
 	// jsonl is urlhash's own export format: lines, each decoded here.
-	jsonl := *formatName == "jsonl"
+	jsonl := o.format == "jsonl"
 	format := ingest.Lines
 	if !jsonl {
 		var err error
-		if format, err = ingest.ParseFormat(*formatName); err != nil {
-			return usagef("%w %q (want %s)", ingest.ErrUnknownFormat, *formatName, importFormats)
+		if format, err = ingest.ParseFormat(o.format); err != nil {
+			return usagef("%w %q (want %s)", ingest.ErrUnknownFormat, o.format, importFormats)
 		}
 	}
-	files := fs.Args()
 	if len(files) == 0 {
 		return usagef("no input files (use - for standard input)")
 	}
-	givenFormat := fs.Changed("format") || fs.Changed("input-format") || *nul
+	givenFormat := o.fs.Changed("format") || o.fs.Changed("input-format") || o.nul
 	// formatOf is the format of one file: the given one, or the RDF syntax
 	// its extension names.
 	formatOf := func(name string) ingest.Format {
@@ -144,73 +119,94 @@ func runImport(e *env, args []string) error {
 		}
 		return format
 	}
-	ropts := &ingest.Options{NUL: *nul, Base: *base}
+	ropts := &ingest.Options{NUL: o.nul, Base: o.base}
 	if err := ropts.Validate(format); err != nil {
 		return usageError{err}
 	}
-	if jsonl && !db.id.changed() {
+	if o.memory < 16 {
+		return usagef("--memory must be at least 16 (MiB)")
+	}
+	if o.maxErrors < 0 {
+		return usagef("--max-errors must be 0 (no limit) or more")
+	}
+	// Every file must be there, and a regular file readable, before the
+	// index is opened, or created. (Opening a named pipe would wait for
+	// its writer.)
+	for _, name := range files {
+		if name == "-" {
+			continue
+		}
+		fi, err := os.Stat(name)
+		if err == nil && fi.Mode().IsRegular() {
+			var f *os.File
+			if f, err = os.Open(name); err == nil {
+				f.Close()
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if jsonl && !o.db.id.changed() {
 		// A new index records the profile of the export it is made from.
 		name, err := jsonlProfile(e, files[0])
 		if err != nil {
 			return err
 		}
 		if name != "" {
-			if db.profile, err = query.ParseProfile(name); err != nil {
+			if o.db.profile, err = query.ParseProfile(name); err != nil {
 				return err
 			}
 		}
 	}
-	if *memory < 16 {
-		return usagef("--memory must be at least 16 (MiB)")
-	}
-	db.loadMemory = *memory << 20 / 4
+	o.db.loadMemory = o.memory << 20 / 4
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// Collect garbage before the heap outgrows the target rather than
 		// at twice the live heap (Go's default): the sort's chunks, the
 		// filter and Badger's table builders are most of it.
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(*memory << 20 * 3 / 4))
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(o.memory << 20 * 3 / 4))
 	}
-	ix, err := db.open(e, true, *storeURL, true)
+	created := isNewDir(o.db.dir)
+	ix, err := o.db.open(e, access{write: true, storeURL: o.storeURL})
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
 
-	if *maxErrors < 0 {
-		return usagef("--max-errors must be 0 (no limit) or more")
-	}
-	if *strict {
-		*maxErrors = 1
+	maxErrors := o.maxErrors
+	if o.strict {
+		maxErrors = 1
 	}
 	var skipped int64
-	var stopErr error // what ended the input early: a read error, or too many bad records
+	var stopErr error // what ended the input early: a read error, an interrupt, or too many bad records
 	// refused is set when a file was refused whole (a grammar, read or
-	// binary error): then nothing of the run may be stored.
+	// binary error) or the import was interrupted: then nothing of the
+	// run may be stored.
 	var refused bool
 	bad := func(err error) bool {
 		skipped++
 		e.warnf("%v", err)
-		if *maxErrors > 0 && skipped >= *maxErrors {
+		if maxErrors > 0 && skipped >= maxErrors {
 			stopErr = errReported
 			return false
 		}
 		return true
 	}
 	entries := func(yield func(store.Entry) bool) {
-		if vf.isSet() {
-			set, inner := vf.setter(time.Now()), yield
+		if o.vf.isSet() {
+			set, inner := o.vf.setter(time.Now()), yield
 			yield = func(en store.Entry) bool {
 				set(&en)
 				return inner(en)
 			}
 		}
 		for _, name := range files {
-			o := *ropts
-			b, err := inputBase(*base, name)
+			ro := *ropts
+			b, err := inputBase(o.base, name)
 			ok := err == nil
 			if ok {
-				o.Base = b
-				ok = importFile(e, ix, name, formatOf(name), jsonl, &o, bad, yield, &stopErr)
+				ro.Base = b
+				ok = importFile(e, ix, name, formatOf(name), jsonl, &ro, bad, yield, &stopErr)
 			} else {
 				stopErr = err
 			}
@@ -238,19 +234,35 @@ func runImport(e *env, args []string) error {
 	if err := ix.Close(); err != nil {
 		return err
 	}
+	interrupted := errors.Is(stopErr, context.Canceled)
+	if refused && created {
+		// Nothing was stored into the index this run created: leave no
+		// empty index behind.
+		if err := os.RemoveAll(o.db.dir); err != nil {
+			e.warnf("import: removing the empty index %s: %v", o.db.dir, err)
+		}
+	}
 	sum := importSummary{Stored: res.Added, Duplicates: res.Present, Skipped: skipped}
-	if *asJSON {
+	if o.json {
 		out := bufio.NewWriter(e.stdout)
 		newJSONWriter(out).Encode(sum)
 		out.Flush()
 	}
 	// The summary is the last line on stderr, after any error that ended
 	// the input early.
-	if stopErr != nil && !errors.Is(stopErr, errReported) {
+	switch {
+	case interrupted:
+		e.warnf("interrupted: nothing stored")
+	case stopErr != nil && !errors.Is(stopErr, errReported):
 		e.warnf("%v", stopErr)
 	}
-	if refused {
+	if refused && !interrupted {
 		e.warnf("import: nothing stored: a file was refused")
+	}
+	if !refused && e.ctx.Err() != nil {
+		// The interrupt came while the entries were being written: Load
+		// finished, and everything read is stored.
+		fmt.Fprintln(e.stderr, "urlhash: note: import: interrupted while writing; it finished: everything read is stored")
 	}
 	fmt.Fprintf(e.stderr, "urlhash: import: %d stored, %d duplicates, %d skipped\n", sum.Stored, sum.Duplicates, sum.Skipped)
 	switch {
@@ -263,6 +275,16 @@ func runImport(e *env, args []string) error {
 		return errNotFound // exit 1: some records skipped, each reported
 	}
 	return nil
+}
+
+// isNewDir reports whether location is an index directory that does not
+// exist yet (a command that writes creates it).
+func isNewDir(location string) bool {
+	if backend.IsPostgres(location) || remote.IsLocation(location) {
+		return false
+	}
+	_, err := os.Stat(location)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // importFile yields the entries of one file. It returns false when the
@@ -279,12 +301,6 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, json
 		*stopErr = err
 		return false
 	}
-	f, err := ingest.NewReader(display, src)
-	if err != nil {
-		closeSrc()
-		*stopErr = err
-		return false
-	}
 	// Reading and parsing run ahead on a goroutine of their own, so that
 	// they overlap hashing and the index's sorting (the import was one
 	// serial pipeline). It owns the reader and closes it: when the import
@@ -295,6 +311,16 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, json
 	go func() {
 		defer close(items)
 		defer closeSrc()
+		// Here, not before: it waits for the first bytes of a pipe, and
+		// an interrupt must not wait with it.
+		f, err := ingest.NewReader(display, src)
+		if err != nil {
+			select {
+			case items <- readAhead{err: err, named: true}:
+			case <-stop:
+			}
+			return
+		}
 		defer f.Close()
 		const batchSize = 8192
 		batch := make([]ingest.Record, 0, batchSize)
@@ -330,7 +356,20 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, json
 		}
 		return emit(ix, display, format, batch, bad, yield)
 	}
-	for it := range items {
+	for {
+		var it readAhead
+		var more bool
+		select {
+		case it, more = <-items:
+		case <-e.ctx.Done():
+			// The reader may be blocked in a read of a pipe that only
+			// more input ends: do not wait for it.
+			*stopErr = e.ctx.Err()
+			return false
+		}
+		if !more {
+			break
+		}
 		if !flushBatch(it.recs) {
 			return false
 		}
@@ -342,7 +381,7 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, json
 				}
 				continue
 			}
-			if !errors.Is(err, ingest.ErrBinary) && !errors.As(err, &le) { // those name the file already
+			if !it.named && !errors.Is(err, ingest.ErrBinary) && !errors.As(err, &le) { // those name the file already
 				err = fmt.Errorf("%s: %w", display, err)
 			}
 			*stopErr = err
@@ -359,8 +398,9 @@ func importFile(e *env, ix *query.Index, name string, format ingest.Format, json
 // readAhead is what importFile's reader hands on: records, then the error
 // that followed them (a bad line, or what ended the file), if any.
 type readAhead struct {
-	recs []ingest.Record
-	err  error
+	recs  []ingest.Record
+	err   error
+	named bool // err names the file already
 }
 
 // emit turns a batch of records into entries (hashing URLs on every core)

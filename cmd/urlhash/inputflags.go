@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -9,46 +10,67 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/urlhash/urlhash/ingest"
+	"github.com/urlhash/urlhash/query"
 )
 
 // inputFlags are the input flags every command that reads URLs or hashes
 // shares, and where its inputs come from: the arguments in order (an
 // argument "-" is standard input), then each --from file; with neither,
 // standard input. Files and standard input are read in --input-format,
-// gzip detected by content; blank and comment lines are skipped
-// everywhere (ingest.IsSkipped).
+// gzip detected by content and binary input refused alike; blank and
+// comment lines are skipped everywhere (ingest.IsSkipped).
 type inputFlags struct {
 	nul    bool
 	from   []string
 	format string
-	base   string         // --base: the base IRI of relative references in RDF inputs
-	fs     *pflag.FlagSet // to tell a given --input-format from the default
+	base   string // --base: the base IRI of relative references in RDF inputs
+	// hashesFlag is --hashes, of the commands that read keys as well as
+	// URLs (see addHashes).
+	hashesFlag bool
+	fs         *pflag.FlagSet // to tell a given --input-format from the default
 	// bad counts records a file reader rejected (malformed N-Triples,
 	// say): each was reported, and the command exits 2.
 	bad atomic.Int64
 }
 
-func (o *inputFlags) addFlags(fs *pflag.FlagSet) {
-	fs.BoolVarP(&o.nul, "null", "0", false, "NUL-separated input")
-	fs.StringArrayVar(&o.from, "from", nil, "read inputs from FILE too (- is standard input); repeatable")
-	fs.StringVar(&o.format, "input-format", "lines", "lines, hashes, ntriples, nquads, turtle, trig, rdfxml or sitemap")
-	fs.StringVar(&o.base, "base", "", "base IRI of relative IRIs in RDF inputs (default: the file's file: URL)")
-	o.fs = fs
+// inputFormats are the values of --input-format.
+var inputFormats = []string{"lines", "hashes", "ntriples", "nquads", "turtle", "trig", "rdfxml", "sitemap"}
+
+func (o *inputFlags) addFlags(fs *flagSet) {
+	fs.StringArrayVar(&o.from, "from", nil, "read inputs from `FILE` too (repeatable; \"-\" is standard input; gzip is detected by content)")
+	fs.StringVar(&o.format, "input-format", "lines", "`FORMAT` of files and standard input: lines (default), hashes, ntriples, nquads, turtle, trig, rdfxml (every IRI) or sitemap (every <loc>); unset, a file named *.nt, *.nq, *.ttl, *.trig, *.rdf or *.owl (.gz too) is read in the RDF syntax its extension names")
+	fs.enum("input-format", inputFormats...)
+	fs.StringVar(&o.base, "base", "", "the base `IRI` of relative IRIs in Turtle, TriG and RDF/XML inputs (default: each file's file: URL; standard input has none)")
+	fs.BoolVarP(&o.nul, "null", "0", false, "inputs are NUL-separated, byte for byte; an empty record is skipped, as a blank line is (xargs -0 would pass it on)")
+	o.fs = fs.FlagSet
+	fs.check(o.check)
 }
 
-// inputUsage documents the input flags in every command's usage.
-const inputUsage = `      --from FILE        read inputs from FILE too (repeatable; "-" is
-                         standard input; gzip is detected by content)
-      --input-format F   lines (default), hashes, ntriples, nquads, turtle,
-                         trig, rdfxml (every IRI) or sitemap (every <loc>),
-                         for files and stdin; unset, a file named *.nt,
-                         *.nq, *.ttl, *.trig, *.rdf or *.owl (.gz too) is
-                         read in the RDF syntax its extension names
-      --base IRI         the base of relative IRIs in Turtle, TriG and
-                         RDF/XML inputs (default: each file's file: URL;
-                         standard input has none)
-  -0, --null             inputs on stdin are NUL-separated, byte for byte
-`
+// addHashes declares --hashes: inputs are hex keys rather than URLs.
+func (o *inputFlags) addHashes(fs *flagSet, usage string) {
+	fs.BoolVar(&o.hashesFlag, "hashes", false, usage)
+}
+
+// hashes reports whether the inputs are keys: --hashes or --input-format
+// hashes.
+func (o *inputFlags) hashes() bool { return o.hashesFlag || o.format == "hashes" }
+
+// kind is how the index reads the inputs: URLs, or full hashes.
+func (o *inputFlags) kind() query.Input {
+	if o.hashes() {
+		return query.Hashes
+	}
+	return query.URLs
+}
+
+// keysKind is kind for a command that writes or deletes prefix entries
+// too: URLs, or keys (full hashes and hex prefixes).
+func (o *inputFlags) keysKind() query.Input {
+	if o.hashes() {
+		return query.Keys
+	}
+	return query.URLs
+}
 
 // onlyArgs reports whether the inputs are the arguments alone.
 func (o *inputFlags) onlyArgs(args []string) bool {
@@ -160,7 +182,18 @@ func (o *inputFlags) read(e *env, args []string, max int, handOver func([]record
 	source := func(name string) error {
 		format := o.formatOf(name)
 		if name == "-" && format == ingest.Lines {
-			return readRecords(nil, e.stdin, o.nul, max, fn) // the fast path
+			// The fast path, under the rule of every other input: gzip
+			// detected, binary refused.
+			r, err := ingest.NewReader("stdin", e.stdin)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			br := bufio.NewReaderSize(r, 64<<10)
+			if err := ingest.Sniff(br, "stdin", o.nul); err != nil {
+				return err
+			}
+			return readRecords(nil, br, o.nul, max, fn)
 		}
 		return o.readFile(e, name, format, max, fn)
 	}

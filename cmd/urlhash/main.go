@@ -34,11 +34,17 @@ func main() {
 
 // signalContext returns the context SIGINT and SIGTERM cancel for the
 // command args name. After the first signal the default comes back, so
-// that a second one kills; a command other than serve then has
-// interruptGrace to finish before the process exits with status 2.
+// that a second one kills; a command that does not drain (command.drains:
+// all but serve) then has interruptGrace to finish before the process
+// exits with status 2.
 func signalContext(args []string) (context.Context, context.CancelFunc) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	drains := len(args) > 0 && args[0] == "serve"
+	var drains bool
+	if len(args) > 0 {
+		if c := findCommand(args[0]); c != nil {
+			drains = c.drains
+		}
+	}
 	go func() {
 		<-ctx.Done()
 		stop() // restore the default: a second signal kills

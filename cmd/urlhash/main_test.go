@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/spf13/pflag"
 )
 
 // TestMain lets the testscript files run "urlhash" in-process, and the
@@ -33,7 +36,12 @@ func TestMain(m *testing.M) {
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(os.TempDir(), "urlhash-test-cache"))
 	testscript.Main(m, map[string]func(){
 		"urlhash": func() {
-			os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+			// As main: SIGINT and SIGTERM cancel the context (a script's
+			// "kill -INT" stops a background serve as Ctrl-C would).
+			ctx, stop := signalContext(os.Args[1:])
+			code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+			stop()
+			os.Exit(code)
 		},
 	})
 }
@@ -76,6 +84,71 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), b, 0o644))
 			},
+			// genurls FILE N writes N distinct URLs, one a line.
+			"genurls": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: genurls FILE N")
+				}
+				n, err := strconv.Atoi(args[1])
+				ts.Check(err)
+				var b strings.Builder
+				for i := range n {
+					fmt.Fprintf(&b, "https://site%d.example/page/%d\n", i%97, i)
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(b.String()), 0o644))
+			},
+			// corrupt DIR flips 64 bytes in the middle of the largest table
+			// file of the index in DIR.
+			"corrupt": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: corrupt DIR")
+				}
+				tables, err := filepath.Glob(filepath.Join(ts.MkAbs(args[0]), "*.sst"))
+				ts.Check(err)
+				var largest string
+				var size int64
+				for _, name := range tables {
+					if fi, err := os.Stat(name); err == nil && fi.Size() > size {
+						largest, size = name, fi.Size()
+					}
+				}
+				if size < 4096 {
+					ts.Fatalf("no table of 4 KiB or more in %s", args[0])
+				}
+				b, err := os.ReadFile(largest)
+				ts.Check(err)
+				for i := size / 2; i < size/2+64; i++ {
+					b[i] ^= 0xff
+				}
+				ts.Check(os.WriteFile(largest, b, 0o644))
+			},
+			// waitfile FILE waits (up to 30s) until FILE exists: a
+			// background serve is ready.
+			"waitfile": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: waitfile FILE")
+				}
+				for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+					if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+						return
+					}
+				}
+				ts.Fatalf("%s did not appear within 30s", args[0])
+			},
+			// httpget ADDRFILE PATH gets PATH from the server whose address
+			// ("http://HOST:PORT", as urlhash serve records it) is in
+			// ADDRFILE, and prints the status code and the body.
+			"httpget": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: httpget ADDRFILE PATH")
+				}
+				resp, err := http.Get(strings.TrimSpace(ts.ReadFile(args[0])) + args[1])
+				ts.Check(err)
+				defer resp.Body.Close()
+				body, err := io.ReadAll(resp.Body)
+				ts.Check(err)
+				fmt.Fprintf(ts.Stdout(), "%d %s\n", resp.StatusCode, body)
+			},
 			// gzip FILE writes FILE.gz, so that scripts can test compressed input.
 			"gzip": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 1 {
@@ -91,18 +164,28 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// TestEveryCommandHasHelp reads every subcommand's --help.
+// TestEveryCommandHasHelp reads every subcommand's --help and "urlhash help
+// NAME": the same text, with a synopsis, every flag and an example.
 func TestEveryCommandHasHelp(t *testing.T) {
-	for name, c := range commands() {
-		t.Run(name, func(t *testing.T) {
-			var out, errs bytes.Buffer
-			code := run(context.Background(), []string{name, "--help"}, nil, &out, &errs)
-			if code != exitOK || out.String() != c.usage || errs.String() != "" {
-				t.Fatalf("%s --help: code %d, stdout %q, stderr %q", name, code, out.String(), errs.String())
+	for _, c := range commands() {
+		t.Run(c.name, func(t *testing.T) {
+			usage := c.usage()
+			for _, args := range [][]string{{c.name, "--help"}, {"help", c.name}} {
+				var out, errs bytes.Buffer
+				code := run(context.Background(), args, nil, &out, &errs)
+				if code != exitOK || out.String() != usage || errs.String() != "" {
+					t.Fatalf("%s: code %d, stdout %q, stderr %q", args, code, out.String(), errs.String())
+				}
 			}
-			if len(c.usage) < 100 || !strings.Contains(c.usage, "Usage: urlhash "+name) || !strings.Contains(c.usage, "Example") {
-				t.Errorf("%s usage lacks a synopsis or an example", name)
+			if len(usage) < 100 || !strings.Contains(usage, "Usage: urlhash "+c.name) || !strings.Contains(usage, "Example") {
+				t.Errorf("%s usage lacks a synopsis or an example", c.name)
 			}
+			fs, _ := c.flags()
+			fs.VisitAll(func(f *pflag.Flag) {
+				if !f.Hidden && !strings.Contains(usage, "--"+f.Name+" ") && !strings.Contains(usage, "--"+f.Name+"\n") {
+					t.Errorf("%s usage does not show --%s", c.name, f.Name)
+				}
+			})
 		})
 	}
 }

@@ -20,16 +20,35 @@ type identityFlags struct {
 	fs           *pflag.FlagSet
 }
 
-func (o *identityFlags) addFlags(fs *pflag.FlagSet, profiles string) {
-	o.fs = fs
-	fs.StringVar(&o.name, "profile", "urlhash", "canonicalisation profile: "+profiles)
-	fs.StringVar(&o.digest, "digest", "sha256", "digest for the urlhash profile: sha256 or url-hash-0.1.0")
-	fs.BoolVar(&o.dropFragment, "drop-fragment", false, "remove the fragment before hashing (urlhash profile)")
+// Profile names, for --profile of each command.
+var (
+	// indexProfiles are the identities an index keys by.
+	indexProfiles = []string{"urlhash", "webrisk", "safebrowsing-v5", "iri"}
+	// canonProfiles are those and the hashed-URI canonical forms.
+	canonProfiles = append(indexProfiles[:len(indexProfiles):len(indexProfiles)], "hashed-n", "hashed-p")
+	// listProfiles are the Safe Browsing profiles, which expand a URL.
+	listProfiles = []string{"webrisk", "safebrowsing-v5"}
+)
+
+// profileHelp documents --profile.
+const profileHelp = "the identity `NAME`: urlhash (the URL Standard serialisation), webrisk or safebrowsing-v5 (the exact Safe Browsing expression), iri (RDF: the IRI as written)"
+
+func (o *identityFlags) addFlags(fs *flagSet, profiles []string) {
+	o.fs = fs.FlagSet
+	usage := profileHelp
+	if len(profiles) > len(indexProfiles) {
+		usage += ", hashed-n or hashed-p (draft-feather Appendix A)"
+	}
+	fs.StringVar(&o.name, "profile", "urlhash", usage)
+	fs.enum("profile", profiles...)
+	fs.StringVar(&o.digest, "digest", "sha256", "the `DIGEST` of the urlhash profile: sha256, or url-hash-0.1.0 (the first 32 bytes of SHA-384, as the url-hash 0.1.0 crate computes)")
+	fs.enum("digest", "sha256", "url-hash-0.1.0")
+	fs.BoolVar(&o.dropFragment, "drop-fragment", false, "remove the #fragment before hashing (urlhash profile), so that page#a and page#b are one page")
 }
 
 // changed reports whether any identity flag was given.
 func (o *identityFlags) changed() bool {
-	return o.fs.Changed("profile") || o.fs.Changed("digest") || o.fs.Changed("drop-fragment")
+	return o.fs != nil && (o.fs.Changed("profile") || o.fs.Changed("digest") || o.fs.Changed("drop-fragment"))
 }
 
 // profile resolves the flags into the identity they name, through the
@@ -76,28 +95,34 @@ func (cz *canonicaliser) appendHashed(dst []byte, raw string) ([]byte, error) {
 	return cz.canonical(dst, raw)
 }
 
-// canonicaliser resolves the flags for hash and canon. Every profile
+// canonForm resolves the flags for canon: canonicaliser's profiles and
+// the hashed-URI Appendix A forms (hashed-n, hashed-p), which canon prints
+// and nothing hashes.
+func (o *identityFlags) canonForm() (*canonicaliser, error) {
+	if o.name != "hashed-n" && o.name != "hashed-p" {
+		return o.canonicaliser()
+	}
+	if o.fs.Changed("digest") || o.fs.Changed("drop-fragment") {
+		return nil, usagef("--digest and --drop-fragment apply to the urlhash profile only")
+	}
+	v := hasheduri.N
+	if o.name == "hashed-p" {
+		v = hasheduri.P
+	}
+	return &canonicaliser{
+		name: o.name,
+		canonical: func(dst []byte, raw string) ([]byte, error) {
+			s, err := hasheduri.Canonical(raw, v)
+			return append(dst, s...), err
+		},
+	}, nil
+}
+
+// canonicaliser resolves the flags for hash (and canon). Every profile
 // hashes here exactly what an index keys (see query.ParseProfile): the
 // url-hash canonical form with its digest, the Safe Browsing exact
-// expression or the IRI as written with SHA-256. withHashed admits the
-// hashed-URI Appendix A forms (hashed-n, hashed-p), which canon prints.
-func (o *identityFlags) canonicaliser(withHashed bool) (*canonicaliser, error) {
-	if withHashed && (o.name == "hashed-n" || o.name == "hashed-p") {
-		if o.fs.Changed("digest") || o.fs.Changed("drop-fragment") {
-			return nil, usagef("--digest and --drop-fragment apply to the urlhash profile only")
-		}
-		v := hasheduri.N
-		if o.name == "hashed-p" {
-			v = hasheduri.P
-		}
-		return &canonicaliser{
-			name: o.name,
-			canonical: func(dst []byte, raw string) ([]byte, error) {
-				s, err := hasheduri.Canonical(raw, v)
-				return append(dst, s...), err
-			},
-		}, nil
-	}
+// expression or the IRI as written with SHA-256.
+func (o *identityFlags) canonicaliser() (*canonicaliser, error) {
 	p, err := o.profile()
 	if err != nil {
 		return nil, err

@@ -10,11 +10,10 @@ import (
 
 func recoverCommand() *command {
 	return &command{
-		name:    "recover",
-		summary: "copy every readable entry of a damaged index into a new one",
-		usage: `Usage: urlhash recover --db DIR --to NEW [--json]
-
-Reads the index in DIR, which may be damaged, and copies every entry it
+		name:      "recover",
+		usageLine: "recover --db DIR --to NEW [--json]",
+		short:     "copy every readable entry of a damaged index into a new one",
+		long: `Reads the index in DIR, which may be damaged, and copies every entry it
 can read into a new index in NEW (which must not exist or be empty),
 keeping the recorded profile; DIR is never changed. It reads every table
 file block by block, skipping blocks that fail their checksum, the
@@ -25,38 +24,40 @@ something was, 2 on an error.
 
 Use it when a command reports damage ("store: corrupt: ..."): check the
 result with "urlhash verify --db NEW", then replace DIR with NEW.
-
-Flags:
-      --db DIR           the damaged index directory
-      --to NEW           the directory of the new index
-      --json             print the report as one JSON object
-
-Example:
-  $ urlhash recover --db idx --to idx.recovered
-  000006.sst (table): 49 of 50 blocks read: 1 of 50 blocks unreadable
-  11831 entries, 0 prefix entries copied; about 71 records lost
 `,
-		run: runRecover,
+		example: `$ urlhash recover --db idx --to idx.recovered
+000006.sst (table): 49 of 50 blocks read: 1 of 50 blocks unreadable
+11831 entries, 0 prefix entries copied; about 71 records lost
+`,
+		flagsOnly: true,
+		setFlags: func(fs *flagSet) runFunc {
+			o := new(recoverOptions)
+			fs.StringVar(&o.dir, "db", "", "the damaged index directory `DIR`")
+			fs.StringVar(&o.to, "to", "", "the directory `NEW` of the new index")
+			fs.BoolVar(&o.json, "json", false, "print the report as one JSON object")
+			fs.check(func() error {
+				if o.dir == "" || o.to == "" {
+					return usagef("--db DIR and --to NEW are required")
+				}
+				return nil
+			})
+			return o.run
+		},
 	}
 }
 
-func runRecover(e *env, args []string) error {
-	fs := newFlags("recover")
-	dir := fs.String("db", "", "the damaged index")
-	to := fs.String("to", "", "the new index")
-	asJSON := fs.Bool("json", false, "JSON report")
-	if err := parseFlagsOnly(fs, args); err != nil {
-		return err
-	}
-	if *dir == "" || *to == "" {
-		return usagef("--db DIR and --to NEW are required")
-	}
-	rep, err := index.Recover(*dir, *to, nil)
+type recoverOptions struct {
+	dir, to string
+	json    bool
+}
+
+func (o *recoverOptions) run(e *env, _ []string) error {
+	rep, err := index.Recover(o.dir, o.to, nil)
 	if err != nil {
 		return err
 	}
 	out := bufio.NewWriter(e.stdout)
-	if *asJSON {
+	if o.json {
 		b, _ := json.Marshal(rep)
 		out.Write(append(b, '\n'))
 	} else {
@@ -70,7 +71,7 @@ func runRecover(e *env, args []string) error {
 			}
 			out.WriteByte('\n')
 		}
-		fmt.Fprintf(out, "%d entries, %d prefix entries copied into %s", rep.Entries, rep.PrefixEntries, *to)
+		fmt.Fprintf(out, "%d entries, %d prefix entries copied into %s", rep.Entries, rep.PrefixEntries, o.to)
 		if rep.ValuesLost > 0 {
 			fmt.Fprintf(out, "; %d values unreadable (their keys kept)", rep.ValuesLost)
 		}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,99 +21,85 @@ import (
 
 func serveCommand() *command {
 	return &command{
-		name:    "serve",
-		summary: "share one index between many processes over HTTP",
-		usage: `Usage: urlhash serve --db DIR [--listen ADDR] [flags]
-
-Owns the index in DIR and serves it over HTTP, so that any number of
+		name:      "serve",
+		usageLine: "serve --db DIR [--listen ADDR] [flags]",
+		short:     "share one index between many processes over HTTP",
+		long: `Owns the index in DIR and serves it over HTTP, so that any number of
 processes (and hosts) use it at once: every command takes --db
 http://ADDR and answers as on the directory. Writes are answered only
 when durable; concurrent writers share fsyncs. Prints "urlhash: serving
-DIR on http://ADDR" on stderr when ready. SIGINT or SIGTERM stop
-accepting, finish the requests in flight (however long a load takes),
-sync, close the index and exit 0; a second signal kills at once (what
-was acknowledged stays durable).
+DIR on http://ADDR" on stderr when ready, and records the address in
+DIR/urlhash.serve, so that a command given --db DIR while it serves says
+which --db to use instead. SIGINT or SIGTERM stop accepting, finish the
+requests in flight (however long a load takes), sync, close the index and
+exit 0; a second signal kills at once (what was acknowledged stays
+durable).
 
 The protocol (HTTP, binary batch bodies, JSONL scans) is in the README
 and "go doc github.com/urlhash/urlhash/server".
-
-Flags:
-      --db DIR           the index directory (created if needed)
-      --listen ADDR      address to listen on (default 127.0.0.1:7411;
-                         port 0 picks a free one)
-      --token-file FILE  require "Authorization: Bearer TOKEN" with the
-                         token in FILE (required to listen beyond
-                         loopback); clients read URLHASH_TOKEN
-      --tls-cert FILE, --tls-key FILE
-                         serve HTTPS
-      --read-only        refuse writes (403)
-      --max-body BYTES   largest request body (default 64 MiB)
-      --max-in-flight N  requests served at once (default 64)
-      --threat-type T    the Web Risk threat type of a Safe Browsing list
-                         index (webrisk or safebrowsing-v5 profile), as
-                         GET /v1/uris:search and /v1/hashes:search (the
-                         Web Risk Lookup API) answer it: MALWARE,
-                         SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or
-                         SOCIAL_ENGINEERING_EXTENDED_COVERAGE (default
-                         MALWARE); GET /v1/threatLists:computeDiff serves
-                         the lists "urlhash sync" keeps in DIR, or else
-                         the index's entries as the list of this type
-      --log-format F     text or json: structured log lines on stderr,
-                         after the ready line (default text)
-      --log-level L      debug (a line per request and per fsync), info
-                         (start, stop), warn (also refused requests) or
-                         error (default info)
-
-Example:
-  $ urlhash serve --db crawl.idx --listen 127.0.0.1:7411 &
-  urlhash: serving crawl.idx on http://127.0.0.1:7411
-  $ urlhash dedupe --db http://127.0.0.1:7411 < links.txt
 `,
-		run: runServe,
+		example: `$ urlhash serve --db crawl.idx --listen 127.0.0.1:7411 &
+urlhash: serving crawl.idx on http://127.0.0.1:7411
+$ urlhash dedupe --db http://127.0.0.1:7411 < links.txt
+`,
+		flagsOnly: true,
+		drains:    true,
+		setFlags: func(fs *flagSet) runFunc {
+			o := new(serveOptions)
+			fs.StringVar(&o.db.dir, "db", "", "the index directory `DIR` (created if needed; required)")
+			fs.StringVar(&o.listen, "listen", "127.0.0.1:7411", "`ADDR`ess to listen on (default 127.0.0.1:7411; port 0 picks a free one)")
+			fs.StringVar(&o.tokenFile, "token-file", "", "require \"Authorization: Bearer TOKEN\" with the token in `FILE` (required to listen beyond loopback); clients read URLHASH_TOKEN")
+			fs.StringVar(&o.cert, "tls-cert", "", "serve HTTPS with the certificate in `FILE` (with --tls-key)")
+			fs.StringVar(&o.key, "tls-key", "", "the TLS key `FILE` (with --tls-cert)")
+			fs.BoolVar(&o.readOnly, "read-only", false, "refuse writes (403)")
+			fs.Int64Var(&o.maxBody, "max-body", 64<<20, "largest request body in `BYTES` (default 64 MiB)")
+			fs.IntVar(&o.maxInFlight, "max-in-flight", 64, "`N` requests served at once (default 64)")
+			fs.StringVar(&o.threatType, "threat-type", "MALWARE", "the Web Risk threat `TYPE` of a Safe Browsing list index (webrisk or safebrowsing-v5 profile), as GET /v1/uris:search and /v1/hashes:search (the Web Risk Lookup API) answer it: MALWARE, SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or SOCIAL_ENGINEERING_EXTENDED_COVERAGE (default MALWARE); GET /v1/threatLists:computeDiff serves the lists \"urlhash sync\" keeps in DIR, or else the index's entries as the list of this type")
+			fs.enum("threat-type", "MALWARE", "SOCIAL_ENGINEERING", "UNWANTED_SOFTWARE", "SOCIAL_ENGINEERING_EXTENDED_COVERAGE")
+			fs.StringVar(&o.logFormat, "log-format", "text", "`FORMAT` of the structured log lines on stderr, after the ready line: text or json (default text)")
+			fs.enum("log-format", "text", "json")
+			fs.StringVar(&o.logLevel, "log-level", "info", "`LEVEL`: debug (a line per request and per fsync), info (start, stop), warn (also refused requests) or error (default info)")
+			fs.enum("log-level", "debug", "info", "warn", "error")
+			return o.run
+		},
 	}
 }
 
-func runServe(e *env, args []string) error {
-	fs := newFlags("serve")
-	dir := fs.String("db", "", "index directory")
-	listen := fs.String("listen", "127.0.0.1:7411", "listen address")
-	tokenFile := fs.String("token-file", "", "bearer token file")
-	cert := fs.String("tls-cert", "", "TLS certificate")
-	key := fs.String("tls-key", "", "TLS key")
-	readOnly := fs.Bool("read-only", false, "refuse writes")
-	maxBody := fs.Int64("max-body", 64<<20, "largest request body")
-	maxInFlight := fs.Int("max-in-flight", 64, "requests at once")
-	threatType := fs.String("threat-type", "MALWARE", "Web Risk threat type of the list")
-	logFormat := fs.String("log-format", "text", "text or json")
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	if err := parseFlagsOnly(fs, args); err != nil {
-		return err
-	}
+type serveOptions struct {
+	db                              dbFlags
+	listen, tokenFile, cert, key    string
+	readOnly                        bool
+	maxBody                         int64
+	maxInFlight                     int
+	threatType, logFormat, logLevel string
+}
+
+func (o *serveOptions) run(e *env, _ []string) error {
 	switch {
-	case *dir == "":
+	case o.db.dir == "":
 		return usagef("--db DIR is required")
-	case backend.IsPostgres(*dir) || remote.IsLocation(*dir):
+	case backend.IsPostgres(o.db.dir) || remote.IsLocation(o.db.dir):
 		return usagef("serve owns an index directory; PostgreSQL and servers are shared already")
-	case (*cert == "") != (*key == ""):
+	case (o.cert == "") != (o.key == ""):
 		return usagef("--tls-cert and --tls-key go together")
-	case !server.IsWebRiskThreatType(*threatType):
-		return usagef("--threat-type %q: want MALWARE, SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or SOCIAL_ENGINEERING_EXTENDED_COVERAGE", *threatType)
+	case !server.IsWebRiskThreatType(o.threatType):
+		return usagef("--threat-type %q: want MALWARE, SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or SOCIAL_ENGINEERING_EXTENDED_COVERAGE", o.threatType)
 	}
-	logger, err := newLogger(e.stderr, *logFormat, *logLevel)
+	logger, err := newLogger(e.stderr, o.logFormat, o.logLevel)
 	if err != nil {
 		return err
 	}
 	var token string
-	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
+	if o.tokenFile != "" {
+		b, err := os.ReadFile(o.tokenFile)
 		if err != nil {
 			return err
 		}
 		if token = strings.TrimSpace(string(b)); token == "" {
-			return fmt.Errorf("%s: empty token", *tokenFile)
+			return fmt.Errorf("%s: empty token", o.tokenFile)
 		}
 	}
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
 	}
@@ -120,18 +107,18 @@ func runServe(e *env, args []string) error {
 		ln.Close()
 		return usagef("listening on %s, beyond loopback, needs --token-file", addr)
 	}
-	st, err := backend.Open(e.ctx, *dir, &backend.Options{ReadOnly: *readOnly})
+	st, err := o.db.openStore(e, &backend.Options{ReadOnly: o.readOnly})
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	so := &server.Options{Token: token, ReadOnly: *readOnly, MaxBody: *maxBody, MaxInFlight: *maxInFlight, Logger: logger, ThreatType: *threatType}
+	so := &server.Options{Token: token, ReadOnly: o.readOnly, MaxBody: o.maxBody, MaxInFlight: o.maxInFlight, Logger: logger, ThreatType: o.threatType}
 	if ix, ok := st.(*index.DB); ok {
 		so.Backup = func(w io.Writer, since uint64) (uint64, error) {
 			info, err := ix.Backup(w, since)
 			return info.Until, err
 		}
-		if err := serveThreatLists(st, *dir, *readOnly, so); err != nil {
+		if err := serveThreatLists(st, o.db.dir, o.readOnly, so); err != nil {
 			st.Close()
 			ln.Close()
 			return err
@@ -143,17 +130,29 @@ func runServe(e *env, args []string) error {
 		IdleTimeout:       2 * time.Minute,
 	}
 	scheme := "http"
-	if *cert != "" {
+	if o.cert != "" {
 		scheme = "https"
 	}
-	fmt.Fprintf(e.stderr, "urlhash: serving %s on %s://%s\n", *dir, scheme, ln.Addr())
+	// Another command that finds the index locked names the address
+	// (a server killed outright leaves the file, but not the lock).
+	served := filepath.Join(o.db.dir, serveFile)
+	// Written whole, then renamed: a reader never sees it half written.
+	err = os.WriteFile(served+".tmp", []byte(fmt.Sprintf("%s://%s\n", scheme, ln.Addr())), 0o644)
+	if err == nil {
+		err = os.Rename(served+".tmp", served)
+	}
+	if err != nil {
+		logger.Debug("recording the address", "error", err) // read-only media: no hint, nothing worse
+	}
+	defer os.Remove(served)
+	fmt.Fprintf(e.stderr, "urlhash: serving %s on %s://%s\n", o.db.dir, scheme, ln.Addr())
 	started := time.Now()
-	logger.Info("serving", "db", *dir, "addr", ln.Addr().String(), "tls", *cert != "", "read_only", *readOnly,
+	logger.Info("serving", "db", o.db.dir, "addr", ln.Addr().String(), "tls", o.cert != "", "read_only", o.readOnly,
 		"profile", st.Profile(), "token", token != "")
 	done := make(chan error, 1)
 	go func() {
-		if *cert != "" {
-			done <- srv.ServeTLS(ln, *cert, *key)
+		if o.cert != "" {
+			done <- srv.ServeTLS(ln, o.cert, o.key)
 		} else {
 			done <- srv.Serve(ln)
 		}

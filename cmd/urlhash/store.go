@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
 	"github.com/urlhash/urlhash/backend"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/query"
@@ -30,12 +32,16 @@ const dedupeBatch = 1 << 15
 // flight at a time, each holding its texts, records and keys.
 const lookupBatch = 1 << 17
 
-// dbFlags are the flags of every command that opens an index.
+// dbFlags are the flags of every command that opens an index, and the
+// one place an index is opened.
 type dbFlags struct {
 	dir    string
 	schema string
 	wait   time.Duration
-	id     identityFlags
+	// id is the identity flags of a command that computes identities
+	// (see addIdentity); a command without them opens with the profile
+	// the index records.
+	id identityFlags
 	// mustExist makes a writing command refuse a location with no index
 	// rather than create one.
 	mustExist bool
@@ -49,26 +55,44 @@ type dbFlags struct {
 	loadMemory int64
 }
 
-func (o *dbFlags) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.dir, "db", "", "index directory (required)")
-	fs.DurationVar(&o.wait, "wait", 0, "wait this long for another process to release the index")
-	fs.StringVar(&o.schema, "schema", "", "PostgreSQL schema of the index (with --db postgres://...)")
-	fs.StringVar(&o.compression, "compression", "", "codec of the tables written: none, snappy or zstd (default: the index's, none for a new one)")
-	o.id.addFlags(fs, "urlhash, webrisk, safebrowsing-v5 or iri")
+// addFlags declares --db, --wait and --schema.
+func (o *dbFlags) addFlags(fs *flagSet) {
+	fs.StringVar(&o.dir, "db", "", "the index `DIR`: a directory, a postgres:// connection string (with --schema) or http://HOST:PORT, a urlhash serve (required)")
+	fs.DurationVar(&o.wait, "wait", 0, "queue behind another urlhash using the index for up to `DURATION` (default 0: fail at once)")
+	fs.StringVar(&o.schema, "schema", "", "the PostgreSQL `SCHEMA` of the index, with --db postgres://... (default urlhash)")
 }
 
-// open opens the index. Unless an identity flag was given (and
-// useIdentity), the profile recorded in the index is used (the default
-// profile for a new index). A command that only reads refuses a location
-// that holds no index.
-func (o *dbFlags) open(e *env, write, storeURL, useIdentity bool) (*query.Index, error) {
+// addIdentity declares the identity flags, --profile naming one of
+// profiles.
+func (o *dbFlags) addIdentity(fs *flagSet, profiles []string) {
+	o.id.addFlags(fs, profiles)
+}
+
+// addCompression declares --compression, of the commands that write
+// tables.
+func (o *dbFlags) addCompression(fs *flagSet) {
+	fs.StringVar(&o.compression, "compression", "", "`CODEC` of the tables written: none (fast lookups, about 53 bytes an entry on disk), snappy (42) or zstd (about 40) (default: the index's, none for a new index)")
+	fs.enum("compression", "none", "snappy", "zstd")
+}
+
+// access is how a command opens an index.
+type access struct {
+	write    bool // read-write, creating the index unless mustExist
+	storeURL bool // keep each URL's text in its entry (query.Options.StoreURL)
+}
+
+// open opens the index through package query. Unless an identity flag was
+// given, the profile recorded in the index is used (the default profile
+// for a new index). A command that only reads refuses a location that
+// holds no index.
+func (o *dbFlags) open(e *env, a access) (*query.Index, error) {
 	// A command that only reads opens read-only: it changes no byte of the
 	// index (no compaction, no filter snapshot), runs beside other readers
 	// and works on read-only media.
-	bo := &backend.Options{ReadOnly: !write, MustExist: o.mustExist, Wait: o.wait}
+	bo := &backend.Options{ReadOnly: !a.write, MustExist: o.mustExist, Wait: o.wait}
 	bo.Postgres.Schema = o.schema
-	qo := &query.Options{StoreURL: storeURL, Profile: o.profile}
-	if useIdentity && o.id.changed() {
+	qo := &query.Options{StoreURL: a.storeURL, Profile: o.profile}
+	if o.id.changed() {
 		var err error
 		if qo.Profile, err = o.id.profile(); err != nil {
 			return nil, err
@@ -83,19 +107,21 @@ func (o *dbFlags) open(e *env, write, storeURL, useIdentity bool) (*query.Index,
 
 // openReader opens the store for a command that reads hashes and entries
 // and computes no identity (export, stats, verify, scan): it opens an
-// index of any profile or tables, and refuses identity flags, which would
-// have no effect.
+// index of any profile or tables.
 func (o *dbFlags) openReader(e *env) (store.Backend, error) {
-	if o.id.changed() {
-		return nil, usagef("--profile, --digest and --drop-fragment do not apply: this command computes no identity")
-	}
 	bo := &backend.Options{ReadOnly: true, Wait: o.wait}
 	bo.Postgres.Schema = o.schema
 	return o.openStore(e, bo)
 }
 
+// serveFile is the file in an index directory where "urlhash serve"
+// records the address it serves the index on, while it does: another
+// command that finds the index locked names it.
+const serveFile = "urlhash.serve"
+
 // openStore opens the backend itself, for the commands that work below
-// the URL profiles (backup, restore, recover).
+// the URL profiles (backup, restore, recover). Every command opens its
+// index here.
 func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) {
 	if o.dir == "" {
 		return nil, usagef("--db DIR is required")
@@ -106,11 +132,20 @@ func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) 
 	if o.compression != "" && (bo.ReadOnly || backend.IsPostgres(o.dir) || remote.IsLocation(o.dir)) {
 		return nil, usagef("--compression applies to a command that writes an index directory")
 	}
+	if err := backend.CheckLocation(o.dir); err != nil {
+		return nil, err
+	}
+	if err := checkNewDir(o.dir, bo); err != nil {
+		return nil, err
+	}
 	bo.Index.Compression = o.compression
 	bo.Index.LoadMemory = o.loadMemory
 	b, err := backend.Open(e.ctx, o.dir, bo)
 	switch {
 	case errors.Is(err, store.ErrLocked):
+		if addr, ok := servedAt(o.dir); ok {
+			return nil, fmt.Errorf("%w\nurlhash: hint: urlhash serve is serving it: use --db %s", err, addr)
+		}
 		return nil, fmt.Errorf("%w\nurlhash: hint: another urlhash holds it; --wait DURATION queues behind it", err)
 	case errors.Is(err, store.ErrNoIndex):
 		return nil, fmt.Errorf("%s holds no index (commands that write, such as import or add, create one)", backend.Display(o.dir))
@@ -120,6 +155,36 @@ func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) 
 	return b, err
 }
 
+// checkNewDir refuses to create an index directory whose parent does not
+// exist: a misspelt path must not grow a tree of directories.
+func checkNewDir(dir string, bo *backend.Options) error {
+	if bo.ReadOnly || bo.MustExist || backend.IsPostgres(dir) || remote.IsLocation(dir) {
+		return nil
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	parent := filepath.Dir(filepath.Clean(dir))
+	if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
+		return fmt.Errorf("--db %s: the parent directory %s does not exist (a new index's directory is created, its parents are not)", dir, parent)
+	}
+	return nil
+}
+
+// servedAt returns the address a "urlhash serve" serving the index in dir
+// recorded, as a --db location.
+func servedAt(dir string) (string, bool) {
+	if backend.IsPostgres(dir) || remote.IsLocation(dir) {
+		return "", false
+	}
+	b, err := os.ReadFile(filepath.Join(dir, serveFile))
+	addr := strings.TrimSpace(string(b))
+	if err != nil || !remote.IsLocation(addr) {
+		return "", false
+	}
+	return addr, true
+}
+
 // resolved is one input with its key, or the reason it has none.
 type resolved struct {
 	r     record
@@ -127,28 +192,15 @@ type resolved struct {
 	err   error
 }
 
-// resolve turns a batch of inputs into keys: URLs through the index's
-// profile (on every core), hashes (and, when prefixOK, hex prefixes) by
-// parsing them.
-func resolve(ix *query.Index, batch []record, hashes, prefixOK bool) []resolved {
-	in := inputKind(hashes)
-	if hashes && prefixOK {
-		in = query.Keys
-	}
+// resolve turns a batch of inputs into keys, read as in says: URLs
+// through the index's profile (on every core), hashes or keys (full hashes
+// and hex prefixes) by parsing them.
+func resolve(ix *query.Index, batch []record, in query.Input) []resolved {
 	out := make([]resolved, len(batch))
 	for i, res := range ix.Resolve(texts(batch), in) {
 		out[i] = resolved{r: batch[i], entry: res.Entry, err: res.Err}
 	}
 	return out
-}
-
-// inputKind is how the index reads a command's inputs: URLs, or full
-// hashes with --hashes.
-func inputKind(hashes bool) query.Input {
-	if hashes {
-		return query.Hashes
-	}
-	return query.URLs
 }
 
 // texts returns the records' texts.

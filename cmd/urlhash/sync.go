@@ -24,12 +24,10 @@ import (
 
 func syncCommand() *command {
 	return &command{
-		name:    "sync",
-		summary: "keep a Web Risk or Safe Browsing v5 threat list up to date in an index",
-		usage: `Usage: urlhash sync --db DIR [--endpoint URL] [--threat-type T] [--key-file FILE] [--watch]
-       urlhash sync --db DIR --api safebrowsing-v5 --list NAME... [flags]
-
-Fetches the update of a threat list from the version the index holds
+		name:      "sync",
+		usageLine: "sync --db DIR [--endpoint URL] [--threat-type T] [--key-file FILE] [--watch]\nsync --db DIR --api safebrowsing-v5 --list NAME... [flags]",
+		short:     "keep a Web Risk or Safe Browsing v5 threat list up to date in an index",
+		long: `Fetches the update of a threat list from the version the index holds
 and applies it: the Web Risk Update API (GET /v1/threatLists:computeDiff,
 the default) or Safe Browsing v5 (GET /v5/hashLists:batchGet). Removals
 and additions (raw or Rice-delta coded) are applied to the sorted list, the
@@ -43,45 +41,36 @@ from the list; "urlhash serve" also answers computeDiff from it.
 Exit status: 0 once the index holds the new version; 2 on an error. A
 checksum mismatch or a malformed answer leaves the index answering exactly
 as before, and the next sync asks for a RESET (no version token).
-
-Flags:
-      --db DIR             the index directory (created when missing)
-      --api API            webrisk (default) or safebrowsing-v5
-      --endpoint URL       the API's base URL (default
-                           https://webrisk.googleapis.com, or
-                           https://safebrowsing.googleapis.com for
-                           safebrowsing-v5; a urlhash serve address works)
-      --threat-type T      webrisk: MALWARE (default), SOCIAL_ENGINEERING,
-                           UNWANTED_SOFTWARE or
-                           SOCIAL_ENGINEERING_EXTENDED_COVERAGE
-      --list NAME          safebrowsing-v5: a hash list name (se, mw, uws,
-                           ...); repeat it, or give more names as arguments
-      --key-file FILE      read the API key from FILE (default: the
-                           WEBRISK_API_KEY environment variable)
-      --max-diff-entries N      constraints.maxDiffEntries (v5:
-                                sizeConstraints.maxUpdateEntries)
-      --max-database-entries N  constraints.maxDatabaseEntries
-      --watch              keep syncing: at recommendedNextDiff (webrisk)
-                           or after minimumWaitDuration (v5), with jitter,
-                           backing off after failures; the index is
-                           released between syncs
-      --timeout DURATION   per request (default 5m)
-      --json               one object per sync: list, response, entries,
-                           version, checksum, next
-      --wait DURATION      queue behind another urlhash using the index
-
-Example:
-  $ WEBRISK_API_KEY=... urlhash sync --db malware --threat-type MALWARE
-  webrisk/MALWARE	RESET	+1084917 -0	1084917 entries	next 2026-11-25T18:55:12Z
-  $ urlhash lookup --db malware --profile webrisk http://testsafebrowsing.appspot.com/s/malware.html
 `,
-		run: runSync,
+		example: `$ WEBRISK_API_KEY=... urlhash sync --db malware --threat-type MALWARE
+webrisk/MALWARE	RESET	+1084917 -0	1084917 entries	next 2026-11-25T18:55:12Z
+$ urlhash lookup --db malware http://testsafebrowsing.appspot.com/s/malware.html
+`,
+		setFlags: func(fs *flagSet) runFunc {
+			o := new(syncFlags)
+			fs.StringVar(&o.db.dir, "db", "", "the index directory `DIR` (created when missing; required)")
+			fs.StringVar(&o.api, "api", "webrisk", "the `API`: webrisk (default) or safebrowsing-v5")
+			fs.enum("api", "webrisk", "safebrowsing-v5")
+			fs.StringVar(&o.endpoint, "endpoint", "", "the API's base `URL` (default https://webrisk.googleapis.com, or https://safebrowsing.googleapis.com for safebrowsing-v5; a urlhash serve address works)")
+			fs.StringVar(&o.threatType, "threat-type", "MALWARE", "webrisk: the threat `TYPE`, MALWARE (default), SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or SOCIAL_ENGINEERING_EXTENDED_COVERAGE")
+			fs.enum("threat-type", "MALWARE", "SOCIAL_ENGINEERING", "UNWANTED_SOFTWARE", "SOCIAL_ENGINEERING_EXTENDED_COVERAGE")
+			fs.StringSliceVar(&o.lists, "list", nil, "safebrowsing-v5: a hash list `NAME` (se, mw, uws, ...); repeat it, or give more names as arguments")
+			fs.StringVar(&o.keyFile, "key-file", "", "read the API key from `FILE` (default: the WEBRISK_API_KEY environment variable)")
+			fs.IntVar(&o.maxDiff, "max-diff-entries", 0, "constraints.maxDiffEntries, `N` (v5: sizeConstraints.maxUpdateEntries)")
+			fs.IntVar(&o.maxDatabase, "max-database-entries", 0, "constraints.maxDatabaseEntries, `N`")
+			fs.BoolVar(&o.watch, "watch", false, "keep syncing: at recommendedNextDiff (webrisk) or after minimumWaitDuration (v5), with jitter, backing off after failures; the index is released between syncs")
+			fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "per request, `DURATION` (default 5m)")
+			fs.BoolVar(&o.asJSON, "json", false, "one object per sync: list, response, entries, version, checksum, next")
+			fs.DurationVar(&o.db.wait, "wait", 0, "queue behind another urlhash using the index for up to `DURATION` (default 0: fail at once)")
+			o.fs = fs
+			return o.run
+		},
 	}
 }
 
 // syncFlags are sync's settings.
 type syncFlags struct {
-	db          string
+	db          dbFlags
 	api         string
 	endpoint    string
 	threatType  string
@@ -92,7 +81,7 @@ type syncFlags struct {
 	watch       bool
 	timeout     time.Duration
 	asJSON      bool
-	wait        time.Duration
+	fs          *flagSet
 }
 
 type syncOutput struct {
@@ -106,34 +95,17 @@ type syncOutput struct {
 	Next     string `json:"next,omitempty"`
 }
 
-func runSync(e *env, args []string) error {
-	fs := newFlags("sync")
-	var o syncFlags
-	fs.StringVar(&o.db, "db", "", "index directory")
-	fs.StringVar(&o.api, "api", "webrisk", "webrisk or safebrowsing-v5")
-	fs.StringVar(&o.endpoint, "endpoint", "", "the API's base URL")
-	fs.StringVar(&o.threatType, "threat-type", "MALWARE", "Web Risk threat type")
-	fs.StringSliceVar(&o.lists, "list", nil, "Safe Browsing v5 hash list names")
-	fs.StringVar(&o.keyFile, "key-file", "", "file holding the API key")
-	fs.IntVar(&o.maxDiff, "max-diff-entries", 0, "constraints.maxDiffEntries")
-	fs.IntVar(&o.maxDatabase, "max-database-entries", 0, "constraints.maxDatabaseEntries")
-	fs.BoolVar(&o.watch, "watch", false, "keep syncing")
-	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "per request")
-	fs.BoolVar(&o.asJSON, "json", false, "JSON output")
-	fs.DurationVar(&o.wait, "wait", 0, "wait for the index")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if o.db == "" {
+func (o *syncFlags) run(e *env, args []string) error {
+	if o.db.dir == "" {
 		return usagef("--db DIR is required")
 	}
-	if backend.IsPostgres(o.db) || remote.IsLocation(o.db) {
-		return usagef("--db %s: sync keeps a list in an index directory", backend.Display(o.db))
+	if backend.IsPostgres(o.db.dir) || remote.IsLocation(o.db.dir) {
+		return usagef("--db %s: sync keeps a list in an index directory", backend.Display(o.db.dir))
 	}
 	var profile *safebrowsing.Profile
 	switch o.api {
 	case "webrisk":
-		if fs.NArg() > 0 || len(o.lists) > 0 {
+		if len(args) > 0 || len(o.lists) > 0 {
 			return usagef("--list and list names apply to --api safebrowsing-v5")
 		}
 		if !server.IsWebRiskThreatType(o.threatType) {
@@ -144,11 +116,11 @@ func runSync(e *env, args []string) error {
 		}
 		profile = safebrowsing.WebRisk
 	case "safebrowsing-v5":
-		o.lists = append(o.lists, fs.Args()...)
+		o.lists = append(o.lists, args...)
 		if len(o.lists) == 0 {
 			return usagef("--api safebrowsing-v5 needs --list NAME")
 		}
-		if fs.Changed("threat-type") {
+		if o.fs.Changed("threat-type") {
 			return usagef("--threat-type applies to --api webrisk")
 		}
 		if o.endpoint == "" {
@@ -167,7 +139,7 @@ func runSync(e *env, args []string) error {
 		key = strings.TrimSpace(string(b))
 	}
 	c := &threatlist.Client{Endpoint: o.endpoint, Key: key, HTTP: &http.Client{Timeout: o.timeout}}
-	s := &syncer{e: e, o: o, c: c, profile: query.ProfileRecord(profile), now: time.Now}
+	s := &syncer{e: e, o: *o, c: c, profile: query.ProfileRecord(profile), now: time.Now}
 	if !o.watch {
 		_, err := s.once()
 		return err
@@ -187,9 +159,9 @@ type syncer struct {
 // once opens the index, syncs, closes it, and returns when to sync next
 // (zero: the server did not say).
 func (s *syncer) once() (next time.Time, err error) {
-	bo := &backend.Options{Wait: s.o.wait}
+	bo := &backend.Options{Wait: s.o.db.wait}
 	bo.Index.Profile = s.profile
-	b, err := backend.Open(s.e.ctx, s.o.db, bo)
+	b, err := s.o.db.openStore(s.e, bo)
 	if err != nil {
 		if errors.Is(err, store.ErrProfileMismatch) {
 			return time.Time{}, fmt.Errorf("%w\nurlhash: hint: sync keeps a list in an index of profile %q (a new directory, or one made by sync)", err, s.profile)

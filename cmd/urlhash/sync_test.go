@@ -223,7 +223,7 @@ func TestWatch(t *testing.T) {
 	defer cancel()
 	var errs bytes.Buffer
 	e := &env{ctx: ctx, stdout: &bytes.Buffer{}, stderr: &errs}
-	o := syncFlags{db: filepath.Join(t.TempDir(), "w"), api: "webrisk", threatType: "MALWARE"}
+	o := syncFlags{db: dbFlags{dir: filepath.Join(t.TempDir(), "w")}, api: "webrisk", threatType: "MALWARE"}
 	now := time.Now()
 	s := &syncer{e: e, o: o, c: &threatlist.Client{Endpoint: proxy.URL}, profile: "webrisk", now: func() time.Time { return now }}
 	var waits []time.Duration

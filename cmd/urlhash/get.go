@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/hex"
+	"errors"
+
+	"github.com/urlhash/urlhash/store"
+)
+
+func getCommand() *command {
+	return &command{
+		name:      "get",
+		usageLine: "get --db DIR [flags] [URL|HASH...]",
+		short:     "print what an index stores for URLs (or hashes)",
+		long: `Prints one line per input, tab-separated: "present", the hash and the text
+stored with it (the URL, when it was added with --store-url; empty
+otherwise), or "absent" and the hash. An entry that stores more adds
+fields, each only when set: data=HEX (--data), first_seen= and
+last_seen= (dedupe --revisit-after) and expires= (--ttl), times in RFC
+3339 UTC. An expired entry is absent. Exit status: 0 if every input is
+stored, 1 if any is not, 2 on an error.
+`,
+		example: `$ urlhash add --db idx --store-url https://example.com/
+$ urlhash get --db idx HTTPS://EXAMPLE.COM https://example.org/
+present	0f115db062b7c0dd030b16878c99dea5c354b49dc37b38eb8846179c7783e9d7	https://example.com/
+absent	8198d1bac40a1033653a78e48800cefc9e6b974ff075c66e5548b5c1e145a2b0
+`,
+		setFlags: func(fs *flagSet) runFunc {
+			o := new(getOptions)
+			o.db.addFlags(fs)
+			o.db.addIdentity(fs, indexProfiles)
+			o.in.addHashes(fs, "inputs are hashes: 64 hex digits or w0-w1-w2-w3")
+			fs.BoolVar(&o.json, "json", false, "one object per input: input, hash, present, text, data (hex), first_seen, last_seen, expires")
+			o.in.addFlags(fs)
+			return o.run
+		},
+	}
+}
+
+type getOptions struct {
+	db   dbFlags
+	in   inputFlags
+	json bool
+}
+
+func (o *getOptions) run(e *env, args []string) error {
+	ix, err := o.db.open(e, access{})
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	a := newAnswers(e, o.json)
+	a.perLine = true
+	return a.status(o.in.status(streamBatches(e, &o.in, args, storeBatch, func(batch []record) error {
+		for _, r := range resolve(ix, batch, o.in.kind()) {
+			if r.err != nil {
+				a.fail(r.r, r.err)
+				continue
+			}
+			v, err := ix.Store().Get(r.entry.Hash)
+			present := err == nil
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				a.missed++
+			case err != nil:
+				return err
+			}
+			if a.json != nil {
+				out := memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), Present: &present}
+				if present {
+					text := string(v.Text)
+					out.Text, out.Data = &text, hex.EncodeToString(v.Data)
+					out.FirstSeen, out.LastSeen, out.Expires = timeText(v.FirstSeen), timeText(v.LastSeen), timeText(v.Expires)
+				}
+				a.json.Encode(out)
+				continue
+			}
+			if present {
+				a.out.WriteString("present\t" + hexKey(&r.entry) + "\t" + string(v.Text) + valueFields(&v) + "\n")
+			} else {
+				a.out.WriteString("absent\t" + hexKey(&r.entry) + "\n")
+			}
+		}
+		return a.out.Flush()
+	})))
+}
