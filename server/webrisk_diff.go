@@ -286,13 +286,6 @@ func (s *Server) computeDiff(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-// isWebRiskEndpoint reports whether endpoint is one of the Web Risk API's,
-// which take the API key as Google's do.
-func isWebRiskEndpoint(endpoint string) bool {
-	return strings.HasPrefix(endpoint, "/v1/uris:") || strings.HasPrefix(endpoint, "/v1/hashes:") ||
-		strings.HasPrefix(endpoint, "/v1/threatLists:")
-}
-
 // webRiskKey returns the API key of a Web Risk request: the key query
 // parameter or the x-goog-api-key header.
 func webRiskKey(r *http.Request) (string, bool) {
