@@ -168,7 +168,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, streamed bool, ru
 	var body []byte
 	if !streamed {
 		var err error
-		if body, err = io.ReadAll(r.Body); err != nil {
+		if body, err = bodyBytes(r); err != nil {
 			return err
 		}
 	}

@@ -326,8 +326,26 @@ func (s *Server) readBody(rw http.ResponseWriter, r *http.Request) (release func
 		}
 		return nil, err
 	}
-	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.Body = &memBody{Reader: bytes.NewReader(b), b: b}
 	return func() { s.bodies.Release(n) }, nil
+}
+
+// memBody is a request body readBody read whole, which bodyBytes hands to
+// a handler as it is.
+type memBody struct {
+	*bytes.Reader
+	b []byte
+}
+
+func (*memBody) Close() error { return nil }
+
+// bodyBytes returns the request body: the bytes readBody read (not copied
+// again), or else all of r.Body.
+func bodyBytes(r *http.Request) ([]byte, error) {
+	if m, ok := r.Body.(*memBody); ok {
+		return m.b, nil
+	}
+	return io.ReadAll(r.Body)
 }
 
 // idleReader is a streamed body (a load) that may pause at most idle
@@ -428,7 +446,7 @@ func (s *Server) profile(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) setProfile(w http.ResponseWriter, r *http.Request) error {
-	name, err := io.ReadAll(r.Body)
+	name, err := bodyBytes(r)
 	if err != nil {
 		return err
 	}
@@ -445,7 +463,7 @@ func (s *Server) setProfile(w http.ResponseWriter, r *http.Request) error {
 }
 
 func readHashes(r *http.Request) ([]hashkey.Hash, error) {
-	b, err := io.ReadAll(r.Body)
+	b, err := bodyBytes(r)
 	if err != nil {
 		return nil, err
 	}
@@ -527,14 +545,6 @@ func writeBools(w http.ResponseWriter, answers []bool) error {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	_, err := w.Write(out)
 	return err
-}
-
-func readEntries(r *http.Request) ([]store.Entry, error) {
-	b, err := io.ReadAll(r.Body)
-	if err != nil {
-		return nil, err
-	}
-	return DecodeEntries(b)
 }
 
 func prefixArgs(r *http.Request) ([]byte, int, error) {

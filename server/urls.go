@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"runtime"
 	"sync"
@@ -159,7 +158,7 @@ func (s *Server) urlsAdd(w http.ResponseWriter, r *http.Request) error {
 // urlsHas is POST /v1/urls/has: the body's URLs looked up, answered one
 // line per input line: present, absent or invalid.
 func (s *Server) urlsHas(w http.ResponseWriter, r *http.Request) error {
-	body, err := io.ReadAll(r.Body)
+	body, err := bodyBytes(r)
 	if err != nil {
 		return err
 	}
