@@ -147,14 +147,30 @@ func (k *keys) acquire(ctx context.Context, key string) (release func(), err err
 
 // writeFunc applies a write request: body is the request body (nil for a
 // load, which reads r.Body itself), g its idempotency (nil without a key).
-// When g is set, the write keeps its answer through g (g.record or
-// g.store).
+// A write kept withWrite stores its answer through g.record when g is set;
+// the others leave g to apply.
 type writeFunc func(r *http.Request, body []byte, g *recording) (answer, error)
+
+// keeping is how a write keeps the answer to its Idempotency-Key.
+type keeping uint8
+
+const (
+	// withWrite: the write stores the record with its entries (g.record);
+	// a repeat runs it again, for what a crash may have left out.
+	withWrite keeping = iota
+	// afterWrite: apply stores the record once the write is done
+	// (g.store); a repeat is given the answer only.
+	afterWrite
+	// afterStream: afterWrite, for a body streamed into the write (a
+	// load), digested as it is read.
+	afterStream
+)
 
 // write runs a write endpoint: it refuses writes on a read-only server,
 // reads the body, honours the Idempotency-Key, waits for durability (an
 // fsync only when the write stored something) and answers.
-func (s *Server) write(w http.ResponseWriter, r *http.Request, streamed bool, run writeFunc) error {
+func (s *Server) write(w http.ResponseWriter, r *http.Request, keep keeping, run writeFunc) error {
+	streamed := keep == afterStream
 	if err := s.writable(); err != nil {
 		return err
 	}
@@ -218,7 +234,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, streamed bool, ru
 		if first != g.digest {
 			return fmt.Errorf("%w: key %q", ErrKeyReused, key)
 		}
-		if !streamed {
+		if keep == withWrite {
 			// The record may name keys a crash left out (it is written
 			// before them): write them again, then give the first answer.
 			g.replay = true
@@ -235,10 +251,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, streamed bool, ru
 	if err != nil {
 		return err
 	}
-	if g.kept == nil {
-		return writeAnswer(w, &a) // the write stored its record (g.store)
-	}
-	a = *g.kept // the bytes recorded are the bytes answered
+	a = *g.kept // the bytes recorded are the bytes answered (apply saw to a record)
 	if a.fresh {
 		return writeAnswer(w, &a) // the record is stored with the write
 	}
@@ -261,6 +274,11 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, streamed bool, ru
 func (s *Server) apply(r *http.Request, body []byte, g *recording, run writeFunc) (answer, error) {
 	done := s.commit.writing(&s.marks)
 	a, err := run(r, body, g)
+	if err == nil && g != nil && !g.replay && g.kept == nil {
+		// The write could not carry its record (afterWrite): store it
+		// now, to be made durable with the write.
+		err = g.store(a)
+	}
 	// An error may come after a part was stored: count it as fresh.
 	done(a.fresh || err != nil)
 	if err != nil {

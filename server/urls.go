@@ -140,7 +140,7 @@ func (s *Server) urlsAdd(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+	return s.write(w, r, withWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
 		lines, err := splitLines(body)
 		if err != nil {
 			return answer{}, err

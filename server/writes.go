@@ -15,7 +15,7 @@ import (
 // Idempotency-Key and answers once the write is durable.
 
 func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
-	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+	return s.write(w, r, withWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
 		es, err := DecodeEntries(body)
 		if err != nil {
 			return answer{}, err
@@ -29,7 +29,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) add(w http.ResponseWriter, r *http.Request) error {
-	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+	return s.write(w, r, withWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
 		es, err := DecodeEntries(body)
 		if err != nil {
 			return answer{}, err
@@ -108,7 +108,7 @@ func jsonAnswer(v any) answer {
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
-	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+	return s.write(w, r, afterWrite, func(r *http.Request, body []byte, _ *recording) (answer, error) {
 		es, err := DecodeEntries(body)
 		if err == nil && len(es) != 1 {
 			err = fmt.Errorf("%w: want one entry", ErrBadRequest)
@@ -116,22 +116,12 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return answer{}, err
 		}
-		if g != nil && g.replay {
-			return answer{}, nil // the record is stored after the write
-		}
-		if err := s.st.Delete(es[0]); err != nil {
-			return answer{}, err
-		}
-		a := answer{status: http.StatusNoContent, fresh: true}
-		if g != nil {
-			return a, g.store(a)
-		}
-		return a, nil
+		return answer{status: http.StatusNoContent, fresh: true}, s.st.Delete(es[0])
 	})
 }
 
 func (s *Server) load(w http.ResponseWriter, r *http.Request) error {
-	return s.write(w, r, true, func(r *http.Request, _ []byte, g *recording) (answer, error) {
+	return s.write(w, r, afterStream, func(r *http.Request, _ []byte, _ *recording) (answer, error) {
 		sc := bufio.NewScanner(r.Body)
 		sc.Buffer(nil, 4<<20)
 		var bad error
@@ -156,11 +146,7 @@ func (s *Server) load(w http.ResponseWriter, r *http.Request) error {
 		case err != nil:
 			return answer{}, err
 		}
-		a := jsonAnswer(res)
-		if g != nil {
-			return a, g.store(a)
-		}
-		return a, nil
+		return jsonAnswer(res), nil
 	})
 }
 
