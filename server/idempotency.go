@@ -272,7 +272,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, keep keeping, run
 // durable: an fsync when it stored something, else only a wait for the
 // writes in flight before it (present keys are answered without an fsync).
 func (s *Server) apply(r *http.Request, body []byte, g *recording, run writeFunc) (answer, error) {
-	done := s.commit.writing(&s.marks)
+	done := s.commit.writing()
 	a, err := run(r, body, g)
 	if err == nil && g != nil && !g.replay && g.kept == nil {
 		// The write could not carry its record (afterWrite): store it
@@ -292,9 +292,9 @@ func (s *Server) apply(r *http.Request, body []byte, g *recording, run writeFunc
 // before it is durable.
 func (s *Server) settle(fresh bool) error {
 	if fresh {
-		return s.commit.syncWrites(&s.marks)
+		return s.commit.sync()
 	}
-	return s.commit.settled(&s.marks)
+	return s.commit.settled()
 }
 
 func writeAnswer(w http.ResponseWriter, a *answer) error {

@@ -93,7 +93,6 @@ type Server struct {
 	diff    diffLists
 	keys    keys       // idempotency keys being answered
 	records recorder   // where answers to idempotency keys are kept
-	marks   writeMarks // which writes an fsync covered
 	urls    urlProfile // the profile /v1/urls/* hash with
 }
 
