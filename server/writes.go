@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/urlhash/urlhash/index"
@@ -155,7 +156,7 @@ func (s *Server) load(w http.ResponseWriter, r *http.Request) error {
 // at most memRecordsMax of them.
 type memRecords struct {
 	store.Backend
-	mu    chan struct{}
+	mu    sync.Mutex
 	m     map[string]memRecord
 	order []string
 }
@@ -171,13 +172,13 @@ func newRecords(st store.Backend) recorder {
 	if r, ok := st.(recorder); ok {
 		return r
 	}
-	return &memRecords{Backend: st, mu: make(chan struct{}, 1), m: make(map[string]memRecord)}
+	return &memRecords{Backend: st, m: make(map[string]memRecord)}
 }
 
 func (m *memRecords) keep(rec *index.Record, added []bool) {
 	b := rec.Answer(added)
-	m.mu <- struct{}{}
-	defer func() { <-m.mu }()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	now := time.Now()
 	for len(m.order) > 0 && (len(m.order) >= memRecordsMax || now.After(m.m[m.order[0]].expires)) {
 		delete(m.m, m.order[0])
@@ -219,8 +220,8 @@ func (m *memRecords) PutRecord(rec *index.Record) error {
 }
 
 func (m *memRecords) Recorded(key string) ([]byte, bool, error) {
-	m.mu <- struct{}{}
-	defer func() { <-m.mu }()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	r, ok := m.m[key]
 	if !ok || time.Now().After(r.expires) {
 		return nil, false, nil
