@@ -485,7 +485,8 @@ func (s *Server) has(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeBools(w, found)
+	a := boolsAnswer(found)
+	return writeAnswer(w, &a)
 }
 
 func oneHash(r *http.Request) (hashkey.Hash, error) {
@@ -530,19 +531,6 @@ func (s *Server) match(w http.ResponseWriter, r *http.Request) error {
 		e.Len = hashkey.Size
 	}
 	_, err = w.Write(AppendEntry(nil, &e))
-	return err
-}
-
-// writeBools answers one byte per answer: 1 yes, 0 no.
-func writeBools(w http.ResponseWriter, answers []bool) error {
-	out := make([]byte, len(answers))
-	for i, a := range answers {
-		if a {
-			out[i] = 1
-		}
-	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	_, err := w.Write(out)
 	return err
 }
 

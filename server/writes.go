@@ -92,7 +92,7 @@ func (s *Server) addEntries(es []store.Entry, g *recording, make func([]bool) an
 	return make(added), nil
 }
 
-// boolsAnswer answers one byte per entry: 1 new, 0 not.
+// boolsAnswer answers one byte per answer: 1 yes (new, found), 0 no.
 func boolsAnswer(added []bool) answer {
 	a := answer{status: http.StatusOK, ctype: "application/octet-stream", body: make([]byte, len(added))}
 	for i, n := range added {
