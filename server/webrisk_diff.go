@@ -188,21 +188,7 @@ func (s *Server) diffList(t string) (*threatlist.ListState, error) {
 	} else if string(d.own.Version) != string(version) {
 		// The index changed: the list held so far becomes a previous
 		// version, to which clients holding it get a DIFF.
-		removals, additions := d.own.List.Diff(l)
-		var removed threatlist.Builder
-		i := int32(0)
-		for e := range d.own.List.All() {
-			if len(removals) > 0 && removals[0] == i {
-				removed.Add(e)
-				removals = removals[1:]
-			}
-			i++
-		}
-		h := append([]threatlist.Version{{Token: d.own.Version, Change: threatlist.Change{Removed: removed.List(), Added: additions}}}, d.own.History...)
-		if len(h) > threatlist.KeepVersions {
-			h = h[:threatlist.KeepVersions]
-		}
-		d.own = &threatlist.ListState{Name: d.own.Name, Version: version, List: l, History: h}
+		d.own = d.own.Next(version, l)
 	}
 	d.ownAt = time.Now()
 	return d.own, nil
