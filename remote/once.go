@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"net/url"
 	"time"
 
 	"github.com/urlhash/urlhash/store"
@@ -21,7 +20,7 @@ func (db *DB) AddBatchOnce(es []store.Entry, key string) ([]bool, error) {
 // VisitBatchOnce is VisitBatch sent with the Idempotency-Key key, as
 // AddBatchOnce.
 func (db *DB) VisitBatchOnce(es []store.Entry, revisitAfter time.Duration, key string) ([]bool, error) {
-	return db.answered("/v1/visit?after="+url.QueryEscape(revisitAfter.String()), es, key)
+	return db.answered(visitPath(revisitAfter), es, key)
 }
 
 // answered posts es to path (with key, when not empty) and reads one
