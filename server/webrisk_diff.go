@@ -29,7 +29,8 @@ const webRiskRecommendedNext = 30 * time.Minute
 const ownListTTL = 10 * time.Second
 
 // webRiskParams maps the snake_case names Google's APIs accept (and the Go
-// client sends) to the camelCase ones.
+// client sends), and alt, to the names the server reads; other names are
+// read as they are.
 var webRiskParams = map[string]string{
 	"threat_type":                        "threatType",
 	"threat_types":                       "threatTypes",
@@ -38,18 +39,7 @@ var webRiskParams = map[string]string{
 	"constraints.supported_compressions": "constraints.supportedCompressions",
 	"constraints.max_diff_entries":       "constraints.maxDiffEntries",
 	"constraints.max_database_entries":   "constraints.maxDatabaseEntries",
-	"constraints.maxDiffEntries":         "constraints.maxDiffEntries",
-	"constraints.maxDatabaseEntries":     "constraints.maxDatabaseEntries",
-	"constraints.supportedCompressions":  "constraints.supportedCompressions",
-	"threatType":                         "threatType",
-	"threatTypes":                        "threatTypes",
-	"versionToken":                       "versionToken",
-	"hashPrefix":                         "hashPrefix",
-	"uri":                                "uri",
-	"key":                                "key",
-	"$alt":                               "$alt",
 	"alt":                                "$alt",
-	"$.xgafv":                            "$.xgafv",
 }
 
 // webRiskQuery returns the request's query parameters under their
