@@ -92,11 +92,12 @@ type recording struct {
 	kept   *answer // the answer the record holds, once made
 }
 
-// record returns the index.Record that keeps the answer make returns; the
-// write that takes it calls make under its locks, with what it found new.
-func (g *recording) record(make func(added []bool) answer) *index.Record {
+// record returns the index.Record that keeps the answer answerOf returns;
+// the write that takes it calls answerOf under its locks, with what it
+// found new.
+func (g *recording) record(answerOf func(added []bool) answer) *index.Record {
 	return &index.Record{Key: g.key, TTL: g.ttl, Answer: func(added []bool) []byte {
-		a := make(added)
+		a := answerOf(added)
 		g.kept = &a
 		return a.appendRecord(nil, &g.digest)
 	}}

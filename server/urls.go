@@ -150,8 +150,8 @@ func (s *Server) urlsAdd(w http.ResponseWriter, r *http.Request) error {
 			return answer{}, err
 		}
 		h := hashLines(p, lines)
-		make := func(added []bool) answer { return h.answer(added, wire.New, wire.Present) }
-		return s.addEntries(h.entries, g, make, after, after > 0)
+		answerOf := func(added []bool) answer { return h.answer(added, wire.New, wire.Present) }
+		return s.addEntries(h.entries, g, answerOf, after, after > 0)
 	})
 }
 

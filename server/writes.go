@@ -54,8 +54,8 @@ func durationArg(r *http.Request, name string) (time.Duration, error) {
 }
 
 // addEntries adds es (visits them when visit is set), keeping the answer
-// make gives with the write when g is set.
-func (s *Server) addEntries(es []store.Entry, g *recording, make func([]bool) answer, after time.Duration, visit bool) (answer, error) {
+// answerOf gives with the write when g is set.
+func (s *Server) addEntries(es []store.Entry, g *recording, answerOf func([]bool) answer, after time.Duration, visit bool) (answer, error) {
 	var added []bool
 	var err error
 	switch {
@@ -78,7 +78,7 @@ func (s *Server) addEntries(es []store.Entry, g *recording, make func([]bool) an
 	default:
 		// An add that stores nothing (every key present) leaves its
 		// record to Server.write, which stores it after answering.
-		rec := g.record(make)
+		rec := g.record(answerOf)
 		rec.Lazy = true
 		if visit {
 			added, err = s.records.VisitBatchRecorded(es, after, rec)
@@ -89,7 +89,7 @@ func (s *Server) addEntries(es []store.Entry, g *recording, make func([]bool) an
 	if err != nil {
 		return answer{}, err
 	}
-	return make(added), nil
+	return answerOf(added), nil
 }
 
 // boolsAnswer answers one byte per answer: 1 yes (new, found), 0 no.
