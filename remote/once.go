@@ -30,7 +30,9 @@ func (db *DB) answered(path string, es []store.Entry, key string) ([]bool, error
 		return nil, store.ErrReadOnly
 	}
 	if key != "" {
-		if _, err := wire.ParseKey(key); err != nil {
+		// Check the header value sent, as the server will read it (the
+		// key itself is no header value: a key `"` is taken, quoted).
+		if _, err := wire.ParseKey(wire.FormatKey(key)); err != nil {
 			return nil, err
 		}
 	}
