@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"net/url"
 	"time"
 
 	"github.com/urlhash/urlhash/store"
@@ -21,7 +20,7 @@ func (db *DB) AddBatchOnce(es []store.Entry, key string) ([]bool, error) {
 // VisitBatchOnce is VisitBatch sent with the Idempotency-Key key, as
 // AddBatchOnce.
 func (db *DB) VisitBatchOnce(es []store.Entry, revisitAfter time.Duration, key string) ([]bool, error) {
-	return db.answered("/v1/visit?after="+url.QueryEscape(revisitAfter.String()), es, key)
+	return db.answered(visitPath(revisitAfter), es, key)
 }
 
 // answered posts es to path (with key, when not empty) and reads one
@@ -31,7 +30,9 @@ func (db *DB) answered(path string, es []store.Entry, key string) ([]bool, error
 		return nil, store.ErrReadOnly
 	}
 	if key != "" {
-		if _, err := wire.ParseKey(key); err != nil {
+		// Check the header value sent, as the server will read it (the
+		// key itself is no header value: a key `"` is taken, quoted).
+		if _, err := wire.ParseKey(wire.FormatKey(key)); err != nil {
 			return nil, err
 		}
 	}

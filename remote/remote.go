@@ -289,18 +289,7 @@ func (db *DB) PutBatch(es []store.Entry) error {
 
 // AddBatch implements store.Backend; durable on return.
 func (db *DB) AddBatch(es []store.Entry) ([]bool, error) {
-	if db.o.ReadOnly {
-		return nil, store.ErrReadOnly
-	}
-	b, err := entryBody(es)
-	if err != nil {
-		return nil, err
-	}
-	var out []byte
-	if err := db.call(nil, "POST", "/v1/add", b, &out); err != nil {
-		return nil, err
-	}
-	return bools(out, len(es))
+	return db.answered("/v1/add", es, "")
 }
 
 // Delete implements store.Backend; durable on return.

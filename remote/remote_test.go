@@ -84,4 +84,8 @@ func TestOnceKeyReused(t *testing.T) {
 	if _, err := db.AddBatchOnce(b, "bad\nkey"); err == nil {
 		t.Error("a key with a line break was sent")
 	}
+	// A key is checked as it is sent (quoted), not as a header value.
+	if _, err := db.AddBatchOnce(b, `"half-quoted`); err != nil {
+		t.Errorf("a key starting with a quote: %v", err)
+	}
 }

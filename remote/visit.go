@@ -11,19 +11,12 @@ import (
 // VisitBatch implements store.Backend: the server's clock decides which
 // entries are due; durable on return.
 func (db *DB) VisitBatch(es []store.Entry, revisitAfter time.Duration) ([]bool, error) {
-	if db.o.ReadOnly {
-		return nil, store.ErrReadOnly
-	}
-	b, err := entryBody(es)
-	if err != nil {
-		return nil, err
-	}
-	var out []byte
-	path := "/v1/visit?after=" + url.QueryEscape(revisitAfter.String())
-	if err := db.call(nil, "POST", path, b, &out); err != nil {
-		return nil, err
-	}
-	return bools(out, len(es))
+	return db.answered(visitPath(revisitAfter), es, "")
+}
+
+// visitPath is the path of a VisitBatch.
+func visitPath(revisitAfter time.Duration) string {
+	return "/v1/visit?after=" + url.QueryEscape(revisitAfter.String())
 }
 
 // DeletePrefix implements store.Backend; durable on return.

@@ -23,6 +23,7 @@ type committer struct {
 	err   error  // the error of the last Sync finished
 	busy  bool
 	syncs atomic.Int64 // Syncs run, for /metrics
+	marks writeMarks   // which writes a Sync covered (durable.go)
 }
 
 func newCommitter(st store.Backend, log *slog.Logger) *committer {
@@ -31,8 +32,8 @@ func newCommitter(st store.Backend, log *slog.Logger) *committer {
 	return c
 }
 
-// sync returns when a Sync that started after the call has finished.
-func (c *committer) sync() error {
+// groupSync returns when a Sync that started after the call has finished.
+func (c *committer) groupSync() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	target := c.begun + 1 // a Sync running now may have started before our write

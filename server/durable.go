@@ -8,12 +8,13 @@ import "sync/atomic"
 type writeMarks struct {
 	inflight atomic.Int64 // writes running
 	fresh    atomic.Int64 // writes finished that stored something
-	durable  atomic.Int64 // of those, how many an fsync covered, at least
+	durable  atomic.Int64 // of those, how many a Sync covered, at least
 }
 
 // writing marks a write running; call the result with whether it stored
 // something once it has finished.
-func (c *committer) writing(m *writeMarks) func(fresh bool) {
+func (c *committer) writing() func(fresh bool) {
+	m := &c.marks
 	m.inflight.Add(1)
 	return func(fresh bool) {
 		if fresh {
@@ -23,10 +24,12 @@ func (c *committer) writing(m *writeMarks) func(fresh bool) {
 	}
 }
 
-// syncWrites is sync, noting which finished writes it made durable.
-func (c *committer) syncWrites(m *writeMarks) error {
+// sync returns when a Sync that started after the call has finished,
+// noting the finished writes it made durable.
+func (c *committer) sync() error {
+	m := &c.marks
 	n := m.fresh.Load()
-	if err := c.sync(); err != nil {
+	if err := c.groupSync(); err != nil {
 		return err
 	}
 	for {
@@ -40,9 +43,10 @@ func (c *committer) syncWrites(m *writeMarks) error {
 // settled returns once every write that stored something before the call
 // is durable: at once when none is running and every finished one is
 // synced, else after an fsync.
-func (c *committer) settled(m *writeMarks) error {
+func (c *committer) settled() error {
+	m := &c.marks
 	if m.inflight.Load() == 0 && m.fresh.Load() == m.durable.Load() {
 		return nil
 	}
-	return c.syncWrites(m)
+	return c.sync()
 }

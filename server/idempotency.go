@@ -92,11 +92,12 @@ type recording struct {
 	kept   *answer // the answer the record holds, once made
 }
 
-// record returns the index.Record that keeps the answer make returns; the
-// write that takes it calls make under its locks, with what it found new.
-func (g *recording) record(make func(added []bool) answer) *index.Record {
+// record returns the index.Record that keeps the answer answerOf returns;
+// the write that takes it calls answerOf under its locks, with what it
+// found new.
+func (g *recording) record(answerOf func(added []bool) answer) *index.Record {
 	return &index.Record{Key: g.key, TTL: g.ttl, Answer: func(added []bool) []byte {
-		a := make(added)
+		a := answerOf(added)
 		g.kept = &a
 		return a.appendRecord(nil, &g.digest)
 	}}
@@ -147,14 +148,30 @@ func (k *keys) acquire(ctx context.Context, key string) (release func(), err err
 
 // writeFunc applies a write request: body is the request body (nil for a
 // load, which reads r.Body itself), g its idempotency (nil without a key).
-// When g is set, the write keeps its answer through g (g.record or
-// g.store).
+// A write kept withWrite stores its answer through g.record when g is set;
+// the others leave g to apply.
 type writeFunc func(r *http.Request, body []byte, g *recording) (answer, error)
+
+// keeping is how a write keeps the answer to its Idempotency-Key.
+type keeping uint8
+
+const (
+	// withWrite: the write stores the record with its entries (g.record);
+	// a repeat runs it again, for what a crash may have left out.
+	withWrite keeping = iota
+	// afterWrite: apply stores the record once the write is done
+	// (g.store); a repeat is given the answer only.
+	afterWrite
+	// afterStream: afterWrite, for a body streamed into the write (a
+	// load), digested as it is read.
+	afterStream
+)
 
 // write runs a write endpoint: it refuses writes on a read-only server,
 // reads the body, honours the Idempotency-Key, waits for durability (an
 // fsync only when the write stored something) and answers.
-func (s *Server) write(w http.ResponseWriter, r *http.Request, streamed bool, run writeFunc) error {
+func (s *Server) write(w http.ResponseWriter, r *http.Request, keep keeping, run writeFunc) error {
+	streamed := keep == afterStream
 	if err := s.writable(); err != nil {
 		return err
 	}
@@ -168,7 +185,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, streamed bool, ru
 	var body []byte
 	if !streamed {
 		var err error
-		if body, err = io.ReadAll(r.Body); err != nil {
+		if body, err = bodyBytes(r); err != nil {
 			return err
 		}
 	}
@@ -218,7 +235,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, streamed bool, ru
 		if first != g.digest {
 			return fmt.Errorf("%w: key %q", ErrKeyReused, key)
 		}
-		if !streamed {
+		if keep == withWrite {
 			// The record may name keys a crash left out (it is written
 			// before them): write them again, then give the first answer.
 			g.replay = true
@@ -235,10 +252,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, streamed bool, ru
 	if err != nil {
 		return err
 	}
-	if g.kept == nil {
-		return writeAnswer(w, &a) // the write stored its record (g.store)
-	}
-	a = *g.kept // the bytes recorded are the bytes answered
+	a = *g.kept // the bytes recorded are the bytes answered (apply saw to a record)
 	if a.fresh {
 		return writeAnswer(w, &a) // the record is stored with the write
 	}
@@ -259,8 +273,13 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, streamed bool, ru
 // durable: an fsync when it stored something, else only a wait for the
 // writes in flight before it (present keys are answered without an fsync).
 func (s *Server) apply(r *http.Request, body []byte, g *recording, run writeFunc) (answer, error) {
-	done := s.commit.writing(&s.marks)
+	done := s.commit.writing()
 	a, err := run(r, body, g)
+	if err == nil && g != nil && !g.replay && g.kept == nil {
+		// The write could not carry its record (afterWrite): store it
+		// now, to be made durable with the write.
+		err = g.store(a)
+	}
 	// An error may come after a part was stored: count it as fresh.
 	done(a.fresh || err != nil)
 	if err != nil {
@@ -274,9 +293,9 @@ func (s *Server) apply(r *http.Request, body []byte, g *recording, run writeFunc
 // before it is durable.
 func (s *Server) settle(fresh bool) error {
 	if fresh {
-		return s.commit.syncWrites(&s.marks)
+		return s.commit.sync()
 	}
-	return s.commit.settled(&s.marks)
+	return s.commit.settled()
 }
 
 func writeAnswer(w http.ResponseWriter, a *answer) error {

@@ -93,7 +93,6 @@ type Server struct {
 	diff    diffLists
 	keys    keys       // idempotency keys being answered
 	records recorder   // where answers to idempotency keys are kept
-	marks   writeMarks // which writes an fsync covered
 	urls    urlProfile // the profile /v1/urls/* hash with
 }
 
@@ -127,33 +126,33 @@ func New(st store.Backend, opts *Options) *Server {
 	s.records = newRecords(st)
 	s.metrics = newMetrics(st, s.commit)
 	metrics := s.metrics.handler()
-	s.handle("GET /metrics", func(w http.ResponseWriter, r *http.Request) error {
+	s.handle("GET /metrics", unmetered, func(w http.ResponseWriter, r *http.Request) error {
 		metrics.ServeHTTP(w, r)
 		return nil
 	})
-	s.handle("GET /v1/health", s.health)
-	s.handle("GET /v1/stats", s.stats)
-	s.handle("GET /v1/profile", s.profile)
-	s.handle("POST /v1/profile", s.setProfile)
-	s.handle("POST /v1/has", s.has)
-	s.handle("POST /v1/get", s.get)
-	s.handle("POST /v1/match", s.match)
-	s.handle("POST /v1/put", s.put)
-	s.handle("POST /v1/add", s.add)
-	s.handle("POST /v1/delete", s.delete)
-	s.handle("POST /v1/visit", s.visit)
-	s.handle("POST /v1/delete-prefix", s.deletePrefix)
-	s.handle("POST /v1/load", s.load)
-	s.handle("POST /v1/urls/add", s.urlsAdd)
-	s.handle("POST /v1/urls/has", s.urlsHas)
-	s.handle("GET /v1/scan", s.scan)
-	s.handle("GET /v1/count", s.count)
-	s.handle("POST /v1/verify", s.verify)
-	s.handle("POST /v1/sync", s.sync)
-	s.handle("GET /v1/backup", s.backup)
-	s.handle("GET /v1/uris:search", webRisk(s.searchURIs))
-	s.handle("GET /v1/hashes:search", webRisk(s.searchHashes))
-	s.handle("GET /v1/threatLists:computeDiff", webRisk(s.computeDiff))
+	s.handle("GET /v1/health", unmetered, s.health)
+	s.handle("GET /v1/stats", buffered, s.stats)
+	s.handle("GET /v1/profile", buffered, s.profile)
+	s.handle("POST /v1/profile", buffered, s.setProfile)
+	s.handle("POST /v1/has", buffered, s.has)
+	s.handle("POST /v1/get", buffered, s.get)
+	s.handle("POST /v1/match", buffered, s.match)
+	s.handle("POST /v1/put", buffered, s.put)
+	s.handle("POST /v1/add", buffered, s.add)
+	s.handle("POST /v1/delete", buffered, s.delete)
+	s.handle("POST /v1/visit", buffered, s.visit)
+	s.handle("POST /v1/delete-prefix", buffered, s.deletePrefix)
+	s.handle("POST /v1/load", streamed, s.load)
+	s.handle("POST /v1/urls/add", buffered, s.urlsAdd)
+	s.handle("POST /v1/urls/has", buffered, s.urlsHas)
+	s.handle("GET /v1/scan", buffered, s.scan)
+	s.handle("GET /v1/count", buffered, s.count)
+	s.handle("POST /v1/verify", buffered, s.verify)
+	s.handle("POST /v1/sync", buffered, s.sync)
+	s.handle("GET /v1/backup", buffered, s.backup)
+	s.handle("GET /v1/uris:search", webRiskAPI, s.searchURIs)
+	s.handle("GET /v1/hashes:search", webRiskAPI, s.searchHashes)
+	s.handle("GET /v1/threatLists:computeDiff", webRiskAPI, s.computeDiff)
 	return s
 }
 
@@ -162,8 +161,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 
 type handler func(w http.ResponseWriter, r *http.Request) error
 
-func (s *Server) handle(pattern string, h handler) {
+// route is how handle admits a request to its endpoint's handler.
+type route uint8
+
+const (
+	// buffered: the body is read whole first (readBody), under a deadline
+	// and within the bytes buffered at once; only then a slot.
+	buffered route = iota
+	// unmetered: always answered (/v1/health, /metrics): no slot.
+	unmetered
+	// streamed: the body streams while it is served (/v1/load), pausing
+	// at most BodyTimeout; a load slot, then a slot.
+	streamed
+	// webRiskAPI: buffered, and Google's Web Risk API: the API key as its
+	// clients send it, errors as it writes them (webRisk).
+	webRiskAPI
+)
+
+func (s *Server) handle(pattern string, rt route, h handler) {
 	endpoint := pattern[strings.IndexByte(pattern, ' ')+1:]
+	if rt == webRiskAPI {
+		h = webRisk(h)
+	}
 	s.mux.HandleFunc(pattern, func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		w := &statusWriter{ResponseWriter: rw, status: http.StatusOK}
@@ -177,7 +196,7 @@ func (s *Server) handle(pattern string, h handler) {
 		}()
 		if s.o.Token != "" {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok && isWebRiskEndpoint(endpoint) {
+			if !ok && rt == webRiskAPI {
 				// Web Risk clients send their API key as ?key= (the Go
 				// client) or in the x-goog-api-key header (the Node
 				// client in REST mode).
@@ -185,7 +204,7 @@ func (s *Server) handle(pattern string, h handler) {
 			}
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.o.Token)) != 1 {
 				kind = "unauthorized"
-				if isWebRiskEndpoint(endpoint) {
+				if rt == webRiskAPI {
 					(&webRiskError{code: http.StatusUnauthorized, status: "UNAUTHENTICATED", msg: "missing or wrong API key"}).write(w)
 					return
 				}
@@ -193,70 +212,67 @@ func (s *Server) handle(pattern string, h handler) {
 				return
 			}
 		}
-		// The body first, under a deadline and within the bytes buffered
-		// at once; only then a slot.
-		var failed error
-		switch endpoint {
-		case "/v1/health", "/metrics":
-			// Always answered: they take no slot.
-		case "/v1/load":
-			r.Body = &idleReader{r: r.Body, rc: http.NewResponseController(rw), idle: s.o.BodyTimeout}
-			if failed = s.take(r, s.loads); failed == nil {
-				defer func() { <-s.loads }()
-				if failed = s.take(r, s.slots); failed == nil {
-					defer func() { <-s.slots }()
-				}
-			}
-		default:
-			var release func()
-			if release, failed = s.readBody(rw, r); failed == nil {
-				defer release()
-				if failed = s.take(r, s.slots); failed == nil {
-					defer func() { <-s.slots }()
-				}
-			}
+		release, err := s.admit(rw, r, rt)
+		if err == nil {
+			defer release()
+			err = h(w, r)
 		}
-		if failed != nil {
-			var status int
-			kind, status = Kind(failed)
-			var mbe *http.MaxBytesError
-			switch {
-			case errors.Is(failed, errGone):
-				// Gone while waiting: nothing was written, and the logs
-				// and metrics say so (nginx's "client closed").
-				w.status, kind, failure = 499, "canceled", r.Context().Err()
-				return
-			case errors.As(failed, &mbe):
-				// The body is not read: the connection cannot go on.
-				kind, status = "too_large", http.StatusRequestEntityTooLarge
-				w.Header().Set("Connection", "close")
-			case errors.Is(failed, errSlowBody):
-				kind, status = "timeout", http.StatusRequestTimeout
-				w.Header().Set("Connection", "close")
-			}
-			failure = failed
-			writeError(w, status, kind, failed.Error())
+		if err == nil {
 			return
 		}
-		if err := h(w, r); err != nil {
-			var status int
-			kind, status = Kind(err)
-			var mbe *http.MaxBytesError
-			switch {
-			case errors.As(err, &mbe):
-				kind, status = "too_large", http.StatusRequestEntityTooLarge
-			case errors.Is(err, errSlowBody):
-				kind, status = "timeout", http.StatusRequestTimeout
-				w.Header().Set("Connection", "close")
-			}
-			failure = err
-			if wre := (*webRiskError)(nil); errors.As(err, &wre) {
-				wre.write(w)
-				return
-			}
-			writeError(w, status, kind, err.Error())
+		var status int
+		kind, status = Kind(err)
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.Is(err, errGone):
+			// Gone while waiting: nothing was written, and the logs and
+			// metrics say so (nginx's "client closed").
+			w.status, kind, failure = 499, "canceled", r.Context().Err()
+			return
+		case errors.As(err, &mbe):
+			// The body is not read: the connection cannot go on.
+			kind, status = "too_large", http.StatusRequestEntityTooLarge
+			w.Header().Set("Connection", "close")
+		case errors.Is(err, errSlowBody):
+			kind, status = "timeout", http.StatusRequestTimeout
+			w.Header().Set("Connection", "close")
 		}
+		failure = err
+		if wre := (*webRiskError)(nil); errors.As(err, &wre) {
+			wre.write(w)
+			return
+		}
+		writeError(w, status, kind, err.Error())
 	})
+}
+
+// admit readies a request for its handler as its route says: its body
+// read (buffered) or bounded in its pauses (streamed), then its slots
+// taken. release gives back what it took.
+func (s *Server) admit(rw http.ResponseWriter, r *http.Request, rt route) (release func(), err error) {
+	switch rt {
+	case unmetered:
+		return func() {}, nil
+	case streamed:
+		r.Body = &idleReader{r: r.Body, rc: http.NewResponseController(rw), idle: s.o.BodyTimeout}
+		if err := s.take(r, s.loads); err != nil {
+			return nil, err
+		}
+		if err := s.take(r, s.slots); err != nil {
+			<-s.loads
+			return nil, err
+		}
+		return func() { <-s.slots; <-s.loads }, nil
+	}
+	done, err := s.readBody(rw, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.take(r, s.slots); err != nil {
+		done()
+		return nil, err
+	}
+	return func() { <-s.slots; done() }, nil
 }
 
 // errGone is the client going away while its request waits for a slot
@@ -309,8 +325,26 @@ func (s *Server) readBody(rw http.ResponseWriter, r *http.Request) (release func
 		}
 		return nil, err
 	}
-	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.Body = &memBody{Reader: bytes.NewReader(b), b: b}
 	return func() { s.bodies.Release(n) }, nil
+}
+
+// memBody is a request body readBody read whole, which bodyBytes hands to
+// a handler as it is.
+type memBody struct {
+	*bytes.Reader
+	b []byte
+}
+
+func (*memBody) Close() error { return nil }
+
+// bodyBytes returns the request body: the bytes readBody read (not copied
+// again), or else all of r.Body.
+func bodyBytes(r *http.Request) ([]byte, error) {
+	if m, ok := r.Body.(*memBody); ok {
+		return m.b, nil
+	}
+	return io.ReadAll(r.Body)
 }
 
 // idleReader is a streamed body (a load) that may pause at most idle
@@ -411,7 +445,7 @@ func (s *Server) profile(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) setProfile(w http.ResponseWriter, r *http.Request) error {
-	name, err := io.ReadAll(r.Body)
+	name, err := bodyBytes(r)
 	if err != nil {
 		return err
 	}
@@ -428,7 +462,7 @@ func (s *Server) setProfile(w http.ResponseWriter, r *http.Request) error {
 }
 
 func readHashes(r *http.Request) ([]hashkey.Hash, error) {
-	b, err := io.ReadAll(r.Body)
+	b, err := bodyBytes(r)
 	if err != nil {
 		return nil, err
 	}
@@ -451,7 +485,8 @@ func (s *Server) has(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeBools(w, found)
+	a := boolsAnswer(found)
+	return writeAnswer(w, &a)
 }
 
 func oneHash(r *http.Request) (hashkey.Hash, error) {
@@ -497,27 +532,6 @@ func (s *Server) match(w http.ResponseWriter, r *http.Request) error {
 	}
 	_, err = w.Write(AppendEntry(nil, &e))
 	return err
-}
-
-// writeBools answers one byte per answer: 1 yes, 0 no.
-func writeBools(w http.ResponseWriter, answers []bool) error {
-	out := make([]byte, len(answers))
-	for i, a := range answers {
-		if a {
-			out[i] = 1
-		}
-	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	_, err := w.Write(out)
-	return err
-}
-
-func readEntries(r *http.Request) ([]store.Entry, error) {
-	b, err := io.ReadAll(r.Body)
-	if err != nil {
-		return nil, err
-	}
-	return DecodeEntries(b)
 }
 
 func prefixArgs(r *http.Request) ([]byte, int, error) {

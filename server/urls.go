@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"runtime"
 	"sync"
@@ -141,7 +140,7 @@ func (s *Server) urlsAdd(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+	return s.write(w, r, withWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
 		lines, err := splitLines(body)
 		if err != nil {
 			return answer{}, err
@@ -151,15 +150,15 @@ func (s *Server) urlsAdd(w http.ResponseWriter, r *http.Request) error {
 			return answer{}, err
 		}
 		h := hashLines(p, lines)
-		make := func(added []bool) answer { return h.answer(added, wire.New, wire.Present) }
-		return s.addEntries(h.entries, g, make, after, after > 0)
+		answerOf := func(added []bool) answer { return h.answer(added, wire.New, wire.Present) }
+		return s.addEntries(h.entries, g, answerOf, after, after > 0)
 	})
 }
 
 // urlsHas is POST /v1/urls/has: the body's URLs looked up, answered one
 // line per input line: present, absent or invalid.
 func (s *Server) urlsHas(w http.ResponseWriter, r *http.Request) error {
-	body, err := io.ReadAll(r.Body)
+	body, err := bodyBytes(r)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,13 @@ func post(t testing.TB, ts *httptest.Server, path, key string, body []byte) (int
 	if key != "" {
 		req.Header.Set(wire.HeaderIdempotencyKey, wire.FormatKey(key))
 	}
-	resp, err := ts.Client().Do(req)
+	return send(t, ts.Client(), req)
+}
+
+// send sends req with c and returns the status and the answer.
+func send(t testing.TB, c *http.Client, req *http.Request) (int, string) {
+	t.Helper()
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,16 +81,7 @@ func postExpecting(t testing.TB, ts *httptest.Server, path string, body []byte) 
 	tr := ts.Client().Transport.(*http.Transport).Clone()
 	tr.ExpectContinueTimeout = time.Minute
 	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
+	return send(t, &http.Client{Transport: tr}, req)
 }
 
 func TestURLs(t *testing.T) {

@@ -14,7 +14,7 @@ func (s *Server) visit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+	return s.write(w, r, withWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
 		es, err := DecodeEntries(body)
 		if err != nil {
 			return answer{}, err
@@ -36,18 +36,8 @@ func (s *Server) deletePrefix(w http.ResponseWriter, r *http.Request) error {
 	if bits == 0 && r.URL.Query().Get("all") != "true" {
 		return fmt.Errorf("%w: an empty prefix deletes every entry; say so with prefix=&all=true", ErrBadRequest)
 	}
-	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
-		if g != nil && g.replay {
-			return answer{}, nil // the record is stored after the write
-		}
+	return s.write(w, r, afterWrite, func(*http.Request, []byte, *recording) (answer, error) {
 		full, prefixes, err := s.st.DeletePrefix(prefix, bits)
-		if err != nil {
-			return answer{}, err
-		}
-		a := jsonAnswer(map[string]int64{"full": full, "prefixes": prefixes})
-		if g != nil {
-			return a, g.store(a)
-		}
-		return a, nil
+		return jsonAnswer(map[string]int64{"full": full, "prefixes": prefixes}), err
 	})
 }

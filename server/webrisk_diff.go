@@ -29,7 +29,8 @@ const webRiskRecommendedNext = 30 * time.Minute
 const ownListTTL = 10 * time.Second
 
 // webRiskParams maps the snake_case names Google's APIs accept (and the Go
-// client sends) to the camelCase ones.
+// client sends), and alt, to the names the server reads; other names are
+// read as they are.
 var webRiskParams = map[string]string{
 	"threat_type":                        "threatType",
 	"threat_types":                       "threatTypes",
@@ -38,18 +39,7 @@ var webRiskParams = map[string]string{
 	"constraints.supported_compressions": "constraints.supportedCompressions",
 	"constraints.max_diff_entries":       "constraints.maxDiffEntries",
 	"constraints.max_database_entries":   "constraints.maxDatabaseEntries",
-	"constraints.maxDiffEntries":         "constraints.maxDiffEntries",
-	"constraints.maxDatabaseEntries":     "constraints.maxDatabaseEntries",
-	"constraints.supportedCompressions":  "constraints.supportedCompressions",
-	"threatType":                         "threatType",
-	"threatTypes":                        "threatTypes",
-	"versionToken":                       "versionToken",
-	"hashPrefix":                         "hashPrefix",
-	"uri":                                "uri",
-	"key":                                "key",
-	"$alt":                               "$alt",
 	"alt":                                "$alt",
-	"$.xgafv":                            "$.xgafv",
 }
 
 // webRiskQuery returns the request's query parameters under their
@@ -188,21 +178,7 @@ func (s *Server) diffList(t string) (*threatlist.ListState, error) {
 	} else if string(d.own.Version) != string(version) {
 		// The index changed: the list held so far becomes a previous
 		// version, to which clients holding it get a DIFF.
-		removals, additions := d.own.List.Diff(l)
-		var removed threatlist.Builder
-		i := int32(0)
-		for e := range d.own.List.All() {
-			if len(removals) > 0 && removals[0] == i {
-				removed.Add(e)
-				removals = removals[1:]
-			}
-			i++
-		}
-		h := append([]threatlist.Version{{Token: d.own.Version, Change: threatlist.Change{Removed: removed.List(), Added: additions}}}, d.own.History...)
-		if len(h) > threatlist.KeepVersions {
-			h = h[:threatlist.KeepVersions]
-		}
-		d.own = &threatlist.ListState{Name: d.own.Name, Version: version, List: l, History: h}
+		d.own = d.own.Next(version, l)
 	}
 	d.ownAt = time.Now()
 	return d.own, nil
@@ -284,13 +260,6 @@ func (s *Server) computeDiff(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/json")
 	_, err = w.Write(body)
 	return err
-}
-
-// isWebRiskEndpoint reports whether endpoint is one of the Web Risk API's,
-// which take the API key as Google's do.
-func isWebRiskEndpoint(endpoint string) bool {
-	return strings.HasPrefix(endpoint, "/v1/uris:") || strings.HasPrefix(endpoint, "/v1/hashes:") ||
-		strings.HasPrefix(endpoint, "/v1/threatLists:")
 }
 
 // webRiskKey returns the API key of a Web Risk request: the key query

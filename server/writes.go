@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/urlhash/urlhash/index"
@@ -15,7 +16,7 @@ import (
 // Idempotency-Key and answers once the write is durable.
 
 func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
-	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+	return s.write(w, r, withWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
 		es, err := DecodeEntries(body)
 		if err != nil {
 			return answer{}, err
@@ -29,7 +30,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) add(w http.ResponseWriter, r *http.Request) error {
-	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+	return s.write(w, r, withWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
 		es, err := DecodeEntries(body)
 		if err != nil {
 			return answer{}, err
@@ -53,8 +54,8 @@ func durationArg(r *http.Request, name string) (time.Duration, error) {
 }
 
 // addEntries adds es (visits them when visit is set), keeping the answer
-// make gives with the write when g is set.
-func (s *Server) addEntries(es []store.Entry, g *recording, make func([]bool) answer, after time.Duration, visit bool) (answer, error) {
+// answerOf gives with the write when g is set.
+func (s *Server) addEntries(es []store.Entry, g *recording, answerOf func([]bool) answer, after time.Duration, visit bool) (answer, error) {
 	var added []bool
 	var err error
 	switch {
@@ -77,7 +78,7 @@ func (s *Server) addEntries(es []store.Entry, g *recording, make func([]bool) an
 	default:
 		// An add that stores nothing (every key present) leaves its
 		// record to Server.write, which stores it after answering.
-		rec := g.record(make)
+		rec := g.record(answerOf)
 		rec.Lazy = true
 		if visit {
 			added, err = s.records.VisitBatchRecorded(es, after, rec)
@@ -88,10 +89,10 @@ func (s *Server) addEntries(es []store.Entry, g *recording, make func([]bool) an
 	if err != nil {
 		return answer{}, err
 	}
-	return make(added), nil
+	return answerOf(added), nil
 }
 
-// boolsAnswer answers one byte per entry: 1 new, 0 not.
+// boolsAnswer answers one byte per answer: 1 yes (new, found), 0 no.
 func boolsAnswer(added []bool) answer {
 	a := answer{status: http.StatusOK, ctype: "application/octet-stream", body: make([]byte, len(added))}
 	for i, n := range added {
@@ -108,7 +109,7 @@ func jsonAnswer(v any) answer {
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
-	return s.write(w, r, false, func(r *http.Request, body []byte, g *recording) (answer, error) {
+	return s.write(w, r, afterWrite, func(r *http.Request, body []byte, _ *recording) (answer, error) {
 		es, err := DecodeEntries(body)
 		if err == nil && len(es) != 1 {
 			err = fmt.Errorf("%w: want one entry", ErrBadRequest)
@@ -116,22 +117,12 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return answer{}, err
 		}
-		if g != nil && g.replay {
-			return answer{}, nil // the record is stored after the write
-		}
-		if err := s.st.Delete(es[0]); err != nil {
-			return answer{}, err
-		}
-		a := answer{status: http.StatusNoContent, fresh: true}
-		if g != nil {
-			return a, g.store(a)
-		}
-		return a, nil
+		return answer{status: http.StatusNoContent, fresh: true}, s.st.Delete(es[0])
 	})
 }
 
 func (s *Server) load(w http.ResponseWriter, r *http.Request) error {
-	return s.write(w, r, true, func(r *http.Request, _ []byte, g *recording) (answer, error) {
+	return s.write(w, r, afterStream, func(r *http.Request, _ []byte, _ *recording) (answer, error) {
 		sc := bufio.NewScanner(r.Body)
 		sc.Buffer(nil, 4<<20)
 		var bad error
@@ -156,11 +147,7 @@ func (s *Server) load(w http.ResponseWriter, r *http.Request) error {
 		case err != nil:
 			return answer{}, err
 		}
-		a := jsonAnswer(res)
-		if g != nil {
-			return a, g.store(a)
-		}
-		return a, nil
+		return jsonAnswer(res), nil
 	})
 }
 
@@ -169,7 +156,7 @@ func (s *Server) load(w http.ResponseWriter, r *http.Request) error {
 // at most memRecordsMax of them.
 type memRecords struct {
 	store.Backend
-	mu    chan struct{}
+	mu    sync.Mutex
 	m     map[string]memRecord
 	order []string
 }
@@ -185,13 +172,13 @@ func newRecords(st store.Backend) recorder {
 	if r, ok := st.(recorder); ok {
 		return r
 	}
-	return &memRecords{Backend: st, mu: make(chan struct{}, 1), m: make(map[string]memRecord)}
+	return &memRecords{Backend: st, m: make(map[string]memRecord)}
 }
 
 func (m *memRecords) keep(rec *index.Record, added []bool) {
 	b := rec.Answer(added)
-	m.mu <- struct{}{}
-	defer func() { <-m.mu }()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	now := time.Now()
 	for len(m.order) > 0 && (len(m.order) >= memRecordsMax || now.After(m.m[m.order[0]].expires)) {
 		delete(m.m, m.order[0])
@@ -233,8 +220,8 @@ func (m *memRecords) PutRecord(rec *index.Record) error {
 }
 
 func (m *memRecords) Recorded(key string) ([]byte, bool, error) {
-	m.mu <- struct{}{}
-	defer func() { <-m.mu }()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	r, ok := m.m[key]
 	if !ok || time.Now().After(r.expires) {
 		return nil, false, nil

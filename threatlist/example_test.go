@@ -24,6 +24,18 @@ func ExampleList_Apply() {
 	// Output: aaaa cccc dddd 1 1
 }
 
+// A list's next version keeps the one before it, so that a client holding
+// that one is sent a DIFF.
+func ExampleListState_Next() {
+	v1, _ := threatlist.NewList([][]byte{[]byte("aaaa"), []byte("bbbb")})
+	v2, _ := threatlist.NewList([][]byte{[]byte("aaaa"), []byte("cccc")})
+	s := &threatlist.ListState{Name: "webrisk/MALWARE", Version: []byte("v1"), List: v1}
+	s = s.Next([]byte("v2"), v2)
+	held, kept := s.At([]byte("v1"))
+	fmt.Println(string(s.Version), kept, held.Equal(v1), s.History[0].Change.Removed.Len(), s.History[0].Change.Added.Len())
+	// Output: v2 true true 1 1
+}
+
 // A server encodes the update from the version a client holds; the client
 // decodes and applies it, and checks the checksum.
 func ExampleEncodeDiff() {

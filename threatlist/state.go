@@ -66,6 +66,25 @@ func (s *ListState) At(token []byte) (*List, bool) {
 	return nil, false
 }
 
+// Next returns the state of the list's next version: l, at version, with
+// the version s holds kept as the newest previous one (KeepVersions at
+// most), so that a server can send a DIFF to a client holding it.
+func (s *ListState) Next(version []byte, l *List) *ListState {
+	return s.next(version, l, s.List.change(l))
+}
+
+// next is Next given ch, the change from s.List to l.
+func (s *ListState) next(version []byte, l *List, ch Change) *ListState {
+	out := &ListState{Name: s.Name, Version: version, List: l}
+	if len(s.Version) > 0 {
+		out.History = append([]Version{{Token: s.Version, Change: ch}}, s.History...)
+		if len(out.History) > KeepVersions {
+			out.History = out.History[:KeepVersions]
+		}
+	}
+	return out
+}
+
 // revert undoes a change: it removes what the change added and adds back
 // what it removed.
 func (l *List) revert(ch Change) *List {

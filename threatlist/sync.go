@@ -150,20 +150,11 @@ func (s *ListState) apply(u *Update) (*ListState, Change, error) {
 	if sum := l.Checksum(); !bytes.Equal(sum[:], u.Checksum) {
 		return nil, Change{}, fmt.Errorf("%w: the updated list of %d entries has SHA-256 %x, the server sent %x", ErrChecksum, l.Len(), sum, u.Checksum)
 	}
-	out := &ListState{Name: s.Name, Version: u.Version, List: l}
 	if u.Reset {
 		// The change from the list held, not from the empty one.
 		ch = s.List.change(l)
 	}
-	if len(s.Version) > 0 {
-		// The change from the version held to the new one, for a server
-		// to send as a DIFF.
-		out.History = append([]Version{{Token: s.Version, Change: ch}}, s.History...)
-		if len(out.History) > KeepVersions {
-			out.History = out.History[:KeepVersions]
-		}
-	}
-	return out, ch, nil
+	return s.next(u.Version, l, ch), ch, nil
 }
 
 // loadAbove is the number of additions from which commit bulk-loads them
