@@ -62,7 +62,11 @@ func (db *DB) Delete(e store.Entry) error {
 	if err := e.Check(); err != nil {
 		return err
 	}
-	return db.remove(e)
+	n, err := db.remove([]store.Entry{e})
+	if err == nil && n == 0 {
+		return fmt.Errorf("%w: %x", store.ErrNotFound, e.Key())
+	}
+	return err
 }
 
 // lockFor locks the stripes the entries need, in ascending order, and
@@ -336,38 +340,49 @@ func (db *DB) admit(entries []store.Entry, idx []int, existed []bool) {
 	}
 }
 
-func (db *DB) remove(e store.Entry) (err error) {
+// remove implements Delete and DeleteBatch: it removes the stored keys of
+// entries (repeats once) and returns how many.
+func (db *DB) remove(entries []store.Entry) (n int, err error) {
 	defer db.catch(&err)
 	if err := db.beginWrite(); err != nil {
-		return err
+		return 0, err
 	}
 	defer db.mu.RUnlock()
-	entries := []store.Entry{e}
 	if err := db.roomFor(writeCost(entries)); err != nil {
-		return err
+		return 0, err
 	}
 	if err := db.prepareWrite(); err != nil {
-		return err
+		return 0, err
 	}
 	unlock := db.lockFor(entries)
 	defer unlock()
-	existed, oldExp, err := db.existSorted(entries, []int{0})
+	p, err := db.plan(entries, false)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if !existed[0] {
-		return fmt.Errorf("%w: %x", store.ErrNotFound, e.Key())
-	}
-	err = db.bdb.Update(func(txn *badger.Txn) error { return txn.Delete(dbKey(&e)) })
-	if err != nil {
-		return translate(err)
-	}
-	// The filter keeps the deleted key's bits ("maybe"); a rebuild drops
-	// them.
 	var t tally
-	t.change(e.IsPrefix(), true, oldExp[0], false, 0)
+	wb := db.bdb.NewWriteBatch()
+	defer wb.Cancel()
+	for j, i := range p.order {
+		if !p.existed[j] {
+			continue
+		}
+		if err := wb.Delete(dbKey(&entries[i])); err != nil {
+			return 0, translate(err)
+		}
+		t.change(entries[i].IsPrefix(), true, p.oldExp[j], false, 0)
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if err := wb.Flush(); err != nil {
+		return 0, translate(err)
+	}
+	// The filter keeps the deleted keys' bits ("maybe"); a rebuild drops
+	// them.
 	db.apply(&t)
-	return nil
+	return n, nil
 }
 
 // check refuses an entry the index cannot store: a bad prefix length, or
