@@ -266,11 +266,6 @@ func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err e
 	defer wb.Cancel()
 	var t tally
 	err = db.scan(prefix, bits, false, func(key []byte, e *store.Entry) error {
-		if e.IsPrefix() {
-			prefixes++
-		} else {
-			full++
-		}
 		t.change(e.IsPrefix(), true, expiresAt(&e.Value), false, 0)
 		return wb.Delete(append([]byte(nil), key...))
 	})
@@ -281,5 +276,5 @@ func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err e
 		return 0, 0, translate(err)
 	}
 	db.apply(&t)
-	return full, prefixes, nil
+	return -t.n[kindFull], -t.n[kindPrefix], nil // each removal counted -1
 }
