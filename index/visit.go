@@ -125,10 +125,7 @@ func (db *DB) visitBatch(entries []store.Entry, revisitAfter time.Duration, rec 
 func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec *Record) ([]bool, error) {
 	out := make([]bool, len(entries))
 	if len(entries) == 0 {
-		if rec != nil {
-			return out, db.writeRecordOnly(rec, out)
-		}
-		return out, nil
+		return out, db.writeRecordOnly(rec, out)
 	}
 	unlock := db.lockFor(entries)
 	defer unlock()
@@ -187,10 +184,7 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 		return nil, translate(err)
 	}
 	if len(writes) == 0 {
-		if rec != nil {
-			return out, db.writeRecordOnly(rec, out)
-		}
-		return out, nil
+		return out, db.writeRecordOnly(rec, out)
 	}
 	db.admit(entries, fresh, nil)
 	ws := make([]store.Entry, len(writes))
@@ -206,9 +200,8 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 		out[w.i] = true
 	}
 	if rec != nil {
-		// Before the entries (see Record and writeLocked).
-		if err := wb.SetEntry(rec.entry(rec.Answer(out))); err != nil {
-			return nil, translate(err)
+		if err := rec.add(wb, out, true); err != nil {
+			return nil, err
 		}
 	}
 	for k := range ws {

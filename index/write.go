@@ -138,18 +138,12 @@ func (db *DB) writeShared(entries []store.Entry, ifAbsent bool, rec *Record) (ad
 }
 
 func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]bool, error) {
-	if len(entries) == 0 && rec != nil {
+	if len(entries) == 0 {
 		var result []bool
 		if ifAbsent {
 			result = []bool{}
 		}
 		return result, db.writeRecordOnly(rec, result)
-	}
-	if len(entries) == 0 {
-		if ifAbsent {
-			return []bool{}, nil
-		}
-		return nil, nil
 	}
 	unlock := db.lockFor(entries)
 	defer unlock()
@@ -166,6 +160,9 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 	var result []bool
 	if ifAbsent {
 		result = make([]bool, len(entries))
+		for j, i := range p.order {
+			result[i] = !p.existed[j]
+		}
 	}
 	var t tally
 	var wb *badger.WriteBatch
@@ -178,21 +175,10 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 		defer txn.Discard()
 	}
 	if rec != nil {
-		for j, i := range p.order {
-			if ifAbsent && !p.existed[j] {
-				result[i] = true
-			}
-		}
-		if !rec.Lazy || db.wroteAny(p, ifAbsent) {
-			// Before the entries: a record that is readable may name
-			// keys a crash left out, and its reader writes them again
-			// (see Record); keys stored without their record would be
-			// reported present to the resend.
-			if err := wb.SetEntry(rec.entry(rec.Answer(result))); err != nil {
-				return nil, translate(err)
-			}
-		} else {
-			rec.Answer(result)
+		// A put stores every entry, an add those it found absent.
+		wrote := !ifAbsent || slices.Contains(result, true)
+		if err := rec.add(wb, result, wrote); err != nil {
+			return nil, err
 		}
 	}
 	for j, i := range p.order {
@@ -210,9 +196,6 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 		if err != nil {
 			return nil, translate(err)
 		}
-		if ifAbsent {
-			result[i] = true
-		}
 	}
 	if wb != nil {
 		err = wb.Flush()
@@ -224,20 +207,6 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 	}
 	db.apply(&t)
 	return result, nil
-}
-
-// wroteAny reports whether a write of plan p stores an entry: a put
-// always does, an add when a key was absent.
-func (db *DB) wroteAny(p plan, ifAbsent bool) bool {
-	if !ifAbsent {
-		return len(p.order) > 0
-	}
-	for _, e := range p.existed {
-		if !e {
-			return true
-		}
-	}
-	return false
 }
 
 // A plan is the unique keys of a batch of entries in key order, and which
