@@ -173,11 +173,10 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	if err := checkKeyRegistry(dir, &db.bo); err != nil {
 		return nil, err
 	}
-	logs := memtableLogs(dir) // before Badger creates its next one
 	if db.bdb, err = openBadger(db.bo); err != nil {
 		return nil, err
 	}
-	if err := db.checkSynced(logs); err != nil {
+	if err := db.checkSynced(s.mems); err != nil { // the logs before Badger created its next one
 		db.bdb.Close()
 		return nil, err
 	}

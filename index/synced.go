@@ -93,15 +93,6 @@ func (db *DB) checkSynced(logs []string) error {
 	return nil
 }
 
-// memtableLogs returns the names of the memtable logs in dir.
-func memtableLogs(dir string) []string {
-	logs, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
-	for i := range logs {
-		logs[i] = filepath.Base(logs[i])
-	}
-	return logs
-}
-
 // readSyncedKey returns the sync number Badger holds; not ok when it
 // cannot be read (a damaged table, which Verify and the reads report:
 // the check is skipped rather than the index refused for it).
