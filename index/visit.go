@@ -140,7 +140,7 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 		e    store.Entry
 	}
 	var writes []write
-	var fresh []int // keys not stored before (for the filter and counts)
+	var fresh []int // keys not stored before (for the filter; the counts come from p)
 	err = db.bdb.View(func(txn *badger.Txn) error {
 		for j, i := range p.order {
 			e := entries[i]
