@@ -291,9 +291,7 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	if err := db.readTTL(); err != nil {
 		return BackupInfo{}, translate(err)
 	}
-	if expiring, err := db.holdsExpiring(); err != nil {
-		return BackupInfo{}, err
-	} else if expiring {
+	if db.holdsExpiring() {
 		if err := db.markTTL(); err != nil {
 			return BackupInfo{}, err
 		}
@@ -417,21 +415,12 @@ type missing struct {
 	version uint64
 }
 
-// holdsExpiring reports whether an entry of the index has an expiry (a
-// key-only iteration that stops at the first).
-func (db *DB) holdsExpiring() (found bool, err error) {
-	if db.ttl.Load() {
-		return true, nil
-	}
-	err = db.bdb.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{})
-		defer it.Close()
-		for it.Seek([]byte{tagMeta + 1}); it.Valid() && !found; it.Next() {
-			found = it.Item().ExpiresAt() != 0
-		}
-		return nil
-	})
-	return found, translate(err)
+// holdsExpiring reports whether an entry of the index has an expiry, by
+// the expiry counts (which rebuildFilter's key-only pass just set).
+func (db *DB) holdsExpiring() bool {
+	db.emu.Lock()
+	defer db.emu.Unlock()
+	return db.exp.total != [2]int64{}
 }
 
 // restoredUntil returns the Until of the last backup restored, 0 if none.

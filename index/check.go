@@ -2,8 +2,10 @@ package index
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -457,3 +459,47 @@ func lastValueLog(names []string) string {
 	}
 	return last
 }
+
+// checkKeyRegistry checks Badger's key registry (KEYREGISTRY) of an index
+// that is not encrypted before Badger reads it, whose refusal names no
+// file: a 16-byte IV, the sanity text, then data keys (uint32 length,
+// uint32 CRC-32C, the bytes). A missing registry is Badger's to create.
+func checkKeyRegistry(dir string, bo *badger.Options) error {
+	if len(bo.EncryptionKey) > 0 {
+		return nil
+	}
+	name := filepath.Join(dir, badger.KeyRegistryFileName)
+	b, err := os.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	switch {
+	case err != nil:
+		return keyRegistryDamaged(dir, err.Error())
+	case len(b) < 16+len(keyRegistrySanity):
+		return keyRegistryDamaged(dir, fmt.Sprintf("%d bytes", len(b)))
+	case string(b[16:16+len(keyRegistrySanity)]) != keyRegistrySanity:
+		return keyRegistryDamaged(dir, "no sanity text")
+	}
+	for rest := b[16+len(keyRegistrySanity):]; len(rest) > 0; {
+		if len(rest) < 8 || uint64(len(rest)-8) < uint64(binary.BigEndian.Uint32(rest)) {
+			return keyRegistryDamaged(dir, "a data key cut short")
+		}
+		n := binary.BigEndian.Uint32(rest)
+		if crc32.Checksum(rest[8:8+n], castagnoli) != binary.BigEndian.Uint32(rest[4:]) {
+			return keyRegistryDamaged(dir, "a data key's checksum")
+		}
+		rest = rest[8+n:]
+	}
+	return nil
+}
+
+// keyRegistryDamaged returns the error about the damaged key registry of
+// the index in dir, why telling how.
+func keyRegistryDamaged(dir, why string) error {
+	return fmt.Errorf("%w: index %s: %s is damaged (%s); the entries are in the tables and logs: copy them into a new index with: urlhash recover --db %s --to NEW",
+		store.ErrCorrupt, dir, filepath.Join(dir, badger.KeyRegistryFileName), why, dir)
+}
+
+// keyRegistrySanity is the sanity text of Badger's key registry.
+const keyRegistrySanity = "Hello Badger"

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -434,19 +433,7 @@ func TestCountsCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd, out := startChild(t, "TestCountsCrash", "counts", dir)
-	for acked := -1; acked < 20; {
-		line, err := out.ReadString('\n')
-		if err != nil {
-			t.Fatalf("child stopped after ack %d: %v", acked, err)
-		}
-		f := strings.Fields(line)
-		if len(f) != 2 || f[0] != "ack" {
-			t.Fatalf("child: %q", line)
-		}
-		acked, _ = strconv.Atoi(f[1])
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	killAfterAck(t, cmd, out, 20)
 	c.open()
 	defer func() { c.db.Close() }()
 	if c.db.loadedSnapshot {

@@ -173,11 +173,10 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	if err := checkKeyRegistry(dir, &db.bo); err != nil {
 		return nil, err
 	}
-	logs := memtableLogs(dir) // before Badger creates its next one
 	if db.bdb, err = openBadger(db.bo); err != nil {
 		return nil, err
 	}
-	if err := db.checkSynced(logs); err != nil {
+	if err := db.checkSynced(s.mems); err != nil { // the logs before Badger created its next one
 		db.bdb.Close()
 		return nil, err
 	}
@@ -231,9 +230,7 @@ func openBadger(bo badger.Options) (*badger.DB, error) {
 		if isKeyRegistryError(err) {
 			// The key registry (no keys: the index is not encrypted) is
 			// read before anything else; Badger's message names no file.
-			name := filepath.Join(bo.Dir, badger.KeyRegistryFileName)
-			return nil, fmt.Errorf("%w: index %s: %s is damaged (%v); the entries are in the tables and logs: copy them into a new index with: urlhash recover --db %s --to NEW",
-				store.ErrCorrupt, bo.Dir, name, err, bo.Dir)
+			return nil, keyRegistryDamaged(bo.Dir, err.Error())
 		}
 		return nil, fmt.Errorf("index: open %s: %v", bo.Dir, err)
 	}

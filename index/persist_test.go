@@ -245,6 +245,28 @@ func startChild(t *testing.T, test, mode, dir string) (*exec.Cmd, *bufio.Reader)
 	return cmd, bufio.NewReader(stdout)
 }
 
+// killAfterAck reads the child's "ack N" lines until N reaches n, then
+// kills it with SIGKILL, and returns the last N it read (it may have
+// acknowledged more since).
+func killAfterAck(t *testing.T, cmd *exec.Cmd, out *bufio.Reader, n int) int {
+	t.Helper()
+	acked := -1
+	for acked < n {
+		line, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("child stopped after ack %d: %v", acked, err)
+		}
+		f := strings.Fields(line)
+		if len(f) != 2 || f[0] != "ack" {
+			t.Fatalf("child: %q", line)
+		}
+		acked, _ = strconv.Atoi(f[1])
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	return acked
+}
+
 // A child writes batches (AddBatch, Put and Load), acknowledges
 // each with "ack N" after Sync (or Load) returns, and is killed with SIGKILL
 // in the middle of further writes. The parent reopens: the index opens,
@@ -287,20 +309,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cmd, out := startChild(t, "TestCrashRecovery", "write", dir)
-	acked := -1
-	for acked < 7 {
-		line, err := out.ReadString('\n')
-		if err != nil {
-			t.Fatalf("child stopped after ack %d: %v", acked, err)
-		}
-		f := strings.Fields(line)
-		if len(f) != 2 || f[0] != "ack" {
-			t.Fatalf("child: %q", line)
-		}
-		acked, _ = strconv.Atoi(f[1])
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	acked := killAfterAck(t, cmd, out, 7)
 
 	// Badger cannot open a crashed index read-only (it must truncate its
 	// log); the refusal says so.

@@ -142,9 +142,26 @@ func (db *DB) Recorded(key string) (_ []byte, ok bool, err error) {
 	return b, true, nil
 }
 
-// writeRecordOnly stores rec for a write that stored nothing (the caller
-// holds the shared lock).
+// add adds the record, with its answer to added, to the write batch of
+// the write's entries, ahead of them: a record that is readable may name
+// keys a crash left out, and its reader writes them again (see Record);
+// keys stored without their record would be reported present to the
+// resend. A Lazy record is left out when the write stores no entry
+// (wrote false); Answer is called all the same.
+func (r *Record) add(wb *badger.WriteBatch, added []bool, wrote bool) error {
+	b := r.Answer(added)
+	if r.Lazy && !wrote {
+		return nil
+	}
+	return translate(wb.SetEntry(r.entry(b)))
+}
+
+// writeRecordOnly stores rec (when not nil) for a write that stored
+// nothing (the caller holds the shared lock).
 func (db *DB) writeRecordOnly(rec *Record, added []bool) error {
+	if rec == nil {
+		return nil
+	}
 	b := rec.Answer(added)
 	if rec.Lazy {
 		return nil

@@ -1,10 +1,10 @@
 package index
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -127,35 +127,39 @@ func allocated(n int64) int64 { return n + n/4 }
 
 // preallocate gives every memory-mapped log of dir (*.mem, *.vlog) not
 // yet done its disk blocks, up to its (sparse) size or allocated(memtable
-// or vlog bytes). Called under mu.
+// or vlog bytes), and forgets the logs Badger removed: one listing of dir,
+// a stat for each new log only. Called under mu.
 func (sp *space) preallocate(dir string, memtable, vlog int64) error {
-	if sp.allocated == nil {
-		sp.allocated = make(map[string]int64)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
 	}
-	for _, l := range []struct {
-		pattern string
-		n       int64
-	}{{"*.mem", allocated(memtable)}, {"*.vlog", allocated(vlog)}} {
-		names, err := filepath.Glob(filepath.Join(dir, l.pattern))
-		if err != nil {
+	done := make(map[string]int64, len(sp.allocated))
+	defer func() { sp.allocated = done }()
+	for _, e := range ents {
+		var n int64
+		switch name := e.Name(); {
+		case strings.HasSuffix(name, ".mem"):
+			n = allocated(memtable)
+		case strings.HasSuffix(name, ".vlog"):
+			n = allocated(vlog)
+		default:
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if m, ok := sp.allocated[path]; ok {
+			done[path] = m
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || fi.Size() == 0 {
+			continue // gone meanwhile, or empty
+		}
+		n = min(fi.Size(), n)
+		if err := allocate(path, n); err != nil {
 			return err
 		}
-		for _, name := range names {
-			fi, err := os.Stat(name)
-			if err != nil || fi.Size() == 0 || sp.allocated[name] > 0 {
-				continue // gone meanwhile, empty, or done
-			}
-			n := min(fi.Size(), l.n)
-			if err := allocate(name, n); err != nil {
-				return err
-			}
-			sp.allocated[name] = n
-		}
-	}
-	for name := range sp.allocated { // forget the logs Badger removed
-		if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
-			delete(sp.allocated, name)
-		}
+		done[path] = n
 	}
 	return nil
 }

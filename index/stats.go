@@ -233,7 +233,7 @@ func (db *DB) unmatchedTables(s dirState, m badger.Manifest) (missing, orphans [
 			missing = append(missing, id)
 		}
 	}
-	_, canList := openFiles()
+	open, canList := openFiles()
 	for id := range s.sst {
 		if _, ok := m.Tables[id]; !ok && (db.opts.ReadOnly || canList || id < maxListed) {
 			orphans = append(orphans, id)
@@ -248,6 +248,7 @@ func (db *DB) unmatchedTables(s dirState, m badger.Manifest) (missing, orphans [
 			if m, err = db.replayManifest(); err != nil {
 				return nil, nil, db.corrupt("MANIFEST does not replay (%v)", err)
 			}
+			open, _ = openFiles()
 		}
 		missing = slices.DeleteFunc(missing, func(id uint64) bool {
 			if _, ok := m.Tables[id]; !ok || s.sst[id] {
@@ -256,7 +257,6 @@ func (db *DB) unmatchedTables(s dirState, m badger.Manifest) (missing, orphans [
 			_, err := os.Stat(table.NewFilename(id, db.path))
 			return err == nil
 		})
-		open, _ := openFiles()
 		orphans = slices.DeleteFunc(orphans, func(id uint64) bool {
 			if _, ok := m.Tables[id]; ok || !s.sst[id] {
 				return true // listed or deleted meanwhile

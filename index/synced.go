@@ -93,15 +93,6 @@ func (db *DB) checkSynced(logs []string) error {
 	return nil
 }
 
-// memtableLogs returns the names of the memtable logs in dir.
-func memtableLogs(dir string) []string {
-	logs, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
-	for i := range logs {
-		logs[i] = filepath.Base(logs[i])
-	}
-	return logs
-}
-
 // readSyncedKey returns the sync number Badger holds; not ok when it
 // cannot be read (a damaged table, which Verify and the reads report:
 // the check is skipped rather than the index refused for it).
@@ -175,44 +166,3 @@ func (db *DB) closeSynced() error {
 	}
 	return nil
 }
-
-// checkKeyRegistry checks Badger's key registry (KEYREGISTRY) of an index
-// that is not encrypted before Badger reads it, whose refusal names no
-// file: a 16-byte IV, the sanity text, then data keys (uint32 length,
-// uint32 CRC-32C, the bytes). A missing registry is Badger's to create.
-func checkKeyRegistry(dir string, bo *badger.Options) error {
-	if len(bo.EncryptionKey) > 0 {
-		return nil
-	}
-	name := filepath.Join(dir, badger.KeyRegistryFileName)
-	b, err := os.ReadFile(name)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	bad := func(why string) error {
-		return fmt.Errorf("%w: index %s: %s is damaged (%s); the entries are in the tables and logs: copy them into a new index with: urlhash recover --db %s --to NEW",
-			store.ErrCorrupt, dir, name, why, dir)
-	}
-	switch {
-	case err != nil:
-		return bad(err.Error())
-	case len(b) < 16+len(keyRegistrySanity):
-		return bad(fmt.Sprintf("%d bytes", len(b)))
-	case string(b[16:16+len(keyRegistrySanity)]) != keyRegistrySanity:
-		return bad("no sanity text")
-	}
-	for rest := b[16+len(keyRegistrySanity):]; len(rest) > 0; {
-		if len(rest) < 8 || uint64(len(rest)-8) < uint64(binary.BigEndian.Uint32(rest)) {
-			return bad("a data key cut short")
-		}
-		n := binary.BigEndian.Uint32(rest)
-		if crc32.Checksum(rest[8:8+n], castagnoli) != binary.BigEndian.Uint32(rest[4:]) {
-			return bad("a data key's checksum")
-		}
-		rest = rest[8+n:]
-	}
-	return nil
-}
-
-// keyRegistrySanity is the sanity text of Badger's key registry.
-const keyRegistrySanity = "Hello Badger"

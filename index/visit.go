@@ -125,10 +125,7 @@ func (db *DB) visitBatch(entries []store.Entry, revisitAfter time.Duration, rec 
 func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec *Record) ([]bool, error) {
 	out := make([]bool, len(entries))
 	if len(entries) == 0 {
-		if rec != nil {
-			return out, db.writeRecordOnly(rec, out)
-		}
-		return out, nil
+		return out, db.writeRecordOnly(rec, out)
 	}
 	unlock := db.lockFor(entries)
 	defer unlock()
@@ -143,7 +140,7 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 		e    store.Entry
 	}
 	var writes []write
-	var fresh []int // keys not stored before (for the filter and counts)
+	var fresh []int // keys not stored before (for the filter; the counts come from p)
 	err = db.bdb.View(func(txn *badger.Txn) error {
 		for j, i := range p.order {
 			e := entries[i]
@@ -187,10 +184,7 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 		return nil, translate(err)
 	}
 	if len(writes) == 0 {
-		if rec != nil {
-			return out, db.writeRecordOnly(rec, out)
-		}
-		return out, nil
+		return out, db.writeRecordOnly(rec, out)
 	}
 	db.admit(entries, fresh, nil)
 	ws := make([]store.Entry, len(writes))
@@ -206,9 +200,8 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 		out[w.i] = true
 	}
 	if rec != nil {
-		// Before the entries (see Record and writeLocked).
-		if err := wb.SetEntry(rec.entry(rec.Answer(out))); err != nil {
-			return nil, translate(err)
+		if err := rec.add(wb, out, true); err != nil {
+			return nil, err
 		}
 	}
 	for k := range ws {
@@ -266,11 +259,6 @@ func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err e
 	defer wb.Cancel()
 	var t tally
 	err = db.scan(prefix, bits, false, func(key []byte, e *store.Entry) error {
-		if e.IsPrefix() {
-			prefixes++
-		} else {
-			full++
-		}
 		t.change(e.IsPrefix(), true, expiresAt(&e.Value), false, 0)
 		return wb.Delete(append([]byte(nil), key...))
 	})
@@ -281,5 +269,5 @@ func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err e
 		return 0, 0, translate(err)
 	}
 	db.apply(&t)
-	return full, prefixes, nil
+	return -t.n[kindFull], -t.n[kindPrefix], nil // each removal counted -1
 }

@@ -62,7 +62,11 @@ func (db *DB) Delete(e store.Entry) error {
 	if err := e.Check(); err != nil {
 		return err
 	}
-	return db.remove(e)
+	n, err := db.remove([]store.Entry{e})
+	if err == nil && n == 0 {
+		return fmt.Errorf("%w: %x", store.ErrNotFound, e.Key())
+	}
+	return err
 }
 
 // lockFor locks the stripes the entries need, in ascending order, and
@@ -134,18 +138,12 @@ func (db *DB) writeShared(entries []store.Entry, ifAbsent bool, rec *Record) (ad
 }
 
 func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]bool, error) {
-	if len(entries) == 0 && rec != nil {
+	if len(entries) == 0 {
 		var result []bool
 		if ifAbsent {
 			result = []bool{}
 		}
 		return result, db.writeRecordOnly(rec, result)
-	}
-	if len(entries) == 0 {
-		if ifAbsent {
-			return []bool{}, nil
-		}
-		return nil, nil
 	}
 	unlock := db.lockFor(entries)
 	defer unlock()
@@ -162,6 +160,9 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 	var result []bool
 	if ifAbsent {
 		result = make([]bool, len(entries))
+		for j, i := range p.order {
+			result[i] = !p.existed[j]
+		}
 	}
 	var t tally
 	var wb *badger.WriteBatch
@@ -174,21 +175,10 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 		defer txn.Discard()
 	}
 	if rec != nil {
-		for j, i := range p.order {
-			if ifAbsent && !p.existed[j] {
-				result[i] = true
-			}
-		}
-		if !rec.Lazy || db.wroteAny(p, ifAbsent) {
-			// Before the entries: a record that is readable may name
-			// keys a crash left out, and its reader writes them again
-			// (see Record); keys stored without their record would be
-			// reported present to the resend.
-			if err := wb.SetEntry(rec.entry(rec.Answer(result))); err != nil {
-				return nil, translate(err)
-			}
-		} else {
-			rec.Answer(result)
+		// A put stores every entry, an add those it found absent.
+		wrote := !ifAbsent || slices.Contains(result, true)
+		if err := rec.add(wb, result, wrote); err != nil {
+			return nil, err
 		}
 	}
 	for j, i := range p.order {
@@ -206,9 +196,6 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 		if err != nil {
 			return nil, translate(err)
 		}
-		if ifAbsent {
-			result[i] = true
-		}
 	}
 	if wb != nil {
 		err = wb.Flush()
@@ -220,20 +207,6 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 	}
 	db.apply(&t)
 	return result, nil
-}
-
-// wroteAny reports whether a write of plan p stores an entry: a put
-// always does, an add when a key was absent.
-func (db *DB) wroteAny(p plan, ifAbsent bool) bool {
-	if !ifAbsent {
-		return len(p.order) > 0
-	}
-	for _, e := range p.existed {
-		if !e {
-			return true
-		}
-	}
-	return false
 }
 
 // A plan is the unique keys of a batch of entries in key order, and which
@@ -336,38 +309,49 @@ func (db *DB) admit(entries []store.Entry, idx []int, existed []bool) {
 	}
 }
 
-func (db *DB) remove(e store.Entry) (err error) {
+// remove implements Delete and DeleteBatch: it removes the stored keys of
+// entries (repeats once) and returns how many.
+func (db *DB) remove(entries []store.Entry) (n int, err error) {
 	defer db.catch(&err)
 	if err := db.beginWrite(); err != nil {
-		return err
+		return 0, err
 	}
 	defer db.mu.RUnlock()
-	entries := []store.Entry{e}
 	if err := db.roomFor(writeCost(entries)); err != nil {
-		return err
+		return 0, err
 	}
 	if err := db.prepareWrite(); err != nil {
-		return err
+		return 0, err
 	}
 	unlock := db.lockFor(entries)
 	defer unlock()
-	existed, oldExp, err := db.existSorted(entries, []int{0})
+	p, err := db.plan(entries, false)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if !existed[0] {
-		return fmt.Errorf("%w: %x", store.ErrNotFound, e.Key())
-	}
-	err = db.bdb.Update(func(txn *badger.Txn) error { return txn.Delete(dbKey(&e)) })
-	if err != nil {
-		return translate(err)
-	}
-	// The filter keeps the deleted key's bits ("maybe"); a rebuild drops
-	// them.
 	var t tally
-	t.change(e.IsPrefix(), true, oldExp[0], false, 0)
+	wb := db.bdb.NewWriteBatch()
+	defer wb.Cancel()
+	for j, i := range p.order {
+		if !p.existed[j] {
+			continue
+		}
+		if err := wb.Delete(dbKey(&entries[i])); err != nil {
+			return 0, translate(err)
+		}
+		t.change(entries[i].IsPrefix(), true, p.oldExp[j], false, 0)
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if err := wb.Flush(); err != nil {
+		return 0, translate(err)
+	}
+	// The filter keeps the deleted keys' bits ("maybe"); a rebuild drops
+	// them.
 	db.apply(&t)
-	return nil
+	return n, nil
 }
 
 // check refuses an entry the index cannot store: a bad prefix length, or
