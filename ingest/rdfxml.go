@@ -593,7 +593,9 @@ func (x *xmlRDF) id(v, base string) (string, error) {
 }
 
 // isNCName reports whether s is an XML NCName (a name without ':'), the
-// syntax of rdf:ID and rdf:nodeID values.
+// syntax of rdf:ID and rdf:nodeID values. XML 1.0 fifth edition's
+// NameStartChar without ':' is Turtle's PN_CHARS_U, and its NameChar
+// without ':' is PN_CHARS or '.'.
 func isNCName(s string) bool {
 	if s == "" {
 		return false
@@ -603,30 +605,14 @@ func isNCName(s string) bool {
 			return false
 		}
 		if i == 0 {
-			if !isNameStart(r) {
+			if !isPNCharsU(r) {
 				return false
 			}
 			continue
 		}
-		if !isNameStart(r) && r != '-' && r != '.' && !('0' <= r && r <= '9') && r != 0xB7 &&
-			!(0x300 <= r && r <= 0x36F) && !(0x203F <= r && r <= 0x2040) {
+		if !isPNChars(r) && r != '.' {
 			return false
 		}
 	}
 	return true
-}
-
-// isNameStart reports whether r may start an NCName (XML 1.0 fifth
-// edition NameStartChar, without ':').
-func isNameStart(r rune) bool {
-	switch {
-	case r == '_', 'A' <= r && r <= 'Z', 'a' <= r && r <= 'z':
-		return true
-	case r < 0xC0:
-		return false
-	}
-	return 0xC0 <= r && r <= 0xD6 || 0xD8 <= r && r <= 0xF6 || 0xF8 <= r && r <= 0x2FF ||
-		0x370 <= r && r <= 0x37D || 0x37F <= r && r <= 0x1FFF || 0x200C <= r && r <= 0x200D ||
-		0x2070 <= r && r <= 0x218F || 0x2C00 <= r && r <= 0x2FEF || 0x3001 <= r && r <= 0xD7FF ||
-		0xF900 <= r && r <= 0xFDCF || 0xFDF0 <= r && r <= 0xFFFD || 0x10000 <= r && r <= 0xEFFFF
 }
