@@ -193,7 +193,7 @@ func (x *xmlRDF) start(e *xml.StartElement) error {
 		if e.Name.Space == rdfNS && e.Name.Local == "RDF" {
 			for _, a := range e.Attr {
 				if !isXMLAttr(a.Name) {
-					return syntaxf("attribute %s on rdf:RDF", attrName(a.Name))
+					return syntaxf("attribute %s on rdf:RDF", fullName(a.Name))
 				}
 			}
 			return x.push(xframe{kind: xRDF, base: base})
@@ -229,7 +229,7 @@ func (x *xmlRDF) start(e *xml.StartElement) error {
 		f.node = true
 		return x.nodeElement(e, base)
 	case xEmpty:
-		return syntaxf("element %s in a property element that must be empty", elemName(e.Name))
+		return syntaxf("element %s in a property element that must be empty", fullName(e.Name))
 	}
 	if f.subject != "" {
 		if err := x.emit(f.subject); err != nil {
@@ -292,8 +292,8 @@ func isXMLAttr(n xml.Name) bool {
 		len(n.Local) >= 3 && strings.EqualFold(n.Local[:3], "xml") && n.Space == ""
 }
 
-func elemName(n xml.Name) string { return quote(n.Space + n.Local) }
-func attrName(n xml.Name) string { return quote(n.Space + n.Local) }
+// fullName quotes an element or attribute name, its namespace joined on.
+func fullName(n xml.Name) string { return quote(n.Space + n.Local) }
 
 // rdfAttr returns the RDF/XML attribute name of a: its local name in the
 // rdf namespace ("about", "ID", ...), or "" for a property attribute. An
@@ -313,15 +313,22 @@ func rdfAttr(a xml.Attr) (string, error) {
 	return "", nil
 }
 
-// isForbiddenAttr reports whether rdf:name may not be a property attribute
-// (coreSyntaxTerms, rdf:Description, rdf:li, oldTerms).
-func isForbiddenRDFName(name string) bool {
+// isSyntaxTerm reports whether rdf:name is one of the grammar's
+// coreSyntaxTerms or oldTerms, which no node element, property element or
+// property attribute may be named.
+func isSyntaxTerm(name string) bool {
 	switch name {
 	case "RDF", "ID", "about", "parseType", "resource", "nodeID", "datatype",
-		"Description", "li", "aboutEach", "aboutEachPrefix", "bagID":
+		"aboutEach", "aboutEachPrefix", "bagID":
 		return true
 	}
 	return false
+}
+
+// isForbiddenAttr reports whether rdf:name may not be a property attribute
+// (propertyAttributeURIs: not a syntax term, rdf:Description or rdf:li).
+func isForbiddenAttr(name string) bool {
+	return isSyntaxTerm(name) || name == "Description" || name == "li"
 }
 
 // nodeElement opens a node element: its subject (rdf:about, rdf:ID,
@@ -331,12 +338,8 @@ func (x *xmlRDF) nodeElement(e *xml.StartElement, base string) error {
 	if e.Name.Space == "" {
 		return syntaxf("element %s in no namespace", quote(e.Name.Local))
 	}
-	if e.Name.Space == rdfNS {
-		switch e.Name.Local {
-		case "RDF", "ID", "about", "parseType", "resource", "nodeID", "datatype", "li",
-			"aboutEach", "aboutEachPrefix", "bagID":
-			return syntaxf("rdf:%s cannot be a node element", e.Name.Local)
-		}
+	if e.Name.Space == rdfNS && (isSyntaxTerm(e.Name.Local) || e.Name.Local == "li") {
+		return syntaxf("rdf:%s cannot be a node element", e.Name.Local)
 	}
 	// The subject first: a top-level node element yields it only with a
 	// triple (a bare <rdf:Description rdf:about="..."/> states nothing).
@@ -426,7 +429,7 @@ func (x *xmlRDF) nodeElement(e *xml.StartElement, base string) error {
 				return err
 			}
 		default:
-			if isForbiddenRDFName(name) {
+			if isForbiddenAttr(name) {
 				return syntaxf("attribute rdf:%s on a node element", name)
 			}
 			if err := emitSubject(); err != nil {
@@ -448,12 +451,11 @@ func (x *xmlRDF) propertyElement(e *xml.StartElement, base string, li int) error
 	}
 	pred := e.Name.Space + e.Name.Local
 	if e.Name.Space == rdfNS {
-		switch e.Name.Local {
-		case "li":
+		switch l := e.Name.Local; {
+		case l == "li":
 			pred = rdfNS + "_" + strconv.Itoa(li)
-		case "RDF", "ID", "about", "parseType", "resource", "nodeID", "datatype", "Description",
-			"aboutEach", "aboutEachPrefix", "bagID":
-			return syntaxf("rdf:%s cannot be a property element", e.Name.Local)
+		case isSyntaxTerm(l) || l == "Description":
+			return syntaxf("rdf:%s cannot be a property element", l)
 		}
 	}
 	if err := x.emit(pred); err != nil {
@@ -499,7 +501,7 @@ func (x *xmlRDF) propertyElement(e *xml.StartElement, base string, li int) error
 				return err
 			}
 		default:
-			if isForbiddenRDFName(name) {
+			if isForbiddenAttr(name) {
 				return syntaxf("attribute rdf:%s on a property element", name)
 			}
 			props++
