@@ -130,10 +130,6 @@ func isVocabulary(iri string) bool {
 // maxVocabulary bounds the length of the IRIs isVocabulary accepts.
 const maxVocabulary = 64
 
-func syntaxf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrSyntax}, args...)...)
-}
-
 // text handles character data other than white space in the open element.
 func (x *xmlRDF) text() error {
 	f := &x.stack[len(x.stack)-1]
