@@ -363,6 +363,8 @@ func (lx *ttlLexer) uchar() (rune, error) {
 	return r, nil
 }
 
+// hexDigit returns the value of the hex digit c, a byte or eofByte, and
+// whether it is one.
 func hexDigit(c int) (byte, bool) {
 	switch {
 	case '0' <= c && c <= '9':
