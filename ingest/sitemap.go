@@ -972,10 +972,7 @@ func (s *xmlScanner) end() error {
 		if err := s.rdfError(s.rdf.end()); err != nil {
 			return err
 		}
-		f := s.frames[len(s.frames)-1]
-		s.frames = s.frames[:len(s.frames)-1]
-		s.names = s.names[:f.start]
-		s.binds = s.binds[:f.binds]
+		s.pop()
 		return nil
 	}
 	switch len(s.frames) {
@@ -1000,11 +997,17 @@ func (s *xmlScanner) end() error {
 			}
 		}
 	}
+	s.pop()
+	return nil
+}
+
+// pop closes the innermost open element: its name and its namespace
+// declarations go out of scope.
+func (s *xmlScanner) pop() {
 	f := s.frames[len(s.frames)-1]
 	s.frames = s.frames[:len(s.frames)-1]
 	s.names = s.names[:f.start]
 	s.binds = s.binds[:f.binds]
-	return nil
 }
 
 // procInst reads a processing instruction, the "<?" read. An XML
