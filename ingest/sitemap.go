@@ -815,8 +815,10 @@ func (s *xmlScanner) rdfAttribute(q byte, decl bool, prefix string, colon int) e
 func (s *xmlScanner) rdfStart() error {
 	space, _ := s.resolve()
 	f := s.frames[len(s.frames)-1]
-	if f.colon >= 0 && space == string(s.names[f.start:f.colon]) && !s.isBound(space) {
-		return s.syntaxError("unbound namespace prefix " + quote(space))
+	if f.colon >= 0 && space == string(s.names[f.start:f.colon]) {
+		if _, ok := s.lookup(space); !ok {
+			return s.syntaxError("unbound namespace prefix " + quote(space))
+		}
 	}
 	e := &s.elem
 	e.Name = xml.Name{Space: space, Local: string(s.local())}
@@ -826,44 +828,33 @@ func (s *xmlScanner) rdfStart() error {
 		if a.colon >= 0 {
 			prefix := a.qname[:a.colon]
 			n.Local = a.qname[a.colon+1:]
-			switch prefix {
-			case "xml":
-				n.Space = xmlURL
-			case "xmlns":
-				n.Space = "xmlns"
-			default:
-				if !s.isBound(prefix) {
-					return s.syntaxError("unbound namespace prefix " + quote(prefix))
-				}
-				n.Space = s.lookup(prefix)
+			space, ok := s.lookup(prefix)
+			if !ok {
+				return s.syntaxError("unbound namespace prefix " + quote(prefix))
 			}
+			n.Space = space
 		}
 		e.Attr = append(e.Attr, xml.Attr{Name: n, Value: a.value})
 	}
 	return s.rdfError(s.rdf.start(e))
 }
 
-// isBound reports whether a declaration in scope binds prefix.
-func (s *xmlScanner) isBound(prefix string) bool {
-	if prefix == "xml" || prefix == "xmlns" {
-		return true
+// lookup returns the namespace bound to prefix, as encoding/xml names
+// the predeclared xml and xmlns ones, and whether a declaration in scope
+// binds it.
+func (s *xmlScanner) lookup(prefix string) (string, bool) {
+	switch prefix {
+	case "xml":
+		return xmlURL, true
+	case "xmlns":
+		return "xmlns", true
 	}
 	for i := len(s.binds) - 1; i >= 0; i-- {
 		if s.binds[i].prefix == prefix {
-			return true
+			return s.binds[i].space, true
 		}
 	}
-	return false
-}
-
-// lookup returns the namespace bound to prefix.
-func (s *xmlScanner) lookup(prefix string) string {
-	for i := len(s.binds) - 1; i >= 0; i-- {
-		if s.binds[i].prefix == prefix {
-			return s.binds[i].space
-		}
-	}
-	return ""
+	return "", false
 }
 
 // resolve returns the namespace of the innermost open element, or of the
