@@ -43,6 +43,23 @@ func readJSONL[T any](t testing.TB, name string) []T {
 	return out
 }
 
+// decodeWebRisk decodes, for case i, a Web Risk response of type typ
+// whose field ("additions" or "removals") is raw, with a checksum.
+func decodeWebRisk(t *testing.T, i int, typ, field string, raw json.RawMessage) *Update {
+	t.Helper()
+	r := &DiffResponse{ResponseType: Enum(typ), Checksum: &struct {
+		Sha256 Bytes `json:"sha256,omitempty"`
+	}{make([]byte, 32)}}
+	if err := json.Unmarshal([]byte(`{"`+field+`":`+string(raw)+`}`), r); err != nil {
+		t.Fatal(err)
+	}
+	u, err := r.Decode()
+	if err != nil {
+		t.Fatalf("case %d: %v", i, err)
+	}
+	return u
+}
+
 // TestWebRiskAdditions decodes the additions Google's server produced
 // (google/webrisk hash_test.go TestDecodeHashes, as computeDiff JSON).
 func TestWebRiskAdditions(t *testing.T) {
@@ -53,16 +70,7 @@ func TestWebRiskAdditions(t *testing.T) {
 	for i, c := range readJSONL[tc](t, "webrisk_additions.jsonl") {
 		var b Builder
 		for _, a := range c.Additions {
-			r := &DiffResponse{ResponseType: "RESET", Checksum: &struct {
-				Sha256 Bytes `json:"sha256,omitempty"`
-			}{make([]byte, 32)}}
-			if err := json.Unmarshal([]byte(`{"additions":`+string(a)+`}`), r); err != nil {
-				t.Fatal(err)
-			}
-			u, err := r.Decode()
-			if err != nil {
-				t.Fatalf("case %d: %v", i, err)
-			}
+			u := decodeWebRisk(t, i, "RESET", "additions", a)
 			for e := range u.Additions.All() {
 				b.Add(e)
 			}
@@ -87,16 +95,7 @@ func TestWebRiskRemovals(t *testing.T) {
 	for i, c := range readJSONL[tc](t, "webrisk_removals.jsonl") {
 		var got []int32
 		for _, rm := range c.Removals {
-			r := &DiffResponse{ResponseType: "DIFF", Checksum: &struct {
-				Sha256 Bytes `json:"sha256,omitempty"`
-			}{make([]byte, 32)}}
-			if err := json.Unmarshal([]byte(`{"removals":`+string(rm)+`}`), r); err != nil {
-				t.Fatal(err)
-			}
-			u, err := r.Decode()
-			if err != nil {
-				t.Fatalf("case %d: %v", i, err)
-			}
+			u := decodeWebRisk(t, i, "DIFF", "removals", rm)
 			got = append(got, u.Removals...)
 		}
 		if !slices.Equal(got, c.Want) {
