@@ -3,7 +3,6 @@ package ingest
 import (
 	"bufio"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"strconv"
@@ -63,25 +62,9 @@ type xframe struct {
 // sequence.
 func readRDFXML(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
 	x := &xmlRDF{yield: yield, max: o.MaxLineBytes, seed: maphash.MakeSeed(), docBase: o.Base}
-	x.s = &xmlScanner{
-		rd:       br,
-		buf:      make([]byte, readBufSize),
-		line:     1,
-		name:     name,
-		yield:    yield,
-		rdf:      x,
-		depthMax: maxRDFNesting,
-		valMax:   o.MaxLineBytes,
-	}
-	err := x.s.run()
-	var le *LineError
-	switch {
-	case err == nil, err == errStopped:
-	case errors.As(err, &le):
-		yield(Record{Line: le.Line}, err)
-	default:
-		yield(Record{}, err)
-	}
+	x.s = newXMLScanner(br, name, yield, maxRDFNesting)
+	x.s.rdf, x.s.valMax = x, o.MaxLineBytes
+	x.s.scan()
 }
 
 // xmlRDF is the state of one RDF/XML document: the open elements and the

@@ -32,23 +32,34 @@ const (
 // the trimmed text of every url/loc or sitemap/loc. A document that is not
 // well-formed yields a *LineError and ends.
 func readSitemap(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
-	s := &xmlScanner{
+	s := newXMLScanner(br, name, yield, maxDepth)
+	s.loc = locText{max: o.MaxLineBytes}
+	s.scan()
+}
+
+// newXMLScanner returns a scanner of br that yields to yield and allows
+// elements nested depthMax deep.
+func newXMLScanner(br *bufio.Reader, name string, yield func(Record, error) bool, depthMax int) *xmlScanner {
+	return &xmlScanner{
 		rd:       br,
 		buf:      make([]byte, readBufSize),
 		line:     1,
 		name:     name,
 		yield:    yield,
-		loc:      locText{max: o.MaxLineBytes},
-		depthMax: maxDepth,
+		depthMax: depthMax,
 	}
+}
+
+// scan reads the document and yields the error that ended it, if any.
+func (s *xmlScanner) scan() {
 	err := s.run()
 	var le *LineError
 	switch {
 	case err == nil, err == errStopped:
 	case errors.As(err, &le):
-		yield(Record{Line: le.Line}, err)
+		s.yield(Record{Line: le.Line}, err)
 	default:
-		yield(Record{}, err)
+		s.yield(Record{}, err)
 	}
 }
 
