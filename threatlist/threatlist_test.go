@@ -217,6 +217,16 @@ func openIndex(t testing.TB, dir string) *index.DB {
 	return db
 }
 
+// openLists opens the lists kept in db.
+func openLists(t testing.TB, db store.Backend) *Lists {
+	t.Helper()
+	ls, err := Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ls
+}
+
 // indexEntries returns every entry key of the index, as a list.
 func indexEntries(t testing.TB, db store.Backend) *List {
 	t.Helper()
@@ -239,10 +249,7 @@ func TestSyncWebRisk(t *testing.T) {
 			c := &Client{Endpoint: ts.URL, Key: "k"}
 			dir := t.TempDir()
 			db := openIndex(t, dir)
-			ls, err := Open(db)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ls := openLists(t, db)
 			ctx := context.Background()
 			req := DiffRequest{ThreatType: "MALWARE"}
 			name := WebRiskName("MALWARE")
@@ -312,10 +319,7 @@ func TestSyncWebRisk(t *testing.T) {
 			// The state survives a reopen, and keeps the history.
 			db.Close()
 			db = openIndex(t, dir)
-			ls, err = Open(db)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ls = openLists(t, db)
 			s := ls.State(name)
 			if !s.List.Equal(v3) || !bytes.Equal(s.Version, []byte{3}) {
 				t.Fatal("state not kept")
@@ -331,10 +335,7 @@ func TestInterruptedCommit(t *testing.T) {
 	v1 := randomList(t, r, 500)
 	dir := t.TempDir()
 	db := openIndex(t, dir)
-	ls, err := Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ls := openLists(t, db)
 	name := WebRiskName("MALWARE")
 	sum := v1.Checksum()
 	if err := ls.Apply(map[string]*Update{name: {Reset: true, Additions: v1, Version: []byte("a"), Checksum: sum[:]}}); err != nil {
@@ -353,10 +354,7 @@ func TestInterruptedCommit(t *testing.T) {
 	if _, err := ReadState(dir); !errors.Is(err, ErrState) {
 		t.Fatalf("ReadState of an interrupted update: %v", err)
 	}
-	ls, err = Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ls = openLists(t, db)
 	if Pending(dir) || !indexEntries(t, db).Equal(v2) || string(ls.Version(name)) != "b" {
 		t.Fatal("the interrupted update was not finished")
 	}
@@ -366,10 +364,7 @@ func TestHistory(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	dir := t.TempDir()
 	db := openIndex(t, dir)
-	ls, err := Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ls := openLists(t, db)
 	name := WebRiskName("MALWARE")
 	var versions []*List
 	l := &List{}
@@ -427,10 +422,7 @@ func TestSyncMillion(t *testing.T) {
 	defer ts.Close()
 	c := &Client{Endpoint: ts.URL, Key: "k"}
 	db := openIndex(t, t.TempDir())
-	ls, err := Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ls := openLists(t, db)
 	if _, err := ls.SyncWebRisk(context.Background(), c, DiffRequest{ThreatType: "MALWARE"}); err != nil {
 		t.Fatal(err)
 	}
