@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -39,6 +40,12 @@ var ErrRelativeIRI = errors.New("ingest: relative IRI")
 // N-Quads line, or a Turtle, TriG or RDF/XML document, does not follow its
 // grammar, or when a sitemap is not well-formed XML.
 var ErrSyntax = errors.New("ingest: syntax error")
+
+// syntaxf returns an error wrapping ErrSyntax with the reason format
+// says; the reader puts the file and the line on it.
+func syntaxf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrSyntax}, args...)...)
+}
 
 // ErrNotSitemap is returned, wrapped in a *LineError, when an XML document's
 // root element is not a sitemaps.org <urlset> or <sitemapindex>.

@@ -116,9 +116,13 @@ func invalidCost(line []byte) int {
 // are taken byte for byte, and only blank ones are skipped.
 func readLines(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
 	eachLine(br, name, o, yield, func(line []byte) (string, bool, error) {
-		if n := invalidCost(line); n > o.MaxLineBytes {
-			return "", false, fmt.Errorf("%w (%d bytes, of which %d not UTF-8: more than %d bytes at three a byte)",
-				ErrLineTooLong, len(line), (n-len(line))/2, o.MaxLineBytes)
+		// A line of at most a third of the bound cannot cost more than
+		// it: only a longer one is checked for UTF-8.
+		if len(line) > o.MaxLineBytes/3 {
+			if n := invalidCost(line); n > o.MaxLineBytes {
+				return "", false, fmt.Errorf("%w (%d bytes, of which %d not UTF-8: more than %d bytes at three a byte)",
+					ErrLineTooLong, len(line), (n-len(line))/2, o.MaxLineBytes)
+			}
 		}
 		if o.NUL {
 			return string(line), len(trimSpace(line)) == 0, nil

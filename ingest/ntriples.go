@@ -251,15 +251,8 @@ func (p *ntParser) uchar() (rune, error) {
 	}
 	var r rune
 	for _, c := range p.s[p.i+2 : p.i+2+n] {
-		var d byte
-		switch {
-		case '0' <= c && c <= '9':
-			d = c - '0'
-		case 'a' <= c && c <= 'f':
-			d = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			d = c - 'A' + 10
-		default:
+		d, ok := hexDigit(int(c))
+		if !ok {
 			return 0, p.errorf("invalid escape %s", quote(string(p.s[p.i:p.i+2+n])))
 		}
 		r = r<<4 | rune(d)

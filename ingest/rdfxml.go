@@ -3,7 +3,6 @@ package ingest
 import (
 	"bufio"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"strconv"
@@ -63,25 +62,9 @@ type xframe struct {
 // sequence.
 func readRDFXML(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
 	x := &xmlRDF{yield: yield, max: o.MaxLineBytes, seed: maphash.MakeSeed(), docBase: o.Base}
-	x.s = &xmlScanner{
-		rd:       br,
-		buf:      make([]byte, readBufSize),
-		line:     1,
-		name:     name,
-		yield:    yield,
-		rdf:      x,
-		depthMax: maxRDFNesting,
-		valMax:   o.MaxLineBytes,
-	}
-	err := x.s.run()
-	var le *LineError
-	switch {
-	case err == nil, err == errStopped:
-	case errors.As(err, &le):
-		yield(Record{Line: le.Line}, err)
-	default:
-		yield(Record{}, err)
-	}
+	x.s = newXMLScanner(br, name, yield, maxRDFNesting)
+	x.s.rdf, x.s.valMax = x, o.MaxLineBytes
+	x.s.scan()
 }
 
 // xmlRDF is the state of one RDF/XML document: the open elements and the
@@ -129,10 +112,6 @@ func isVocabulary(iri string) bool {
 
 // maxVocabulary bounds the length of the IRIs isVocabulary accepts.
 const maxVocabulary = 64
-
-func syntaxf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrSyntax}, args...)...)
-}
 
 // text handles character data other than white space in the open element.
 func (x *xmlRDF) text() error {
@@ -193,7 +172,7 @@ func (x *xmlRDF) start(e *xml.StartElement) error {
 		if e.Name.Space == rdfNS && e.Name.Local == "RDF" {
 			for _, a := range e.Attr {
 				if !isXMLAttr(a.Name) {
-					return syntaxf("attribute %s on rdf:RDF", attrName(a.Name))
+					return syntaxf("attribute %s on rdf:RDF", fullName(a.Name))
 				}
 			}
 			return x.push(xframe{kind: xRDF, base: base})
@@ -229,7 +208,7 @@ func (x *xmlRDF) start(e *xml.StartElement) error {
 		f.node = true
 		return x.nodeElement(e, base)
 	case xEmpty:
-		return syntaxf("element %s in a property element that must be empty", elemName(e.Name))
+		return syntaxf("element %s in a property element that must be empty", fullName(e.Name))
 	}
 	if f.subject != "" {
 		if err := x.emit(f.subject); err != nil {
@@ -292,8 +271,8 @@ func isXMLAttr(n xml.Name) bool {
 		len(n.Local) >= 3 && strings.EqualFold(n.Local[:3], "xml") && n.Space == ""
 }
 
-func elemName(n xml.Name) string { return quote(n.Space + n.Local) }
-func attrName(n xml.Name) string { return quote(n.Space + n.Local) }
+// fullName quotes an element or attribute name, its namespace joined on.
+func fullName(n xml.Name) string { return quote(n.Space + n.Local) }
 
 // rdfAttr returns the RDF/XML attribute name of a: its local name in the
 // rdf namespace ("about", "ID", ...), or "" for a property attribute. An
@@ -313,15 +292,22 @@ func rdfAttr(a xml.Attr) (string, error) {
 	return "", nil
 }
 
-// isForbiddenAttr reports whether rdf:name may not be a property attribute
-// (coreSyntaxTerms, rdf:Description, rdf:li, oldTerms).
-func isForbiddenRDFName(name string) bool {
+// isSyntaxTerm reports whether rdf:name is one of the grammar's
+// coreSyntaxTerms or oldTerms, which no node element, property element or
+// property attribute may be named.
+func isSyntaxTerm(name string) bool {
 	switch name {
 	case "RDF", "ID", "about", "parseType", "resource", "nodeID", "datatype",
-		"Description", "li", "aboutEach", "aboutEachPrefix", "bagID":
+		"aboutEach", "aboutEachPrefix", "bagID":
 		return true
 	}
 	return false
+}
+
+// isForbiddenAttr reports whether rdf:name may not be a property attribute
+// (propertyAttributeURIs: not a syntax term, rdf:Description or rdf:li).
+func isForbiddenAttr(name string) bool {
+	return isSyntaxTerm(name) || name == "Description" || name == "li"
 }
 
 // nodeElement opens a node element: its subject (rdf:about, rdf:ID,
@@ -331,12 +317,8 @@ func (x *xmlRDF) nodeElement(e *xml.StartElement, base string) error {
 	if e.Name.Space == "" {
 		return syntaxf("element %s in no namespace", quote(e.Name.Local))
 	}
-	if e.Name.Space == rdfNS {
-		switch e.Name.Local {
-		case "RDF", "ID", "about", "parseType", "resource", "nodeID", "datatype", "li",
-			"aboutEach", "aboutEachPrefix", "bagID":
-			return syntaxf("rdf:%s cannot be a node element", e.Name.Local)
-		}
+	if e.Name.Space == rdfNS && (isSyntaxTerm(e.Name.Local) || e.Name.Local == "li") {
+		return syntaxf("rdf:%s cannot be a node element", e.Name.Local)
 	}
 	// The subject first: a top-level node element yields it only with a
 	// triple (a bare <rdf:Description rdf:about="..."/> states nothing).
@@ -426,7 +408,7 @@ func (x *xmlRDF) nodeElement(e *xml.StartElement, base string) error {
 				return err
 			}
 		default:
-			if isForbiddenRDFName(name) {
+			if isForbiddenAttr(name) {
 				return syntaxf("attribute rdf:%s on a node element", name)
 			}
 			if err := emitSubject(); err != nil {
@@ -448,12 +430,11 @@ func (x *xmlRDF) propertyElement(e *xml.StartElement, base string, li int) error
 	}
 	pred := e.Name.Space + e.Name.Local
 	if e.Name.Space == rdfNS {
-		switch e.Name.Local {
-		case "li":
+		switch l := e.Name.Local; {
+		case l == "li":
 			pred = rdfNS + "_" + strconv.Itoa(li)
-		case "RDF", "ID", "about", "parseType", "resource", "nodeID", "datatype", "Description",
-			"aboutEach", "aboutEachPrefix", "bagID":
-			return syntaxf("rdf:%s cannot be a property element", e.Name.Local)
+		case isSyntaxTerm(l) || l == "Description":
+			return syntaxf("rdf:%s cannot be a property element", l)
 		}
 	}
 	if err := x.emit(pred); err != nil {
@@ -499,7 +480,7 @@ func (x *xmlRDF) propertyElement(e *xml.StartElement, base string, li int) error
 				return err
 			}
 		default:
-			if isForbiddenRDFName(name) {
+			if isForbiddenAttr(name) {
 				return syntaxf("attribute rdf:%s on a property element", name)
 			}
 			props++
@@ -593,7 +574,9 @@ func (x *xmlRDF) id(v, base string) (string, error) {
 }
 
 // isNCName reports whether s is an XML NCName (a name without ':'), the
-// syntax of rdf:ID and rdf:nodeID values.
+// syntax of rdf:ID and rdf:nodeID values. XML 1.0 fifth edition's
+// NameStartChar without ':' is Turtle's PN_CHARS_U, and its NameChar
+// without ':' is PN_CHARS or '.'.
 func isNCName(s string) bool {
 	if s == "" {
 		return false
@@ -603,30 +586,14 @@ func isNCName(s string) bool {
 			return false
 		}
 		if i == 0 {
-			if !isNameStart(r) {
+			if !isPNCharsU(r) {
 				return false
 			}
 			continue
 		}
-		if !isNameStart(r) && r != '-' && r != '.' && !('0' <= r && r <= '9') && r != 0xB7 &&
-			!(0x300 <= r && r <= 0x36F) && !(0x203F <= r && r <= 0x2040) {
+		if !isPNChars(r) && r != '.' {
 			return false
 		}
 	}
 	return true
-}
-
-// isNameStart reports whether r may start an NCName (XML 1.0 fifth
-// edition NameStartChar, without ':').
-func isNameStart(r rune) bool {
-	switch {
-	case r == '_', 'A' <= r && r <= 'Z', 'a' <= r && r <= 'z':
-		return true
-	case r < 0xC0:
-		return false
-	}
-	return 0xC0 <= r && r <= 0xD6 || 0xD8 <= r && r <= 0xF6 || 0xF8 <= r && r <= 0x2FF ||
-		0x370 <= r && r <= 0x37D || 0x37F <= r && r <= 0x1FFF || 0x200C <= r && r <= 0x200D ||
-		0x2070 <= r && r <= 0x218F || 0x2C00 <= r && r <= 0x2FEF || 0x3001 <= r && r <= 0xD7FF ||
-		0xF900 <= r && r <= 0xFDCF || 0xFDF0 <= r && r <= 0xFFFD || 0x10000 <= r && r <= 0xEFFFF
 }

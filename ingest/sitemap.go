@@ -32,23 +32,34 @@ const (
 // the trimmed text of every url/loc or sitemap/loc. A document that is not
 // well-formed yields a *LineError and ends.
 func readSitemap(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
-	s := &xmlScanner{
+	s := newXMLScanner(br, name, yield, maxDepth)
+	s.loc = locText{max: o.MaxLineBytes}
+	s.scan()
+}
+
+// newXMLScanner returns a scanner of br that yields to yield and allows
+// elements nested depthMax deep.
+func newXMLScanner(br *bufio.Reader, name string, yield func(Record, error) bool, depthMax int) *xmlScanner {
+	return &xmlScanner{
 		rd:       br,
 		buf:      make([]byte, readBufSize),
 		line:     1,
 		name:     name,
 		yield:    yield,
-		loc:      locText{max: o.MaxLineBytes},
-		depthMax: maxDepth,
+		depthMax: depthMax,
 	}
+}
+
+// scan reads the document and yields the error that ended it, if any.
+func (s *xmlScanner) scan() {
 	err := s.run()
 	var le *LineError
 	switch {
 	case err == nil, err == errStopped:
 	case errors.As(err, &le):
-		yield(Record{Line: le.Line}, err)
+		s.yield(Record{Line: le.Line}, err)
 	default:
-		yield(Record{}, err)
+		s.yield(Record{}, err)
 	}
 }
 
@@ -815,8 +826,10 @@ func (s *xmlScanner) rdfAttribute(q byte, decl bool, prefix string, colon int) e
 func (s *xmlScanner) rdfStart() error {
 	space, _ := s.resolve()
 	f := s.frames[len(s.frames)-1]
-	if f.colon >= 0 && space == string(s.names[f.start:f.colon]) && !s.isBound(space) {
-		return s.syntaxError("unbound namespace prefix " + quote(space))
+	if f.colon >= 0 && space == string(s.names[f.start:f.colon]) {
+		if _, ok := s.lookup(space); !ok {
+			return s.syntaxError("unbound namespace prefix " + quote(space))
+		}
 	}
 	e := &s.elem
 	e.Name = xml.Name{Space: space, Local: string(s.local())}
@@ -826,44 +839,33 @@ func (s *xmlScanner) rdfStart() error {
 		if a.colon >= 0 {
 			prefix := a.qname[:a.colon]
 			n.Local = a.qname[a.colon+1:]
-			switch prefix {
-			case "xml":
-				n.Space = xmlURL
-			case "xmlns":
-				n.Space = "xmlns"
-			default:
-				if !s.isBound(prefix) {
-					return s.syntaxError("unbound namespace prefix " + quote(prefix))
-				}
-				n.Space = s.lookup(prefix)
+			space, ok := s.lookup(prefix)
+			if !ok {
+				return s.syntaxError("unbound namespace prefix " + quote(prefix))
 			}
+			n.Space = space
 		}
 		e.Attr = append(e.Attr, xml.Attr{Name: n, Value: a.value})
 	}
 	return s.rdfError(s.rdf.start(e))
 }
 
-// isBound reports whether a declaration in scope binds prefix.
-func (s *xmlScanner) isBound(prefix string) bool {
-	if prefix == "xml" || prefix == "xmlns" {
-		return true
+// lookup returns the namespace bound to prefix, as encoding/xml names
+// the predeclared xml and xmlns ones, and whether a declaration in scope
+// binds it.
+func (s *xmlScanner) lookup(prefix string) (string, bool) {
+	switch prefix {
+	case "xml":
+		return xmlURL, true
+	case "xmlns":
+		return "xmlns", true
 	}
 	for i := len(s.binds) - 1; i >= 0; i-- {
 		if s.binds[i].prefix == prefix {
-			return true
+			return s.binds[i].space, true
 		}
 	}
-	return false
-}
-
-// lookup returns the namespace bound to prefix.
-func (s *xmlScanner) lookup(prefix string) string {
-	for i := len(s.binds) - 1; i >= 0; i-- {
-		if s.binds[i].prefix == prefix {
-			return s.binds[i].space
-		}
-	}
-	return ""
+	return "", false
 }
 
 // resolve returns the namespace of the innermost open element, or of the
@@ -972,10 +974,7 @@ func (s *xmlScanner) end() error {
 		if err := s.rdfError(s.rdf.end()); err != nil {
 			return err
 		}
-		f := s.frames[len(s.frames)-1]
-		s.frames = s.frames[:len(s.frames)-1]
-		s.names = s.names[:f.start]
-		s.binds = s.binds[:f.binds]
+		s.pop()
 		return nil
 	}
 	switch len(s.frames) {
@@ -1000,11 +999,17 @@ func (s *xmlScanner) end() error {
 			}
 		}
 	}
+	s.pop()
+	return nil
+}
+
+// pop closes the innermost open element: its name and its namespace
+// declarations go out of scope.
+func (s *xmlScanner) pop() {
 	f := s.frames[len(s.frames)-1]
 	s.frames = s.frames[:len(s.frames)-1]
 	s.names = s.names[:f.start]
 	s.binds = s.binds[:f.binds]
-	return nil
 }
 
 // procInst reads a processing instruction, the "<?" read. An XML

@@ -123,7 +123,7 @@ func (p *ttlParser) unexpected(want string) error {
 	case tWord:
 		got = quote(string(t.text))
 	}
-	return fmt.Errorf("%w: want %s, got %s", ErrSyntax, want, got)
+	return syntaxf("want %s, got %s", want, got)
 }
 
 func shorten(s string) string {
@@ -376,7 +376,7 @@ func (p *ttlParser) iri() error {
 	case tPName:
 		ns, ok := p.prefixes[string(t.prefix)]
 		if !ok {
-			return fmt.Errorf("%w: undeclared prefix %s", ErrSyntax, quote(string(t.prefix)+":"))
+			return syntaxf("undeclared prefix %s", quote(string(t.prefix)+":"))
 		}
 		iri = ns + string(t.text)
 	default:

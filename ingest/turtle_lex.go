@@ -118,18 +118,13 @@ func (lx *ttlLexer) peekRune() (rune, int) {
 	return utf8.DecodeRune(lx.buf[lx.i:lx.n])
 }
 
-// errorf returns an ErrSyntax error; the parser puts the line on it.
-func (lx *ttlLexer) errorf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrSyntax}, args...)...)
-}
-
 // readErr is the error for an input that ended inside a token: a read
 // error, or a syntax error at the end of input.
 func (lx *ttlLexer) readErr(what string) error {
 	if lx.err != nil && !errors.Is(lx.err, io.EOF) {
 		return lx.err
 	}
-	return lx.errorf("end of input in %s", what)
+	return syntaxf("end of input in %s", what)
 }
 
 // grow appends c to the token's text, refusing a term longer than max.
@@ -217,7 +212,7 @@ func (lx *ttlLexer) scan() error {
 		return lx.langTag()
 	case c == '^':
 		if lx.peekAt(1) != '^' {
-			return lx.errorf("'^' not followed by '^'")
+			return syntaxf("'^' not followed by '^'")
 		}
 		lx.i += 2
 		t.kind = tDatatype
@@ -349,7 +344,7 @@ func (lx *ttlLexer) uchar() (rune, error) {
 	case 'U':
 		n = 8
 	default:
-		return 0, lx.errorf("invalid escape")
+		return 0, syntaxf("invalid escape")
 	}
 	lx.i += 2
 	var r rune
@@ -357,17 +352,19 @@ func (lx *ttlLexer) uchar() (rune, error) {
 		c := lx.peek()
 		d, ok := hexDigit(c)
 		if !ok {
-			return 0, lx.errorf("invalid \\u or \\U escape")
+			return 0, syntaxf("invalid \\u or \\U escape")
 		}
 		r = r<<4 | rune(d)
 		lx.i++
 	}
 	if !utf8.ValidRune(r) {
-		return 0, lx.errorf("escape U+%X is not a Unicode scalar value", r)
+		return 0, syntaxf("escape U+%X is not a Unicode scalar value", r)
 	}
 	return r, nil
 }
 
+// hexDigit returns the value of the hex digit c, a byte or eofByte, and
+// whether it is one.
 func hexDigit(c int) (byte, bool) {
 	switch {
 	case '0' <= c && c <= '9':
@@ -425,7 +422,7 @@ func (lx *ttlLexer) stringLit(q byte) error {
 			}
 		case c == '\n' || c == '\r':
 			if !long {
-				return lx.errorf("line break in a string (use a long string or \\n)")
+				return syntaxf("line break in a string (use a long string or \\n)")
 			}
 			lx.i++
 			if c == '\n' {
@@ -434,7 +431,7 @@ func (lx *ttlLexer) stringLit(q byte) error {
 		default:
 			r, size := lx.peekRune()
 			if r == utf8.RuneError && size == 1 {
-				return lx.errorf("invalid UTF-8 in a string")
+				return syntaxf("invalid UTF-8 in a string")
 			}
 			lx.i += size
 		}
@@ -445,12 +442,12 @@ func (lx *ttlLexer) stringLit(q byte) error {
 // '_:' (PN_CHARS_U | [0-9]) ((PN_CHARS | '.')* PN_CHARS)?
 func (lx *ttlLexer) blankLabel() error {
 	if lx.peekAt(1) != ':' {
-		return lx.errorf("'_' not followed by ':'")
+		return syntaxf("'_' not followed by ':'")
 	}
 	lx.i += 2
 	r, size := lx.peekRune()
 	if size == 0 || r == utf8.RuneError && size == 1 || !(isPNCharsU(r) || '0' <= r && r <= '9') {
-		return lx.errorf("invalid blank node label")
+		return syntaxf("invalid blank node label")
 	}
 	lx.i += size
 	n := size
@@ -477,13 +474,13 @@ func (lx *ttlLexer) blankLabel() error {
 func (lx *ttlLexer) langTag() error {
 	lx.i++ // '@'
 	if !lx.letters(isAlpha) {
-		return lx.errorf("invalid language tag")
+		return syntaxf("invalid language tag")
 	}
 	for lx.peek() == '-' {
 		lx.i++
 		lx.tok.text = append(lx.tok.text, '-')
 		if !lx.letters(isAlnum) {
-			return lx.errorf("invalid language tag")
+			return syntaxf("invalid language tag")
 		}
 	}
 	if len(lx.tok.text) > lx.max {
@@ -527,7 +524,7 @@ func (lx *ttlLexer) number() error {
 		}
 	}
 	if t.kind == tInteger && intDigits == 0 {
-		return lx.errorf("sign not followed by a number")
+		return syntaxf("sign not followed by a number")
 	}
 	if lx.exponentAt(0) {
 		lx.i++ // e or E
@@ -571,9 +568,9 @@ func (lx *ttlLexer) name() error {
 	if r != ':' {
 		if size == 0 || r == utf8.RuneError && size == 1 || !isPNCharsBase(r) {
 			if r == utf8.RuneError && size == 1 {
-				return lx.errorf("invalid UTF-8")
+				return syntaxf("invalid UTF-8")
 			}
-			return lx.errorf("unexpected %q", r)
+			return syntaxf("unexpected %q", r)
 		}
 		dots := 0
 		for {
@@ -608,7 +605,7 @@ func (lx *ttlLexer) name() error {
 			return nil
 		}
 		if dots > 0 {
-			return lx.errorf("prefix ends with '.'")
+			return syntaxf("prefix ends with '.'")
 		}
 	}
 	lx.i++ // ':'
@@ -657,7 +654,7 @@ func (lx *ttlLexer) localName() error {
 			_, ok1 := hexDigit(lx.peekAt(1))
 			_, ok2 := hexDigit(lx.peekAt(2))
 			if !ok1 || !ok2 {
-				return lx.errorf("'%%' not followed by two hex digits in a local name")
+				return syntaxf("'%%' not followed by two hex digits in a local name")
 			}
 			if err := lx.add(lx.buf[lx.i : lx.i+3]); err != nil {
 				return err
@@ -668,7 +665,7 @@ func (lx *ttlLexer) localName() error {
 		case r == '\\':
 			e := lx.peekAt(1)
 			if e < 0 || !isLocalEscape(byte(e)) {
-				return lx.errorf("invalid escape in a local name")
+				return syntaxf("invalid escape in a local name")
 			}
 			if err := lx.add([]byte{byte(e)}); err != nil {
 				return err

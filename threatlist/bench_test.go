@@ -39,10 +39,7 @@ func BenchmarkSyncReset(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ls, err := Open(db)
-		if err != nil {
-			b.Fatal(err)
-		}
+		ls := openLists(b, db)
 		b.StartTimer()
 		if _, err := ls.SyncWebRisk(context.Background(), c, DiffRequest{ThreatType: "MALWARE"}); err != nil {
 			b.Fatal(err)
@@ -68,10 +65,7 @@ func BenchmarkSyncDiff(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	ls, err := Open(db)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ls := openLists(b, db)
 	ctx := context.Background()
 	if _, err := ls.SyncWebRisk(ctx, c, DiffRequest{ThreatType: "MALWARE"}); err != nil {
 		b.Fatal(err)
@@ -126,10 +120,7 @@ func BenchmarkFirstLookup(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ls, err := Open(db)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ls := openLists(b, db)
 	if _, err := ls.SyncWebRisk(context.Background(), &Client{Endpoint: ts.URL, Key: "k"}, DiffRequest{ThreatType: "MALWARE"}); err != nil {
 		b.Fatal(err)
 	}

@@ -7,13 +7,16 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+
+	"github.com/urlhash/urlhash/hashkey/safebrowsing"
 )
 
 // Lengths of a list's entries in bytes: Safe Browsing and Web Risk hash
-// prefixes are 4 to 32 bytes long (32: a full SHA-256).
+// prefixes are 4 to 32 bytes long (32: a full SHA-256), the lengths
+// package safebrowsing makes prefixes of.
 const (
-	MinEntryLen = 4
-	MaxEntryLen = 32
+	MinEntryLen = safebrowsing.MinPrefixLen
+	MaxEntryLen = safebrowsing.MaxPrefixLen
 )
 
 // List is a set of hash prefixes (MinEntryLen..MaxEntryLen bytes each) in

@@ -43,6 +43,23 @@ func readJSONL[T any](t testing.TB, name string) []T {
 	return out
 }
 
+// decodeWebRisk decodes, for case i, a Web Risk response of type typ
+// whose field ("additions" or "removals") is raw, with a checksum.
+func decodeWebRisk(t *testing.T, i int, typ, field string, raw json.RawMessage) *Update {
+	t.Helper()
+	r := &DiffResponse{ResponseType: Enum(typ), Checksum: &struct {
+		Sha256 Bytes `json:"sha256,omitempty"`
+	}{make([]byte, 32)}}
+	if err := json.Unmarshal([]byte(`{"`+field+`":`+string(raw)+`}`), r); err != nil {
+		t.Fatal(err)
+	}
+	u, err := r.Decode()
+	if err != nil {
+		t.Fatalf("case %d: %v", i, err)
+	}
+	return u
+}
+
 // TestWebRiskAdditions decodes the additions Google's server produced
 // (google/webrisk hash_test.go TestDecodeHashes, as computeDiff JSON).
 func TestWebRiskAdditions(t *testing.T) {
@@ -53,16 +70,7 @@ func TestWebRiskAdditions(t *testing.T) {
 	for i, c := range readJSONL[tc](t, "webrisk_additions.jsonl") {
 		var b Builder
 		for _, a := range c.Additions {
-			r := &DiffResponse{ResponseType: "RESET", Checksum: &struct {
-				Sha256 Bytes `json:"sha256,omitempty"`
-			}{make([]byte, 32)}}
-			if err := json.Unmarshal([]byte(`{"additions":`+string(a)+`}`), r); err != nil {
-				t.Fatal(err)
-			}
-			u, err := r.Decode()
-			if err != nil {
-				t.Fatalf("case %d: %v", i, err)
-			}
+			u := decodeWebRisk(t, i, "RESET", "additions", a)
 			for e := range u.Additions.All() {
 				b.Add(e)
 			}
@@ -87,16 +95,7 @@ func TestWebRiskRemovals(t *testing.T) {
 	for i, c := range readJSONL[tc](t, "webrisk_removals.jsonl") {
 		var got []int32
 		for _, rm := range c.Removals {
-			r := &DiffResponse{ResponseType: "DIFF", Checksum: &struct {
-				Sha256 Bytes `json:"sha256,omitempty"`
-			}{make([]byte, 32)}}
-			if err := json.Unmarshal([]byte(`{"removals":`+string(rm)+`}`), r); err != nil {
-				t.Fatal(err)
-			}
-			u, err := r.Decode()
-			if err != nil {
-				t.Fatalf("case %d: %v", i, err)
-			}
+			u := decodeWebRisk(t, i, "DIFF", "removals", rm)
 			got = append(got, u.Removals...)
 		}
 		if !slices.Equal(got, c.Want) {
@@ -218,6 +217,16 @@ func openIndex(t testing.TB, dir string) *index.DB {
 	return db
 }
 
+// openLists opens the lists kept in db.
+func openLists(t testing.TB, db store.Backend) *Lists {
+	t.Helper()
+	ls, err := Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ls
+}
+
 // indexEntries returns every entry key of the index, as a list.
 func indexEntries(t testing.TB, db store.Backend) *List {
 	t.Helper()
@@ -240,10 +249,7 @@ func TestSyncWebRisk(t *testing.T) {
 			c := &Client{Endpoint: ts.URL, Key: "k"}
 			dir := t.TempDir()
 			db := openIndex(t, dir)
-			ls, err := Open(db)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ls := openLists(t, db)
 			ctx := context.Background()
 			req := DiffRequest{ThreatType: "MALWARE"}
 			name := WebRiskName("MALWARE")
@@ -313,10 +319,7 @@ func TestSyncWebRisk(t *testing.T) {
 			// The state survives a reopen, and keeps the history.
 			db.Close()
 			db = openIndex(t, dir)
-			ls, err = Open(db)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ls = openLists(t, db)
 			s := ls.State(name)
 			if !s.List.Equal(v3) || !bytes.Equal(s.Version, []byte{3}) {
 				t.Fatal("state not kept")
@@ -332,10 +335,7 @@ func TestInterruptedCommit(t *testing.T) {
 	v1 := randomList(t, r, 500)
 	dir := t.TempDir()
 	db := openIndex(t, dir)
-	ls, err := Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ls := openLists(t, db)
 	name := WebRiskName("MALWARE")
 	sum := v1.Checksum()
 	if err := ls.Apply(map[string]*Update{name: {Reset: true, Additions: v1, Version: []byte("a"), Checksum: sum[:]}}); err != nil {
@@ -354,10 +354,7 @@ func TestInterruptedCommit(t *testing.T) {
 	if _, err := ReadState(dir); !errors.Is(err, ErrState) {
 		t.Fatalf("ReadState of an interrupted update: %v", err)
 	}
-	ls, err = Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ls = openLists(t, db)
 	if Pending(dir) || !indexEntries(t, db).Equal(v2) || string(ls.Version(name)) != "b" {
 		t.Fatal("the interrupted update was not finished")
 	}
@@ -367,10 +364,7 @@ func TestHistory(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	dir := t.TempDir()
 	db := openIndex(t, dir)
-	ls, err := Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ls := openLists(t, db)
 	name := WebRiskName("MALWARE")
 	var versions []*List
 	l := &List{}
@@ -428,10 +422,7 @@ func TestSyncMillion(t *testing.T) {
 	defer ts.Close()
 	c := &Client{Endpoint: ts.URL, Key: "k"}
 	db := openIndex(t, t.TempDir())
-	ls, err := Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ls := openLists(t, db)
 	if _, err := ls.SyncWebRisk(context.Background(), c, DiffRequest{ThreatType: "MALWARE"}); err != nil {
 		t.Fatal(err)
 	}

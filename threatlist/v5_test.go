@@ -100,10 +100,7 @@ func TestSyncSafeBrowsing(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	db := openIndex(t, dir)
-	ls, err := Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ls := openLists(t, db)
 	c := &Client{Endpoint: srv.URL}
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 

@@ -15,22 +15,19 @@ fetched (with repeats), the distinct pages, and the wall time.
 """
 
 import argparse
-import collections
-import http.server
 import os
-import posixpath
 import shutil
 import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import time
-import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 from serve import Server  # noqa: E402
+import localsite  # noqa: E402
+from localsite import SPIDER, crawl_cmd  # noqa: E402
 
 # How a link to page j is written: (name, format). The site serves every
 # spelling as page j, as web servers do (dot segments resolved, escapes
@@ -45,26 +42,6 @@ SPELLINGS = [
     ("tracking query, two orders", "{base}/page/{j}?b=2&a=1"),
     ("escaped digit", "{base}/page/%3{j0}{jrest}"),
 ]
-
-SPIDER = textwrap.dedent(
-    """
-    import scrapy
-
-    class SiteSpider(scrapy.Spider):
-        name = "site"
-
-        def __init__(self, start=None, **kw):
-            super().__init__(**kw)
-            self.start = start
-
-        def start_requests(self):
-            yield scrapy.Request(self.start, dont_filter=False)
-
-        def parse(self, response):
-            for href in response.css("a::attr(href)").getall():
-                yield response.follow(href, self.parse)
-    """
-)
 
 REDIS_FILTER = textwrap.dedent(
     """
@@ -92,58 +69,26 @@ REDIS_FILTER = textwrap.dedent(
 )
 
 
-class Site:
+class Site(localsite.Site):
+    """The test site, its links spelled as SPELLINGS says, in HTTP/1.1."""
+
+    protocol_version = "HTTP/1.1"
+
     def __init__(self, pages, links):
-        self.pages = pages
-        self.fetches = collections.Counter()
-        lock = threading.Lock()
-        site = self
+        super().__init__(pages, links, delay=0)
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self):
-                path = posixpath.normpath(urllib.parse.unquote(self.path.split("?", 1)[0]))
-                if not path.startswith("/page/") or not path[6:].isdigit():
-                    self.send_error(404)
-                    return
-                i = int(path[6:])
-                with lock:
-                    site.fetches[i] += 1
-                body = ("<html><body>" + "".join(
-                    f'<a href="{site.spell((i * 31 + k * 17) % site.pages, i + k)}">p</a>' for k in range(links)
-                ) + "</body></html>").encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    def hrefs(self, i):
+        return [self.spell((i * 31 + k * 17) % self.pages, i + k) for k in range(self.links)]
 
     def spell(self, j, k):
         s = str(j)
         fmt = SPELLINGS[k % len(SPELLINGS)][1]
         return fmt.format(base=self.base, ubase=self.base.replace("http://", "HTTP://"), j=j, k=k, j0=s[0], jrest=s[1:])
 
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
 
 def crawl(site, tmp, settings, env):
-    cmds = []
-    for start in (0, site.pages // 2):
-        cmd = [sys.executable, "-m", "scrapy", "runspider", os.path.join(tmp, "spider.py"), "-a", f"start={site.base}/page/{start}"]
-        for k, v in settings.items():
-            cmd += ["-s", f"{k}={v}"]
-        cmds.append(cmd)
+    spider = os.path.join(tmp, "spider.py")
+    cmds = [crawl_cmd(spider, site.url(start), settings) for start in (0, site.pages // 2)]
     t0 = time.monotonic()
     procs = [subprocess.Popen(c, cwd=tmp, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for c in cmds]
     errs = [p.communicate()[1] for p in procs]

@@ -1,22 +1,61 @@
 """A small local web site for crawl tests: pages that link to each other
-through many spellings of one URL, and a count of the fetches of each page."""
+through many spellings of one URL, and a count of the fetches of each page;
+and the scrapy spider that crawls it."""
 
 import collections
 import http.server
 import posixpath
+import sys
+import textwrap
 import threading
 import time
+import urllib.parse
+
+SPIDER = textwrap.dedent(
+    """
+    import scrapy
+
+    class SiteSpider(scrapy.Spider):
+        name = "site"
+
+        def __init__(self, start=None, **kw):
+            super().__init__(**kw)
+            self.start = start
+
+        def start_requests(self):
+            # Filtered like every other request: the other crawler may
+            # have fetched it.
+            yield scrapy.Request(self.start, dont_filter=False)
+
+        def parse(self, response):
+            for href in response.css("a::attr(href)").getall():
+                yield response.follow(href, self.parse)
+    """
+)
+
+
+def crawl_cmd(spider, start, settings):
+    """The command that runs the spider file from start with scrapy's
+    settings."""
+    cmd = [sys.executable, "-m", "scrapy", "runspider", spider, "-a", f"start={start}"]
+    for k, v in settings.items():
+        cmd += ["-s", f"{k}={v}"]
+    return cmd
 
 
 class Site:
     """``pages`` pages on 127.0.0.1, page i linking to ``links`` others, each
     link spelled one of several ways that name the same page (a fragment,
-    dot segments, the default port's absence...)."""
+    dot segments, the default port's absence...). A subclass may link and
+    spell otherwise (hrefs, spell) and answer in HTTP/1.1."""
+
+    protocol_version = "HTTP/1.0"
 
     def __init__(self, pages=40, links=6, delay=0.01, gate=()):
         """gate: pages whose answers wait until every one of them was asked
         (at most 30 s), so that crawlers started from them run at once."""
         self.pages = pages
+        self.links = links
         waiting = set(f"/page/{i}" for i in gate)
         opened = threading.Event()
         if not waiting:
@@ -28,10 +67,12 @@ class Site:
         site = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = site.protocol_version
+
             def do_GET(self):
-                # Dot segments resolved, as web servers do (scrapy sends
-                # them as written).
-                path = posixpath.normpath(self.path.split("?", 1)[0])
+                # Dot segments resolved and escapes decoded, as web
+                # servers do (scrapy sends them as written).
+                path = posixpath.normpath(urllib.parse.unquote(self.path.split("?", 1)[0]))
                 with lock:
                     if path.startswith("/page/") and path[6:].isdigit() and int(path[6:]) < site.pages:
                         site.fetches[path] += 1
@@ -48,9 +89,7 @@ class Site:
                 if path in gated:
                     opened.wait(timeout=30)
                 i = int(path[6:])
-                body = "<html><body>" + "".join(
-                    f'<a href="{site.spell(i * 7 + k, k)}">p</a>' for k in range(1, links + 1)
-                ) + "</body></html>"
+                body = "<html><body>" + "".join(f'<a href="{h}">p</a>' for h in site.hrefs(i)) + "</body></html>"
                 b = body.encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html")
@@ -65,6 +104,10 @@ class Site:
         self.httpd.daemon_threads = True
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def hrefs(self, i):
+        """The links of page i."""
+        return [self.spell(i * 7 + k, k) for k in range(1, self.links + 1)]
 
     def spell(self, j, k):
         """Link k to page j, in one of the spellings of its URL."""

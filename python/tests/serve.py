@@ -6,6 +6,8 @@ import pathlib
 import shutil
 import subprocess
 import tempfile
+import threading
+import unittest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 _built = None
@@ -17,17 +19,11 @@ def binary():
         return os.environ["URLHASH_BIN"]
     if _built is None:
         if shutil.which("go") is None:
-            raise unittest_skip("go is not installed and URLHASH_BIN is not set")
+            raise unittest.SkipTest("go is not installed and URLHASH_BIN is not set")
         out = pathlib.Path(tempfile.mkdtemp(prefix="urlhash-bin-")) / "urlhash"
         subprocess.run(["go", "build", "-o", str(out), "./cmd/urlhash"], cwd=REPO, check=True)
         _built = str(out)
     return _built
-
-
-def unittest_skip(msg):
-    import unittest
-
-    return unittest.SkipTest(msg)
 
 
 class Server:
@@ -46,8 +42,6 @@ class Server:
             raise RuntimeError(f"urlhash serve said {line!r}")
         self.url = line.strip().split(" on ", 1)[1]
         # Drain its log so that it never blocks on a full pipe.
-        import threading
-
         self._drain = threading.Thread(target=self.proc.stderr.read, daemon=True)
         self._drain.start()
 

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import textwrap
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -16,7 +15,7 @@ sys.path.insert(0, SRC)
 sys.path.insert(0, HERE)
 
 from serve import Server  # noqa: E402
-from localsite import Site  # noqa: E402
+from localsite import SPIDER, Site, crawl_cmd  # noqa: E402
 
 try:
     import scrapy  # noqa: F401
@@ -24,35 +23,6 @@ try:
     HAVE_SCRAPY = True
 except ImportError:
     HAVE_SCRAPY = False
-
-SPIDER = textwrap.dedent(
-    """
-    import scrapy
-
-    class SiteSpider(scrapy.Spider):
-        name = "site"
-
-        def __init__(self, start=None, **kw):
-            super().__init__(**kw)
-            self.start = start
-
-        def start_requests(self):
-            # Filtered like every other request: the other crawler may
-            # have fetched it.
-            yield scrapy.Request(self.start, dont_filter=False)
-
-        def parse(self, response):
-            for href in response.css("a::attr(href)").getall():
-                yield response.follow(href, self.parse)
-    """
-)
-
-
-def crawl_cmd(spider, start, settings):
-    cmd = [sys.executable, "-m", "scrapy", "runspider", spider, "-a", f"start={start}"]
-    for k, v in settings.items():
-        cmd += ["-s", f"{k}={v}"]
-    return cmd
 
 
 class ScrapyTest(unittest.TestCase):

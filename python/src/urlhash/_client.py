@@ -48,10 +48,6 @@ class InvalidURLError(UrlhashError, ValueError):
         self.invalid = invalid
 
 
-# Answer lines of /v1/urls/*.
-_YES = {"new": True, "present": True}
-_NO = {"present": False, "absent": False}
-
 # Errors worth a retry: the connection, or a server that is stopping or busy.
 _RETRY_STATUS = {502, 503, 504}
 
@@ -113,11 +109,11 @@ class Client:
             if not isinstance(revisit_after, str):
                 revisit_after = f"{float(revisit_after)}s"
             path += "?revisit_after=" + urllib.parse.quote(revisit_after)
-        return self._urls(path, urls, _YES, "new", keyed=True)
+        return self._urls(path, urls, "new", "present", keyed=True)
 
     def has(self, urls):
         """Returns, per URL, True when its identity is stored."""
-        return self._urls("/v1/urls/has", urls, _NO, "present", keyed=False)
+        return self._urls("/v1/urls/has", urls, "present", "absent", keyed=False)
 
     def add_hashes(self, hashes):
         """Adds 32-byte hashes (bytes) as they are; returns, per hash, True when new.
@@ -138,19 +134,19 @@ class Client:
             out.extend(b == 1 for b in answer)
         return out
 
-    def _urls(self, path, urls, words, yes, keyed):
+    def _urls(self, path, urls, yes, no, keyed):
+        """Posts the URLs in batches to path, whose answer lines say yes,
+        no or invalid; returns True for yes, False for no."""
         if isinstance(urls, str):
             raise TypeError("urlhash: pass a list of URLs, not one string")
         urls = list(urls)
         results, invalid = [], []
         for i in range(0, len(urls), self.batch_size):
             chunk = urls[i : i + self.batch_size]
-            lines = []
             for j, u in enumerate(chunk):
                 if "\n" in u or "\r" in u:
                     raise InvalidURLError([], [(i + j, u, "holds a line break")])
-                lines.append(u)
-            body = ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
+            body = ("\n".join(chunk) + "\n").encode("utf-8", "surrogateescape")
             key = secrets.token_hex(16) if keyed else None
             answer = self._post(path, body, key=key).decode("utf-8", "replace").split("\n")
             if answer and answer[-1] == "":
@@ -162,7 +158,7 @@ class Client:
                 if word == "invalid":
                     invalid.append((i + j, chunk[j], reason))
                     results.append(None)
-                elif word == yes or word in words:
+                elif word in (yes, no):
                     results.append(word == yes)
                 else:
                     raise UrlhashError(f"urlhash: answer line {line!r}")
