@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -220,9 +219,7 @@ func (s *syncer) once() (next time.Time, err error) {
 			out.Next = u.Next.UTC().Format(time.RFC3339)
 		}
 		if s.o.asJSON {
-			enc := json.NewEncoder(s.e.stdout)
-			enc.SetEscapeHTML(false)
-			if err := enc.Encode(out); err != nil {
+			if err := newJSONWriter(s.e.stdout).Encode(out); err != nil {
 				return next, err
 			}
 			continue
