@@ -270,20 +270,14 @@ func (o *dedupeOptions) run(e *env, args []string) error {
 				return err
 			}
 		}
-		batchNew := make([]bool, len(rs))
-		j := 0
-		for i, r := range rs {
-			if r.err == nil {
-				batchNew[i] = added[j]
-				j++
-			}
-		}
-		for i, r := range rs {
+		j := 0 // the entry of r, which has one
+		for _, r := range rs {
 			if r.err != nil {
 				a.fail(r.r, r.err)
 				continue
 			}
-			isNew := batchNew[i]
+			isNew := added[j]
+			j++
 			switch {
 			case a.json != nil:
 				a.json.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &isNew})
