@@ -61,7 +61,7 @@ $ urlhash dedupe --db seen --revisit-after 24h --from frontier.txt
 		setFlags: func(fs *flagSet) runFunc {
 			o := new(dedupeOptions)
 			o.db.addFlags(fs)
-			o.db.addIdentity(fs, indexProfiles)
+			o.db.addIdentity(fs)
 			o.db.addCompression(fs)
 			o.in.addHashes(fs, "inputs are hashes: 64 hex digits or w0-w1-w2-w3")
 			fs.BoolVar(&o.storeURL, "store-url", false, "keep each URL's text in its entry")

@@ -54,7 +54,7 @@ $ urlhash import --db idx --profile iri foaf.ttl dcterms.rdf
 		setFlags: func(fs *flagSet) runFunc {
 			o := new(importOptions)
 			o.db.addFlags(fs)
-			o.db.addIdentity(fs, indexProfiles)
+			o.db.addIdentity(fs)
 			fs.StringVar(&o.format, "input-format", "lines", "`FORMAT` of the files: lines (one URL a line, default), ntriples, nquads, turtle, trig or rdfxml (every IRI of an RDF document), sitemap (the <loc> URLs of a sitemaps.org urlset or sitemapindex), hashes (hex: 64 digits a full entry, an even 8..62 digits a 4..31-byte prefix), or jsonl (\"urlhash export --format jsonl\": keys, texts and data as exported; a new index records the export's profile). Unset, a file named *.nt, *.nq, *.ttl, *.trig, *.rdf or *.owl (.gz too) is read in the RDF syntax its extension names")
 			fs.enum("input-format", append(inputFormats[:len(inputFormats):len(inputFormats)], "jsonl")...)
 			// The name import had before every command took --input-format.

@@ -19,7 +19,7 @@ type writeFlags struct {
 // jsonUsage.
 func (o *writeFlags) addFlags(fs *flagSet, hashesUsage, jsonUsage string) {
 	o.db.addFlags(fs)
-	o.db.addIdentity(fs, indexProfiles)
+	o.db.addIdentity(fs)
 	o.in.addHashes(fs, hashesUsage)
 	fs.BoolVar(&o.json, "json", false, jsonUsage)
 	o.in.addFlags(fs)
