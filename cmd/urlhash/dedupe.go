@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/urlhash/urlhash/backend"
@@ -158,20 +157,20 @@ func recoverJournal(ix *query.Index, jn *journal, a *answers, kind query.Input, 
 	return jn.done()
 }
 
-// dedupeJournal opens dedupe's crash journal: FILE when given, none with
-// --no-journal, DIR/urlhash.dedupe for an index directory (which one
-// process owns at a time), else a free journal of the index's directory
-// of journals under the user's cache directory (journalDir), with the
-// journals killed runs left there (orphans), to finish.
-func dedupeJournal(id, path string, none bool) (jn *journal, orphans []*journal, err error) {
-	location, _, _ := strings.Cut(id, "\x00")
+// openJournals opens dedupe's crash journal: --journal FILE when given,
+// none with --no-journal, DIR/urlhash.dedupe for an index directory
+// (which one process owns at a time), else a free journal of the index's
+// directory of journals under the user's cache directory (journalDir),
+// with the journals killed runs left there (orphans), to finish.
+func (o *dedupeOptions) openJournals() (jn *journal, orphans []*journal, err error) {
+	path := o.journal
 	switch {
-	case none && path != "":
+	case o.noJournal && path != "":
 		return nil, nil, usagef("--journal and --no-journal exclude each other")
-	case none:
+	case o.noJournal:
 		return nil, nil, nil
-	case path == "" && !backend.IsPostgres(location) && !remote.IsLocation(location):
-		path = filepath.Join(location, "urlhash.dedupe")
+	case path == "" && !backend.IsPostgres(o.db.dir) && !remote.IsLocation(o.db.dir):
+		path = filepath.Join(o.db.dir, "urlhash.dedupe")
 	}
 	if path != "" {
 		jn, err = openJournal(path)
@@ -180,7 +179,7 @@ func dedupeJournal(id, path string, none bool) (jn *journal, orphans []*journal,
 		}
 		return jn, nil, err
 	}
-	dir, err := journalDir(id)
+	dir, err := journalDir(o.db.journalID())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -193,7 +192,7 @@ func (o *dedupeOptions) run(e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	jn, orphans, err := dedupeJournal(o.db.journalID(), o.journal, o.noJournal)
+	jn, orphans, err := o.openJournals()
 	if err != nil {
 		return err
 	}
