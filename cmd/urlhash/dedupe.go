@@ -74,6 +74,9 @@ $ urlhash dedupe --db seen --revisit-after 24h --from frontier.txt
 				if o.revisit < 0 {
 					return usagef("--revisit-after must be 0 (never) or more, have %v", o.revisit)
 				}
+				if o.noJournal && o.journal != "" {
+					return usagef("--journal and --no-journal exclude each other")
+				}
 				return nil
 			})
 			return o.run
@@ -165,8 +168,6 @@ func recoverJournal(ix *query.Index, jn *journal, a *answers, kind query.Input, 
 func (o *dedupeOptions) openJournals() (jn *journal, orphans []*journal, err error) {
 	path := o.journal
 	switch {
-	case o.noJournal && path != "":
-		return nil, nil, usagef("--journal and --no-journal exclude each other")
 	case o.noJournal:
 		return nil, nil, nil
 	case path == "" && !backend.IsPostgres(o.db.dir) && !remote.IsLocation(o.db.dir):
