@@ -79,7 +79,7 @@ func TestSyncKillLoop(t *testing.T) {
 		}
 		if threatlist.Pending(dir) {
 			pending++
-			if code, _, errs := syncCLI(t, "lookup", "--db", dir, "--hashes", "00000000"); code != exitError {
+			if code, _, errs := runCLI(t, "", "lookup", "--db", dir, "--hashes", "00000000"); code != exitError {
 				t.Fatalf("run %d: lookup of a pending update: %d %q", run, code, errs)
 			}
 		}
