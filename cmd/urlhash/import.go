@@ -243,10 +243,12 @@ func (o *importOptions) run(e *env, files []string) error {
 		}
 	}
 	sum := importSummary{Stored: res.Added, Duplicates: res.Present, Skipped: skipped}
+	var outErr error // the --json summary could not be written
 	if o.json {
 		out := bufio.NewWriter(e.stdout)
-		newJSONWriter(out).Encode(sum)
-		out.Flush()
+		if outErr = newJSONWriter(out).Encode(sum); outErr == nil {
+			outErr = out.Flush()
+		}
 	}
 	// The summary is the last line on stderr, after any error that ended
 	// the input early.
@@ -255,6 +257,9 @@ func (o *importOptions) run(e *env, files []string) error {
 		e.warnf("interrupted: nothing stored")
 	case stopErr != nil && !errors.Is(stopErr, errReported):
 		e.warnf("%v", stopErr)
+	}
+	if outErr != nil {
+		e.warnf("%v", outErr)
 	}
 	if refused && !interrupted {
 		e.warnf("import: nothing stored: a file was refused")
@@ -266,7 +271,7 @@ func (o *importOptions) run(e *env, files []string) error {
 	}
 	fmt.Fprintf(e.stderr, "urlhash: import: %d stored, %d duplicates, %d skipped\n", sum.Stored, sum.Duplicates, sum.Skipped)
 	switch {
-	case stopErr != nil:
+	case stopErr != nil || outErr != nil:
 		return errReported
 	case skipped > 0 && sum.Stored+sum.Duplicates == 0:
 		e.warnf("import: nothing stored: every record was rejected")
