@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -224,11 +225,13 @@ func (s *syncer) once() (next time.Time, err error) {
 			}
 			continue
 		}
-		fmt.Fprintf(s.e.stdout, "%s\t%s\t+%d -%d\t%d entries", out.List, out.Response, out.Added, out.Removed, out.Entries)
+		line := fmt.Sprintf("%s\t%s\t+%d -%d\t%d entries", out.List, out.Response, out.Added, out.Removed, out.Entries)
 		if out.Next != "" {
-			fmt.Fprintf(s.e.stdout, "\tnext %s", out.Next)
+			line += "\tnext " + out.Next
 		}
-		fmt.Fprintln(s.e.stdout)
+		if _, err := io.WriteString(s.e.stdout, line+"\n"); err != nil {
+			return next, err
+		}
 	}
 	return next, nil
 }

@@ -336,3 +336,18 @@ func TestSyncSafeBrowsingCommand(t *testing.T) {
 		t.Fatal("lookup after the v5 sync")
 	}
 }
+
+// TestSyncOutputFailure: a sync whose report cannot be written says so and
+// exits 2, in text and in JSON (see TestOutputFailure).
+func TestSyncOutputFailure(t *testing.T) {
+	ts := httptest.NewServer(&webRiskFake{lists: []*threatlist.List{prefixList("a.example/")}})
+	defer ts.Close()
+	for _, extra := range [][]string{nil, {"--json"}} {
+		args := append([]string{"sync", "--db", filepath.Join(t.TempDir(), "list"), "--endpoint", ts.URL}, extra...)
+		var errs bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), failingWriter{}, &errs)
+		if code != exitError || !strings.Contains(errs.String(), "disk full") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and the write error", args, code, errs.String())
+		}
+	}
+}
