@@ -33,7 +33,7 @@ $ urlhash add --db blocked --ttl 72h https://spam.example/
 func (o *storeFlags) add(e *env, args []string) error {
 	a := newAnswers(e, o.json)
 	var kept int64
-	err := o.store(e, args, a, func(st store.Backend, entries []store.Entry) ([]bool, error) {
+	err := o.storeEach(e, args, a, func(st store.Backend, entries []store.Entry) ([]bool, error) {
 		return st.AddBatch(entries)
 	}, func(r record, en *store.Entry, isNew bool) {
 		if !isNew {

@@ -25,7 +25,7 @@ is durable when the command exits 0. Prints nothing unless --json.
 
 func (o *storeFlags) put(e *env, args []string) error {
 	a := newAnswers(e, o.json)
-	err := o.store(e, args, a, func(st store.Backend, entries []store.Entry) ([]bool, error) {
+	err := o.storeEach(e, args, a, func(st store.Backend, entries []store.Entry) ([]bool, error) {
 		return nil, st.PutBatch(entries)
 	}, func(r record, en *store.Entry, _ bool) {
 		if a.json != nil {

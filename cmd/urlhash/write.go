@@ -77,10 +77,10 @@ func (o *storeFlags) addFlags(fs *flagSet, jsonUsage string) {
 	o.vf.addFlags(fs)
 }
 
-// store opens the index and stores the inputs (writeEach), each batch's
+// storeEach opens the index and stores the inputs (writeEach), each batch's
 // entries given the flags' value and then handed to write (add: AddBatch,
 // put: PutBatch).
-func (o *storeFlags) store(e *env, args []string, a *answers,
+func (o *storeFlags) storeEach(e *env, args []string, a *answers,
 	write func(st store.Backend, entries []store.Entry) ([]bool, error), answer func(r record, en *store.Entry, isNew bool)) error {
 	ix, err := o.db.open(e, access{write: true, storeURL: o.storeURL})
 	if err != nil {
