@@ -59,17 +59,16 @@ func servedPresent(w *work, runs int) error {
 	}
 	// The crawler rows ask fewer URLs: each is a round trip.
 	steps := urls[:min(len(urls), 20000)]
-	env := append(os.Environ(), "XDG_CACHE_HOME="+w.path("cache"))
 	type pair struct {
 		name     string
 		n        int
 		add, has func() error
 	}
 	cli := func(feed []string, args ...string) func() error {
-		return func() error { return runCLI(w.urlhash, env, feed, args) }
+		return func() error { return runCLI(w.urlhash, feed, args) }
 	}
 	stepped := func(args ...string) func() error {
-		return func() error { return crawlCLI(w.urlhash, env, steps, args) }
+		return func() error { return crawlCLI(w.urlhash, steps, args) }
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	text := func(path string) func() error {
@@ -111,10 +110,10 @@ func best(runs int, fn func() error) (time.Duration, error) {
 }
 
 // runCLI runs bin args with feed on stdin; dedupe of present URLs prints
-// nothing, has -q exits 0.
-func runCLI(bin string, env, feed []string, args []string) error {
+// nothing, has -q exits 0. dedupe's journals go under run's
+// XDG_CACHE_HOME.
+func runCLI(bin string, feed []string, args []string) error {
 	cmd := exec.Command(bin, args...)
-	cmd.Env = env
 	cmd.Stdin = strings.NewReader(strings.Join(feed, "\n") + "\n")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -129,9 +128,8 @@ func runCLI(bin string, env, feed []string, args []string) error {
 
 // crawlCLI feeds bin args (a --json command) crawlerStep URLs at a time
 // and reads their answers before it feeds more.
-func crawlCLI(bin string, env, urls []string, args []string) error {
+func crawlCLI(bin string, urls []string, args []string) error {
 	cmd := exec.Command(bin, args...)
-	cmd.Env = env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/urlhash/urlhash/store"
 )
@@ -24,34 +23,18 @@ $ urlhash add --db list --profile webrisk --hashes 0a1b2c3d
 $ urlhash add --db blocked --ttl 72h https://spam.example/
 `,
 		setFlags: func(fs *flagSet) runFunc {
-			o := new(addOptions)
-			o.addFlags(fs, "inputs are hex: 64 digits a full entry, an even 8..62 digits a prefix entry",
-				"one object per input: input, hash, new, present")
-			o.db.addCompression(fs)
-			fs.BoolVar(&o.storeURL, "store-url", false, "keep each URL's text in its entry")
-			o.vf.addFlags(fs)
-			return o.run
+			o := new(storeFlags)
+			o.addFlags(fs, "one object per input: input, hash, new, present")
+			return o.add
 		},
 	}
 }
 
-type addOptions struct {
-	writeFlags
-	storeURL bool
-	vf       valueFlags
-}
-
-func (o *addOptions) run(e *env, args []string) error {
-	ix, err := o.db.open(e, access{write: true, storeURL: o.storeURL})
-	if err != nil {
-		return err
-	}
-	defer ix.Close()
+func (o *storeFlags) add(e *env, args []string) error {
 	a := newAnswers(e, o.json)
 	var kept int64
-	err = writeEach(e, ix, &o.writeFlags, args, a, func(entries []store.Entry) ([]bool, error) {
-		o.vf.apply(entries, time.Now())
-		return ix.Store().AddBatch(entries)
+	err := o.storeEach(e, args, a, func(st store.Backend, entries []store.Entry) ([]bool, error) {
+		return st.AddBatch(entries)
 	}, func(r record, en *store.Entry, isNew bool) {
 		if !isNew {
 			kept++
@@ -61,9 +44,6 @@ func (o *addOptions) run(e *env, args []string) error {
 			a.json.Encode(memberOutput{Input: r.text, Hash: hexKey(en), New: &isNew, Present: &present})
 		}
 	})
-	if cerr := ix.Close(); err == nil {
-		err = cerr
-	}
 	if kept > 0 && (o.storeURL || o.vf.isSet()) {
 		fmt.Fprintf(e.stderr, "urlhash: note: add: %d already stored, kept as they were (put replaces)\n", kept)
 	}

@@ -291,7 +291,7 @@ func indent(text string, n int) string {
 
 // writeOverview writes "urlhash help": every command and the conventions
 // they share.
-func writeOverview(w io.Writer) {
+func writeOverview(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(`urlhash: stable SHA-256 identities for URLs, and an embedded index of them.
 
@@ -307,7 +307,8 @@ Commands:
 COMMAND" (or "urlhash COMMAND --help") for a command's flags, "urlhash
 --version" for the build, "urlhash man" for the manual pages.
 `)
-	io.WriteString(w, b.String())
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // inputRules says where every command that reads URLs or hashes takes

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -101,5 +102,41 @@ func TestFromPipeAnsweredAsItArrives(t *testing.T) {
 	go io.Copy(io.Discard, outR)
 	if code := <-done; code != 0 {
 		t.Errorf("exit %d", code)
+	}
+}
+
+// failingWriter fails every write, as a full disk or a closed pipe does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestOutputFailure: a command whose output cannot be written says so
+// and exits 2, however small the output (a buffered writer fails only
+// when it is flushed).
+func TestOutputFailure(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	if code, _, errs := runCLI(t, "", "add", "--db", dir, "https://a.example/"); code != exitOK {
+		t.Fatal(errs)
+	}
+	for _, args := range [][]string{
+		{"hash", "https://a.example/"},
+		{"has", "--db", dir, "https://a.example/"},
+		{"get", "--db", dir, "https://a.example/"},
+		{"dedupe", "--db", dir, "https://b.example/"},
+		{"scan", "--db", dir, "--prefix", ""},
+		{"scan", "--db", dir, "--prefix", "", "--json"},
+		{"stats", "--db", dir},
+		{"stats", "--db", dir, "--json"},
+		{"export", "--db", dir},
+		{"verify", "--db", dir},
+		{"import", "--db", dir, "--json", "-"},
+		{"version"},
+		{"help"},
+	} {
+		var errs bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), failingWriter{}, &errs)
+		if code != exitError || !strings.Contains(errs.String(), "disk full") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and the write error", args, code, errs.String())
+		}
 	}
 }

@@ -96,53 +96,63 @@ func (s *completionSpec) words() string {
 
 // completionWriters write the script of each shell.
 var completionWriters = map[string]func(b *strings.Builder, specs []completionSpec){
-	"bash": writeBash,
-	"zsh":  writeZsh,
+	"bash": bashScript.write,
+	"zsh":  zshScript.write,
 	"fish": writeFish,
 }
 
-func commandNames(specs []completionSpec) string {
+// caseScript is the syntax of a completion script that is a case on the
+// command word and, in each command's branch, a case on the word before
+// the cursor (bash, zsh).
+type caseScript struct {
+	head    string // up to the case on the command; %s: the command names
+	command string // a command's branch, up to its case on the previous word; %s: the command
+	enum    string // a flag that takes one of a few values; %s: the flag, then the values
+	file    string // a flag that takes any value (a file); %s: the flag
+	words   string // the end of a command's branch, offering its words; %s: the words
+	foot    string
+}
+
+var bashScript = caseScript{
+	head: "# bash completion for urlhash\n_urlhash() {\n" +
+		"  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n" +
+		"  if [ \"$COMP_CWORD\" -eq 1 ]; then\n    COMPREPLY=($(compgen -W \"%s --version --help\" -- \"$cur\"))\n    return\n  fi\n" +
+		"  case ${COMP_WORDS[1]} in\n",
+	command: "    %s)\n      case $prev in\n",
+	enum:    "        --%s) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n",
+	file:    "        --%s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n",
+	words:   "      esac\n      COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n",
+	foot:    "  esac\n  [ ${#COMPREPLY[@]} -eq 0 ] && COMPREPLY=($(compgen -f -- \"$cur\"))\n}\ncomplete -F _urlhash urlhash\n",
+}
+
+var zshScript = caseScript{
+	head: "#compdef urlhash\n_urlhash() {\n  if (( CURRENT == 2 )); then\n    compadd -- %s --version --help\n    return\n  fi\n" +
+		"  case $words[2] in\n",
+	command: "    %s)\n      case $words[CURRENT-1] in\n",
+	enum:    "        --%s) compadd -- %s; return ;;\n",
+	file:    "        --%s) _files; return ;;\n",
+	words:   "      esac\n      compadd -- %s; _files ;;\n",
+	foot:    "  esac\n}\ncompdef _urlhash urlhash\n",
+}
+
+func (sh *caseScript) write(b *strings.Builder, specs []completionSpec) {
 	names := make([]string, len(specs))
 	for i, s := range specs {
 		names[i] = s.name
 	}
-	return strings.Join(names, " ")
-}
-
-func writeBash(b *strings.Builder, specs []completionSpec) {
-	b.WriteString("# bash completion for urlhash\n_urlhash() {\n")
-	b.WriteString("  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n")
-	b.WriteString("  if [ \"$COMP_CWORD\" -eq 1 ]; then\n    COMPREPLY=($(compgen -W \"" + commandNames(specs) + " --version --help\" -- \"$cur\"))\n    return\n  fi\n")
-	b.WriteString("  case ${COMP_WORDS[1]} in\n")
+	fmt.Fprintf(b, sh.head, strings.Join(names, " "))
 	for _, s := range specs {
-		fmt.Fprintf(b, "    %s)\n      case $prev in\n", s.name)
+		fmt.Fprintf(b, sh.command, s.name)
 		for _, f := range s.flags {
 			if len(f.values) > 0 {
-				fmt.Fprintf(b, "        --%s) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n", f.name, strings.Join(f.values, " "))
+				fmt.Fprintf(b, sh.enum, f.name, strings.Join(f.values, " "))
 			} else if f.takesValue {
-				fmt.Fprintf(b, "        --%s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", f.name)
+				fmt.Fprintf(b, sh.file, f.name)
 			}
 		}
-		fmt.Fprintf(b, "      esac\n      COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n", s.words())
+		fmt.Fprintf(b, sh.words, s.words())
 	}
-	b.WriteString("  esac\n  [ ${#COMPREPLY[@]} -eq 0 ] && COMPREPLY=($(compgen -f -- \"$cur\"))\n}\ncomplete -F _urlhash urlhash\n")
-}
-
-func writeZsh(b *strings.Builder, specs []completionSpec) {
-	b.WriteString("#compdef urlhash\n_urlhash() {\n  if (( CURRENT == 2 )); then\n    compadd -- " + commandNames(specs) + " --version --help\n    return\n  fi\n")
-	b.WriteString("  case $words[2] in\n")
-	for _, s := range specs {
-		fmt.Fprintf(b, "    %s)\n      case $words[CURRENT-1] in\n", s.name)
-		for _, f := range s.flags {
-			if len(f.values) > 0 {
-				fmt.Fprintf(b, "        --%s) compadd -- %s; return ;;\n", f.name, strings.Join(f.values, " "))
-			} else if f.takesValue {
-				fmt.Fprintf(b, "        --%s) _files; return ;;\n", f.name)
-			}
-		}
-		fmt.Fprintf(b, "      esac\n      compadd -- %s; _files ;;\n", s.words())
-	}
-	b.WriteString("  esac\n}\ncompdef _urlhash urlhash\n")
+	b.WriteString(sh.foot)
 }
 
 func writeFish(b *strings.Builder, specs []completionSpec) {

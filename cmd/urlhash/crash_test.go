@@ -17,12 +17,6 @@ import (
 	"time"
 )
 
-// TestDedupeKillLoop kills dedupe with SIGKILL at random points while it
-// reads a stream of URLs, then runs it again, several times, and a last
-// run to completion. Every URL must be printed at least once over all the
-// runs (none stored and lost), and every printed URL must be present.
-// URLHASH_KILL_RUNS sets the number of killed runs (default 6; the longer
-// loop is a benchmark-sized run of the same test).
 // killRuns returns how many killed runs a kill loop makes: def, or
 // URLHASH_KILL_RUNS. It skips the test in -short mode (child processes).
 func killRuns(t *testing.T, def int) int {
@@ -36,6 +30,12 @@ func killRuns(t *testing.T, def int) int {
 	return def
 }
 
+// TestDedupeKillLoop kills dedupe with SIGKILL at random points while it
+// reads a stream of URLs, then runs it again, several times, and a last
+// run to completion. Every URL must be printed at least once over all the
+// runs (none stored and lost), and every printed URL must be present.
+// URLHASH_KILL_RUNS sets the number of killed runs (default 6; the longer
+// loop is a benchmark-sized run of the same test).
 func TestDedupeKillLoop(t *testing.T) {
 	runs := killRuns(t, 6)
 	dir := filepath.Join(t.TempDir(), "idx")
@@ -50,13 +50,28 @@ func TestDedupeKillLoop(t *testing.T) {
 		in := append([]string(nil), urls...)
 		rng.Shuffle(len(in), func(i, j int) { in[i], in[j] = in[j], in[i] })
 		kill := run < runs
-		lines := dedupeChild(t, dir, in, kill, time.Duration(30+rng.IntN(400))*time.Millisecond)
+		lines := dedupeChild(t, childCommand("dedupe", "--db", dir), in, kill, time.Duration(30+rng.IntN(400))*time.Millisecond)
 		for _, l := range lines {
 			printed[l]++
 		}
 		killedAfter = append(killedAfter, len(lines))
 	}
-	lost, dups := 0, 0
+	lost, dups := countPrinted(urls, printed)
+	t.Logf("%d killed runs (lines printed per run: %v), %d URLs, %d printed, %d printed again after a crash, %d lost",
+		runs, killedAfter, len(urls), len(printed), dups, lost)
+	if lost != 0 {
+		t.Fatalf("%d stored URLs were never printed", lost)
+	}
+	// Every printed URL is present (no filter false negative, nothing lost).
+	if out, err := cli(t, strings.Join(urls, "\n")+"\n", "has", "--db", dir, "-q"); err != nil {
+		t.Fatalf("has after the loop: %v %s", err, out)
+	}
+}
+
+// countPrinted returns how many of urls a kill loop never printed (lost)
+// and how many times it printed them again (dups), from the times each
+// line was printed.
+func countPrinted(urls []string, printed map[string]int) (lost, dups int) {
 	for _, u := range urls {
 		switch c := printed[u]; {
 		case c == 0:
@@ -65,41 +80,30 @@ func TestDedupeKillLoop(t *testing.T) {
 			dups += c - 1
 		}
 	}
-	t.Logf("%d killed runs (lines printed per run: %v), %d URLs, %d printed, %d printed again after a crash, %d lost",
-		runs, killedAfter, len(urls), len(printed), dups, lost)
-	if lost != 0 {
-		t.Fatalf("%d stored URLs were never printed", lost)
-	}
-	// Every printed URL is present (no filter false negative, nothing lost).
-	var out strings.Builder
-	cmd := exec.Command(os.Args[0], "has", "--db", dir, "-q")
-	cmd.Env = append(os.Environ(), "URLHASH_TEST_MAIN=1")
-	cmd.Stdin = strings.NewReader(strings.Join(urls, "\n") + "\n")
-	cmd.Stderr = &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("has after the loop: %v %s", err, out.String())
-	}
+	return lost, dups
 }
 
-// dedupeChild runs "urlhash dedupe --db dir" on in, killing it with
-// SIGKILL after d when kill is set, and returns the whole lines it
-// printed.
-func dedupeChild(t *testing.T, dir string, in []string, kill bool, d time.Duration) []string {
+// dedupeChild runs cmd, a "urlhash dedupe" (childCommand), on in,
+// killing it with SIGKILL after d when kill is set, and returns the whole
+// lines it printed. It may run in a goroutine of its own: a failure is
+// reported with t.Error, and what the run printed returned.
+func dedupeChild(t *testing.T, cmd *exec.Cmd, in []string, kill bool, d time.Duration) []string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "dedupe", "--db", dir)
-	cmd.Env = append(os.Environ(), "URLHASH_TEST_MAIN=1")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return nil
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return nil
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return nil
 	}
 	go func() {
 		w := bufio.NewWriter(stdin)
@@ -115,20 +119,15 @@ func dedupeChild(t *testing.T, dir string, in []string, kill bool, d time.Durati
 		time.AfterFunc(d, func() { cmd.Process.Signal(syscall.SIGKILL) })
 	}
 	b, _ := io.ReadAll(stdout)
-	err = cmd.Wait()
-	if !kill && err != nil {
-		t.Fatalf("dedupe: %v: %s", err, stderr.String())
+	if err := cmd.Wait(); err != nil && !kill {
+		t.Errorf("dedupe: %v: %s", err, stderr.String())
 	}
 	text := string(b)
-	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
-		text = text[:i] // a line cut by the kill was not printed
-	} else {
-		text = ""
-	}
-	if text == "" {
+	i := strings.LastIndexByte(text, '\n')
+	if i <= 0 {
 		return nil
 	}
-	return strings.Split(text, "\n")
+	return strings.Split(text[:i], "\n") // a line cut by the kill was not printed
 }
 
 // TestImportKillLoop kills import with SIGKILL at random points, then
@@ -149,14 +148,9 @@ func TestImportKillLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	child := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = append(os.Environ(), "URLHASH_TEST_MAIN=1")
-		return cmd
-	}
 	killed := 0
 	for range runs {
-		cmd := child("import", "--db", dir, file)
+		cmd := childCommand("import", "--db", dir, file)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -165,14 +159,14 @@ func TestImportKillLoop(t *testing.T) {
 			killed++
 		}
 	}
-	if out, err := child("import", "--db", dir, file).CombinedOutput(); err != nil {
+	if out, err := childCommand("import", "--db", dir, file).CombinedOutput(); err != nil {
 		t.Fatalf("import after the kills: %v: %s", err, out)
 	}
-	if out, err := child("verify", "--db", dir).CombinedOutput(); err != nil {
+	if out, err := childCommand("verify", "--db", dir).CombinedOutput(); err != nil {
 		t.Fatalf("verify: %v: %s", err, out)
 	}
 	var errs strings.Builder
-	has := child("has", "--db", dir, "-q", "--from", file)
+	has := childCommand("has", "--db", dir, "-q", "--from", file)
 	has.Stderr = &errs
 	if err := has.Run(); err != nil {
 		t.Fatalf("has of every imported URL: %v %s", err, errs.String())
@@ -191,8 +185,7 @@ func TestImportInterrupted(t *testing.T) {
 	for _, lines := range []int{0, 5000} {
 		t.Run(strconv.Itoa(lines), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "idx")
-			cmd := exec.Command(os.Args[0], "import", "--db", dir, "-")
-			cmd.Env = append(os.Environ(), "URLHASH_TEST_MAIN=1")
+			cmd := childCommand("import", "--db", dir, "-")
 			stdin, err := cmd.StdinPipe()
 			if err != nil {
 				t.Fatal(err)

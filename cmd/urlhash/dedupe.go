@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/urlhash/urlhash/backend"
@@ -61,7 +60,7 @@ $ urlhash dedupe --db seen --revisit-after 24h --from frontier.txt
 		setFlags: func(fs *flagSet) runFunc {
 			o := new(dedupeOptions)
 			o.db.addFlags(fs)
-			o.db.addIdentity(fs, indexProfiles)
+			o.db.addIdentity(fs)
 			o.db.addCompression(fs)
 			o.in.addHashes(fs, "inputs are hashes: 64 hex digits or w0-w1-w2-w3")
 			fs.BoolVar(&o.storeURL, "store-url", false, "keep each URL's text in its entry")
@@ -74,6 +73,9 @@ $ urlhash dedupe --db seen --revisit-after 24h --from frontier.txt
 			fs.check(func() error {
 				if o.revisit < 0 {
 					return usagef("--revisit-after must be 0 (never) or more, have %v", o.revisit)
+				}
+				if o.noJournal && o.journal != "" {
+					return usagef("--journal and --no-journal exclude each other")
 				}
 				return nil
 			})
@@ -158,20 +160,18 @@ func recoverJournal(ix *query.Index, jn *journal, a *answers, kind query.Input, 
 	return jn.done()
 }
 
-// dedupeJournal opens dedupe's crash journal: FILE when given, none with
-// --no-journal, DIR/urlhash.dedupe for an index directory (which one
-// process owns at a time), else a free journal of the index's directory
-// of journals under the user's cache directory (journalDir), with the
-// journals killed runs left there (orphans), to finish.
-func dedupeJournal(id, path string, none bool) (jn *journal, orphans []*journal, err error) {
-	location, _, _ := strings.Cut(id, "\x00")
+// openJournals opens dedupe's crash journal: --journal FILE when given,
+// none with --no-journal, DIR/urlhash.dedupe for an index directory
+// (which one process owns at a time), else a free journal of the index's
+// directory of journals under the user's cache directory (journalDir),
+// with the journals killed runs left there (orphans), to finish.
+func (o *dedupeOptions) openJournals() (jn *journal, orphans []*journal, err error) {
+	path := o.journal
 	switch {
-	case none && path != "":
-		return nil, nil, usagef("--journal and --no-journal exclude each other")
-	case none:
+	case o.noJournal:
 		return nil, nil, nil
-	case path == "" && !backend.IsPostgres(location) && !remote.IsLocation(location):
-		path = filepath.Join(location, "urlhash.dedupe")
+	case path == "" && !backend.IsPostgres(o.db.dir) && !remote.IsLocation(o.db.dir):
+		path = filepath.Join(o.db.dir, "urlhash.dedupe")
 	}
 	if path != "" {
 		jn, err = openJournal(path)
@@ -180,7 +180,7 @@ func dedupeJournal(id, path string, none bool) (jn *journal, orphans []*journal,
 		}
 		return jn, nil, err
 	}
-	dir, err := journalDir(id)
+	dir, err := journalDir(o.db.journalID())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -193,7 +193,7 @@ func (o *dedupeOptions) run(e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	jn, orphans, err := dedupeJournal(o.db.journalID(), o.journal, o.noJournal)
+	jn, orphans, err := o.openJournals()
 	if err != nil {
 		return err
 	}
@@ -270,20 +270,14 @@ func (o *dedupeOptions) run(e *env, args []string) error {
 				return err
 			}
 		}
-		batchNew := make([]bool, len(rs))
-		j := 0
-		for i, r := range rs {
-			if r.err == nil {
-				batchNew[i] = added[j]
-				j++
-			}
-		}
-		for i, r := range rs {
+		j := 0 // the entry of r, which has one
+		for _, r := range rs {
 			if r.err != nil {
 				a.fail(r.r, r.err)
 				continue
 			}
-			isNew := batchNew[i]
+			isNew := added[j]
+			j++
 			switch {
 			case a.json != nil:
 				a.json.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &isNew})

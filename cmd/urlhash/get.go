@@ -28,7 +28,7 @@ absent	8198d1bac40a1033653a78e48800cefc9e6b974ff075c66e5548b5c1e145a2b0
 		setFlags: func(fs *flagSet) runFunc {
 			o := new(getOptions)
 			o.db.addFlags(fs)
-			o.db.addIdentity(fs, indexProfiles)
+			o.db.addIdentity(fs)
 			o.in.addHashes(fs, "inputs are hashes: 64 hex digits or w0-w1-w2-w3")
 			fs.BoolVar(&o.json, "json", false, "one object per input: input, hash, present, text, data (hex), first_seen, last_seen, expires")
 			o.in.addFlags(fs)

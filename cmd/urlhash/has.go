@@ -22,7 +22,7 @@ absent	https://example.org/
 		setFlags: func(fs *flagSet) runFunc {
 			o := new(hasOptions)
 			o.db.addFlags(fs)
-			o.db.addIdentity(fs, indexProfiles)
+			o.db.addIdentity(fs)
 			o.in.addHashes(fs, "inputs are hashes: 64 hex digits or w0-w1-w2-w3")
 			fs.BoolVar(&o.json, "json", false, "one object per input: input, hash, present")
 			fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing; only the exit status answers")

@@ -18,8 +18,7 @@ command, its usage: synopsis, description, flags and example (what
 			return func(e *env, args []string) error {
 				switch len(args) {
 				case 0:
-					writeOverview(e.stdout)
-					return nil
+					return writeOverview(e.stdout)
 				case 1:
 					c := findCommand(args[0])
 					if c == nil {

@@ -54,7 +54,7 @@ $ urlhash import --db idx --profile iri foaf.ttl dcterms.rdf
 		setFlags: func(fs *flagSet) runFunc {
 			o := new(importOptions)
 			o.db.addFlags(fs)
-			o.db.addIdentity(fs, indexProfiles)
+			o.db.addIdentity(fs)
 			fs.StringVar(&o.format, "input-format", "lines", "`FORMAT` of the files: lines (one URL a line, default), ntriples, nquads, turtle, trig or rdfxml (every IRI of an RDF document), sitemap (the <loc> URLs of a sitemaps.org urlset or sitemapindex), hashes (hex: 64 digits a full entry, an even 8..62 digits a 4..31-byte prefix), or jsonl (\"urlhash export --format jsonl\": keys, texts and data as exported; a new index records the export's profile). Unset, a file named *.nt, *.nq, *.ttl, *.trig, *.rdf or *.owl (.gz too) is read in the RDF syntax its extension names")
 			fs.enum("input-format", append(inputFormats[:len(inputFormats):len(inputFormats)], "jsonl")...)
 			// The name import had before every command took --input-format.
@@ -243,10 +243,12 @@ func (o *importOptions) run(e *env, files []string) error {
 		}
 	}
 	sum := importSummary{Stored: res.Added, Duplicates: res.Present, Skipped: skipped}
+	var outErr error // the --json summary could not be written
 	if o.json {
 		out := bufio.NewWriter(e.stdout)
-		newJSONWriter(out).Encode(sum)
-		out.Flush()
+		if outErr = newJSONWriter(out).Encode(sum); outErr == nil {
+			outErr = out.Flush()
+		}
 	}
 	// The summary is the last line on stderr, after any error that ended
 	// the input early.
@@ -255,6 +257,9 @@ func (o *importOptions) run(e *env, files []string) error {
 		e.warnf("interrupted: nothing stored")
 	case stopErr != nil && !errors.Is(stopErr, errReported):
 		e.warnf("%v", stopErr)
+	}
+	if outErr != nil {
+		e.warnf("%v", outErr)
 	}
 	if refused && !interrupted {
 		e.warnf("import: nothing stored: a file was refused")
@@ -266,7 +271,7 @@ func (o *importOptions) run(e *env, files []string) error {
 	}
 	fmt.Fprintf(e.stderr, "urlhash: import: %d stored, %d duplicates, %d skipped\n", sum.Stored, sum.Duplicates, sum.Skipped)
 	switch {
-	case stopErr != nil:
+	case stopErr != nil || outErr != nil:
 		return errReported
 	case skipped > 0 && sum.Stored+sum.Duplicates == 0:
 		e.warnf("import: nothing stored: every record was rejected")

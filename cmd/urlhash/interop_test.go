@@ -50,7 +50,7 @@ func TestNodeWebRiskClient(t *testing.T) {
 	up := httptest.NewServer(fake)
 	defer up.Close()
 	dir := filepath.Join(t.TempDir(), "list")
-	if code, _, errs := syncCLI(t, "sync", "--db", dir, "--endpoint", up.URL); code != exitOK {
+	if code, _, errs := runCLI(t, "", "sync", "--db", dir, "--endpoint", up.URL); code != exitOK {
 		t.Fatal(errs)
 	}
 	db, err := index.Open(dir, nil)

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,26 +25,33 @@ import (
 // crash tests run it as a child process (URLHASH_TEST_MAIN=1).
 func TestMain(m *testing.M) {
 	if os.Getenv("URLHASH_TEST_MAIN") == "1" {
-		// As main: SIGINT and SIGTERM cancel the context.
-		ctx, stop := signalContext(os.Args[1:])
-		code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
+		runAsMain()
 	}
 	// Child processes keep dedupe's journals out of the user's cache
 	// directory (testscript.Main exits: one fixed directory, which the
 	// journals' locks let runs share, rather than one left per run).
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(os.TempDir(), "urlhash-test-cache"))
 	testscript.Main(m, map[string]func(){
-		"urlhash": func() {
-			// As main: SIGINT and SIGTERM cancel the context (a script's
-			// "kill -INT" stops a background serve as Ctrl-C would).
-			ctx, stop := signalContext(os.Args[1:])
-			code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-			stop()
-			os.Exit(code)
-		},
+		"urlhash": runAsMain,
 	})
+}
+
+// runAsMain runs the command in os.Args[1:] as main does and exits with
+// its status: SIGINT and SIGTERM cancel the context (a script's "kill
+// -INT" stops a background serve as Ctrl-C would).
+func runAsMain() {
+	ctx, stop := signalContext(os.Args[1:])
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// childCommand returns "urlhash args..." to run as a child process: the
+// test binary, run as main (see TestMain).
+func childCommand(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "URLHASH_TEST_MAIN=1")
+	return cmd
 }
 
 // TestScripts runs the end-to-end CLI scenarios in testdata/script.

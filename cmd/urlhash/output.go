@@ -41,9 +41,7 @@ func newHashOutput(input string, canonical []byte, h hashkey.Hash, profile strin
 }
 
 func writeJSON(c *chunk, v any) {
-	enc := json.NewEncoder(&c.out)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := newJSONWriter(&c.out).Encode(v); err != nil {
 		panic(err) // only plain structs of strings are encoded here
 	}
 }

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"time"
-
-	"github.com/urlhash/urlhash/store"
-)
+import "github.com/urlhash/urlhash/store"
 
 func putCommand() *command {
 	return &command{
@@ -20,40 +16,21 @@ is durable when the command exits 0. Prints nothing unless --json.
 		example: `$ urlhash put --db idx --store-url --data 'etag "abc"' --ttl 24h https://example.com/
 `,
 		setFlags: func(fs *flagSet) runFunc {
-			o := new(putOptions)
-			o.addFlags(fs, "inputs are hex: 64 digits a full entry, an even 8..62 digits a prefix entry",
-				"one object per input: input, hash")
-			o.db.addCompression(fs)
-			fs.BoolVar(&o.storeURL, "store-url", false, "keep each URL's text in its entry")
-			o.vf.addFlags(fs)
-			return o.run
+			o := new(storeFlags)
+			o.addFlags(fs, "one object per input: input, hash")
+			return o.put
 		},
 	}
 }
 
-type putOptions struct {
-	writeFlags
-	storeURL bool
-	vf       valueFlags
-}
-
-func (o *putOptions) run(e *env, args []string) error {
-	ix, err := o.db.open(e, access{write: true, storeURL: o.storeURL})
-	if err != nil {
-		return err
-	}
-	defer ix.Close()
+func (o *storeFlags) put(e *env, args []string) error {
 	a := newAnswers(e, o.json)
-	err = writeEach(e, ix, &o.writeFlags, args, a, func(entries []store.Entry) ([]bool, error) {
-		o.vf.apply(entries, time.Now())
-		return nil, ix.Store().PutBatch(entries)
+	err := o.storeEach(e, args, a, func(st store.Backend, entries []store.Entry) ([]bool, error) {
+		return nil, st.PutBatch(entries)
 	}, func(r record, en *store.Entry, _ bool) {
 		if a.json != nil {
 			a.json.Encode(memberOutput{Input: r.text, Hash: hexKey(en)})
 		}
 	})
-	if cerr := ix.Close(); err == nil {
-		err = cerr
-	}
 	return a.status(o.in.status(err))
 }

@@ -85,7 +85,6 @@ func (o *scanOptions) run(e *env, _ []string) error {
 	}
 	defer st.Close()
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
-	defer out.Flush()
 	enc := newJSONWriter(out)
 	n := 0
 	err = st.Scan(key, bits, o.limit, func(en store.Entry) error {
@@ -95,6 +94,9 @@ func (o *scanOptions) run(e *env, _ []string) error {
 		}
 		return writeEntry(out, &en)
 	})
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
 	if err != nil {
 		return err
 	}

@@ -28,8 +28,14 @@ import (
 // loopback port and returns it with its URL.
 func startServe(t *testing.T, dir string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "serve", "--db", dir, "--listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "URLHASH_TEST_MAIN=1")
+	return startServeOn(t, dir, "127.0.0.1:0")
+}
+
+// startServeOn runs "urlhash serve --db dir --listen listen" (a loopback
+// address) as a child process and returns it with its URL.
+func startServeOn(t *testing.T, dir, listen string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := childCommand("serve", "--db", dir, "--listen", listen)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -59,8 +65,7 @@ func startServe(t *testing.T, dir string) (*exec.Cmd, string) {
 
 // cli runs a urlhash command as a child and returns its stdout.
 func cli(t *testing.T, stdin string, args ...string) (string, error) {
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "URLHASH_TEST_MAIN=1")
+	cmd := childCommand(args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var errb strings.Builder
 	cmd.Stderr = &errb
@@ -356,8 +361,7 @@ func TestServeBackup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "backup", "--db", addr)
-	cmd.Env = append(os.Environ(), "URLHASH_TEST_MAIN=1")
+	cmd := childCommand("backup", "--db", addr)
 	cmd.Stdout = f
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -480,8 +484,7 @@ func TestBackupReadsOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { f.Close() })
-		cmd := exec.Command(os.Args[0], "backup", "--db", dir)
-		cmd.Env = append(os.Environ(), "URLHASH_TEST_MAIN=1")
+		cmd := childCommand("backup", "--db", dir)
 		cmd.Stdout = f
 		return cmd
 	}

@@ -90,14 +90,16 @@ func (o *statsOptions) run(e *env, _ []string) error {
 		LSMBytes: s.LSMBytes, VlogBytes: s.VlogBytes, FormatVersion: s.FormatVersion, Expiring: s.Expiring,
 	}
 	w := bufio.NewWriter(e.stdout)
-	defer w.Flush()
 	if o.json {
-		return newJSONWriter(w).Encode(out)
+		if err := newJSONWriter(w).Encode(out); err != nil {
+			return err
+		}
+		return w.Flush()
 	}
 	fmt.Fprintf(w, "profile: %s\nentries: %d\nprefix entries: %d\nfilter bits: %d\nfilter bytes: %d (%.2f per entry)\ndisk bytes: %d (%.2f per entry; lsm %d, vlog %d)\nformat version: %d\n",
 		out.Profile, out.Entries, out.PrefixEntries, out.FilterBits, out.FilterBytes, out.FilterBytesPerEntry,
 		out.DiskBytes, out.DiskBytesPerEntry, out.LSMBytes, out.VlogBytes, out.FormatVersion)
 	// Last, so that the lines before keep their places.
 	fmt.Fprintf(w, "expiring entries: %d\n", out.Expiring)
-	return nil
+	return w.Flush()
 }

@@ -62,10 +62,10 @@ func (o *dbFlags) addFlags(fs *flagSet) {
 	fs.StringVar(&o.schema, "schema", "", "the PostgreSQL `SCHEMA` of the index, with --db postgres://... (default urlhash)")
 }
 
-// addIdentity declares the identity flags, --profile naming one of
-// profiles.
-func (o *dbFlags) addIdentity(fs *flagSet, profiles []string) {
-	o.id.addFlags(fs, profiles)
+// addIdentity declares the identity flags, --profile naming one of the
+// identities an index keys by.
+func (o *dbFlags) addIdentity(fs *flagSet) {
+	o.id.addFlags(fs, indexProfiles)
 }
 
 // addCompression declares --compression, of the commands that write

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -220,18 +220,18 @@ func (s *syncer) once() (next time.Time, err error) {
 			out.Next = u.Next.UTC().Format(time.RFC3339)
 		}
 		if s.o.asJSON {
-			enc := json.NewEncoder(s.e.stdout)
-			enc.SetEscapeHTML(false)
-			if err := enc.Encode(out); err != nil {
+			if err := newJSONWriter(s.e.stdout).Encode(out); err != nil {
 				return next, err
 			}
 			continue
 		}
-		fmt.Fprintf(s.e.stdout, "%s\t%s\t+%d -%d\t%d entries", out.List, out.Response, out.Added, out.Removed, out.Entries)
+		line := fmt.Sprintf("%s\t%s\t+%d -%d\t%d entries", out.List, out.Response, out.Added, out.Removed, out.Entries)
 		if out.Next != "" {
-			fmt.Fprintf(s.e.stdout, "\tnext %s", out.Next)
+			line += "\tnext " + out.Next
 		}
-		fmt.Fprintln(s.e.stdout)
+		if _, err := io.WriteString(s.e.stdout, line+"\n"); err != nil {
+			return next, err
+		}
 	}
 	return next, nil
 }

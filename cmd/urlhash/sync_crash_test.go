@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -68,8 +66,7 @@ func TestSyncKillLoop(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "list")
 	pending := 0
 	for run := 0; run <= runs; run++ {
-		cmd := exec.Command(os.Args[0], "sync", "--db", dir, "--endpoint", ts.URL)
-		cmd.Env = append(os.Environ(), "URLHASH_TEST_MAIN=1")
+		cmd := childCommand("sync", "--db", dir, "--endpoint", ts.URL)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +79,7 @@ func TestSyncKillLoop(t *testing.T) {
 		}
 		if threatlist.Pending(dir) {
 			pending++
-			if code, _, errs := syncCLI(t, "lookup", "--db", dir, "--hashes", "00000000"); code != exitError {
+			if code, _, errs := runCLI(t, "", "lookup", "--db", dir, "--hashes", "00000000"); code != exitError {
 				t.Fatalf("run %d: lookup of a pending update: %d %q", run, code, errs)
 			}
 		}

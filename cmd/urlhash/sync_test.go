@@ -60,17 +60,10 @@ func prefixList(exprs ...string) *threatlist.List {
 	return b.List()
 }
 
-func syncCLI(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errs bytes.Buffer
-	code := run(context.Background(), args, strings.NewReader(""), &out, &errs)
-	return code, out.String(), errs.String()
-}
-
 // lookupHash runs lookup --hashes for the expression's hash.
 func lookupHash(t *testing.T, dir, expr string) int {
 	h := hashkey.Sum([]byte(expr))
-	code, _, _ := syncCLI(t, "lookup", "--db", dir, "--hashes", hex.EncodeToString(h[:]))
+	code, _, _ := runCLI(t, "", "lookup", "--db", dir, "--hashes", hex.EncodeToString(h[:]))
 	return code
 }
 
@@ -82,7 +75,7 @@ func TestSyncCommand(t *testing.T) {
 	keyFile := filepath.Join(t.TempDir(), "key")
 	os.WriteFile(keyFile, []byte("s3cret\n"), 0o600)
 
-	code, out, errs := syncCLI(t, "sync", "--db", dir, "--endpoint", ts.URL, "--key-file", keyFile)
+	code, out, errs := runCLI(t, "", "sync", "--db", dir, "--endpoint", ts.URL, "--key-file", keyFile)
 	if code != exitOK || !strings.HasPrefix(out, "webrisk/MALWARE\tRESET\t+2 -0\t2 entries\tnext ") {
 		t.Fatalf("first sync: %d %q %q", code, out, errs)
 	}
@@ -93,7 +86,7 @@ func TestSyncCommand(t *testing.T) {
 	// A DIFF, with the key from the environment.
 	fake.lists = append(fake.lists, prefixList("b.example/", "c.example/"))
 	t.Setenv("WEBRISK_API_KEY", "fromenv")
-	code, out, errs = syncCLI(t, "sync", "--db", dir, "--endpoint", ts.URL, "--json")
+	code, out, errs = runCLI(t, "", "sync", "--db", dir, "--endpoint", ts.URL, "--json")
 	var o syncOutput
 	if code != exitOK || json.Unmarshal([]byte(out), &o) != nil || o.Response != "DIFF" || o.Added != 1 || o.Removed != 1 || o.Entries != 2 {
 		t.Fatalf("second sync: %d %q %q", code, out, errs)
@@ -108,7 +101,7 @@ func TestSyncCommand(t *testing.T) {
 	// A bad checksum: exit 2, the index as before, and a RESET next.
 	fake.lists = append(fake.lists, prefixList("d.example/"))
 	fake.badSum = true
-	code, _, errs = syncCLI(t, "sync", "--db", dir, "--endpoint", ts.URL)
+	code, _, errs = runCLI(t, "", "sync", "--db", dir, "--endpoint", ts.URL)
 	if code != exitError || !strings.Contains(errs, "checksum mismatch") {
 		t.Fatalf("bad checksum: %d %q", code, errs)
 	}
@@ -116,7 +109,7 @@ func TestSyncCommand(t *testing.T) {
 		t.Fatal("the index changed after a bad checksum")
 	}
 	fake.badSum = false
-	if code, _, errs = syncCLI(t, "sync", "--db", dir, "--endpoint", ts.URL); code != exitOK {
+	if code, _, errs = runCLI(t, "", "sync", "--db", dir, "--endpoint", ts.URL); code != exitOK {
 		t.Fatalf("sync after the bad checksum: %d %q", code, errs)
 	}
 	if last := fake.asked[len(fake.asked)-1]; last != "" {
@@ -134,7 +127,7 @@ func TestSyncCommand(t *testing.T) {
 		{"sync", "--db", dir, "--list", "se"},
 		{"sync", "--db", "http://127.0.0.1:1"},
 	} {
-		if code, _, _ := syncCLI(t, args...); code != exitError {
+		if code, _, _ := runCLI(t, "", args...); code != exitError {
 			t.Errorf("%q: exit %d, want 2", args, code)
 		}
 	}
@@ -147,7 +140,7 @@ func TestSyncFromServe(t *testing.T) {
 	up := httptest.NewServer(fake)
 	defer up.Close()
 	dir := filepath.Join(t.TempDir(), "upstream")
-	if code, _, errs := syncCLI(t, "sync", "--db", dir, "--endpoint", up.URL); code != exitOK {
+	if code, _, errs := runCLI(t, "", "sync", "--db", dir, "--endpoint", up.URL); code != exitOK {
 		t.Fatal(errs)
 	}
 	db, err := index.Open(dir, nil)
@@ -161,14 +154,14 @@ func TestSyncFromServe(t *testing.T) {
 	mid := httptest.NewServer(server.New(db, so))
 	defer func() { mid.Close(); db.Close() }()
 	member := filepath.Join(t.TempDir(), "member")
-	if code, out, errs := syncCLI(t, "sync", "--db", member, "--endpoint", mid.URL); code != exitOK || !strings.Contains(out, "RESET\t+2") {
+	if code, out, errs := runCLI(t, "", "sync", "--db", member, "--endpoint", mid.URL); code != exitOK || !strings.Contains(out, "RESET\t+2") {
 		t.Fatalf("%d %q %q", code, out, errs)
 	}
 	if lookupHash(t, member, "b.example/") != exitOK {
 		t.Fatal("the member does not hold the list")
 	}
 	// The member holds the upstream's version token: a DIFF next time.
-	if code, out, _ := syncCLI(t, "sync", "--db", member, "--endpoint", mid.URL); code != exitOK || !strings.Contains(out, "DIFF\t+0 -0") {
+	if code, out, _ := runCLI(t, "", "sync", "--db", member, "--endpoint", mid.URL); code != exitOK || !strings.Contains(out, "DIFF\t+0 -0") {
 		t.Fatalf("second member sync: %q", out)
 	}
 	var _ store.Backend = db
@@ -263,7 +256,7 @@ func TestSyncPending(t *testing.T) {
 	ts := httptest.NewServer(fake)
 	defer ts.Close()
 	dir := filepath.Join(t.TempDir(), "list")
-	if code, _, errs := syncCLI(t, "sync", "--db", dir, "--endpoint", ts.URL); code != exitOK {
+	if code, _, errs := runCLI(t, "", "sync", "--db", dir, "--endpoint", ts.URL); code != exitOK {
 		t.Fatal(errs)
 	}
 	// Fake the crash: the state file of version 2 as the commit point, and
@@ -291,12 +284,12 @@ func TestSyncPending(t *testing.T) {
 	db.PutPrefix(a[:4], store.Value{})
 	db.Close()
 
-	code, _, errs := syncCLI(t, "lookup", "--db", dir, "--hashes", hex.EncodeToString(a[:]))
+	code, _, errs := runCLI(t, "", "lookup", "--db", dir, "--hashes", hex.EncodeToString(a[:]))
 	if code != exitError || !strings.Contains(errs, "interrupted") {
 		t.Fatalf("lookup of a half-applied list: %d %q", code, errs)
 	}
 	// The next sync finishes it, though its request fails.
-	if code, _, _ := syncCLI(t, "sync", "--db", dir, "--endpoint", "http://127.0.0.1:1"); code != exitError {
+	if code, _, _ := runCLI(t, "", "sync", "--db", dir, "--endpoint", "http://127.0.0.1:1"); code != exitError {
 		t.Fatal("sync to a closed port succeeded")
 	}
 	if lookupHash(t, dir, "a.example/") != exitNotFound || lookupHash(t, dir, "c.example/") != exitOK {
@@ -332,7 +325,7 @@ func TestSyncSafeBrowsingCommand(t *testing.T) {
 	}))
 	defer ts.Close()
 	dir := filepath.Join(t.TempDir(), "sb")
-	code, out, errs := syncCLI(t, "sync", "--db", dir, "--api", "safebrowsing-v5", "--endpoint", ts.URL, "--list", "se", "mw")
+	code, out, errs := runCLI(t, "", "sync", "--db", dir, "--api", "safebrowsing-v5", "--endpoint", ts.URL, "--list", "se", "mw")
 	if code != exitOK || !strings.Contains(out, "v5/mw\tRESET\t+2 -0") || !strings.Contains(out, "v5/se\tRESET\t+1 -0") {
 		t.Fatalf("%d %q %q", code, out, errs)
 	}
@@ -341,5 +334,20 @@ func TestSyncSafeBrowsingCommand(t *testing.T) {
 	}
 	if lookupHash(t, dir, "mw2.example/") != exitOK || lookupHash(t, dir, "se.example/") != exitOK {
 		t.Fatal("lookup after the v5 sync")
+	}
+}
+
+// TestSyncOutputFailure: a sync whose report cannot be written says so and
+// exits 2, in text and in JSON (see TestOutputFailure).
+func TestSyncOutputFailure(t *testing.T) {
+	ts := httptest.NewServer(&webRiskFake{lists: []*threatlist.List{prefixList("a.example/")}})
+	defer ts.Close()
+	for _, extra := range [][]string{nil, {"--json"}} {
+		args := append([]string{"sync", "--db", filepath.Join(t.TempDir(), "list"), "--endpoint", ts.URL}, extra...)
+		var errs bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), failingWriter{}, &errs)
+		if code != exitError || !strings.Contains(errs.String(), "disk full") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and the write error", args, code, errs.String())
+		}
 	}
 }

@@ -38,6 +38,6 @@ func (o *verifyOptions) run(e *env, _ []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "ok: %d entries, %d prefix entries\n", s.Entries, s.PrefixEntries)
-	return nil
+	_, err = fmt.Fprintf(e.stdout, "ok: %d entries, %d prefix entries\n", s.Entries, s.PrefixEntries)
+	return err
 }

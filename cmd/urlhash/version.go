@@ -11,7 +11,7 @@ import (
 // printVersion writes what identifies this build: the module version (or
 // the VCS revision of a development build), the Go toolchain, and the
 // formats its identities and indexes are written in.
-func printVersion(w io.Writer) {
+func printVersion(w io.Writer) error {
 	version, revision, goVersion := "(devel)", "", "unknown"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		goVersion = bi.GoVersion
@@ -24,7 +24,8 @@ func printVersion(w io.Writer) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "urlhash %s%s (%s; index format %d)\n", version, revision, goVersion, index.FormatVersion)
+	_, err := fmt.Fprintf(w, "urlhash %s%s (%s; index format %d)\n", version, revision, goVersion, index.FormatVersion)
+	return err
 }
 
 func versionCommand() *command {
@@ -41,10 +42,7 @@ urlhash (devel) (go1.26.8; index format 1)
 `,
 		flagsOnly: true,
 		setFlags: func(fs *flagSet) runFunc {
-			return func(e *env, _ []string) error {
-				printVersion(e.stdout)
-				return nil
-			}
+			return func(e *env, _ []string) error { return printVersion(e.stdout) }
 		},
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/urlhash/urlhash/query"
 	"github.com/urlhash/urlhash/store"
 )
@@ -17,7 +19,7 @@ type writeFlags struct {
 // jsonUsage.
 func (o *writeFlags) addFlags(fs *flagSet, hashesUsage, jsonUsage string) {
 	o.db.addFlags(fs)
-	o.db.addIdentity(fs, indexProfiles)
+	o.db.addIdentity(fs)
 	o.in.addHashes(fs, hashesUsage)
 	fs.BoolVar(&o.json, "json", false, jsonUsage)
 	o.in.addFlags(fs)
@@ -57,4 +59,40 @@ func writeEach(e *env, ix *query.Index, w *writeFlags, args []string, a *answers
 		}
 		return a.out.Flush()
 	})
+}
+
+// storeFlags are the flags of add and put, which store their inputs'
+// entries with the value the flags give.
+type storeFlags struct {
+	writeFlags
+	storeURL bool
+	vf       valueFlags
+}
+
+// addFlags declares them, --json described by jsonUsage.
+func (o *storeFlags) addFlags(fs *flagSet, jsonUsage string) {
+	o.writeFlags.addFlags(fs, "inputs are hex: 64 digits a full entry, an even 8..62 digits a prefix entry", jsonUsage)
+	o.db.addCompression(fs)
+	fs.BoolVar(&o.storeURL, "store-url", false, "keep each URL's text in its entry")
+	o.vf.addFlags(fs)
+}
+
+// storeEach opens the index and stores the inputs (writeEach), each batch's
+// entries given the flags' value and then handed to write (add: AddBatch,
+// put: PutBatch).
+func (o *storeFlags) storeEach(e *env, args []string, a *answers,
+	write func(st store.Backend, entries []store.Entry) ([]bool, error), answer func(r record, en *store.Entry, isNew bool)) error {
+	ix, err := o.db.open(e, access{write: true, storeURL: o.storeURL})
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	err = writeEach(e, ix, &o.writeFlags, args, a, func(entries []store.Entry) ([]bool, error) {
+		o.vf.apply(entries, time.Now())
+		return write(ix.Store(), entries)
+	}, answer)
+	if cerr := ix.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
