@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/urlhash/urlhash/internal/atomicfile"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -315,10 +316,10 @@ func (db *DB) markRestoring(info BackupInfo) error {
 		kind = fmt.Sprintf("the changes after version %d", info.Since)
 	}
 	name := filepath.Join(db.path, restoringFileName)
-	if err := writeSynced(name, []byte("restore of "+kind+" began "+time.Now().UTC().Format(time.RFC3339)+"\n")); err != nil {
+	if err := atomicfile.WriteFile(name, []byte("restore of "+kind+" began "+time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
 		return fmt.Errorf("index: restore: %w", err)
 	}
-	return syncDir(db.path)
+	return nil
 }
 
 // unmarkRestoring removes the restoring mark, durably.
@@ -344,19 +345,6 @@ func checkRestoring(dir string) error {
 	}
 	return fmt.Errorf("%w: %s holds an unfinished restore (%s: %s); remove it and restore the whole chain again into a new directory",
 		store.ErrCorrupt, dir, restoringFileName, what)
-}
-
-// writeSynced writes a small file and fsyncs it.
-func writeSynced(name string, b []byte) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	return errors.Join(err, f.Close())
 }
 
 // restoreKeys reads the key frames of a version 2 backup and the end

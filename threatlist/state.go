@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/urlhash/urlhash/internal/atomicfile"
 )
 
 // Files of the saved state in an index directory.
@@ -268,39 +270,10 @@ func readState(path string) (state, error) {
 	return s, nil
 }
 
-// writeFile writes b to path durably: a temporary file, fsynced, renamed,
-// and the directory fsynced.
+// writeFile replaces the file path with b durably (atomicfile).
 func writeFile(path string, b []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
+	if err := atomicfile.WriteFile(path, b, 0o644); err != nil {
 		return fmt.Errorf("threatlist: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if errClose := f.Close(); err == nil {
-		err = errClose
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("threatlist: writing %s: %w", path, err)
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("threatlist: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("threatlist: sync %s: %w", dir, err)
 	}
 	return nil
 }

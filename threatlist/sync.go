@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/internal/atomicfile"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -250,8 +251,8 @@ func (ls *Lists) commit(next state, changes map[string]Change) error {
 	if err := os.Rename(filepath.Join(ls.dir, NextStateFile), filepath.Join(ls.dir, StateFile)); err != nil {
 		return fmt.Errorf("threatlist: %w", err)
 	}
-	if err := syncDir(ls.dir); err != nil {
-		return err
+	if err := atomicfile.SyncDir(ls.dir); err != nil {
+		return fmt.Errorf("threatlist: %w", err)
 	}
 	ls.st = next
 	return nil

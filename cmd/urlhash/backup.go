@@ -10,6 +10,7 @@ import (
 
 	"github.com/urlhash/urlhash/backend"
 	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/internal/atomicfile"
 	"github.com/urlhash/urlhash/remote"
 )
 
@@ -107,34 +108,12 @@ func (o *backupOptions) run(e *env, _ []string) error {
 	}
 	if o.state != "" {
 		// The backup is written; only now may the chain move on.
-		if err := writeFileSync(o.state, []byte(strconv.FormatUint(info.Until, 10)+"\n")); err != nil {
+		if err := atomicfile.WriteFile(o.state, []byte(strconv.FormatUint(info.Until, 10)+"\n"), 0o644); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintf(e.stderr, "urlhash: backup: %s, profile %s; next: --since %d\n", kind, info.Profile, info.Until)
 	return nil
-}
-
-// writeFileSync replaces name with data durably: a temporary file, fsync,
-// rename.
-func writeFileSync(name string, data []byte) error {
-	tmp := name + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, name)
 }
 
 // isPipeOrDevice reports whether f cannot be fsynced meaningfully.

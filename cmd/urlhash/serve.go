@@ -15,6 +15,7 @@ import (
 
 	"github.com/urlhash/urlhash/backend"
 	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/internal/atomicfile"
 	"github.com/urlhash/urlhash/remote"
 	"github.com/urlhash/urlhash/server"
 )
@@ -137,11 +138,7 @@ func (o *serveOptions) run(e *env, _ []string) error {
 	// (a server killed outright leaves the file, but not the lock).
 	served := filepath.Join(o.db.dir, serveFile)
 	// Written whole, then renamed: a reader never sees it half written.
-	err = os.WriteFile(served+".tmp", []byte(fmt.Sprintf("%s://%s\n", scheme, ln.Addr())), 0o644)
-	if err == nil {
-		err = os.Rename(served+".tmp", served)
-	}
-	if err != nil {
+	if err := atomicfile.WriteFile(served, []byte(fmt.Sprintf("%s://%s\n", scheme, ln.Addr())), 0o644); err != nil {
 		logger.Debug("recording the address", "error", err) // read-only media: no hint, nothing worse
 	}
 	defer os.Remove(served)

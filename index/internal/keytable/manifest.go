@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/urlhash/urlhash/internal/atomicfile"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -90,42 +91,15 @@ func readManifest(dir string) (m manifest, ok bool, err error) {
 
 // writeManifest replaces the manifest of dir atomically.
 func writeManifest(dir string, m *manifest) error {
-	tmp := filepath.Join(dir, manifestName+".tmp")
-	if err := writeSynced(tmp, m.appendTo(nil)); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, manifestName)); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, manifestName), m.appendTo(nil), 0o644); err != nil {
 		return fmt.Errorf("keytable: %w", err)
-	}
-	return syncDir(dir)
-}
-
-func writeSynced(name string, b []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("keytable: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("keytable: write %s: %w", name, err)
 	}
 	return nil
 }
 
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
+	if err := atomicfile.SyncDir(dir); err != nil {
 		return fmt.Errorf("keytable: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("keytable: sync %s: %w", dir, err)
 	}
 	return nil
 }
