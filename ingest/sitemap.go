@@ -41,8 +41,7 @@ func readSitemap(br *bufio.Reader, name string, o *Options, yield func(Record, e
 // elements nested depthMax deep.
 func newXMLScanner(br *bufio.Reader, name string, yield func(Record, error) bool, depthMax int) *xmlScanner {
 	return &xmlScanner{
-		rd:       br,
-		buf:      make([]byte, readBufSize),
+		window:   newWindow(br),
 		line:     1,
 		name:     name,
 		yield:    yield,
@@ -75,11 +74,8 @@ var errStopped = errors.New("ingest: stopped")
 // entities too; a document type declaration is skipped, and no entity it
 // declares is ever expanded (a reference to one is a syntax error).
 type xmlScanner struct {
-	rd   io.Reader
-	buf  []byte // buf[r:w] is read but not consumed
-	r, w int
-	err  error // the error that ended the input, io.EOF at its end
-	line int   // 1-based line of the next byte
+	window
+	line int // 1-based line of the next byte
 
 	name  string // file name for errors
 	yield func(Record, error) bool
@@ -142,30 +138,6 @@ const (
 	sinkValue // rdf: an attribute value, kept whole up to valMax
 	sinkText  // rdf: text, checked for characters other than white space
 )
-
-// fill reads more input into buf, keeping buf[r:w]. It reports whether it
-// added any; when not, s.err says why.
-func (s *xmlScanner) fill() bool {
-	if s.err != nil {
-		return false
-	}
-	if s.r > 0 {
-		s.w = copy(s.buf, s.buf[s.r:s.w])
-		s.r = 0
-	}
-	for s.w < len(s.buf) {
-		n, err := s.rd.Read(s.buf[s.w:])
-		s.w += n
-		if err != nil {
-			s.err = err
-			return n > 0
-		}
-		if n > 0 {
-			return true
-		}
-	}
-	return true // full: never so when called for a byte more
-}
 
 // ensure tries to have n bytes in buf[r:w]; fewer mean the end of the input.
 func (s *xmlScanner) ensure(n int) {

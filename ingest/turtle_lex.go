@@ -38,15 +38,12 @@ type token struct {
 // grammars are the same). It holds a read buffer and the text of one term,
 // never more: string literals are checked as they stream by and not kept.
 type ttlLexer struct {
-	r    io.Reader
-	buf  []byte // buf[i:n] is read but not consumed
-	i, n int
-	err  error // what ended the input, io.EOF at its end
-	line int   // 1-based line of the next byte
-	max  int   // the longest IRI, name or language tag, in bytes
-	// off is the offset in the input of buf[0], lineOff that of the
-	// first byte of the current line: columns for errors.
-	off, lineOff int
+	window
+	line int // 1-based line of the next byte
+	max  int // the longest IRI, name or language tag, in bytes
+	// lineOff is the input offset of the first byte of the current line:
+	// columns for errors.
+	lineOff int
 
 	dots int   // '.' tokens owed: dots that ended a name but are not part of it
 	tok  token // the token being read
@@ -55,51 +52,25 @@ type ttlLexer struct {
 const eofByte = -1
 
 func newTTLLexer(r io.Reader, max int) *ttlLexer {
-	return &ttlLexer{r: r, buf: make([]byte, readBufSize), line: 1, max: max}
-}
-
-// fill reads more input, keeping the unread bytes. It returns false when
-// no byte was added (end of input or an error, in lx.err).
-func (lx *ttlLexer) fill() bool {
-	if lx.err != nil {
-		return false
-	}
-	if lx.i > 0 {
-		lx.off += lx.i
-		lx.n = copy(lx.buf, lx.buf[lx.i:lx.n])
-		lx.i = 0
-	}
-	for tries := 0; tries < 100; tries++ {
-		m, err := lx.r.Read(lx.buf[lx.n:])
-		lx.n += m
-		if err != nil {
-			lx.err = err
-			return m > 0
-		}
-		if m > 0 {
-			return true
-		}
-	}
-	lx.err = io.ErrNoProgress
-	return false
+	return &ttlLexer{window: newWindow(r), line: 1, max: max}
 }
 
 // peek returns the next byte, or eofByte.
 func (lx *ttlLexer) peek() int {
-	if lx.i < lx.n || lx.fill() {
-		return int(lx.buf[lx.i])
+	if lx.r < lx.w || lx.fill() {
+		return int(lx.buf[lx.r])
 	}
 	return eofByte
 }
 
 // peekAt returns the byte k (< 8) bytes ahead, or eofByte.
 func (lx *ttlLexer) peekAt(k int) int {
-	for lx.i+k >= lx.n {
+	for lx.r+k >= lx.w {
 		if !lx.fill() {
 			return eofByte
 		}
 	}
-	return int(lx.buf[lx.i+k])
+	return int(lx.buf[lx.r+k])
 }
 
 // peekRune decodes the next rune; size 0 at the end of input. An invalid
@@ -112,10 +83,10 @@ func (lx *ttlLexer) peekRune() (rune, int) {
 	if c < utf8.RuneSelf {
 		return rune(c), 1
 	}
-	if !utf8.FullRune(lx.buf[lx.i:lx.n]) {
+	if !utf8.FullRune(lx.buf[lx.r:lx.w]) {
 		lx.peekAt(utf8.UTFMax - 1)
 	}
-	return utf8.DecodeRune(lx.buf[lx.i:lx.n])
+	return utf8.DecodeRune(lx.buf[lx.r:lx.w])
 }
 
 // readErr is the error for an input that ended inside a token: a read
@@ -137,12 +108,12 @@ func (lx *ttlLexer) add(b []byte) error {
 }
 
 // col returns the 1-based byte column of the next byte.
-func (lx *ttlLexer) col() int { return lx.off + lx.i - lx.lineOff + 1 }
+func (lx *ttlLexer) col() int { return lx.off + lx.r - lx.lineOff + 1 }
 
 // newline counts a line feed just consumed.
 func (lx *ttlLexer) newline() {
 	lx.line++
-	lx.lineOff = lx.off + lx.i
+	lx.lineOff = lx.off + lx.r
 }
 
 // posError is a lexer error with the position it was met at.
@@ -214,7 +185,7 @@ func (lx *ttlLexer) scan() error {
 		if lx.peekAt(1) != '^' {
 			return syntaxf("'^' not followed by '^'")
 		}
-		lx.i += 2
+		lx.r += 2
 		t.kind = tDatatype
 		return nil
 	case '0' <= c && c <= '9' || c == '+' || c == '-':
@@ -223,11 +194,11 @@ func (lx *ttlLexer) scan() error {
 		if d := lx.peekAt(1); '0' <= d && d <= '9' {
 			return lx.number()
 		}
-		lx.i++
+		lx.r++
 		t.kind, t.c = tPunct, '.'
 		return nil
 	case c == ';' || c == ',' || c == '[' || c == ']' || c == '(' || c == ')' || c == '{' || c == '}':
-		lx.i++
+		lx.r++
 		t.kind, t.c = tPunct, byte(c)
 		return nil
 	}
@@ -237,15 +208,15 @@ func (lx *ttlLexer) scan() error {
 // skipSpace skips white space and comments, counting lines.
 func (lx *ttlLexer) skipSpace() error {
 	for {
-		for lx.i < lx.n {
-			switch lx.buf[lx.i] {
+		for lx.r < lx.w {
+			switch lx.buf[lx.r] {
 			case '\n':
-				lx.i++
+				lx.r++
 				lx.newline()
 				continue
 			case ' ', '\t', '\r':
 			case '#':
-				lx.i++
+				lx.r++
 				if err := lx.skipComment(); err != nil {
 					return err
 				}
@@ -253,7 +224,7 @@ func (lx *ttlLexer) skipSpace() error {
 			default:
 				return nil
 			}
-			lx.i++
+			lx.r++
 		}
 		if !lx.fill() {
 			return nil
@@ -264,12 +235,12 @@ func (lx *ttlLexer) skipSpace() error {
 // skipComment skips to the end of the line (the newline stays).
 func (lx *ttlLexer) skipComment() error {
 	for {
-		for lx.i < lx.n {
-			c := lx.buf[lx.i]
+		for lx.r < lx.w {
+			c := lx.buf[lx.r]
 			if c == '\n' || c == '\r' {
 				return nil
 			}
-			lx.i++
+			lx.r++
 		}
 		if !lx.fill() {
 			return nil
@@ -280,19 +251,19 @@ func (lx *ttlLexer) skipComment() error {
 // iriRef reads IRIREF ('<' ([^#x00-#x20<>"{}|^`\] | UCHAR)* '>') and
 // decodes its escapes into lx.tok.text.
 func (lx *ttlLexer) iriRef() error {
-	lx.i++ // '<'
+	lx.r++ // '<'
 	for {
 		// The plain run, appended at once.
-		start := lx.i
-		for lx.i < lx.n {
-			c := lx.buf[lx.i]
+		start := lx.r
+		for lx.r < lx.w {
+			c := lx.buf[lx.r]
 			if c >= utf8.RuneSelf || forbiddenInIRI(c) {
 				break
 			}
-			lx.i++
+			lx.r++
 		}
-		if lx.i > start {
-			if err := lx.add(lx.buf[start:lx.i]); err != nil {
+		if lx.r > start {
+			if err := lx.add(lx.buf[start:lx.r]); err != nil {
 				return err
 			}
 		}
@@ -301,7 +272,7 @@ func (lx *ttlLexer) iriRef() error {
 		case c == eofByte:
 			return lx.readErr("an IRI")
 		case c == '>':
-			lx.i++
+			lx.r++
 			return nil
 		case c == '\\':
 			r, err := lx.uchar()
@@ -326,10 +297,10 @@ func (lx *ttlLexer) iriRef() error {
 			if r == utf8.RuneError && size == 1 {
 				return fmt.Errorf("%w: invalid UTF-8", ErrInvalidIRI)
 			}
-			if err := lx.add(lx.buf[lx.i : lx.i+size]); err != nil {
+			if err := lx.add(lx.buf[lx.r : lx.r+size]); err != nil {
 				return err
 			}
-			lx.i += size
+			lx.r += size
 		}
 	}
 }
@@ -346,7 +317,7 @@ func (lx *ttlLexer) uchar() (rune, error) {
 	default:
 		return 0, syntaxf("invalid escape")
 	}
-	lx.i += 2
+	lx.r += 2
 	var r rune
 	for k := 0; k < n; k++ {
 		c := lx.peek()
@@ -355,7 +326,7 @@ func (lx *ttlLexer) uchar() (rune, error) {
 			return 0, syntaxf("invalid \\u or \\U escape")
 		}
 		r = r<<4 | rune(d)
-		lx.i++
+		lx.r++
 	}
 	if !utf8.ValidRune(r) {
 		return 0, syntaxf("escape U+%X is not a Unicode scalar value", r)
@@ -382,18 +353,18 @@ func hexDigit(c int) (byte, bool) {
 func (lx *ttlLexer) stringLit(q byte) error {
 	long := lx.peekAt(1) == int(q) && lx.peekAt(2) == int(q)
 	if long {
-		lx.i += 3
+		lx.r += 3
 	} else {
-		lx.i++
+		lx.r++
 	}
 	for {
 		// The plain run.
-		for lx.i < lx.n {
-			c := lx.buf[lx.i]
+		for lx.r < lx.w {
+			c := lx.buf[lx.r]
 			if c == q || c == '\\' || c == '\n' || c == '\r' || c >= utf8.RuneSelf {
 				break
 			}
-			lx.i++
+			lx.r++
 		}
 		c := lx.peek()
 		switch {
@@ -401,20 +372,20 @@ func (lx *ttlLexer) stringLit(q byte) error {
 			return lx.readErr("a string")
 		case c == int(q):
 			if !long {
-				lx.i++
+				lx.r++
 				return nil
 			}
 			if lx.peekAt(1) == int(q) && lx.peekAt(2) == int(q) {
 				// The first three quotes end a long string: one or two
 				// quotes in its text are followed by another character.
-				lx.i += 3
+				lx.r += 3
 				return nil
 			}
-			lx.i++
+			lx.r++
 		case c == '\\':
 			switch lx.peekAt(1) {
 			case 't', 'b', 'n', 'r', 'f', '"', '\'', '\\':
-				lx.i += 2
+				lx.r += 2
 			default:
 				if _, err := lx.uchar(); err != nil {
 					return err
@@ -424,7 +395,7 @@ func (lx *ttlLexer) stringLit(q byte) error {
 			if !long {
 				return syntaxf("line break in a string (use a long string or \\n)")
 			}
-			lx.i++
+			lx.r++
 			if c == '\n' {
 				lx.newline()
 			}
@@ -433,7 +404,7 @@ func (lx *ttlLexer) stringLit(q byte) error {
 			if r == utf8.RuneError && size == 1 {
 				return syntaxf("invalid UTF-8 in a string")
 			}
-			lx.i += size
+			lx.r += size
 		}
 	}
 }
@@ -444,12 +415,12 @@ func (lx *ttlLexer) blankLabel() error {
 	if lx.peekAt(1) != ':' {
 		return syntaxf("'_' not followed by ':'")
 	}
-	lx.i += 2
+	lx.r += 2
 	r, size := lx.peekRune()
 	if size == 0 || r == utf8.RuneError && size == 1 || !(isPNCharsU(r) || '0' <= r && r <= '9') {
 		return syntaxf("invalid blank node label")
 	}
-	lx.i += size
+	lx.r += size
 	n := size
 	dots := 0
 	for {
@@ -463,7 +434,7 @@ func (lx *ttlLexer) blankLabel() error {
 			lx.dots = dots
 			return nil
 		}
-		lx.i += size
+		lx.r += size
 		if n += size; n > lx.max {
 			return fmt.Errorf("%w (a blank node label of more than %d bytes)", ErrLineTooLong, lx.max)
 		}
@@ -472,12 +443,12 @@ func (lx *ttlLexer) blankLabel() error {
 
 // langTag reads '@' [a-zA-Z]+ ('-' [a-zA-Z0-9]+)* into lx.tok.text.
 func (lx *ttlLexer) langTag() error {
-	lx.i++ // '@'
+	lx.r++ // '@'
 	if !lx.letters(isAlpha) {
 		return syntaxf("invalid language tag")
 	}
 	for lx.peek() == '-' {
-		lx.i++
+		lx.r++
 		lx.tok.text = append(lx.tok.text, '-')
 		if !lx.letters(isAlnum) {
 			return syntaxf("invalid language tag")
@@ -497,7 +468,7 @@ func (lx *ttlLexer) letters(ok func(byte) bool) bool {
 		if len(lx.tok.text) <= lx.max {
 			lx.tok.text = append(lx.tok.text, byte(c))
 		}
-		lx.i++
+		lx.r++
 		n++
 	}
 	return n > 0
@@ -507,7 +478,7 @@ func (lx *ttlLexer) letters(ok func(byte) bool) bool {
 func (lx *ttlLexer) number() error {
 	t := &lx.tok
 	if c := lx.peek(); c == '+' || c == '-' {
-		lx.i++
+		lx.r++
 	}
 	intDigits := lx.digits()
 	t.kind = tInteger
@@ -515,11 +486,11 @@ func (lx *ttlLexer) number() error {
 		d := lx.peekAt(1)
 		switch {
 		case '0' <= d && d <= '9':
-			lx.i++
+			lx.r++
 			lx.digits()
 			t.kind = tDecimal
 		case intDigits > 0 && lx.exponentAt(1):
-			lx.i++
+			lx.r++
 			t.kind = tDecimal
 		}
 	}
@@ -527,9 +498,9 @@ func (lx *ttlLexer) number() error {
 		return syntaxf("sign not followed by a number")
 	}
 	if lx.exponentAt(0) {
-		lx.i++ // e or E
+		lx.r++ // e or E
 		if c := lx.peek(); c == '+' || c == '-' {
-			lx.i++
+			lx.r++
 		}
 		lx.digits()
 		t.kind = tDouble
@@ -553,7 +524,7 @@ func (lx *ttlLexer) exponentAt(k int) bool {
 func (lx *ttlLexer) digits() int {
 	n := 0
 	for c := lx.peek(); '0' <= c && c <= '9'; c = lx.peek() {
-		lx.i++
+		lx.r++
 		n++
 	}
 	return n
@@ -575,12 +546,12 @@ func (lx *ttlLexer) name() error {
 		dots := 0
 		for {
 			// The ASCII run, at once.
-			start := lx.i
-			for lx.i < lx.n && pnameByte[lx.buf[lx.i]] == nameAny {
-				lx.i++
+			start := lx.r
+			for lx.r < lx.w && pnameByte[lx.buf[lx.r]] == nameAny {
+				lx.r++
 			}
-			if lx.i > start {
-				if err := lx.add(lx.buf[start:lx.i]); err != nil {
+			if lx.r > start {
+				if err := lx.add(lx.buf[start:lx.r]); err != nil {
 					return err
 				}
 				dots = 0
@@ -593,10 +564,10 @@ func (lx *ttlLexer) name() error {
 			} else {
 				break
 			}
-			if err := lx.add(lx.buf[lx.i : lx.i+size]); err != nil {
+			if err := lx.add(lx.buf[lx.r : lx.r+size]); err != nil {
 				return err
 			}
-			lx.i += size
+			lx.r += size
 		}
 		if r != ':' {
 			t.kind = tWord
@@ -608,7 +579,7 @@ func (lx *ttlLexer) name() error {
 			return syntaxf("prefix ends with '.'")
 		}
 	}
-	lx.i++ // ':'
+	lx.r++ // ':'
 	t.kind = tPName
 	t.prefix = append(t.prefix, t.text...)
 	t.text = t.text[:0]
@@ -622,17 +593,17 @@ func (lx *ttlLexer) localName() error {
 	dots := 0
 	for first := true; ; first = false {
 		// The ASCII run, at once (a '-' or ':' may not come first).
-		start := lx.i
-		for lx.i < lx.n {
-			k := pnameByte[lx.buf[lx.i]]
+		start := lx.r
+		for lx.r < lx.w {
+			k := pnameByte[lx.buf[lx.r]]
 			if k == 0 || first && k == nameNotFirst {
 				break
 			}
-			lx.i++
+			lx.r++
 			first = false
 		}
-		if lx.i > start {
-			if err := lx.add(lx.buf[start:lx.i]); err != nil {
+		if lx.r > start {
+			if err := lx.add(lx.buf[start:lx.r]); err != nil {
 				return err
 			}
 			dots = 0
@@ -648,7 +619,7 @@ func (lx *ttlLexer) localName() error {
 			if err := lx.add([]byte{'.'}); err != nil {
 				return err
 			}
-			lx.i++
+			lx.r++
 			continue
 		case r == '%':
 			_, ok1 := hexDigit(lx.peekAt(1))
@@ -656,10 +627,10 @@ func (lx *ttlLexer) localName() error {
 			if !ok1 || !ok2 {
 				return syntaxf("'%%' not followed by two hex digits in a local name")
 			}
-			if err := lx.add(lx.buf[lx.i : lx.i+3]); err != nil {
+			if err := lx.add(lx.buf[lx.r : lx.r+3]); err != nil {
 				return err
 			}
-			lx.i += 3
+			lx.r += 3
 			dots = 0
 			continue
 		case r == '\\':
@@ -670,15 +641,15 @@ func (lx *ttlLexer) localName() error {
 			if err := lx.add([]byte{byte(e)}); err != nil {
 				return err
 			}
-			lx.i += 2
+			lx.r += 2
 			dots = 0
 			continue
 		case r == utf8.RuneError && size == 1:
 		case isPNCharsU(r) || r == ':' || '0' <= r && r <= '9' || !first && isPNChars(r):
-			if err := lx.add(lx.buf[lx.i : lx.i+size]); err != nil {
+			if err := lx.add(lx.buf[lx.r : lx.r+size]); err != nil {
 				return err
 			}
-			lx.i += size
+			lx.r += size
 			dots = 0
 			continue
 		}
