@@ -64,21 +64,23 @@
 //
 // # Recency and expiry
 //
-// VisitBatch is add-if-absent with a clock (Options.Now): an entry is new
+// VisitBatch is add-if-absent with a clock (the wall clock; the package's
+// tests and the module's, through internal/clockhook, set a fake one; no
+// Option does): an entry is new
 // when absent, stored without times, or last reported new revisitAfter
 // ago or longer; it runs under the same stripe locks as AddBatch, so each
 // sighting is reported new once among concurrent callers. An entry with
 // store.Value.Expires is written with Badger's ExpiresAt: Badger hides it
 // once the wall clock reaches it and its compactions drop it; every read
-// and every existence check of a write also applies Options.Now (to the
-// second), so a fake clock governs tests. The filter keeps an expired
+// and every existence check of a write also applies the index's clock (to
+// the second), so a fake clock governs tests. The filter keeps an expired
 // key's bits ("maybe") until it is rebuilt, never "absent" for a live one.
 // The kept counts count records: an expired entry stays counted (Badger
 // drops it only at a compaction) until a key-only pass counts again, and
 // a count per expiry second of the records with an expiry, kept by every
 // write path (each existence check also reads the old expiry), gives the
 // live and expiring counts without reading a key: live = kept - expired
-// by Options.Now. Seconds more than an hour past are folded into one
+// by the index's clock. Seconds more than an hour past are folded into one
 // count, so Stats costs the distinct expiry seconds from an hour ago on
 // (86,400 for a day of TTLs), never the entries. Verify compares the live
 // counts with the keys.

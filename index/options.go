@@ -73,14 +73,6 @@ type Options struct {
 	// killed) and reach the disk at Sync, Close or the end of Load.
 	SyncWrites bool
 
-	// Now is the clock of the times the index records (store.Value's
-	// FirstSeen and LastSeen, by VisitBatch) and of expiry: an entry whose
-	// Expires is Now or earlier reads as absent. Default time.Now. Badger
-	// itself also hides (and compaction removes) an entry once the wall
-	// clock reaches its expiry; tests that set a fake clock keep it at or
-	// after the wall clock.
-	Now func() time.Time
-
 	// Compression is the codec of the table blocks the index writes from
 	// this Open on (a load's tables, compactions): "none", "snappy" or
 	// "zstd". Default "": the codec of the index's newest table (Badger's
@@ -106,6 +98,14 @@ type Options struct {
 	// always verified on read (ChecksumVerificationMode OnBlockRead,
 	// VerifyValueChecksum).
 	Badger *badger.Options
+
+	// now is the clock of the times the index records (store.Value's
+	// FirstSeen and LastSeen, by VisitBatch) and of expiry: an entry whose
+	// Expires is now or earlier reads as absent. Default time.Now. Tests
+	// set a fake one (export_test.go here; internal/clockhook elsewhere in
+	// the module), kept at or after the wall clock, which Badger itself
+	// applies to expiry as well.
+	now func() time.Time
 
 	// noBlockChecksums turns block checksum verification off (tests:
 	// Badger's table code then panics on some damage).
@@ -150,8 +150,8 @@ func (o *Options) withDefaults() Options {
 	if c.MemTableSize == 0 {
 		c.MemTableSize = DefaultMemTableSize
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.now == nil {
+		c.now = time.Now
 	}
 	if c.LoadMemory == 0 {
 		c.LoadMemory = DefaultLoadMemory

@@ -174,7 +174,7 @@ func Recover(dir, to string, opts *Options) (RecoverReport, error) {
 		r.readValueLog(name)
 	}
 
-	entries, profile := r.merge(o.Now())
+	entries, profile := r.merge(o.now())
 	rep.Profile = profile
 	if profile != "" {
 		if o.Profile != "" && o.Profile != profile {

@@ -21,7 +21,7 @@ import (
 )
 
 // Stats returns the index's counts and sizes. The counts are of the live
-// entries by Options.Now, from counts kept by every write: Stats reads no
+// entries by the index's clock, from counts kept by every write: Stats reads no
 // key (see expiryCounts).
 func (db *DB) Stats() (_ store.Stats, err error) {
 	defer db.catch(&err)
@@ -342,7 +342,7 @@ func (db *DB) verifyKeys() (errs []error) {
 			item := it.Item()
 			key := item.Key()
 			if (key[0] == tagFull || key[0] == tagPrefix) && db.expired(item) {
-				continue // expired by Options.Now, not yet by Badger's clock
+				continue // expired by the index's clock, not yet by Badger's clock
 			}
 			switch key[0] {
 			case tagFull:
