@@ -202,7 +202,7 @@ func BenchmarkIndex(b *testing.B) {
 		probe := all[n : n+100_000]
 		ours.fmu.RLock()
 		for i := range probe {
-			if ours.f.mayHaveFull(&probe[i]) {
+			if ours.f.MayHaveFull(&probe[i]) {
 				hits++
 			}
 		}

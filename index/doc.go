@@ -97,7 +97,8 @@
 // outgrows k, a wider filter (for twice the entries) is built in the
 // background by key-only iteration of a snapshot, while writers add their
 // keys to both filters and lookups use the old one. Deleting leaves the deleted key's bits set ("maybe")
-// until the next rebuild. Measured (BenchmarkIndex, TestFilterFigures):
+// until the next rebuild (package index/internal/filter). Measured
+// (BenchmarkIndex; TestFilterFigures in the filter package):
 // about 2.1 B/entry at 0.06-0.1% false positives; roaring over the first 4
 // bytes costs 6 B/entry at 1M keys and roaring64 over the 8-byte
 // very-short hash 22 B/entry (far more in memory).

@@ -12,6 +12,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/ristretto/v2/z"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index/internal/filter"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -89,7 +90,7 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 		return store.LoadResult{}, err
 	}
 	// Widen the filter first if the load may outgrow it.
-	if k := filterBitsFor(uint64(db.entries.Load() + s.full)); k > db.f.k {
+	if k := filter.BitsFor(uint64(db.entries.Load() + s.full)); k > db.f.Bits() {
 		if err := db.rebuildFilter(k); err != nil {
 			return store.LoadResult{}, err
 		}
@@ -162,7 +163,7 @@ func (db *DB) afterFailedLoad(w *loadWriter) error {
 			return nil
 		}))
 	}
-	return joinErr(errMeta, db.rebuildFilter(db.f.k))
+	return joinErr(errMeta, db.rebuildFilter(db.f.Bits()))
 }
 
 // joinErr returns a, with b (an error while cleaning up after it) in its
@@ -263,7 +264,7 @@ func (ex *existence) has(key []byte) (bool, error) {
 	var h hashkey.Hash
 	copy(h[:], key[1:])
 	db.fmu.RLock()
-	maybe := db.f.mayHaveEntry(&h, key[0] == tagPrefix)
+	maybe := db.f.MayHaveEntry(&h, key[0] == tagPrefix)
 	db.fmu.RUnlock()
 	if !maybe {
 		return false, nil
@@ -403,12 +404,12 @@ func (p *loadPart) add(key, val []byte, exp uint64) error {
 func (p *loadPart) flush() error {
 	db := p.w.db
 	db.fmu.Lock()
-	for _, f := range []*filter{db.f, db.next} {
+	for _, f := range []*filter.Filter{db.f, db.next} {
 		if f != nil {
-			p.shifted = f.addLeads(p.leads, p.shifted)
+			p.shifted = f.AddLeads(p.leads, p.shifted)
 		}
 	}
-	db.f.short.AddMany(p.shorts) // db.next shares short
+	db.f.AddPrefixes(p.shorts) // db.next shares them
 	db.fmu.Unlock()
 	p.leads, p.shorts = p.leads[:0], p.shorts[:0]
 	p.writes <- p.buf
@@ -471,12 +472,12 @@ func (w *loadWriter) admitOne(key []byte) {
 	defer db.fmu.Unlock()
 	switch key[0] {
 	case tagFull:
-		db.f.addFull(&h)
+		db.f.AddFull(&h)
 		if db.next != nil {
-			db.next.addFull(&h)
+			db.next.AddFull(&h)
 		}
 	case tagPrefix:
-		db.f.addPrefix(h[:4])
+		db.f.AddPrefix(h[:4])
 	}
 }
 

@@ -26,7 +26,7 @@ func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
 	defer db.mu.RUnlock()
 	db.lookingUp()
 	db.fmu.RLock()
-	maybe := db.f.mayHaveFull(&h)
+	maybe := db.f.MayHaveFull(&h)
 	db.fmu.RUnlock()
 	if !maybe {
 		db.probes.one(false, false)
@@ -66,7 +66,7 @@ func (db *DB) Has(h hashkey.Hash) (ok bool, err error) {
 	defer db.mu.RUnlock()
 	db.lookingUp()
 	db.fmu.RLock()
-	maybe := db.f.mayHaveFull(&h)
+	maybe := db.f.MayHaveFull(&h)
 	db.fmu.RUnlock()
 	if !maybe {
 		db.probes.one(false, false)
@@ -168,7 +168,7 @@ func (db *DB) filterFull(hs []hashkey.Hash) []int {
 
 func (db *DB) filterRange(hs []hashkey.Hash, lo, hi int, maybe []int) []int {
 	for i := lo; i < hi; i++ {
-		if db.f.mayHaveFull(&hs[i]) {
+		if db.f.MayHaveFull(&hs[i]) {
 			maybe = append(maybe, i)
 		}
 	}
@@ -218,7 +218,7 @@ func (db *DB) existSorted(entries []store.Entry, idx []int) ([]bool, []uint64, e
 	db.fmu.RLock()
 	for j, i := range idx {
 		e := &entries[i]
-		if db.f.mayHaveEntry(&e.Hash, e.IsPrefix()) {
+		if db.f.MayHaveEntry(&e.Hash, e.IsPrefix()) {
 			keys = append(keys, dbKey(e))
 			pos = append(pos, j)
 		}
@@ -373,7 +373,7 @@ func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
 	defer db.mu.RUnlock()
 	db.lookingUp()
 	db.fmu.RLock()
-	full, short := db.f.mayHaveFull(&h), db.f.mayHavePrefixOf(&h)
+	full, short := db.f.MayHaveFull(&h), db.f.MayHavePrefixOf(&h)
 	db.fmu.RUnlock()
 	if !full && !short {
 		db.probes.one(false, false)

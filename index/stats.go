@@ -2,7 +2,6 @@ package index
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -36,9 +35,9 @@ func (db *DB) Stats() (_ store.Stats, err error) {
 	}
 	s.Entries, s.PrefixEntries, s.Expiring = db.liveCounts()
 	db.fmu.RLock()
-	s.FilterBits = int(db.f.k)
-	s.FilterBytes = db.f.sizeBytes()
-	s.FilterMemBytes = db.f.memBytes()
+	s.FilterBits = int(db.f.Bits())
+	s.FilterBytes = db.f.SizeBytes()
+	s.FilterMemBytes = db.f.MemBytes()
 	db.fmu.RUnlock()
 	s.FilterAbsent = db.probes.absent.Load()
 	s.FilterFound = db.probes.found.Load()
@@ -352,7 +351,7 @@ func (db *DB) verifyKeys() (errs []error) {
 				}
 				h := hashkey.Hash(key[1:])
 				db.fmu.RLock() // the flat form may be being installed
-				maybe := db.f.mayHaveFull(&h)
+				maybe := db.f.MayHaveFull(&h)
 				db.fmu.RUnlock()
 				if !maybe {
 					if filterMisses++; firstMiss == nil {
@@ -365,7 +364,7 @@ func (db *DB) verifyKeys() (errs []error) {
 					problem(db.corrupt("prefix key %x is %d bytes long", key, len(key)))
 					continue
 				}
-				if !db.f.short.Contains(binary.BigEndian.Uint32(key[1:])) {
+				if !db.f.MayHavePrefix(key[1:]) {
 					if filterMisses++; firstMiss == nil {
 						firstMiss = bytes.Clone(key)
 					}
