@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/urlhash/urlhash/index/internal/extsort"
 	"github.com/urlhash/urlhash/index/internal/filter"
 	"github.com/urlhash/urlhash/store"
 )
@@ -152,7 +153,7 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	}
 	if !o.ReadOnly {
 		// Run files of a load a crash interrupted: temporary, never data.
-		if err := removeLoadRuns(dir); err != nil {
+		if err := extsort.RemoveRuns(dir); err != nil {
 			return nil, err
 		}
 	}
