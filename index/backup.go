@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/urlhash/urlhash/index/internal/integrity"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -73,7 +74,7 @@ func (db *DB) Backup(w io.Writer, since uint64) (_ BackupInfo, err error) {
 	defer db.mu.RUnlock()
 	// Badger's stream, like its iterators, stops silently at a damaged
 	// block: verify every table first, so that a backup is never partial.
-	if err := db.guard.checkAll(); err != nil {
+	if err := db.guard.CheckAll(); err != nil {
 		return BackupInfo{}, err
 	}
 	info := BackupInfo{Profile: db.Profile(), Since: since}
@@ -318,7 +319,7 @@ func (db *DB) markRestoring(info BackupInfo) error {
 	if err := writeSynced(name, []byte("restore of "+kind+" began "+time.Now().UTC().Format(time.RFC3339)+"\n")); err != nil {
 		return fmt.Errorf("index: restore: %w", err)
 	}
-	return syncDir(db.path)
+	return integrity.SyncDir(db.path)
 }
 
 // unmarkRestoring removes the restoring mark, durably.
@@ -329,7 +330,7 @@ func (db *DB) unmarkRestoring() error {
 	if err := os.Remove(filepath.Join(db.path, restoringFileName)); err != nil {
 		return fmt.Errorf("index: restore: %w", err)
 	}
-	return syncDir(db.path)
+	return integrity.SyncDir(db.path)
 }
 
 // checkRestoring refuses a directory a restore did not finish.

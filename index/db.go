@@ -15,6 +15,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/index/internal/extsort"
 	"github.com/urlhash/urlhash/index/internal/filter"
+	"github.com/urlhash/urlhash/index/internal/integrity"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -34,8 +35,8 @@ type DB struct {
 	mu     sync.RWMutex
 	closed bool
 	bdb    *badger.DB
-	lock   *dirLock // nil in memory
-	guard  *guard   // nil in memory
+	lock   *dirLock         // nil in memory
+	guard  *integrity.Guard // nil in memory
 	space  space
 	acked  syncMark // what Sync acknowledged, recorded outside Badger
 	// writeReady is set once every table was verified before a write.
@@ -117,16 +118,16 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: empty directory name", store.ErrInvalidOptions)
 	}
-	s, err := inspectDir(dir)
+	s, err := integrity.Inspect(dir)
 	if err != nil {
 		return nil, err
 	}
-	if !s.manifest && !s.hasData() {
+	if !s.Manifest && !s.HasData() {
 		switch {
 		case o.ReadOnly || o.MustExist:
 			return nil, fmt.Errorf("%w: %s", store.ErrNoIndex, dir)
-		case len(s.foreign) > 0:
-			return nil, fmt.Errorf("%w: %s is not empty (%s) and holds no index; give a new or empty directory", store.ErrNotIndex, dir, foreignNames(s.foreign))
+		case len(s.Foreign) > 0:
+			return nil, fmt.Errorf("%w: %s is not empty (%s) and holds no index; give a new or empty directory", store.ErrNotIndex, dir, foreignNames(s.Foreign))
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("index: create %s: %w", dir, err)
@@ -145,7 +146,7 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	}()
 	defer db.catchOpen(&err)
 	// Look again now that no other process can change the directory.
-	if s, err = inspectDir(dir); err != nil {
+	if s, err = integrity.Inspect(dir); err != nil {
 		return nil, err
 	}
 	if err := checkRestoring(dir); err != nil {
@@ -157,7 +158,7 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 			return nil, err
 		}
 	}
-	tables, err := checkDir(dir, &s, &db.bo)
+	tables, err := integrity.Check(dir, &s, &db.bo, isSnapshotKey)
 	if err != nil {
 		return nil, err
 	}
@@ -170,14 +171,14 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 		}
 		o.setCodec(&db.bo, codec, anyCompressed(tables))
 	}
-	db.guard = newGuard(dir, db.bo.BlockSize, tables)
-	if err := checkKeyRegistry(dir, &db.bo); err != nil {
+	db.guard = integrity.NewGuard(dir, db.bo.BlockSize, tables)
+	if err := integrity.CheckKeyRegistry(dir, &db.bo); err != nil {
 		return nil, err
 	}
 	if db.bdb, err = openBadger(db.bo); err != nil {
 		return nil, err
 	}
-	if err := db.checkSynced(s.mems); err != nil { // the logs before Badger created its next one
+	if err := db.checkSynced(s.Mems); err != nil { // the logs before Badger created its next one
 		db.bdb.Close()
 		return nil, err
 	}
@@ -231,7 +232,7 @@ func openBadger(bo badger.Options) (*badger.DB, error) {
 		if isKeyRegistryError(err) {
 			// The key registry (no keys: the index is not encrypted) is
 			// read before anything else; Badger's message names no file.
-			return nil, keyRegistryDamaged(bo.Dir, err.Error())
+			return nil, integrity.KeyRegistryDamaged(bo.Dir, err.Error())
 		}
 		return nil, fmt.Errorf("index: open %s: %v", bo.Dir, err)
 	}
@@ -413,7 +414,7 @@ func (db *DB) loadSnapshot() (bool, error) {
 // would answer "absent" for the keys it missed). The caller excludes
 // writers.
 func (db *DB) rebuildFilter(k uint8) error {
-	if err := db.guard.checkAll(); err != nil {
+	if err := db.guard.CheckAll(); err != nil {
 		return err
 	}
 	var leads []uint64
@@ -556,7 +557,7 @@ func (db *DB) fillFilter(txn *badger.Txn, f *filter.Filter) (ok bool) {
 			ok = false
 		}
 	}()
-	if db.guard.checkAll() != nil {
+	if db.guard.CheckAll() != nil {
 		db.growFailed.Store(true)
 		return false
 	}

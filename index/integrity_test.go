@@ -341,12 +341,12 @@ func TestAbsentLookupAllocs(t *testing.T) {
 	if len(maybe) == 0 {
 		t.Skip("no false positive among the probes")
 	}
-	if !db.guard.idle() {
+	if !db.guard.IsIdle() {
 		if ok, err := db.Has(maybe[0]); ok || err != nil {
 			t.Fatalf("Has(false positive) = %v, %v", ok, err)
 		}
 	}
-	t.Logf("%d false positives of %d; guard idle: %v", len(maybe), len(hs)-10000, db.guard.idle())
+	t.Logf("%d false positives of %d; guard idle: %v", len(maybe), len(hs)-10000, db.guard.IsIdle())
 }
 
 // Verify lists every problem it finds, not the first.

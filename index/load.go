@@ -282,8 +282,8 @@ func (ex *existence) has(key []byte) (bool, error) {
 		return !db.expired(item), nil
 	}
 	// "Absent" after the filter's "maybe": a false positive, or a damaged
-	// block (see guard.go).
-	if err := db.guard.check(key, key); err != nil {
+	// block (see integrity.Guard).
+	if err := db.guard.Check(key, key); err != nil {
 		return false, err
 	}
 	return false, nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
+	"github.com/urlhash/urlhash/index/internal/integrity"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -206,7 +207,7 @@ func (o *Options) badgerOptions(dir string) badger.Options {
 	// BenchmarkBlockChecksums measured a Get at 6.5 against 6.1 us when
 	// nearly every read misses a 1 MiB cache, and no difference with the
 	// default cache); damaged bytes are never decoded as entries.
-	// Badger still answers "absent" for a damaged block: see guard.go.
+	// Badger still answers "absent" for a damaged block: see integrity.Guard.
 	// OnTableRead would verify whole tables at Open, inside Badger's
 	// goroutines, where a damaged table kills the process.
 	bo.ChecksumVerificationMode = options.OnBlockRead
@@ -248,23 +249,23 @@ func (o *Options) setCodec(bo *badger.Options, c options.CompressionType, compre
 
 // codecOf returns the codec of the newest of tables, or none for no
 // tables: Options.Compression's default.
-func codecOf(tables []tableFile) options.CompressionType {
+func codecOf(tables []integrity.Table) options.CompressionType {
 	if len(tables) == 0 {
 		return options.None
 	}
 	newest := tables[0]
 	for _, t := range tables[1:] {
-		if t.id > newest.id {
+		if t.ID > newest.ID {
 			newest = t
 		}
 	}
-	return newest.compression
+	return newest.Compression
 }
 
 // anyCompressed reports whether one of tables has compressed blocks.
-func anyCompressed(tables []tableFile) bool {
+func anyCompressed(tables []integrity.Table) bool {
 	for _, t := range tables {
-		if t.compression != options.None {
+		if t.Compression != options.None {
 			return true
 		}
 	}

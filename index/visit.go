@@ -243,7 +243,7 @@ func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err e
 	if err := db.prepareWrite(); err != nil {
 		return 0, 0, err
 	}
-	if err := db.guard.checkRanges(ranges); err != nil {
+	if err := db.guard.CheckRanges(ranges); err != nil {
 		return 0, 0, err
 	}
 	for i := range db.stripes {
