@@ -45,14 +45,14 @@ type Dir struct {
 	SST      map[uint64]bool // table files present, by id
 	VLogs    []string        // value-log files
 	Mems     []string        // memtable logs: present after a crash (a clean Close removes them)
-	PIDFile  bool            // Badger's LOCK pid file: a writer opened it and did not close it
+	pidFile  bool            // Badger's LOCK pid file: a writer opened it and did not close it
 	Foreign  []string        // names that belong to no index
 }
 
-// IsCrashed reports whether the last writer did not close the index: it
+// crashed reports whether the last writer did not close the index: it
 // left memtable logs or Badger's pid file. (The caller holds the
 // directory's lock, so no writer is running.)
-func (s *Dir) IsCrashed() bool { return len(s.Mems) > 0 || s.PIDFile }
+func (s *Dir) crashed() bool { return len(s.Mems) > 0 || s.pidFile }
 
 // HasData reports whether the directory holds any Badger data file.
 func (s *Dir) HasData() bool { return len(s.SST)+len(s.VLogs)+len(s.Mems) > 0 }
@@ -82,7 +82,7 @@ func Inspect(dir string) (Dir, error) {
 		case strings.HasSuffix(name, ".mem"):
 			s.Mems = append(s.Mems, name)
 		case name == "LOCK":
-			s.PIDFile = true
+			s.pidFile = true
 		case !indexNames[name] && !strings.HasPrefix(name, "urlhash."): // urlhash.*: the tools' own files
 			s.Foreign = append(s.Foreign, name)
 		}
@@ -143,9 +143,9 @@ func Check(dir string, s *Dir, bo *badger.Options, isCache func(key []byte) bool
 		}
 		tables = append(tables, Table{
 			ID:          id,
-			Path:        table.NewFilename(id, dir),
+			path:        table.NewFilename(id, dir),
 			Compression: tm.Compression,
-			Encrypted:   tm.KeyID != 0,
+			encrypted:   tm.KeyID != 0,
 		})
 	}
 	for id := range s.SST {
@@ -169,9 +169,9 @@ func Check(dir string, s *Dir, bo *badger.Options, isCache func(key []byte) bool
 		// MANIFEST (which would also leave tables unlisted) costs nothing.
 		// Without a crash an unlisted table is damage.
 		switch {
-		case s.IsCrashed() && bo.ReadOnly:
+		case s.crashed() && bo.ReadOnly:
 			return nil, needsRecovery(dir, TableNames(orphans))
-		case s.IsCrashed():
+		case s.crashed():
 			if err := moveOrphans(dir, orphans); err != nil {
 				return nil, err
 			}
@@ -185,7 +185,7 @@ func Check(dir string, s *Dir, bo *badger.Options, isCache func(key []byte) bool
 	// the rest. So a writable open verifies every block first. (Seen: a
 	// writable open of an index with 64 damaged bytes in a table lost the
 	// 290,000 entries after them.) A read-only open compacts nothing.
-	crashed := !bo.ReadOnly && s.IsCrashed()
+	crashed := !bo.ReadOnly && s.crashed()
 	problems = append(problems, openTables(tables, bo.BlockSize, !bo.ReadOnly)...)
 	if crashed {
 		// Badger replays a memtable log up to its first bad record and
@@ -207,7 +207,7 @@ func Check(dir string, s *Dir, bo *badger.Options, isCache func(key []byte) bool
 	if len(problems) > 0 {
 		return nil, CorruptDir(dir, problems)
 	}
-	if bo.ReadOnly && s.IsCrashed() {
+	if bo.ReadOnly && s.crashed() {
 		what := "Badger's LOCK file"
 		if len(s.Mems) > 0 {
 			what = s.Mems[0]

@@ -62,8 +62,8 @@ func TestCheckWithoutManifest(t *testing.T) {
 			if !slices.Equal(s.Foreign, tc.foreign) {
 				t.Errorf("Foreign = %v, want %v", s.Foreign, tc.foreign)
 			}
-			if s.IsCrashed() != tc.crashed {
-				t.Errorf("IsCrashed = %v, want %v", s.IsCrashed(), tc.crashed)
+			if s.crashed() != tc.crashed {
+				t.Errorf("crashed = %v, want %v", s.crashed(), tc.crashed)
 			}
 			bo := badger.DefaultOptions(dir)
 			bo.ReadOnly = tc.readOnly

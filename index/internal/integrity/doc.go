@@ -7,8 +7,8 @@
 //
 //   - Inspect lists a directory and Check checks it before badger.Open:
 //     the MANIFEST replays, every listed table is present and its index
-//     opens (OpenTable, in the caller's goroutine, where a panic is
-//     recovered), no table is unlisted (after a crash a writable Open
+//     opens (in the caller's goroutines, where a panic is recovered), no
+//     table is unlisted (after a crash a writable Open
 //     moves them to OrphanDir instead), the logs are damaged at most
 //     where a crash tears them, and CheckKeyRegistry checks Badger's key
 //     registry. Damage is an error wrapping store.ErrCorrupt that names

@@ -59,8 +59,8 @@ var errGone = errors.New("gone")
 func NewGuard(dir string, blockSize int, tables []Table) *Guard {
 	g := &Guard{dir: dir, blockSize: blockSize, seen: map[uint64]bool{}}
 	for _, t := range tables {
-		g.seen[t.ID] = !t.Encrypted && t.Left != nil
-		if t.Encrypted || t.Left == nil || t.Verified {
+		g.seen[t.ID] = !t.encrypted && t.left != nil
+		if t.encrypted || t.left == nil || t.verified {
 			continue
 		}
 		g.pending = append(g.pending, &guardTable{Table: t})
@@ -92,7 +92,7 @@ func (g *Guard) Check(lo, hi []byte) error {
 		return nil
 	}
 	return g.verify(func(t *Table) bool {
-		return (hi == nil || bytes.Compare(t.Left, hi) <= 0) && (lo == nil || bytes.Compare(t.Right, lo) >= 0)
+		return (hi == nil || bytes.Compare(t.left, hi) <= 0) && (lo == nil || bytes.Compare(t.right, lo) >= 0)
 	})
 }
 
@@ -103,7 +103,7 @@ func (g *Guard) CheckRanges(ranges [][2][]byte) error {
 	}
 	return g.verify(func(t *Table) bool {
 		for _, r := range ranges {
-			if bytes.Compare(t.Left, r[1]) <= 0 && bytes.Compare(t.Right, r[0]) >= 0 {
+			if bytes.Compare(t.left, r[1]) <= 0 && bytes.Compare(t.right, r[0]) >= 0 {
 				return true
 			}
 		}
@@ -118,7 +118,7 @@ func (g *Guard) CheckKeys(keys [][]byte) error {
 	}
 	return g.verify(func(t *Table) bool {
 		for _, k := range keys {
-			if bytes.Compare(t.Left, k) <= 0 && bytes.Compare(t.Right, k) >= 0 {
+			if bytes.Compare(t.left, k) <= 0 && bytes.Compare(t.right, k) >= 0 {
 				return true
 			}
 		}
@@ -149,7 +149,7 @@ func (g *Guard) verify(match func(*Table) bool) error {
 				for i := int(next.Add(1)) - 1; i < len(todo); i = int(next.Add(1)) - 1 {
 					t := todo[i]
 					t.once.Do(func() {
-						err := WithTable(t.Path, t.Compression, g.blockSize, options.OnBlockRead, VerifyBlocks)
+						err := WithTable(t.path, t.Compression, g.blockSize, options.OnBlockRead, VerifyBlocks)
 						if errors.Is(err, fs.ErrNotExist) {
 							err = errGone
 						}

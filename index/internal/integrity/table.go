@@ -21,11 +21,11 @@ import (
 // A Table is a table the MANIFEST lists.
 type Table struct {
 	ID          uint64
-	Path        string
+	path        string
 	Compression options.CompressionType
-	Encrypted   bool
-	Left, Right []byte // smallest and biggest key, without Badger's version suffix
-	Verified    bool   // every block checked
+	encrypted   bool
+	left, right []byte // smallest and biggest key, without Badger's version suffix
+	verified    bool   // every block checked
 }
 
 // Name returns the table's file name, for messages.
@@ -57,14 +57,14 @@ func openTables(tables []Table, blockSize int, verify bool) []string {
 // verify is set, checks every block's checksum. It never writes to the
 // file and turns Badger's panics into errors.
 func openTable(t *Table, blockSize int, verify bool) error {
-	if t.Encrypted {
+	if t.encrypted {
 		return nil // needs the key registry: Badger checks it
 	}
-	return WithTable(t.Path, t.Compression, blockSize, options.NoVerification, func(tb *table.Table) error {
-		t.Left = userKey(tb.Smallest())
-		t.Right = userKey(tb.Biggest())
+	return WithTable(t.path, t.Compression, blockSize, options.NoVerification, func(tb *table.Table) error {
+		t.left = userKey(tb.Smallest())
+		t.right = userKey(tb.Biggest())
 		if verify {
-			t.Verified = true
+			t.verified = true
 			return tb.VerifyChecksum()
 		}
 		return nil
