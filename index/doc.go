@@ -31,6 +31,14 @@
 // the longest stored prefix entry a hash starts with), Scan by a bit
 // prefix (half bytes allowed), Count, ForEach, Stats and Verify.
 //
+// The package is a thin layer that wires its mechanisms, each an
+// internal package: index/internal/filter (the membership filter, see
+// Filter), index/internal/extsort (Load's external sort, see Bulk loads),
+// index/internal/integrity (Badger's files read without Badger, see
+// Integrity); index/internal/keytable (a set of keys in sorted files) is
+// not wired in yet. What is left here is Badger, the key and value
+// encodings, the counts, the locks and the public API.
+//
 // Errors are the store package's sentinels, possibly wrapped: use
 // errors.Is. No Badger type or error escapes the package, except the expert
 // Options.Badger. Conditions are told apart by error values and the
@@ -114,6 +122,7 @@
 // # Bulk loads
 //
 // Load takes any number of entries in bounded memory (Options.LoadMemory,
+// package index/internal/extsort doing the sort;
 // 256 MiB by default; the CLI's import --memory sets it and the Go memory
 // limit): it gathers the input in two chunks of half of it each, a
 // key-only full entry as its 32 bytes and any other entry with its
@@ -177,7 +186,8 @@
 //
 // Never lose, never misreport: damage is an error that names it, nothing
 // is deleted that the caller did not ask to delete, a full disk is an
-// error, and the filter is a cache. Badger alone falls short of each
+// error, and the filter is a cache (the checks of files are package
+// index/internal/integrity; the index calls them). Badger alone falls short of each
 // (TestBadgerDamageBehaviour): it deletes every table its MANIFEST does
 // not list, also when opened read-only and when the MANIFEST is missing or
 // cut short; a truncated table kills the process inside badger.Open; a
