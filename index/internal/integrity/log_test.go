@@ -64,3 +64,25 @@ func TestCheckLog(t *testing.T) {
 		})
 	}
 }
+
+// FuzzLogRecords feeds arbitrary bytes to the log readers: they stop
+// cleanly at what they cannot read, within the data.
+func FuzzLogRecords(f *testing.F) {
+	data := make([]byte, LogHeaderSize)
+	data = append(data, logRecordBytes("key-a", "1", 0)...)
+	data = append(data, logRecordBytes("cache/0001", "xyz", BitTxn)...)
+	f.Add(data, true)
+	f.Add(data[:len(data)-3], false)
+	f.Add(append(bytes.Clone(data), 0, 0, 0), true)
+	f.Fuzz(func(t *testing.T, data []byte, torn bool) {
+		off, end := LogRecords(data, torn, func(k, v []byte, meta byte, exp uint64) bool { return true })
+		if off > end || end > len(data) || off < min(LogHeaderSize, len(data)) {
+			t.Fatalf("LogRecords = %d, %d of %d bytes", off, end, len(data))
+		}
+		OnlyKeys(data, off, end, func(k []byte) bool { return bytes.HasPrefix(k, []byte("cache/")) })
+		if n, _, _, _, _, ok := LogRecord(data); ok && n > len(data) {
+			t.Fatalf("LogRecord read %d of %d bytes", n, len(data))
+		}
+		TornRecordLen(data)
+	})
+}
