@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/internal/clockhook"
 	"github.com/urlhash/urlhash/internal/fakeclock"
 	"github.com/urlhash/urlhash/pgindex"
 	"github.com/urlhash/urlhash/remote"
@@ -56,8 +57,8 @@ import (
 //
 // # Clock
 //
-// Every backend of a scenario runs on one fake clock (index.Options.Now,
-// pgindex.Options.Now, the server's index), which starts at
+// Every backend of a scenario runs on one fake clock (an index's through
+// internal/clockhook, pgindex.Options.Now, the server's index), which starts at
 // 2030-01-01T00:00:00Z, after the wall clock that Badger also applies to
 // expiry, and moves only by advance. Errors print as the first sentinel of
 // store/errors.go they wrap ("error: store: not found"), so that no
@@ -152,19 +153,26 @@ type scenarioBackend struct {
 
 func badgerMemory(t testing.TB, now func() time.Time) func() (store.Backend, error) {
 	return func() (store.Backend, error) {
-		return index.Open("", &index.Options{InMemory: true, Now: now})
+		return index.Open("", clockedOptions(&index.Options{InMemory: true}, now))
 	}
 }
 
 func badgerDisk(t testing.TB, now func() time.Time) func() (store.Backend, error) {
 	dir := t.TempDir()
-	return func() (store.Backend, error) { return index.Open(dir, &index.Options{Now: now}) }
+	return func() (store.Backend, error) { return index.Open(dir, clockedOptions(&index.Options{}, now)) }
+}
+
+// clockedOptions returns o with now as its clock: the index's clock is a
+// test hook, not an option.
+func clockedOptions(o *index.Options, now func() time.Time) *index.Options {
+	clockhook.SetIndex(o, now)
+	return o
 }
 
 // httpServer serves an index on disk with package server; the backend is
 // its client (package remote).
 func httpServer(t testing.TB, now func() time.Time) func() (store.Backend, error) {
-	db, err := index.Open(t.TempDir(), &index.Options{Now: now})
+	db, err := index.Open(t.TempDir(), clockedOptions(&index.Options{}, now))
 	if err != nil {
 		t.Fatal(err)
 	}

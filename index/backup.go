@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/urlhash/urlhash/index/internal/integrity"
 	"github.com/urlhash/urlhash/internal/atomicfile"
 	"github.com/urlhash/urlhash/store"
 )
@@ -74,7 +75,7 @@ func (db *DB) Backup(w io.Writer, since uint64) (_ BackupInfo, err error) {
 	defer db.mu.RUnlock()
 	// Badger's stream, like its iterators, stops silently at a damaged
 	// block: verify every table first, so that a backup is never partial.
-	if err := db.guard.checkAll(); err != nil {
+	if err := db.guard.CheckAll(); err != nil {
 		return BackupInfo{}, err
 	}
 	info := BackupInfo{Profile: db.Profile(), Since: since}
@@ -284,7 +285,7 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 		db.profileMu.Unlock()
 	}
 	// The entries came in below the filter and the counts: rebuild both.
-	if err := db.rebuildFilter(db.f.k); err != nil {
+	if err := db.rebuildFilter(db.f.Bits()); err != nil {
 		return BackupInfo{}, err
 	}
 	// The backup's entries may expire, and the record that says the index
@@ -330,7 +331,7 @@ func (db *DB) unmarkRestoring() error {
 	if err := os.Remove(filepath.Join(db.path, restoringFileName)); err != nil {
 		return fmt.Errorf("index: restore: %w", err)
 	}
-	return syncDir(db.path)
+	return integrity.SyncDir(db.path)
 }
 
 // checkRestoring refuses a directory a restore did not finish.

@@ -14,6 +14,8 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/table"
 	"github.com/dgraph-io/ristretto/v2/z"
+
+	"github.com/urlhash/urlhash/index/internal/integrity"
 )
 
 // TestBadgerBehaviour pins what this package relies on or works around in
@@ -51,7 +53,7 @@ func TestBadgerBehaviour(t *testing.T) {
 }
 
 // TestBadgerDamageBehaviour pins the Badger behaviour the integrity checks
-// (check.go, guard.go) exist for. When a check fails, Badger changed:
+// (package index/internal/integrity) exist for. When a check fails, Badger changed:
 // revisit the code it names.
 func TestBadgerDamageBehaviour(t *testing.T) {
 	// A directory with tables: 20,000 keys in small tables.
@@ -86,7 +88,7 @@ func TestBadgerDamageBehaviour(t *testing.T) {
 	}
 
 	t.Run("unlisted tables are deleted, also read-only", func(t *testing.T) {
-		// checkDir: an orphan table or a MANIFEST cut short would cost
+		// integrity.Check: an orphan table or a MANIFEST cut short would cost
 		// every table it does not list.
 		dir, bo := build(t)
 		n := len(ssts(dir))
@@ -161,7 +163,7 @@ func TestBadgerDamageBehaviour(t *testing.T) {
 	t.Run("a damaged value-log record reads as an empty value", func(t *testing.T) {
 		// itemValue: Badger logs the read error and answers an empty
 		// value; a writable open cuts the newest value log at the damage
-		// (checkDir).
+		// (integrity.Check).
 		dir := t.TempDir()
 		bo := badger.DefaultOptions(dir).WithLogger(nil).WithValueThreshold(1 << 10).WithVerifyValueChecksum(true)
 		db, err := badger.Open(bo)
@@ -176,7 +178,7 @@ func TestBadgerDamageBehaviour(t *testing.T) {
 		}
 		db.Close()
 		p := largestFile(t, dir, "*.vlog")
-		rewriteFile(t, p, func(b []byte) []byte { b[logHeaderSize+100] ^= 0xff; return b })
+		rewriteFile(t, p, func(b []byte) []byte { b[integrity.LogHeaderSize+100] ^= 0xff; return b })
 		size := func() int64 { info, _ := os.Stat(p); return info.Size() }
 		before := size()
 		db, err = badger.Open(bo.WithReadOnly(true))
@@ -201,11 +203,11 @@ func TestBadgerDamageBehaviour(t *testing.T) {
 		}
 		db.Close()
 		if after := size(); after >= before {
-			t.Errorf("a writable open left the damaged value log at %d bytes (was %d): checkDir's refusal may no longer be needed", after, before)
+			t.Errorf("a writable open left the damaged value log at %d bytes (was %d): integrity.Check's refusal may no longer be needed", after, before)
 		}
 	})
 	t.Run("a truncated table panics in OpenTable", func(t *testing.T) {
-		// openTable: inside badger.Open this panic is in a goroutine and
+		// integrity.Check opens each table: inside badger.Open this panic is in a goroutine and
 		// ends the process, so the index opens every table itself first.
 		dir, bo := build(t)
 		p := largestTable(t, dir)
@@ -225,12 +227,12 @@ func TestBadgerDamageBehaviour(t *testing.T) {
 		if panicked == nil {
 			t.Error("OpenTable of a table cut in half did not panic: badger.Open may no longer crash on it")
 		}
-		if err := withTable(p, bo.Compression, bo.BlockSize, options.NoVerification, func(*table.Table) error { return nil }); err == nil {
-			t.Error("withTable opened a table cut in half")
+		if err := integrity.WithTable(p, bo.Compression, bo.BlockSize, options.NoVerification, func(*table.Table) error { return nil }); err == nil {
+			t.Error("integrity.WithTable opened a table cut in half")
 		}
 	})
 	t.Run("read-only open after a crash", func(t *testing.T) {
-		// checkDir: Badger cannot open a crashed directory read-only, its
+		// integrity.Check: Badger cannot open a crashed directory read-only, its
 		// error does not wrap ErrTruncateNeeded, and the sign of a crash is
 		// a memtable log left behind.
 		if os.Getenv("URLHASH_INDEX_CHILD") == "badger" {
@@ -256,7 +258,7 @@ func TestBadgerDamageBehaviour(t *testing.T) {
 		switch {
 		case err == nil:
 			db.Close()
-			t.Error("Badger opened a crashed directory read-only: checkDir's ErrNeedsRecovery may no longer be needed")
+			t.Error("Badger opened a crashed directory read-only: integrity.Check's ErrNeedsRecovery may no longer be needed")
 		case errors.Is(err, badger.ErrTruncateNeeded):
 			t.Error("the read-only open error now wraps ErrTruncateNeeded")
 		}
@@ -271,7 +273,7 @@ func TestBadgerDamageBehaviour(t *testing.T) {
 	})
 }
 
-// TestBadgerEmptyMemtableLog pins the Badger behaviour removeEmptyLogs
+// TestBadgerEmptyMemtableLog pins the Badger behaviour integrity.Check
 // works around: an index holding a memtable log of zero bytes (a crash
 // between creating and sizing it) does not open.
 func TestBadgerEmptyMemtableLog(t *testing.T) {
@@ -287,6 +289,6 @@ func TestBadgerEmptyMemtableLog(t *testing.T) {
 	}
 	if db, err := badger.Open(bo); err == nil {
 		db.Close()
-		t.Error("Badger opened an index with an empty memtable log: removeEmptyLogs is no longer needed")
+		t.Error("Badger opened an index with an empty memtable log: integrity.Check need not remove it any more")
 	}
 }

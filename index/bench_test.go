@@ -202,7 +202,7 @@ func BenchmarkIndex(b *testing.B) {
 		probe := all[n : n+100_000]
 		ours.fmu.RLock()
 		for i := range probe {
-			if ours.f.mayHaveFull(&probe[i]) {
+			if ours.f.MayHaveFull(&probe[i]) {
 				hits++
 			}
 		}
@@ -580,28 +580,4 @@ func BenchmarkLoad(b *testing.B) {
 			b.ReportMetric(float64(maxRSS())/(1<<20), "process-maxRSS-MiB")
 		})
 	}
-}
-
-// BenchmarkSortHashes sorts a load chunk of 4M random hashes (Load's
-// default: 128 MiB).
-func BenchmarkSortHashes(b *testing.B) {
-	src := make([]hashkey.Hash, 4<<20)
-	r := rand.New(rand.NewPCG(63, 64))
-	for i := range src {
-		for j := 0; j < hashkey.Size; j += 8 {
-			binary.LittleEndian.PutUint64(src[i][j:], r.Uint64())
-		}
-	}
-	hs := make([]hashkey.Hash, len(src))
-	b.SetBytes(int64(len(src)) * hashkey.Size)
-	for b.Loop() {
-		b.StopTimer()
-		copy(hs, src)
-		b.StartTimer()
-		sortHashes(hs)
-	}
-	if !slices.IsSortedFunc(hs, compareHashes) {
-		b.Fatal("not sorted")
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(hs)), "ns/hash")
 }

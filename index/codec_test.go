@@ -6,20 +6,21 @@ import (
 	"testing"
 
 	"github.com/dgraph-io/badger/v4/options"
+	"github.com/urlhash/urlhash/index/internal/integrity"
 	"github.com/urlhash/urlhash/store"
 )
 
 // listedTables returns the tables dir's MANIFEST lists.
-func listedTables(t *testing.T, dir string) []tableFile {
+func listedTables(t *testing.T, dir string) []integrity.Table {
 	t.Helper()
-	s, err := inspectDir(dir)
+	s, err := integrity.Inspect(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	bo := (&Options{}).withDefaults()
 	b := bo.badgerOptions(dir)
 	b.ReadOnly = true
-	tables, err := checkDir(dir, &s, &b)
+	tables, err := integrity.Check(dir, &s, &b, isSnapshotKey)
 	if err != nil {
 		t.Fatal(err)
 	}

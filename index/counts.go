@@ -265,7 +265,7 @@ func (db *DB) liveCounts() (full, prefixes, expiring int64) {
 	if !db.ttl.Load() {
 		return full, prefixes, 0
 	}
-	now := db.opts.Now().Unix()
+	now := db.opts.now().Unix()
 	db.emu.Lock()
 	e, tot := db.exp.expired(now)
 	db.emu.Unlock()

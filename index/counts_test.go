@@ -19,14 +19,14 @@ import (
 )
 
 // TestStatsReadsNoKey: Stats of an index holding entries with an expiry
-// reads no key. Reading keys by the index's clock asks Options.Now once per
+// reads no key. Reading keys by the index's clock asks the clock once per
 // entry with an expiry; Stats asks it a bounded number of times.
 func TestStatsReadsNoKey(t *testing.T) {
 	for _, mem := range []bool{true, false} {
 		clock := fakeclock.New(fakeclock.Start())
 		var calls atomic.Int64
 		now := func() time.Time { calls.Add(1); return clock.Now() }
-		db := openTestDB(t, mem, &Options{Now: now})
+		db := openTestDB(t, mem, &Options{now: now})
 		const n = 5000
 		entries := make([]store.Entry, n)
 		for i := range entries {
@@ -61,7 +61,7 @@ type countsEnv struct {
 }
 
 func (c *countsEnv) open() {
-	db, err := Open(c.dir, &Options{InMemory: c.mem, Now: c.clock.Now})
+	db, err := Open(c.dir, &Options{InMemory: c.mem, now: c.clock.Now})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestCountsRecover(t *testing.T) {
 		t.Fatal(err)
 	}
 	to := filepath.Join(t.TempDir(), "to")
-	if _, err := Recover(c.dir, to, &Options{Now: clock.Now}); err != nil {
+	if _, err := Recover(c.dir, to, &Options{now: clock.Now}); err != nil {
 		t.Fatal(err)
 	}
 	c.dir = to

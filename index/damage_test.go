@@ -18,6 +18,7 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/table"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index/internal/integrity"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -262,7 +263,7 @@ var damages = []damage{
 		p := largestFile(t, dir, "*.vlog")
 		rewriteFile(t, p, func(b []byte) []byte {
 			for i := range 64 {
-				b[logHeaderSize+100+i] ^= 0x5a
+				b[integrity.LogHeaderSize+100+i] ^= 0x5a
 			}
 			return b
 		})
@@ -448,9 +449,9 @@ func outcome(err error, names string) string {
 	case errors.Is(err, store.ErrCorrupt) && names != "" && strings.Contains(err.Error(), names):
 		return "error names " + names
 	case errors.Is(err, store.ErrCorrupt):
-		return "UNNAMED ErrCorrupt: " + firstLine(err.Error())
+		return "UNNAMED ErrCorrupt: " + integrity.FirstLine(err.Error())
 	}
-	return "OTHER ERROR: " + firstLine(err.Error())
+	return "OTHER ERROR: " + integrity.FirstLine(err.Error())
 }
 
 // runCaught runs fn and turns a panic into a result.
@@ -535,7 +536,7 @@ func TestDamage(t *testing.T) {
 								out += " (panic caught)"
 							}
 							if p != nil {
-								out = fmt.Sprintf("PANIC: %v", firstLine(fmt.Sprint(p)))
+								out = fmt.Sprintf("PANIC: %v", integrity.FirstLine(fmt.Sprint(p)))
 							}
 							record(op.name, out)
 							if _, p := runCaught(db.Close); p != nil {

@@ -12,8 +12,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/dgraph-io/badger/v4"
+	"github.com/urlhash/urlhash/index/internal/extsort"
+	"github.com/urlhash/urlhash/index/internal/filter"
+	"github.com/urlhash/urlhash/index/internal/integrity"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -33,8 +35,8 @@ type DB struct {
 	mu     sync.RWMutex
 	closed bool
 	bdb    *badger.DB
-	lock   *dirLock // nil in memory
-	guard  *guard   // nil in memory
+	lock   *dirLock         // nil in memory
+	guard  *integrity.Guard // nil in memory
 	space  space
 	acked  syncMark // what Sync acknowledged, recorded outside Badger
 	// writeReady is set once every table was verified before a write.
@@ -49,8 +51,8 @@ type DB struct {
 	pmu     sync.Mutex
 
 	fmu  sync.RWMutex // guards f, next and their bitmaps
-	f    *filter
-	next *filter // the wider filter being built, or nil
+	f    *filter.Filter
+	next *filter.Filter // the wider filter being built, or nil
 
 	growing  atomic.Bool // a background filter growth runs
 	stopGrow atomic.Bool // Close asks it to stop
@@ -116,16 +118,16 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: empty directory name", store.ErrInvalidOptions)
 	}
-	s, err := inspectDir(dir)
+	s, err := integrity.Inspect(dir)
 	if err != nil {
 		return nil, err
 	}
-	if !s.manifest && !s.hasData() {
+	if !s.Manifest && !s.HasData() {
 		switch {
 		case o.ReadOnly || o.MustExist:
 			return nil, fmt.Errorf("%w: %s", store.ErrNoIndex, dir)
-		case len(s.foreign) > 0:
-			return nil, fmt.Errorf("%w: %s is not empty (%s) and holds no index; give a new or empty directory", store.ErrNotIndex, dir, foreignNames(s.foreign))
+		case len(s.Foreign) > 0:
+			return nil, fmt.Errorf("%w: %s is not empty (%s) and holds no index; give a new or empty directory", store.ErrNotIndex, dir, foreignNames(s.Foreign))
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("index: create %s: %w", dir, err)
@@ -144,7 +146,7 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	}()
 	defer db.catchOpen(&err)
 	// Look again now that no other process can change the directory.
-	if s, err = inspectDir(dir); err != nil {
+	if s, err = integrity.Inspect(dir); err != nil {
 		return nil, err
 	}
 	if err := checkRestoring(dir); err != nil {
@@ -152,11 +154,11 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	}
 	if !o.ReadOnly {
 		// Run files of a load a crash interrupted: temporary, never data.
-		if err := removeLoadRuns(dir); err != nil {
+		if err := extsort.RemoveRuns(dir); err != nil {
 			return nil, err
 		}
 	}
-	tables, err := checkDir(dir, &s, &db.bo)
+	tables, err := integrity.Check(dir, &s, &db.bo, isSnapshotKey)
 	if err != nil {
 		return nil, err
 	}
@@ -169,14 +171,14 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 		}
 		o.setCodec(&db.bo, codec, anyCompressed(tables))
 	}
-	db.guard = newGuard(dir, db.bo.BlockSize, tables)
-	if err := checkKeyRegistry(dir, &db.bo); err != nil {
+	db.guard = integrity.NewGuard(dir, db.bo.BlockSize, tables)
+	if err := integrity.CheckKeyRegistry(dir, &db.bo); err != nil {
 		return nil, err
 	}
 	if db.bdb, err = openBadger(db.bo); err != nil {
 		return nil, err
 	}
-	if err := db.checkSynced(s.mems); err != nil { // the logs before Badger created its next one
+	if err := db.checkSynced(s.Mems); err != nil { // the logs before Badger created its next one
 		db.bdb.Close()
 		return nil, err
 	}
@@ -230,7 +232,7 @@ func openBadger(bo badger.Options) (*badger.DB, error) {
 		if isKeyRegistryError(err) {
 			// The key registry (no keys: the index is not encrypted) is
 			// read before anything else; Badger's message names no file.
-			return nil, keyRegistryDamaged(bo.Dir, err.Error())
+			return nil, integrity.KeyRegistryDamaged(bo.Dir, err.Error())
 		}
 		return nil, fmt.Errorf("index: open %s: %v", bo.Dir, err)
 	}
@@ -394,7 +396,7 @@ func (db *DB) loadSnapshot() (bool, error) {
 	if crc32.Checksum(data, castagnoli) != hdr.CRC {
 		return false, nil // rebuild rather than trust it
 	}
-	f, err := unmarshalFilter(hdr.Bits, data, hdr.FullLen, hdr.ShortLen)
+	f, err := filter.Unmarshal(hdr.Bits, data, hdr.FullLen, hdr.ShortLen)
 	if err != nil {
 		return false, nil
 	}
@@ -412,7 +414,7 @@ func (db *DB) loadSnapshot() (bool, error) {
 // would answer "absent" for the keys it missed). The caller excludes
 // writers.
 func (db *DB) rebuildFilter(k uint8) error {
-	if err := db.guard.checkAll(); err != nil {
+	if err := db.guard.CheckAll(); err != nil {
 		return err
 	}
 	var leads []uint64
@@ -450,14 +452,10 @@ func (db *DB) rebuildFilter(k uint8) error {
 	if err != nil {
 		return translate(err)
 	}
-	k = max(k, filterBitsFor(uint64(len(leads))))
-	f := newFilter(k)
-	shift := 64 - uint(k)
-	for i := range leads {
-		leads[i] >>= shift
-	}
-	f.full.AddMany(leads)
-	f.short.AddMany(shorts)
+	k = max(k, filter.BitsFor(uint64(len(leads))))
+	f := filter.New(k)
+	f.AddLeads(leads, leads[:0])
+	f.AddPrefixes(shorts)
 	db.fmu.Lock()
 	db.setFilter(f)
 	db.fmu.Unlock()
@@ -491,8 +489,8 @@ func (db *DB) maybeGrow() {
 	}
 	db.pmu.Lock()
 	db.fmu.Lock()
-	k := filterBitsFor(2 * uint64(db.entries.Load())) // grow once per doubling
-	next := &filter{k: k, full: roaring64.New(), short: db.f.short}
+	k := filter.BitsFor(2 * uint64(db.entries.Load())) // grow once per doubling
+	next := db.f.Wider(k)
 	db.next = next
 	db.fmu.Unlock()
 	txn := db.bdb.NewTransaction(false)
@@ -518,7 +516,7 @@ func (db *DB) maybeGrow() {
 
 // setFilter installs f as the filter; its flat form is built at the next
 // lookup (see lookingUp). The caller holds fmu, or is Open.
-func (db *DB) setFilter(f *filter) {
+func (db *DB) setFilter(f *filter.Filter) {
 	db.f = f
 	db.wantFlat.Store(true)
 }
@@ -531,60 +529,44 @@ func (db *DB) lookingUp() {
 	}
 }
 
-// freeze builds the flat form of the current filter (see flatSet) in the
-// background; probes use the roaring form until it is ready. From the
-// start of the build, values added to the filter are also recorded in its
-// recent set, so that none is missed: the build lets writers in between
-// its runs of values.
+// freeze builds the flat form of the current filter (see
+// filter.Filter.Freeze) in the background; probes use the roaring form
+// until it is ready.
 func (db *DB) freeze() {
 	db.fmu.Lock()
 	f := db.f
 	// Close sets stopGrow, then takes fmu, before it waits for growWG.
-	if db.stopGrow.Load() || f.flat != nil || f.recent != nil {
+	if db.stopGrow.Load() || !f.BeginFreeze() {
 		db.fmu.Unlock()
 		return
 	}
-	f.recent = make(map[uint64]struct{})
 	db.growWG.Add(1)
 	db.fmu.Unlock()
 	go func() {
 		defer db.growWG.Done()
-		flat := buildFlat(f.full, f.k, db.fmu.RLocker(), db.stopGrow.Load)
-		db.fmu.Lock()
-		defer db.fmu.Unlock()
-		if flat == nil {
-			f.recent = nil
-			return
-		}
-		for v := range f.recent {
-			if flat.has(v) {
-				delete(f.recent, v)
-			}
-		}
-		f.flat = flat
+		f.Freeze(&db.fmu, db.stopGrow.Load)
 	}()
 }
 
 // fillFilter adds the full keys visible to txn to f, in batches, and
 // reports whether it finished (Close stops it, and damage found in a table
 // fails it: the old filter stays, complete).
-func (db *DB) fillFilter(txn *badger.Txn, f *filter) (ok bool) {
+func (db *DB) fillFilter(txn *badger.Txn, f *filter.Filter) (ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
 		}
 	}()
-	if db.guard.checkAll() != nil {
+	if db.guard.CheckAll() != nil {
 		db.growFailed.Store(true)
 		return false
 	}
 	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tagFull}})
 	defer it.Close()
 	batch := make([]uint64, 0, 1<<16)
-	shift := 64 - uint(f.k)
 	flush := func() {
 		db.fmu.Lock()
-		f.full.AddMany(batch)
+		f.AddLeads(batch, batch[:0])
 		db.fmu.Unlock()
 		batch = batch[:0]
 	}
@@ -594,7 +576,7 @@ func (db *DB) fillFilter(txn *badger.Txn, f *filter) (ok bool) {
 		}
 		key := it.Item().Key()
 		if len(key) == fullKeyLen {
-			batch = append(batch, binary.BigEndian.Uint64(key[1:])>>shift)
+			batch = append(batch, binary.BigEndian.Uint64(key[1:]))
 		}
 		if len(batch) == cap(batch) {
 			flush()
@@ -606,22 +588,22 @@ func (db *DB) fillFilter(txn *badger.Txn, f *filter) (ok bool) {
 
 func (db *DB) needGrow() bool {
 	db.fmu.RLock()
-	k := db.f.k
+	narrow := db.f.IsTooNarrowFor(uint64(db.entries.Load()))
 	db.fmu.RUnlock()
-	return k < maxFilterBits && uint64(db.entries.Load()) > 1<<(k-filterHeadroom) && !db.growFailed.Load()
+	return narrow && !db.growFailed.Load()
 }
 
 // writeSnapshot persists the filter and counts in one transaction. The
 // caller excludes writers.
 func (db *DB) writeSnapshot() error {
-	data, fl, sl, err := db.f.marshal()
+	data, fl, sl, err := db.f.Marshal()
 	if err != nil {
 		return err
 	}
 	hdr := snapshotHeader{
 		Entries:       uint64(db.entries.Load()),
 		PrefixEntries: uint64(db.prefixEntries.Load()),
-		Bits:          db.f.k,
+		Bits:          db.f.Bits(),
 		Chunks:        uint32((len(data) + snapshotChunk - 1) / snapshotChunk),
 		FullLen:       fl,
 		ShortLen:      sl,
@@ -696,7 +678,7 @@ func (db *DB) Close() (err error) {
 	// current, and skipped without room for it or when a table is
 	// damaged (the next Open rebuilds the filter).
 	if !db.opts.InMemory && !db.opts.ReadOnly && db.bdb.MaxVersion() != db.snapState &&
-		db.roomFor(2*int64(db.f.sizeBytes())) == nil && db.prepareWrite() == nil {
+		db.roomFor(2*int64(db.f.SizeBytes())) == nil && db.prepareWrite() == nil {
 		errSnap = db.writeSnapshot()
 	}
 	errClose := translate(db.bdb.Close())

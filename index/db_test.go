@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index/internal/filter"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -285,7 +286,7 @@ func TestAddIfAbsentConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	db.growWG.Wait() // the filter grew while writers ran: check the new one too
-	if s, _ := db.Stats(); s.FilterBits <= minFilterBits {
+	if s, _ := db.Stats(); s.FilterBits <= filter.MinBits {
 		t.Fatalf("filter did not grow: %d bits", s.FilterBits)
 	}
 	for _, k := range keys {

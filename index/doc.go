@@ -31,6 +31,14 @@
 // the longest stored prefix entry a hash starts with), Scan by a bit
 // prefix (half bytes allowed), Count, ForEach, Stats and Verify.
 //
+// The package is a thin layer that wires its mechanisms, each an
+// internal package: index/internal/filter (the membership filter, see
+// Filter), index/internal/extsort (Load's external sort, see Bulk loads),
+// index/internal/integrity (Badger's files read without Badger, see
+// Integrity); index/internal/keytable (a set of keys in sorted files) is
+// not wired in yet. What is left here is Badger, the key and value
+// encodings, the counts, the locks and the public API.
+//
 // Errors are the store package's sentinels, possibly wrapped: use
 // errors.Is. No Badger type or error escapes the package, except the expert
 // Options.Badger. Conditions are told apart by error values and the
@@ -64,21 +72,23 @@
 //
 // # Recency and expiry
 //
-// VisitBatch is add-if-absent with a clock (Options.Now): an entry is new
+// VisitBatch is add-if-absent with a clock (the wall clock; the package's
+// tests and the module's, through internal/clockhook, set a fake one; no
+// Option does): an entry is new
 // when absent, stored without times, or last reported new revisitAfter
 // ago or longer; it runs under the same stripe locks as AddBatch, so each
 // sighting is reported new once among concurrent callers. An entry with
 // store.Value.Expires is written with Badger's ExpiresAt: Badger hides it
 // once the wall clock reaches it and its compactions drop it; every read
-// and every existence check of a write also applies Options.Now (to the
-// second), so a fake clock governs tests. The filter keeps an expired
+// and every existence check of a write also applies the index's clock (to
+// the second), so a fake clock governs tests. The filter keeps an expired
 // key's bits ("maybe") until it is rebuilt, never "absent" for a live one.
 // The kept counts count records: an expired entry stays counted (Badger
 // drops it only at a compaction) until a key-only pass counts again, and
 // a count per expiry second of the records with an expiry, kept by every
 // write path (each existence check also reads the old expiry), gives the
 // live and expiring counts without reading a key: live = kept - expired
-// by Options.Now. Seconds more than an hour past are folded into one
+// by the index's clock. Seconds more than an hour past are folded into one
 // count, so Stats costs the distinct expiry seconds from an hour ago on
 // (86,400 for a day of TTLs), never the entries. Verify compares the live
 // counts with the keys.
@@ -95,7 +105,8 @@
 // outgrows k, a wider filter (for twice the entries) is built in the
 // background by key-only iteration of a snapshot, while writers add their
 // keys to both filters and lookups use the old one. Deleting leaves the deleted key's bits set ("maybe")
-// until the next rebuild. Measured (BenchmarkIndex, TestFilterFigures):
+// until the next rebuild (package index/internal/filter). Measured
+// (BenchmarkIndex; TestFilterFigures in the filter package):
 // about 2.1 B/entry at 0.06-0.1% false positives; roaring over the first 4
 // bytes costs 6 B/entry at 1M keys and roaring64 over the 8-byte
 // very-short hash 22 B/entry (far more in memory).
@@ -111,6 +122,7 @@
 // # Bulk loads
 //
 // Load takes any number of entries in bounded memory (Options.LoadMemory,
+// package index/internal/extsort doing the sort;
 // 256 MiB by default; the CLI's import --memory sets it and the Go memory
 // limit): it gathers the input in two chunks of half of it each, a
 // key-only full entry as its 32 bytes and any other entry with its
@@ -174,7 +186,8 @@
 //
 // Never lose, never misreport: damage is an error that names it, nothing
 // is deleted that the caller did not ask to delete, a full disk is an
-// error, and the filter is a cache. Badger alone falls short of each
+// error, and the filter is a cache (the checks of files are package
+// index/internal/integrity; the index calls them). Badger alone falls short of each
 // (TestBadgerDamageBehaviour): it deletes every table its MANIFEST does
 // not list, also when opened read-only and when the MANIFEST is missing or
 // cut short; a truncated table kills the process inside badger.Open; a

@@ -1,13 +1,12 @@
 package index
 
 import (
-	"encoding/binary"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
-	"github.com/RoaringBitmap/roaring/v2"
-	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index/internal/filter"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -42,7 +41,7 @@ func TestFilterNoFalseNegatives(t *testing.T) {
 		}
 	}
 	db.growWG.Wait()
-	if s, _ := db.Stats(); s.FilterBits <= minFilterBits {
+	if s, _ := db.Stats(); s.FilterBits <= filter.MinBits {
 		t.Fatalf("filter did not grow: %d bits for %d entries", s.FilterBits, s.Entries)
 	}
 	check := func(db *DB) {
@@ -74,78 +73,57 @@ func TestFilterNoFalseNegatives(t *testing.T) {
 	check(db)
 }
 
-// filterFigures measures a filter design: serialized bytes per entry and
-// the false-positive rate over random absent probes.
-type filterFigures struct {
-	name         string
-	bytesPerKey  float64 // portable serialized size
-	memPerKey    float64 // roaring's in-memory estimate
-	falsePosRate float64
-}
-
-// measureFilters builds the three candidate filters over n random hashes.
-func measureFilters(n, probes int, seed uint64) []filterFigures {
-	r := rand.New(rand.NewPCG(seed, 13))
-	lead := make([]uint64, n)
-	for i := range lead {
-		lead[i] = r.Uint64() // leading 8 bytes, big-endian view
+// An index builds the flat form at its first lookup, not before (an
+// import never pays for it), and answers the same through it.
+func TestDBBuildsFlatOnLookup(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	keys := randHashes(r, 20_000)
+	db := mustOpen(t, t.TempDir(), nil)
+	defer db.Close()
+	if _, err := db.Load(slices.Values(entriesOf(keys))); err != nil {
+		t.Fatal(err)
 	}
-	var out []filterFigures
-	fp := func(contains func(uint64) bool) float64 {
-		r := rand.New(rand.NewPCG(seed, 14))
-		hits := 0
-		for range probes {
-			if contains(r.Uint64()) {
-				hits++
-			}
-		}
-		return float64(hits) / float64(probes)
+	db.growWG.Wait()
+	db.fmu.RLock()
+	built := db.f.IsFlat()
+	db.fmu.RUnlock()
+	if built {
+		t.Fatal("flat form built before any lookup")
 	}
-
-	// 32-bit roaring over the first 4 bytes.
-	b32 := roaring.New()
-	for _, v := range lead {
-		b32.Add(uint32(v >> 32))
+	if ok, err := db.Has(keys[0]); !ok || err != nil {
+		t.Fatalf("Has = %v, %v", ok, err)
 	}
-	out = append(out, filterFigures{"roaring32 first 4 bytes",
-		float64(b32.GetSerializedSizeInBytes()) / float64(n),
-		float64(b32.GetSizeInBytes()) / float64(n),
-		fp(func(v uint64) bool { return b32.Contains(uint32(v >> 32)) })})
-
-	// roaring64 over the very-short (8-byte) value.
-	b64 := roaring64.New()
-	for _, v := range lead {
-		b64.Add(v)
+	db.growWG.Wait()
+	db.fmu.RLock()
+	built = db.f.IsFlat()
+	db.fmu.RUnlock()
+	if !built {
+		t.Fatal("no flat form after a lookup")
 	}
-	out = append(out, filterFigures{"roaring64 8-byte very-short",
-		float64(b64.GetSerializedSizeInBytes()) / float64(n),
-		float64(b64.GetSizeInBytes()) / float64(n),
-		fp(func(v uint64) bool { return b64.Contains(v) })})
-
-	// The chosen design: roaring64 over the leading k bits.
-	f := newFilter(filterBitsFor(uint64(n)))
-	var h hashkey.Hash
-	for _, v := range lead {
-		binary.BigEndian.PutUint64(h[:], v)
-		f.addFull(&h)
+	// A load into the index while the flat form stands goes through it
+	// too (the load's filter updates, see filter.Filter.AddLeads).
+	more := randHashes(r, 5_000) // the filter keeps its width: no rebuild
+	db.fmu.RLock()
+	f := db.f
+	db.fmu.RUnlock()
+	if _, err := db.Load(slices.Values(entriesOf(more))); err != nil {
+		t.Fatal(err)
 	}
-	out = append(out, filterFigures{"roaring64 leading k bits (chosen)",
-		float64(f.full.GetSerializedSizeInBytes()) / float64(n),
-		float64(f.full.GetSizeInBytes()) / float64(n),
-		fp(func(v uint64) bool { binary.BigEndian.PutUint64(h[:], v); return f.mayHaveFull(&h) })})
-	return out
-}
-
-func TestFilterFigures(t *testing.T) {
-	const n = 20_000
-	for _, f := range measureFilters(n, 100_000, 1) {
-		t.Logf("n=%d %-34s %6.2f B/entry serialized %7.2f B/entry in memory, FP %.4f%%",
-			n, f.name, f.bytesPerKey, f.memPerKey, 100*f.falsePosRate)
-		if f.name == "roaring64 leading k bits (chosen)" {
-			if f.bytesPerKey > 3 || f.falsePosRate > 0.0015 {
-				t.Errorf("chosen filter: %.2f B/entry, FP %.4f%%; want <= 3 and about 0.1%%",
-					f.bytesPerKey, 100*f.falsePosRate)
-			}
+	db.fmu.RLock()
+	same := db.f == f
+	db.fmu.RUnlock()
+	if !same {
+		t.Fatal("the load replaced the filter: its flat form was not exercised")
+	}
+	db.Has(keys[0])
+	db.growWG.Wait()
+	found, err := db.HasBatch(append(keys, more...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ok := range found {
+		if !ok {
+			t.Fatalf("key %d absent through the flat form", i)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index/internal/filter"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -201,7 +202,7 @@ func (s *snapshotHeader) decode(b []byte) error {
 	s.FullLen = binary.BigEndian.Uint64(b[29:])
 	s.ShortLen = binary.BigEndian.Uint64(b[37:])
 	s.CRC = binary.BigEndian.Uint32(b[45:])
-	if s.Bits < minFilterBits || s.Bits > maxFilterBits {
+	if s.Bits < filter.MinBits || s.Bits > filter.MaxBits {
 		return fmt.Errorf("%w: filter bits %d", store.ErrCorrupt, s.Bits)
 	}
 	return nil

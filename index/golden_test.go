@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/urlhash/urlhash/index/internal/filter"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -21,15 +22,15 @@ var update = flag.Bool("update", false, "rewrite testdata/format.golden")
 // filter snapshot.
 func goldenRecords(t *testing.T) [][2]string {
 	a, b, c := hashOf("a"), hashOf("b"), hashOf("c")
-	f := newFilter(minFilterBits)
-	f.addFull(&a)
-	f.addFull(&b)
-	f.addPrefix(c[:4])
-	data, fl, sl, err := f.marshal()
+	f := filter.New(filter.MinBits)
+	f.AddFull(&a)
+	f.AddFull(&b)
+	f.AddPrefix(c[:4])
+	data, fl, sl, err := f.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	hdr := snapshotHeader{State: 42, Entries: 2, PrefixEntries: 1, Bits: f.k, Chunks: 1,
+	hdr := snapshotHeader{State: 42, Entries: 2, PrefixEntries: 1, Bits: f.Bits(), Chunks: 1,
 		FullLen: fl, ShortLen: sl, CRC: crc32.Checksum(data, castagnoli)}
 	fk := fullKey(&a)
 	rec := func(name string, b []byte) [2]string { return [2]string{name, hex.EncodeToString(b)} }
@@ -93,12 +94,12 @@ func TestGoldenFormat(t *testing.T) {
 	if crc32.Checksum(data, castagnoli) != hdr.CRC {
 		t.Fatal("golden filter checksum mismatch")
 	}
-	f, err := unmarshalFilter(hdr.Bits, data, hdr.FullLen, hdr.ShortLen)
+	f, err := filter.Unmarshal(hdr.Bits, data, hdr.FullLen, hdr.ShortLen)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, b, c, d := hashOf("a"), hashOf("b"), hashOf("c"), hashOf("d")
-	if !f.mayHaveFull(&a) || !f.mayHaveFull(&b) || !f.mayHavePrefixOf(&c) || f.mayHaveFull(&d) {
+	if !f.MayHaveFull(&a) || !f.MayHaveFull(&b) || !f.MayHavePrefixOf(&c) || f.MayHaveFull(&d) {
 		t.Fatal("golden filter contents differ")
 	}
 	v, err := decodeValue(field["value text+data"])
@@ -126,8 +127,8 @@ func TestDecodeValueErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := unmarshalFilter(minFilterBits, []byte{1, 2, 3}, 3, 0); err == nil {
-		t.Fatal("unmarshalFilter(garbage) = nil error")
+	if _, err := filter.Unmarshal(filter.MinBits, []byte{1, 2, 3}, 3, 0); err == nil {
+		t.Fatal("filter.Unmarshal(garbage) = nil error")
 	}
 	var hdr snapshotHeader
 	if err := hdr.decode(bytes.Repeat([]byte{0}, snapshotHeaderLen)); err == nil {
@@ -159,11 +160,11 @@ func FuzzDecodeValue(f *testing.F) {
 // decoders: they must fail cleanly or yield a usable filter.
 func FuzzSnapshot(f *testing.F) {
 	a := hashOf("a")
-	flt := newFilter(minFilterBits)
-	flt.addFull(&a)
-	flt.addPrefix(a[:4])
-	data, fl, _, _ := flt.marshal()
-	hdr := snapshotHeader{Bits: minFilterBits, FullLen: fl}
+	flt := filter.New(filter.MinBits)
+	flt.AddFull(&a)
+	flt.AddPrefix(a[:4])
+	data, fl, _, _ := flt.Marshal()
+	hdr := snapshotHeader{Bits: filter.MinBits, FullLen: fl}
 	f.Add(hdr.appendBinary(nil), data, fl)
 	f.Add([]byte(snapshotMagic), []byte{0x3a, 0x30, 0, 0}, uint64(2))
 	f.Fuzz(func(t *testing.T, header, data []byte, fullLen uint64) {
@@ -172,12 +173,12 @@ func FuzzSnapshot(f *testing.F) {
 		if fullLen > uint64(len(data)) {
 			return
 		}
-		flt, err := unmarshalFilter(minFilterBits+uint8(fullLen%40), data, fullLen, uint64(len(data))-fullLen)
+		flt, err := filter.Unmarshal(filter.MinBits+uint8(fullLen%40), data, fullLen, uint64(len(data))-fullLen)
 		if err != nil {
 			return
 		}
-		flt.mayHaveFull(&a)
-		flt.mayHavePrefixOf(&a)
-		flt.addFull(&a)
+		flt.MayHaveFull(&a)
+		flt.MayHavePrefixOf(&a)
+		flt.AddFull(&a)
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/table"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index/internal/filter"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -321,7 +322,7 @@ func TestAbsentLookupAllocs(t *testing.T) {
 	var absent, maybe []hashkey.Hash
 	db.fmu.RLock()
 	for _, h := range hs[10000:] {
-		if db.f.mayHaveFull(&h) {
+		if db.f.MayHaveFull(&h) {
 			maybe = append(maybe, h)
 		} else {
 			absent = append(absent, h)
@@ -340,12 +341,12 @@ func TestAbsentLookupAllocs(t *testing.T) {
 	if len(maybe) == 0 {
 		t.Skip("no false positive among the probes")
 	}
-	if !db.guard.idle() {
+	if !db.guard.IsIdle() {
 		if ok, err := db.Has(maybe[0]); ok || err != nil {
 			t.Fatalf("Has(false positive) = %v, %v", ok, err)
 		}
 	}
-	t.Logf("%d false positives of %d; guard idle: %v", len(maybe), len(hs)-10000, db.guard.idle())
+	t.Logf("%d false positives of %d; guard idle: %v", len(maybe), len(hs)-10000, db.guard.IsIdle())
 }
 
 // Verify lists every problem it finds, not the first.
@@ -376,7 +377,7 @@ func TestVerifyListsEveryProblem(t *testing.T) {
 	// And two problems of the metadata: wrong counts, a filter that
 	// misses keys.
 	db.entries.Add(5)
-	db.f = newFilter(db.f.k)
+	db.f = filter.New(db.f.Bits())
 	err := db.Verify()
 	if !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("Verify = %v, want store.ErrCorrupt", err)

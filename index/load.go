@@ -12,8 +12,16 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/ristretto/v2/z"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index/internal/extsort"
+	"github.com/urlhash/urlhash/index/internal/filter"
 	"github.com/urlhash/urlhash/store"
 )
+
+// DefaultLoadMemory is the default Options.LoadMemory (256 MiB): with
+// Badger's caches, the filter and the StreamWriter's tables, the CLI's
+// import of 30 million hashes peaked at 778 MiB resident (go run
+// ./bench/scale, its default Go memory limit of 768 MiB).
+const DefaultLoadMemory = 256 << 20
 
 // Load stores every entry of seq whose key is not stored yet (like
 // AddBatch, the first of repeated keys wins; stored values are kept) and
@@ -51,19 +59,20 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	if db.opts.InMemory {
 		dir = "" // everything stays in memory anyway: never spill
 	}
-	s := newSorter(dir, db.opts.LoadMemory, db.spillRoom)
-	defer s.close()
+	s := extsort.New(extsort.Config{Dir: dir, Budget: db.opts.LoadMemory, Room: db.spillRoom,
+		FullTag: tagFull, PrefixTag: tagPrefix, AppendValue: appendLoadValue, Cost: entryCostOf})
+	defer s.Close()
 	var input int64
 	for e := range seq {
 		if err := db.check(&e); err != nil {
 			return store.LoadResult{}, err
 		}
 		input++
-		if err := s.add(&e); err != nil {
+		if err := s.Add(&e); err != nil {
 			return store.LoadResult{}, err
 		}
 	}
-	if err := s.finish(); err != nil {
+	if err := s.Finish(); err != nil {
 		return store.LoadResult{}, err
 	}
 	if input == 0 {
@@ -81,7 +90,7 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	// The new tables (at most every unique entry of every run), and (into
 	// a non-empty index) the flattened tree rewritten before the old
 	// tables go. The runs already take their space on the disk.
-	cost := s.cost
+	cost := s.Cost()
 	if db.entries.Load()+db.prefixEntries.Load() > 0 {
 		cost += db.tableBytes()
 	}
@@ -89,12 +98,12 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 		return store.LoadResult{}, err
 	}
 	// Widen the filter first if the load may outgrow it.
-	if k := filterBitsFor(uint64(db.entries.Load() + s.full)); k > db.f.k {
+	if k := filter.BitsFor(uint64(db.entries.Load() + s.Full())); k > db.f.Bits() {
 		if err := db.rebuildFilter(k); err != nil {
 			return store.LoadResult{}, err
 		}
 	}
-	w, err := db.newLoadWriter(s.cost / 2)
+	w, err := db.newLoadWriter(s.Cost() / 2)
 	if err != nil {
 		if w != nil {
 			err = joinErr(err, db.afterFailedLoad(w))
@@ -114,7 +123,7 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	db.entries.Add(added.full)
 	db.prefixEntries.Add(added.prefix)
 	db.addExpiry(&added.exp)
-	if s.expiring {
+	if s.HasExpiring() {
 		// After the load: a fresh stream replaces everything the index
 		// held. (A crash before this line leaves entries with an expiry
 		// unrecorded: Stats then counts them expired or not.)
@@ -162,7 +171,7 @@ func (db *DB) afterFailedLoad(w *loadWriter) error {
 			return nil
 		}))
 	}
-	return joinErr(errMeta, db.rebuildFilter(db.f.k))
+	return joinErr(errMeta, db.rebuildFilter(db.f.Bits()))
 }
 
 // joinErr returns a, with b (an error while cleaning up after it) in its
@@ -189,10 +198,10 @@ type addedCounts struct {
 // (Merging two key ranges at once, each on a StreamWriter stream of its
 // own, measured no faster on two cores, and each stream builds its own
 // tables in memory.)
-func (db *DB) mergeInto(s *sorter, w *loadWriter) (n addedCounts, err error) {
+func (db *DB) mergeInto(s *extsort.Sorter, w *loadWriter) (n addedCounts, err error) {
 	p := w.newPart()
 	defer func() { err = errors.Join(err, p.stop()) }()
-	m, err := s.merge()
+	m, err := s.Merge()
 	if err != nil {
 		return n, err
 	}
@@ -202,7 +211,7 @@ func (db *DB) mergeInto(s *sorter, w *loadWriter) (n addedCounts, err error) {
 		defer ex.close()
 	}
 	for i := 1; ; i++ {
-		key, val, ok, err := m.next()
+		key, val, ok, err := m.Next()
 		if err != nil {
 			return n, err
 		}
@@ -263,7 +272,7 @@ func (ex *existence) has(key []byte) (bool, error) {
 	var h hashkey.Hash
 	copy(h[:], key[1:])
 	db.fmu.RLock()
-	maybe := db.f.mayHaveEntry(&h, key[0] == tagPrefix)
+	maybe := db.f.MayHaveEntry(&h, key[0] == tagPrefix)
 	db.fmu.RUnlock()
 	if !maybe {
 		return false, nil
@@ -273,8 +282,8 @@ func (ex *existence) has(key []byte) (bool, error) {
 		return !db.expired(item), nil
 	}
 	// "Absent" after the filter's "maybe": a false positive, or a damaged
-	// block (see guard.go).
-	if err := db.guard.check(key, key); err != nil {
+	// block (see integrity.Guard).
+	if err := db.guard.Check(key, key); err != nil {
 		return false, err
 	}
 	return false, nil
@@ -365,8 +374,16 @@ func (w *loadWriter) newPart() *loadPart {
 	return p
 }
 
-// splitLoadValue takes apart a load value (see chunk.add): empty, or
-// the expiry and the encoded value.
+// appendLoadValue appends the value a load sorts an entry with (see
+// extsort.Config.AppendValue): the expiry (Badger's, not in the encoded
+// value), then the encoded value; splitLoadValue takes it apart.
+func appendLoadValue(b []byte, v *store.Value) []byte {
+	b = binary.BigEndian.AppendUint64(b, expiresAt(v))
+	return appendValue(b, *v)
+}
+
+// splitLoadValue takes apart a load value (see appendLoadValue): empty,
+// or the expiry and the encoded value.
 func splitLoadValue(lv []byte) (val []byte, exp uint64) {
 	if len(lv) < 8 {
 		return nil, 0
@@ -403,12 +420,12 @@ func (p *loadPart) add(key, val []byte, exp uint64) error {
 func (p *loadPart) flush() error {
 	db := p.w.db
 	db.fmu.Lock()
-	for _, f := range []*filter{db.f, db.next} {
+	for _, f := range []*filter.Filter{db.f, db.next} {
 		if f != nil {
-			p.shifted = f.addLeads(p.leads, p.shifted)
+			p.shifted = f.AddLeads(p.leads, p.shifted)
 		}
 	}
-	db.f.short.AddMany(p.shorts) // db.next shares short
+	db.f.AddPrefixes(p.shorts) // db.next shares them
 	db.fmu.Unlock()
 	p.leads, p.shorts = p.leads[:0], p.shorts[:0]
 	p.writes <- p.buf
@@ -471,12 +488,12 @@ func (w *loadWriter) admitOne(key []byte) {
 	defer db.fmu.Unlock()
 	switch key[0] {
 	case tagFull:
-		db.f.addFull(&h)
+		db.f.AddFull(&h)
 		if db.next != nil {
-			db.next.addFull(&h)
+			db.next.AddFull(&h)
 		}
 	case tagPrefix:
-		db.f.addPrefix(h[:4])
+		db.f.AddPrefix(h[:4])
 	}
 }
 

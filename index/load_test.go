@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index/internal/extsort"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -94,7 +95,7 @@ func runFiles(t *testing.T, dir string) []string {
 	if dir == "" {
 		return nil
 	}
-	names, err := filepath.Glob(filepath.Join(dir, loadRunPrefix+"*"+loadRunSuffix))
+	names, err := filepath.Glob(filepath.Join(dir, extsort.RunPrefix+"*"+extsort.RunSuffix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,9 +253,9 @@ func TestLoadRunLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := map[string]bool{ // name: removed by a writable Open
-		loadRunPrefix + "123" + loadRunSuffix:       true,
-		loadRunPrefix + "456" + loadRunSuffix:       true,
-		loadRunPrefix + "123" + loadRunSuffix + "x": false,
+		extsort.RunPrefix + "123" + extsort.RunSuffix:       true,
+		extsort.RunPrefix + "456" + extsort.RunSuffix:       true,
+		extsort.RunPrefix + "123" + extsort.RunSuffix + "x": false,
 		"urlhash.keep":     false,
 		"urlhash.load.run": false,
 	}
@@ -322,70 +323,6 @@ func TestLoadSettled(t *testing.T) {
 	}
 	if s, _ := db.Stats(); s.Entries != int64(len(hs)) {
 		t.Errorf("Entries = %d", s.Entries)
-	}
-}
-
-// sortHashes agrees with a comparison sort on inputs of every shape
-// around its thresholds.
-func TestSortHashes(t *testing.T) {
-	r := rand.New(rand.NewPCG(49, 50))
-	random := func(n int) []hashkey.Hash {
-		hs := make([]hashkey.Hash, n)
-		for i := range hs {
-			for j := 0; j < hashkey.Size; j += 8 {
-				binary.LittleEndian.PutUint64(hs[i][j:], r.Uint64())
-			}
-		}
-		return hs
-	}
-	for _, tc := range []struct {
-		name string
-		hs   []hashkey.Hash
-	}{
-		{"empty", nil},
-		{"one", random(1)},
-		{"below the threshold", random(1023)},
-		{"at the threshold", random(1024)},
-		{"random", random(300_000)},
-		{"one leading byte", func() []hashkey.Hash {
-			hs := random(50_000)
-			for i := range hs {
-				hs[i][0] = 7
-			}
-			return hs
-		}()},
-		{"two leading bytes", func() []hashkey.Hash {
-			hs := random(50_000)
-			for i := range hs {
-				hs[i][0], hs[i][1] = 0xff, 0
-			}
-			return hs
-		}()},
-		{"duplicates", func() []hashkey.Hash {
-			hs := random(20_000)
-			return append(append(hs, hs...), hs[:5000]...)
-		}()},
-		{"all equal", slices.Repeat(random(1), 5000)},
-		{"sorted", func() []hashkey.Hash {
-			hs := random(20_000)
-			slices.SortFunc(hs, compareHashes)
-			return hs
-		}()},
-		{"reversed", func() []hashkey.Hash {
-			hs := random(20_000)
-			slices.SortFunc(hs, func(a, b hashkey.Hash) int { return compareHashes(b, a) })
-			return hs
-		}()},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			want := slices.Clone(tc.hs)
-			slices.SortFunc(want, func(a, b hashkey.Hash) int { return bytes.Compare(a[:], b[:]) })
-			got := slices.Clone(tc.hs)
-			sortHashes(got)
-			if !slices.Equal(got, want) {
-				t.Fatal("sortHashes differs from a comparison sort")
-			}
-		})
 	}
 }
 

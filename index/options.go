@@ -6,6 +6,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
+	"github.com/urlhash/urlhash/index/internal/integrity"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -73,14 +74,6 @@ type Options struct {
 	// killed) and reach the disk at Sync, Close or the end of Load.
 	SyncWrites bool
 
-	// Now is the clock of the times the index records (store.Value's
-	// FirstSeen and LastSeen, by VisitBatch) and of expiry: an entry whose
-	// Expires is Now or earlier reads as absent. Default time.Now. Badger
-	// itself also hides (and compaction removes) an entry once the wall
-	// clock reaches its expiry; tests that set a fake clock keep it at or
-	// after the wall clock.
-	Now func() time.Time
-
 	// Compression is the codec of the table blocks the index writes from
 	// this Open on (a load's tables, compactions): "none", "snappy" or
 	// "zstd". Default "": the codec of the index's newest table (Badger's
@@ -106,6 +99,14 @@ type Options struct {
 	// always verified on read (ChecksumVerificationMode OnBlockRead,
 	// VerifyValueChecksum).
 	Badger *badger.Options
+
+	// now is the clock of the times the index records (store.Value's
+	// FirstSeen and LastSeen, by VisitBatch) and of expiry: an entry whose
+	// Expires is now or earlier reads as absent. Default time.Now. Tests
+	// set a fake one (export_test.go here; internal/clockhook elsewhere in
+	// the module), kept at or after the wall clock, which Badger itself
+	// applies to expiry as well.
+	now func() time.Time
 
 	// noBlockChecksums turns block checksum verification off (tests:
 	// Badger's table code then panics on some damage).
@@ -150,8 +151,8 @@ func (o *Options) withDefaults() Options {
 	if c.MemTableSize == 0 {
 		c.MemTableSize = DefaultMemTableSize
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.now == nil {
+		c.now = time.Now
 	}
 	if c.LoadMemory == 0 {
 		c.LoadMemory = DefaultLoadMemory
@@ -206,7 +207,7 @@ func (o *Options) badgerOptions(dir string) badger.Options {
 	// BenchmarkBlockChecksums measured a Get at 6.5 against 6.1 us when
 	// nearly every read misses a 1 MiB cache, and no difference with the
 	// default cache); damaged bytes are never decoded as entries.
-	// Badger still answers "absent" for a damaged block: see guard.go.
+	// Badger still answers "absent" for a damaged block: see integrity.Guard.
 	// OnTableRead would verify whole tables at Open, inside Badger's
 	// goroutines, where a damaged table kills the process.
 	bo.ChecksumVerificationMode = options.OnBlockRead
@@ -248,23 +249,23 @@ func (o *Options) setCodec(bo *badger.Options, c options.CompressionType, compre
 
 // codecOf returns the codec of the newest of tables, or none for no
 // tables: Options.Compression's default.
-func codecOf(tables []tableFile) options.CompressionType {
+func codecOf(tables []integrity.Table) options.CompressionType {
 	if len(tables) == 0 {
 		return options.None
 	}
 	newest := tables[0]
 	for _, t := range tables[1:] {
-		if t.id > newest.id {
+		if t.ID > newest.ID {
 			newest = t
 		}
 	}
-	return newest.compression
+	return newest.Compression
 }
 
 // anyCompressed reports whether one of tables has compressed blocks.
-func anyCompressed(tables []tableFile) bool {
+func anyCompressed(tables []integrity.Table) bool {
 	for _, t := range tables {
-		if t.compression != options.None {
+		if t.Compression != options.None {
 			return true
 		}
 	}

@@ -26,7 +26,7 @@ func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
 	defer db.mu.RUnlock()
 	db.lookingUp()
 	db.fmu.RLock()
-	maybe := db.f.mayHaveFull(&h)
+	maybe := db.f.MayHaveFull(&h)
 	db.fmu.RUnlock()
 	if !maybe {
 		db.probes.one(false, false)
@@ -50,7 +50,7 @@ func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
 	}
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		// The filter said "maybe": a false positive, or a damaged block.
-		if err := db.guard.check(k[:], k[:]); err != nil {
+		if err := db.guard.Check(k[:], k[:]); err != nil {
 			return store.Value{}, err
 		}
 	}
@@ -66,7 +66,7 @@ func (db *DB) Has(h hashkey.Hash) (ok bool, err error) {
 	defer db.mu.RUnlock()
 	db.lookingUp()
 	db.fmu.RLock()
-	maybe := db.f.mayHaveFull(&h)
+	maybe := db.f.MayHaveFull(&h)
 	db.fmu.RUnlock()
 	if !maybe {
 		db.probes.one(false, false)
@@ -79,7 +79,7 @@ func (db *DB) Has(h hashkey.Hash) (ok bool, err error) {
 	live := err == nil && !db.expired(item)
 	db.probes.one(true, live)
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return false, db.guard.check(k[:], k[:])
+		return false, db.guard.Check(k[:], k[:])
 	}
 	return live, translate(err)
 }
@@ -134,7 +134,7 @@ func sortByHash(hs []hashkey.Hash, idx []int) {
 // checkMissed verifies the tables that cover the keys the filter let
 // through but Badger did not find (see guard).
 func (db *DB) checkMissed(keys [][]byte, found []bool) error {
-	if db.guard.idle() {
+	if db.guard.IsIdle() {
 		return nil
 	}
 	var missed [][]byte
@@ -143,7 +143,7 @@ func (db *DB) checkMissed(keys [][]byte, found []bool) error {
 			missed = append(missed, keys[j])
 		}
 	}
-	return db.guard.checkKeys(missed)
+	return db.guard.CheckKeys(missed)
 }
 
 // filterFull returns the positions of hs that the filter lets through, in
@@ -168,7 +168,7 @@ func (db *DB) filterFull(hs []hashkey.Hash) []int {
 
 func (db *DB) filterRange(hs []hashkey.Hash, lo, hi int, maybe []int) []int {
 	for i := lo; i < hi; i++ {
-		if db.f.mayHaveFull(&hs[i]) {
+		if db.f.MayHaveFull(&hs[i]) {
 			maybe = append(maybe, i)
 		}
 	}
@@ -218,7 +218,7 @@ func (db *DB) existSorted(entries []store.Entry, idx []int) ([]bool, []uint64, e
 	db.fmu.RLock()
 	for j, i := range idx {
 		e := &entries[i]
-		if db.f.mayHaveEntry(&e.Hash, e.IsPrefix()) {
+		if db.f.MayHaveEntry(&e.Hash, e.IsPrefix()) {
 			keys = append(keys, dbKey(e))
 			pos = append(pos, j)
 		}
@@ -373,7 +373,7 @@ func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
 	defer db.mu.RUnlock()
 	db.lookingUp()
 	db.fmu.RLock()
-	full, short := db.f.mayHaveFull(&h), db.f.mayHavePrefixOf(&h)
+	full, short := db.f.MayHaveFull(&h), db.f.MayHavePrefixOf(&h)
 	db.fmu.RUnlock()
 	if !full && !short {
 		db.probes.one(false, false)
@@ -421,16 +421,16 @@ func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
 		return store.Match{}, false, translate(err)
 	}
 	db.probes.one(full, m.Len == hashkey.Size)
-	if m.Len < hashkey.Size && !db.guard.idle() {
+	if m.Len < hashkey.Size && !db.guard.IsIdle() {
 		// The filter let h through, and no full entry (or none at all)
 		// was found: verify the tables that could hold it.
 		var errFull, errPrefix error
 		if full {
 			k := fullKey(&h)
-			errFull = db.guard.check(k[:], k[:])
+			errFull = db.guard.Check(k[:], k[:])
 		}
 		if short {
-			errPrefix = db.guard.check(prefixKey(h[:store.MinPrefixEntryLen]), prefixKey(h[:]))
+			errPrefix = db.guard.Check(prefixKey(h[:store.MinPrefixEntryLen]), prefixKey(h[:]))
 		}
 		if err := cmp.Or(errFull, errPrefix); err != nil {
 			return store.Match{}, false, err
@@ -491,7 +491,7 @@ func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) erro
 	}
 	defer db.mu.RUnlock()
 	if limit <= 0 {
-		if err := db.guard.checkRanges(ranges); err != nil {
+		if err := db.guard.CheckRanges(ranges); err != nil {
 			return err
 		}
 	}
@@ -523,7 +523,7 @@ func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) erro
 			ranges[1][1] = last
 		}
 	}
-	return db.guard.checkRanges(ranges)
+	return db.guard.CheckRanges(ranges)
 }
 
 // scanRanges returns the key ranges of the full and prefix entries that
@@ -566,7 +566,7 @@ func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
 		return 0, 0, err
 	}
 	defer db.mu.RUnlock()
-	if err := db.guard.checkRanges(ranges); err != nil {
+	if err := db.guard.CheckRanges(ranges); err != nil {
 		return 0, 0, err
 	}
 	err = db.scan(prefix, bits, false, func(_ []byte, e *store.Entry) error {

@@ -6,9 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +18,7 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/table"
 	"github.com/dgraph-io/badger/v4/y"
+	"github.com/urlhash/urlhash/index/internal/integrity"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -65,22 +64,7 @@ type RecoverFile struct {
 }
 
 // A record is one version of a key, from any file.
-type record struct {
-	key       []byte // the index's key, without Badger's version
-	version   uint64
-	meta      byte
-	expiresAt uint64
-	value     []byte // a value-log pointer when meta has bitValuePointer
-}
-
-// Badger's record flags (value.go in Badger; unexported there).
-const (
-	bitDelete       = 1 << 0
-	bitValuePointer = 1 << 1
-	bitTxn          = 1 << 6
-	bitFinTxn       = 1 << 7
-	logHeaderSize   = 20 // a log file starts with a key id and an IV
-)
+type record = integrity.Record
 
 // Recover copies every readable entry of the index in dir, which may be
 // damaged, into a new index in to, and reports what it read and what it
@@ -114,11 +98,11 @@ func Recover(dir, to string, opts *Options) (RecoverReport, error) {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return rep, fmt.Errorf("index: recover: %w", err)
 	}
-	s, err := inspectDir(dir)
+	s, err := integrity.Inspect(dir)
 	if err != nil {
 		return rep, err
 	}
-	if !s.exists || !s.manifest && !s.hasData() {
+	if !s.Exists || !s.Manifest && !s.HasData() {
 		return rep, fmt.Errorf("%w: %s", store.ErrNoIndex, dir)
 	}
 	lock, err := lockDir(dir, true)
@@ -128,9 +112,9 @@ func Recover(dir, to string, opts *Options) (RecoverReport, error) {
 	defer lock.release()
 
 	bo := o.badgerOptions(dir)
-	r := &recoverer{dir: dir, blockSize: bo.BlockSize, rep: &rep, vlogs: map[uint32][]byte{}, crashed: len(s.mems) > 0}
+	r := &recoverer{dir: dir, blockSize: bo.BlockSize, rep: &rep, vlogs: map[uint32][]byte{}, crashed: len(s.Mems) > 0}
 	listed := map[uint64]options.CompressionType{}
-	if s.manifest {
+	if s.Manifest {
 		if f, err := os.Open(filepath.Join(dir, badger.ManifestFilename)); err == nil {
 			m, _, err := badger.ReplayManifestFile(f, bo.ExternalMagicVersion, bo)
 			f.Close()
@@ -139,25 +123,25 @@ func Recover(dir, to string, opts *Options) (RecoverReport, error) {
 					listed[id] = t.Compression
 				}
 			} else {
-				r.file(RecoverFile{Name: badger.ManifestFilename, Kind: "manifest", Problem: firstLine(err.Error()) + "; every table read as unlisted"})
+				r.file(RecoverFile{Name: badger.ManifestFilename, Kind: "manifest", Problem: integrity.FirstLine(err.Error()) + "; every table read as unlisted"})
 			}
 		}
 	} else {
 		r.file(RecoverFile{Name: badger.ManifestFilename, Kind: "manifest", Problem: "missing; every table read as unlisted"})
 	}
-	ids := make([]uint64, 0, len(s.sst))
-	for id := range s.sst {
+	ids := make([]uint64, 0, len(s.SST))
+	for id := range s.SST {
 		ids = append(ids, id)
 	}
 	for id := range listed {
-		if !s.sst[id] {
+		if !s.SST[id] {
 			ids = append(ids, id)
 		}
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
 		comp, ok := listed[id]
-		if !s.sst[id] {
+		if !s.SST[id] {
 			r.file(RecoverFile{Name: table.IDToFilename(id), Kind: "table", Problem: "listed in MANIFEST, missing"})
 			r.missing++
 			continue
@@ -165,16 +149,16 @@ func Recover(dir, to string, opts *Options) (RecoverReport, error) {
 		r.readTable(id, comp, ok)
 	}
 	r.estimateUnreadTables()
-	slices.Sort(s.mems)
-	for _, name := range s.mems {
+	slices.Sort(s.Mems)
+	for _, name := range s.Mems {
 		r.readMemLog(name)
 	}
-	slices.Sort(s.vlogs)
-	for _, name := range s.vlogs {
+	slices.Sort(s.VLogs)
+	for _, name := range s.VLogs {
 		r.readValueLog(name)
 	}
 
-	entries, profile := r.merge(o.Now())
+	entries, profile := r.merge(o.now())
 	rep.Profile = profile
 	if profile != "" {
 		if o.Profile != "" && o.Profile != profile {
@@ -241,8 +225,8 @@ func (r *recoverer) readTable(id uint64, comp options.CompressionType, listed bo
 		var recs []record
 		var blocks, bad int
 		var count uint32
-		err = withTable(path, c, r.blockSize, options.OnBlockRead, func(tb *table.Table) error {
-			recs, blocks, bad = readBlocks(tb)
+		err = integrity.WithTable(path, c, r.blockSize, options.OnBlockRead, func(tb *table.Table) error {
+			recs, blocks, bad = integrity.ReadBlocks(tb)
 			count = tb.KeyCount()
 			if bad == blocks && blocks > 0 {
 				return errors.New("no block readable")
@@ -268,59 +252,6 @@ func (r *recoverer) readTable(id uint64, comp options.CompressionType, listed bo
 	f.Problem = "unreadable: " + strings.TrimPrefix(err.Error(), "damaged: ")
 	r.unread = append(r.unread, size)
 	r.file(f)
-}
-
-// readBlocks reads every block of tb that passes its checksum.
-func readBlocks(tb *table.Table) (recs []record, blocks, bad int) {
-	// KeySplits with more parts than blocks returns every block's first
-	// key (the table's index, already verified by OpenTable).
-	starts := tb.KeySplits(math.MaxInt32, nil)
-	for i, start := range starts {
-		var end []byte
-		if i+1 < len(starts) {
-			end = []byte(starts[i+1])
-		}
-		got, ok := readBlock(tb, []byte(start), end)
-		if !ok {
-			bad++
-			continue
-		}
-		recs = append(recs, got...)
-	}
-	return recs, len(starts), bad
-}
-
-// readBlock reads the records from start (a block's first key) up to end
-// (the next block's, nil for the last block). It reports false when the
-// block cannot be read.
-func readBlock(tb *table.Table, start, end []byte) (recs []record, ok bool) {
-	defer func() {
-		if recover() != nil {
-			recs, ok = nil, false
-		}
-	}()
-	it := tb.NewIterator(table.NOCACHE)
-	defer it.Close()
-	it.Seek(start)
-	if !it.Valid() || !bytes.Equal(it.Key(), start) {
-		return nil, false
-	}
-	for ; it.Valid(); it.Next() {
-		k := it.Key()
-		if end != nil && y.CompareKeys(k, end) >= 0 {
-			break
-		}
-		v := it.ValueCopy()
-		recs = append(recs, record{
-			key:       bytes.Clone(y.ParseKey(k)),
-			version:   y.ParseTs(k),
-			meta:      v.Meta,
-			expiresAt: v.ExpiresAt,
-			value:     v.Value,
-		})
-	}
-	// Stopped before end: the next block failed (its own turn says so).
-	return recs, true
 }
 
 // estimateUnreadTables adds the records of the tables that did not open,
@@ -352,16 +283,16 @@ func (r *recoverer) readMemLog(name string) {
 	}
 	var txn []record
 	var txnTs uint64
-	off, end := logRecords(data, true, func(k, v []byte, meta byte, expiresAt uint64) bool {
-		rec := record{key: bytes.Clone(y.ParseKey(k)), version: y.ParseTs(k), meta: meta, expiresAt: expiresAt, value: bytes.Clone(v)}
+	off, end := integrity.LogRecords(data, true, func(k, v []byte, meta byte, expiresAt uint64) bool {
+		rec := record{Key: bytes.Clone(y.ParseKey(k)), Version: y.ParseTs(k), Meta: meta, ExpiresAt: expiresAt, Value: bytes.Clone(v)}
 		switch {
-		case meta&bitTxn != 0:
-			if txnTs != 0 && rec.version != txnTs {
+		case meta&integrity.BitTxn != 0:
+			if txnTs != 0 && rec.Version != txnTs {
 				return false
 			}
-			txnTs = rec.version
+			txnTs = rec.Version
 			txn = append(txn, rec)
-		case meta&bitFinTxn != 0:
+		case meta&integrity.BitFinTxn != 0:
 			ts, err := strconv.ParseUint(string(v), 10, 64)
 			if err != nil || ts != txnTs {
 				return false
@@ -416,31 +347,31 @@ func (r *recoverer) readValueLog(name string) {
 	}
 	var bad, snapshotOnly = 0, true
 	first, unread := -1, 0
-	for pos := logHeaderSize; pos < end; {
-		if n, k, v, meta, expiresAt, ok := logRecord(data[pos:]); ok {
+	for pos := integrity.LogHeaderSize; pos < end; {
+		if n, k, v, meta, expiresAt, ok := integrity.LogRecord(data[pos:]); ok {
 			r.records = append(r.records, record{
-				key: bytes.Clone(y.ParseKey(k)), version: y.ParseTs(k),
-				meta: meta &^ (bitTxn | bitFinTxn | bitValuePointer), expiresAt: expiresAt, value: bytes.Clone(v),
+				Key: bytes.Clone(y.ParseKey(k)), Version: y.ParseTs(k),
+				Meta: meta &^ (integrity.BitTxn | integrity.BitFinTxn | integrity.BitValuePointer), ExpiresAt: expiresAt, Value: bytes.Clone(v),
 			})
 			f.Records++
 			pos += n
 			continue
 		}
-		if r.crashed && end < pos+tornRecordLen(data[pos:]) {
+		if r.crashed && end < pos+integrity.TornRecordLen(data[pos:]) {
 			break // the record a crash tore
 		}
 		bad++
 		if first < 0 {
 			first = pos
 		}
-		h, klen, vlen, ok := recordHeader(data[pos:])
+		h, klen, vlen, ok := integrity.RecordHeader(data[pos:])
 		n := h + klen + vlen + 4
 		if !ok || pos+n > len(data) {
 			unread = end - pos
 			snapshotOnly = false
 			break
 		}
-		snapshotOnly = snapshotOnly && onlySnapshot(data, pos, pos+n)
+		snapshotOnly = snapshotOnly && integrity.OnlyKeys(data, pos, pos+n, isSnapshotKey)
 		pos += n
 	}
 	switch {
@@ -454,143 +385,26 @@ func (r *recoverer) readValueLog(name string) {
 	r.file(f)
 }
 
-// logRecords calls fn for each whole record of a log file (a memtable log
-// or a value log) until fn returns false or a record is torn or damaged.
-// It returns the offset where reading stopped and the end of the non-zero
-// data after it (equal when nothing but zeros, or nothing, follows). When
-// torn is set (the file may end in a record a crash tore), a stop at such
-// a record, whose bytes end early and only zeros follow, counts as the end.
-func logRecords(data []byte, torn bool, fn func(k, v []byte, meta byte, expiresAt uint64) bool) (off, end int) {
-	off = logHeaderSize
-	for off < len(data) {
-		n, k, v, meta, expiresAt, ok := logRecord(data[off:])
-		if !ok || !fn(k, v, meta, expiresAt) {
-			break
-		}
-		off += n
-	}
-	off = min(off, len(data))
-	end = len(data)
-	for end > off && data[end-1] == 0 {
-		end--
-	}
-	// A torn record is a prefix of one: the copy into the log stopped
-	// before its end (its checksum), and zeros follow. A whole record
-	// that fails its checksum is damage.
-	if torn && end > off && end < off+tornRecordLen(data[off:]) {
-		end = off
-	}
-	return off, end
-}
-
-// logRecord decodes one log record: header (meta, user meta, uvarint key
-// length, value length, expiry), key, value, CRC-32C of all of it.
-func logRecord(b []byte) (n int, k, v []byte, meta byte, expiresAt uint64, ok bool) {
-	if len(b) < 2 {
-		return 0, nil, nil, 0, 0, false
-	}
-	meta = b[0]
-	h := 2
-	klen, w := binary.Uvarint(b[h:])
-	if w <= 0 {
-		return
-	}
-	h += w
-	vlen, w := binary.Uvarint(b[h:])
-	if w <= 0 {
-		return
-	}
-	h += w
-	expiresAt, w = binary.Uvarint(b[h:])
-	if w <= 0 {
-		return
-	}
-	h += w
-	if klen == 0 || klen > 1<<16 || vlen > uint64(len(b)) || h+int(klen)+int(vlen)+4 > len(b) {
-		return
-	}
-	n = h + int(klen) + int(vlen)
-	if crc32.Checksum(b[:n], castagnoli) != binary.BigEndian.Uint32(b[n:]) {
-		return
-	}
-	return n + 4, b[h : h+int(klen)], b[h+int(klen) : n], meta, expiresAt, true
-}
-
-// tornRecordLen is the length of the record at the start of b as its
-// header announces it, or a header's length when the header does not
-// decode.
-func tornRecordLen(b []byte) int {
-	h, klen, vlen, ok := recordHeader(b)
-	if !ok {
-		return maxRecordHeader
-	}
-	return h + klen + vlen + 4
-}
-
-// maxRecordHeader is the longest header of a log record.
-const maxRecordHeader = 22
-
-// recordHeader decodes the header of the log record at the start of b.
-func recordHeader(b []byte) (hlen, klen, vlen int, ok bool) {
-	if len(b) < 2 {
-		return 0, 0, 0, false
-	}
-	h := 2
-	var x [3]uint64
-	for i := range x {
-		v, w := binary.Uvarint(b[h:])
-		if w <= 0 {
-			return 0, 0, 0, false
-		}
-		x[i] = v
-		h += w
-	}
-	if x[0] > 1<<16 || x[1] > 1<<31 {
-		return 0, 0, 0, false
-	}
-	return h, int(x[0]), int(x[1]), true
-}
-
-// onlySnapshot reports whether the records of data from off to end are
-// all filter snapshot chunks, as their headers and keys say: damage there
-// costs nothing but the filter snapshot, a cache rebuilt at the next Open.
-func onlySnapshot(data []byte, off, end int) bool {
-	prefix := metaKey(metaFilter)
-	for off < end {
-		h, klen, vlen, ok := recordHeader(data[off:])
-		n := h + klen + vlen + 4
-		if !ok || off+n > len(data) {
-			return false
-		}
-		k := data[off+h : off+h+klen]
-		if len(k) != len(prefix)+4+8 || !bytes.HasPrefix(k, prefix) {
-			return false
-		}
-		off += n
-	}
-	return true
-}
-
 // valueOf returns rec's value, reading it from the value log when the
 // record points there (nil, false when that fails).
 func (r *recoverer) valueOf(rec *record) ([]byte, bool) {
-	if rec.meta&bitValuePointer == 0 {
-		return rec.value, true
+	if rec.Meta&integrity.BitValuePointer == 0 {
+		return rec.Value, true
 	}
-	if len(rec.value) < 12 {
+	if len(rec.Value) < 12 {
 		return nil, false
 	}
 	// Badger copies its valuePointer{Fid, Len, Offset uint32} as memory
 	// (little-endian on every platform it runs on).
-	fid := binary.LittleEndian.Uint32(rec.value)
-	length := binary.LittleEndian.Uint32(rec.value[4:])
-	offset := binary.LittleEndian.Uint32(rec.value[8:])
+	fid := binary.LittleEndian.Uint32(rec.Value)
+	length := binary.LittleEndian.Uint32(rec.Value[4:])
+	offset := binary.LittleEndian.Uint32(rec.Value[8:])
 	data := r.vlogs[fid]
 	if data == nil || uint64(offset)+uint64(length) > uint64(len(data)) {
 		return nil, false
 	}
-	_, k, v, _, _, ok := logRecord(data[offset : offset+length])
-	if !ok || !bytes.Equal(y.ParseKey(k), rec.key) {
+	_, k, v, _, _, ok := integrity.LogRecord(data[offset : offset+length])
+	if !ok || !bytes.Equal(y.ParseKey(k), rec.Key) {
 		return nil, false
 	}
 	return v, true
@@ -600,48 +414,48 @@ func (r *recoverer) valueOf(rec *record) ([]byte, bool) {
 // entries (those not expired at now) and the recorded profile.
 func (r *recoverer) merge(now time.Time) ([]store.Entry, string) {
 	slices.SortFunc(r.records, func(a, b record) int {
-		if c := bytes.Compare(a.key, b.key); c != 0 {
+		if c := bytes.Compare(a.Key, b.Key); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(b.version, a.version); c != 0 {
+		if c := cmp.Compare(b.Version, a.Version); c != 0 {
 			return c // newest first
 		}
 		// The same version from a table (a value-log pointer) and from
 		// the value log: the value at hand first.
-		return cmp.Compare(a.meta&bitValuePointer, b.meta&bitValuePointer)
+		return cmp.Compare(a.Meta&integrity.BitValuePointer, b.Meta&integrity.BitValuePointer)
 	})
 	nowUnix := uint64(now.Unix())
 	var entries []store.Entry
 	var profile string
 	for i := range r.records {
 		rec := &r.records[i]
-		if i > 0 && bytes.Equal(rec.key, r.records[i-1].key) {
+		if i > 0 && bytes.Equal(rec.Key, r.records[i-1].Key) {
 			continue // an older version
 		}
-		if rec.meta&bitDelete != 0 || rec.expiresAt != 0 && rec.expiresAt <= nowUnix || len(rec.key) == 0 {
+		if rec.Meta&integrity.BitDelete != 0 || rec.ExpiresAt != 0 && rec.ExpiresAt <= nowUnix || len(rec.Key) == 0 {
 			continue
 		}
-		switch rec.key[0] {
+		switch rec.Key[0] {
 		case tagMeta:
-			if bytes.Equal(rec.key, metaKey(metaProfile)) {
+			if bytes.Equal(rec.Key, metaKey(metaProfile)) {
 				if v, ok := r.valueOf(rec); ok {
 					profile = string(v)
 				}
 			}
 			continue
 		case tagFull:
-			if len(rec.key) != fullKeyLen {
+			if len(rec.Key) != fullKeyLen {
 				continue
 			}
 		case tagPrefix:
-			if store.CheckPrefixEntryLen(len(rec.key)-1) != nil {
+			if store.CheckPrefixEntryLen(len(rec.Key)-1) != nil {
 				continue
 			}
 		default:
 			continue // Badger's own keys
 		}
-		e := store.Entry{Len: len(rec.key) - 1}
-		copy(e.Hash[:], rec.key[1:])
+		e := store.Entry{Len: len(rec.Key) - 1}
+		copy(e.Hash[:], rec.Key[1:])
 		v, ok := r.valueOf(rec)
 		if ok {
 			var err error
@@ -653,7 +467,7 @@ func (r *recoverer) merge(now time.Time) ([]store.Entry, string) {
 			e.Value = store.Value{}
 			r.rep.ValuesLost++
 		}
-		e.Value.Expires = store.Unix(int64(rec.expiresAt)) // Load writes it back as the TTL
+		e.Value.Expires = store.Unix(int64(rec.ExpiresAt)) // Load writes it back as the TTL
 		entries = append(entries, e)
 	}
 	return entries, profile

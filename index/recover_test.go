@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index/internal/integrity"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -207,7 +208,7 @@ func TestRecoverAfterCrash(t *testing.T) {
 	}
 	slices.Sort(mems)
 	rewriteFile(t, mems[0], func(b []byte) []byte {
-		off, _ := logRecords(b, true, func([]byte, []byte, byte, uint64) bool { return true })
+		off, _ := integrity.LogRecords(b, true, func([]byte, []byte, byte, uint64) bool { return true })
 		b[off/2] ^= 0xff
 		return b
 	})

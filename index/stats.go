@@ -2,7 +2,6 @@ package index
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,11 +16,12 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/table"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index/internal/integrity"
 	"github.com/urlhash/urlhash/store"
 )
 
 // Stats returns the index's counts and sizes. The counts are of the live
-// entries by Options.Now, from counts kept by every write: Stats reads no
+// entries by the index's clock, from counts kept by every write: Stats reads no
 // key (see expiryCounts).
 func (db *DB) Stats() (_ store.Stats, err error) {
 	defer db.catch(&err)
@@ -36,9 +36,9 @@ func (db *DB) Stats() (_ store.Stats, err error) {
 	}
 	s.Entries, s.PrefixEntries, s.Expiring = db.liveCounts()
 	db.fmu.RLock()
-	s.FilterBits = int(db.f.k)
-	s.FilterBytes = db.f.sizeBytes()
-	s.FilterMemBytes = db.f.memBytes()
+	s.FilterBits = int(db.f.Bits())
+	s.FilterBytes = db.f.SizeBytes()
+	s.FilterMemBytes = db.f.MemBytes()
 	db.fmu.RUnlock()
 	s.FilterAbsent = db.probes.absent.Load()
 	s.FilterFound = db.probes.found.Load()
@@ -130,7 +130,7 @@ func (db *DB) CheckTables() (err error) {
 	if db.guard == nil {
 		return nil // in memory: nothing on disk to damage
 	}
-	return db.guard.checkAll()
+	return db.guard.CheckAll()
 }
 
 // corrupt returns an error wrapping store.ErrCorrupt about the index.
@@ -170,7 +170,7 @@ func (db *DB) replayManifest() (badger.Manifest, error) {
 // MANIFEST with the table files: a listed table missing, or a table file
 // not listed (Badger deletes those at the next Open; see unmatchedTables).
 func (db *DB) verifyFiles() []error {
-	s, err := inspectDir(db.path)
+	s, err := integrity.Inspect(db.path)
 	if err != nil {
 		return []error{err}
 	}
@@ -183,17 +183,17 @@ func (db *DB) verifyFiles() []error {
 		return []error{err}
 	}
 	var errs []error
-	slices.Sort(s.vlogs)
-	for _, name := range s.vlogs {
-		if p := checkLog(filepath.Join(db.path, name), false); p != "" {
-			errs = append(errs, db.corrupt("%s: %s; %s", name, p, recoverHint(db.path)))
+	slices.Sort(s.VLogs)
+	for _, name := range s.VLogs {
+		if p := integrity.CheckLog(filepath.Join(db.path, name), false, isSnapshotKey); p != "" {
+			errs = append(errs, db.corrupt("%s: %s; %s", name, p, integrity.RecoverHint(db.path)))
 		}
 	}
 	if len(missing) > 0 {
-		errs = append(errs, db.corrupt("MANIFEST lists %s, missing; %s", tableNames(missing), recoverHint(db.path)))
+		errs = append(errs, db.corrupt("MANIFEST lists %s, missing; %s", integrity.TableNames(missing), integrity.RecoverHint(db.path)))
 	}
 	if len(orphans) > 0 {
-		errs = append(errs, db.corrupt("%s not listed in MANIFEST (Badger would delete them at the next Open); %s", tableNames(orphans), recoverHint(db.path)))
+		errs = append(errs, db.corrupt("%s not listed in MANIFEST (Badger would delete them at the next Open); %s", integrity.TableNames(orphans), integrity.RecoverHint(db.path)))
 	}
 	return errs
 }
@@ -225,16 +225,16 @@ const (
 // Linux, where the open files cannot be listed, only unlisted tables older
 // than a listed one count (a compaction that ends late can still show
 // Verify one).
-func (db *DB) unmatchedTables(s dirState, m badger.Manifest) (missing, orphans []uint64, err error) {
+func (db *DB) unmatchedTables(s integrity.Dir, m badger.Manifest) (missing, orphans []uint64, err error) {
 	var maxListed uint64
 	for id := range m.Tables {
 		maxListed = max(maxListed, id)
-		if !s.sst[id] {
+		if !s.SST[id] {
 			missing = append(missing, id)
 		}
 	}
 	open, canList := openFiles()
-	for id := range s.sst {
+	for id := range s.SST {
 		if _, ok := m.Tables[id]; !ok && (db.opts.ReadOnly || canList || id < maxListed) {
 			orphans = append(orphans, id)
 		}
@@ -242,7 +242,7 @@ func (db *DB) unmatchedTables(s dirState, m badger.Manifest) (missing, orphans [
 	for round := 0; !db.opts.ReadOnly && round < tableRounds && len(missing)+len(orphans) > 0; round++ {
 		if round > 0 {
 			time.Sleep(tableRecheck)
-			if s, err = inspectDir(db.path); err != nil {
+			if s, err = integrity.Inspect(db.path); err != nil {
 				return nil, nil, err
 			}
 			if m, err = db.replayManifest(); err != nil {
@@ -251,14 +251,14 @@ func (db *DB) unmatchedTables(s dirState, m badger.Manifest) (missing, orphans [
 			open, _ = openFiles()
 		}
 		missing = slices.DeleteFunc(missing, func(id uint64) bool {
-			if _, ok := m.Tables[id]; !ok || s.sst[id] {
+			if _, ok := m.Tables[id]; !ok || s.SST[id] {
 				return true // compacted meanwhile, or written after the listing
 			}
 			_, err := os.Stat(table.NewFilename(id, db.path))
 			return err == nil
 		})
 		orphans = slices.DeleteFunc(orphans, func(id uint64) bool {
-			if _, ok := m.Tables[id]; ok || !s.sst[id] {
+			if _, ok := m.Tables[id]; ok || !s.SST[id] {
 				return true // listed or deleted meanwhile
 			}
 			fi, err := os.Stat(table.NewFilename(id, db.path))
@@ -278,28 +278,28 @@ func (db *DB) unmatchedTables(s dirState, m badger.Manifest) (missing, orphans [
 // through the guard, the others (written by this process) directly.
 func (db *DB) verifyTables(comp map[uint64]options.CompressionType) []error {
 	var errs []error
-	if err := db.guard.checkAll(); err != nil {
+	if err := db.guard.CheckAll(); err != nil {
 		errs = append(errs, err)
 	}
 	var problems []string
 	for _, ti := range db.bdb.Tables() {
-		if db.guard.known(ti.ID) {
+		if db.guard.IsKnown(ti.ID) {
 			continue
 		}
 		c, ok := comp[ti.ID]
 		if !ok {
 			c = db.bo.Compression
 		}
-		err := withTable(table.NewFilename(ti.ID, db.path), c, db.bo.BlockSize, options.OnBlockRead, verifyBlocks)
+		err := integrity.WithTable(table.NewFilename(ti.ID, db.path), c, db.bo.BlockSize, options.OnBlockRead, integrity.VerifyBlocks)
 		// A compaction may replace the table meanwhile: Badger then cuts
-		// its file to nothing and removes it, and what withTable read of
+		// its file to nothing and removes it, and what integrity.WithTable read of
 		// it looks damaged. Such a table has left the tree first.
 		if err != nil && !errors.Is(err, fs.ErrNotExist) && db.hasTable(ti.ID) {
 			problems = append(problems, fmt.Sprintf("%s: %v", table.IDToFilename(ti.ID), err))
 		}
 	}
 	if len(problems) > 0 {
-		errs = append(errs, corruptDir(db.path, problems))
+		errs = append(errs, integrity.CorruptDir(db.path, problems))
 	}
 	return errs
 }
@@ -324,7 +324,7 @@ func (db *DB) verifyKeys() (errs []error) {
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			errs = append(errs, db.corrupt("reading the keys: %s", firstLine(fmt.Sprint(p))))
+			errs = append(errs, db.corrupt("reading the keys: %s", integrity.FirstLine(fmt.Sprint(p))))
 		}
 		if nproblems > maxKeyProblems {
 			errs = append(errs, db.corrupt("and %d more problems with keys", nproblems-maxKeyProblems))
@@ -342,7 +342,7 @@ func (db *DB) verifyKeys() (errs []error) {
 			item := it.Item()
 			key := item.Key()
 			if (key[0] == tagFull || key[0] == tagPrefix) && db.expired(item) {
-				continue // expired by Options.Now, not yet by Badger's clock
+				continue // expired by the index's clock, not yet by Badger's clock
 			}
 			switch key[0] {
 			case tagFull:
@@ -352,7 +352,7 @@ func (db *DB) verifyKeys() (errs []error) {
 				}
 				h := hashkey.Hash(key[1:])
 				db.fmu.RLock() // the flat form may be being installed
-				maybe := db.f.mayHaveFull(&h)
+				maybe := db.f.MayHaveFull(&h)
 				db.fmu.RUnlock()
 				if !maybe {
 					if filterMisses++; firstMiss == nil {
@@ -365,7 +365,7 @@ func (db *DB) verifyKeys() (errs []error) {
 					problem(db.corrupt("prefix key %x is %d bytes long", key, len(key)))
 					continue
 				}
-				if !db.f.short.Contains(binary.BigEndian.Uint32(key[1:])) {
+				if !db.f.MayHavePrefix(key[1:]) {
 					if filterMisses++; firstMiss == nil {
 						firstMiss = bytes.Clone(key)
 					}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/table"
+	"github.com/urlhash/urlhash/index/internal/integrity"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -61,7 +62,7 @@ func TestVerifyUnlistedTables(t *testing.T) {
 	}
 }
 
-// A table file cut to nothing while withTable has it mapped (Badger
+// A table file cut to nothing while integrity.WithTable has it mapped (Badger
 // deleting a table a compaction replaced, while Verify reads it) is an
 // error, not a fault that kills the process.
 func TestWithTableFileCutShort(t *testing.T) {
@@ -74,13 +75,13 @@ func TestWithTableFileCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := largestTable(t, dir)
-	err := withTable(p, db.bo.Compression, db.bo.BlockSize, options.OnBlockRead, func(tb *table.Table) error {
+	err := integrity.WithTable(p, db.bo.Compression, db.bo.BlockSize, options.OnBlockRead, func(tb *table.Table) error {
 		if err := os.Truncate(p, 0); err != nil {
 			t.Fatal(err)
 		}
-		return verifyBlocks(tb)
+		return integrity.VerifyBlocks(tb)
 	})
 	if err == nil {
-		t.Fatal("withTable of a table cut short under it = nil")
+		t.Fatal("integrity.WithTable of a table cut short under it = nil")
 	}
 }

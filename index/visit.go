@@ -17,11 +17,11 @@ var errExpired = errors.New("index: expired")
 
 // expired reports whether item has expired by the index's clock. Badger
 // hides an entry once the wall clock reaches its ExpiresAt; this applies
-// Options.Now as well, so that every read and the existence checks of
+// the index's clock as well, so that every read and the existence checks of
 // writes agree on one clock.
 func (db *DB) expired(item *badger.Item) bool {
 	x := item.ExpiresAt()
-	return x != 0 && int64(x) <= db.opts.Now().Unix()
+	return x != 0 && int64(x) <= db.opts.now().Unix()
 }
 
 // expiresOf returns item's expiry (zero: none).
@@ -85,7 +85,8 @@ func (db *DB) markTTL() error {
 
 // VisitBatch records a sighting of each entry and reports, in input order,
 // which are new: absent or expired, stored without times, or last
-// reported new revisitAfter or longer ago by Options.Now, to the second
+// reported new revisitAfter or longer ago by the index's clock (the wall
+// clock; tests set a fake one), to the second
 // (revisitAfter <= 0: a stored entry with times is never new again). A new
 // entry is written with LastSeen now, FirstSeen kept (now when it was
 // absent), and the entry's Text, Data and Expires where set, else the
@@ -130,7 +131,7 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 	unlock := db.lockFor(entries)
 	defer unlock()
 	// Read under the locks: a later visitor of a key reads a later clock.
-	now := time.Unix(db.opts.Now().Unix(), 0).UTC()
+	now := time.Unix(db.opts.now().Unix(), 0).UTC()
 	p, err := db.plan(entries, false)
 	if err != nil {
 		return nil, err
@@ -242,7 +243,7 @@ func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err e
 	if err := db.prepareWrite(); err != nil {
 		return 0, 0, err
 	}
-	if err := db.guard.checkRanges(ranges); err != nil {
+	if err := db.guard.CheckRanges(ranges); err != nil {
 		return 0, 0, err
 	}
 	for i := range db.stripes {

@@ -32,7 +32,7 @@ func BenchmarkDiskTimes(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			dir := b.TempDir()
-			o := &Options{Now: func() time.Time { return seen }}
+			o := &Options{now: func() time.Time { return seen }}
 			db, err := Open(dir, o)
 			if err != nil {
 				b.Fatal(err)

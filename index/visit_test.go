@@ -32,7 +32,7 @@ func TestVisitRevisitAfter(t *testing.T) {
 	}
 	for _, mem := range []bool{true, false} {
 		clock := fakeclock.New(fakeclock.Start())
-		db := openTestDB(t, mem, &Options{Now: clock.Now})
+		db := openTestDB(t, mem, &Options{now: clock.Now})
 		h := hashOf("a")
 		start := clock.Now()
 		for _, st := range steps {
@@ -60,7 +60,7 @@ func TestVisitRevisitAfter(t *testing.T) {
 
 func TestVisitKeepsAndNever(t *testing.T) {
 	clock := fakeclock.New(fakeclock.Start())
-	db := openTestDB(t, true, &Options{Now: clock.Now})
+	db := openTestDB(t, true, &Options{now: clock.Now})
 	a, b := hashOf("a"), hashOf("b")
 	// A plain entry (no times) is due at its first visit.
 	if _, err := db.Add(a, store.Value{Data: []byte{1}}); err != nil {
@@ -89,7 +89,7 @@ func TestVisitKeepsAndNever(t *testing.T) {
 func TestTTLBoundary(t *testing.T) {
 	for _, mem := range []bool{true, false} {
 		clock := fakeclock.New(fakeclock.Start())
-		db := openTestDB(t, mem, &Options{Now: clock.Now})
+		db := openTestDB(t, mem, &Options{now: clock.Now})
 		h, p := hashOf("a"), hashOf("p")
 		exp := clock.Now().Add(time.Hour)
 		keep := hashOf("keep")
@@ -164,7 +164,7 @@ func TestTTLBoundary(t *testing.T) {
 func TestTTLPersists(t *testing.T) {
 	clock := fakeclock.New(fakeclock.Start())
 	dir := t.TempDir()
-	db := mustOpen(t, dir, &Options{Now: clock.Now})
+	db := mustOpen(t, dir, &Options{now: clock.Now})
 	h := hashOf("a")
 	exp := clock.Now().Add(time.Hour)
 	if _, err := db.VisitBatch([]store.Entry{store.FullEntry(h, store.Value{Expires: exp})}, time.Hour); err != nil {
@@ -173,7 +173,7 @@ func TestTTLPersists(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db = mustOpen(t, dir, &Options{Now: clock.Now})
+	db = mustOpen(t, dir, &Options{now: clock.Now})
 	defer db.Close()
 	v, err := db.Get(h)
 	if err != nil || !v.Expires.Equal(exp) || !v.LastSeen.Equal(clock.Now()) {
@@ -190,7 +190,7 @@ func TestTTLPersists(t *testing.T) {
 // key is new exactly once per revisit interval.
 func TestVisitConcurrent(t *testing.T) {
 	clock := fakeclock.New(fakeclock.Start())
-	db := openTestDB(t, true, &Options{Now: clock.Now})
+	db := openTestDB(t, true, &Options{now: clock.Now})
 	const keys, workers = 500, 6
 	var es []store.Entry
 	for i := range keys {
@@ -272,7 +272,7 @@ func TestDeletePrefix(t *testing.T) {
 func TestRecoverKeepsTimes(t *testing.T) {
 	clock := fakeclock.New(fakeclock.Start())
 	dir := t.TempDir()
-	db := mustOpen(t, dir, &Options{Now: clock.Now})
+	db := mustOpen(t, dir, &Options{now: clock.Now})
 	h := hashOf("a")
 	exp := clock.Now().Add(time.Hour)
 	if _, err := db.VisitBatch([]store.Entry{store.FullEntry(h, store.Value{Expires: exp, Data: []byte{1}})}, time.Hour); err != nil {
@@ -282,10 +282,10 @@ func TestRecoverKeepsTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	to := t.TempDir() + "/to"
-	if _, err := Recover(dir, to, &Options{Now: clock.Now}); err != nil {
+	if _, err := Recover(dir, to, &Options{now: clock.Now}); err != nil {
 		t.Fatal(err)
 	}
-	db = mustOpen(t, to, &Options{Now: clock.Now})
+	db = mustOpen(t, to, &Options{now: clock.Now})
 	defer db.Close()
 	v, err := db.Get(h)
 	if err != nil || !v.Expires.Equal(exp) || !v.LastSeen.Equal(clock.Now()) || string(v.Data) != "\x01" {

@@ -299,12 +299,12 @@ func (db *DB) admit(entries []store.Entry, idx []int, existed []bool) {
 		}
 		e := &entries[i]
 		if e.IsPrefix() {
-			db.f.addPrefix(e.Hash[:e.Len]) // db.next shares short
+			db.f.AddPrefix(e.Hash[:e.Len]) // db.next shares short
 			continue
 		}
-		db.f.addFull(&e.Hash)
+		db.f.AddFull(&e.Hash)
 		if db.next != nil {
-			db.next.addFull(&e.Hash)
+			db.next.AddFull(&e.Hash)
 		}
 	}
 }

@@ -1,5 +1,5 @@
 // Package fakeclock is a settable clock for the tests of times and
-// expiry (index.Options.Now, pgindex.Options.Now).
+// expiry (an index's through internal/clockhook, pgindex.Options.Now).
 package fakeclock
 
 import (

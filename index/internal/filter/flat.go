@@ -1,4 +1,4 @@
-package index
+package filter
 
 import (
 	"slices"
@@ -48,7 +48,7 @@ const flatRun = 1 << 16
 // flatBucketsFor refuses. It holds mu (the filter's read lock) only while
 // it reads a run of values, so that writers go on between runs: a value
 // added behind its cursor meanwhile is the caller's to record (see
-// filter.recent). stop is polled between runs; when it reports true,
+// Filter.recent). stop is polled between runs; when it reports true,
 // buildFlat gives up and returns nil.
 func buildFlat(full *roaring64.Bitmap, k uint8, mu sync.Locker, stop func() bool) *flatSet {
 	mu.Lock()

@@ -1,4 +1,4 @@
-package index
+package filter
 
 import (
 	"encoding/binary"
@@ -34,8 +34,8 @@ func TestFlatSetAgreesWithBitmap(t *testing.T) {
 	}{
 		{"empty", 20, 0, 0},
 		{"one", 20, 1, 0},
-		{"narrowest", minFilterBits, 1000, 500},
-		{"usual 100k", filterBitsFor(100_000), 100_000, 12_000},
+		{"narrowest", MinBits, 1000, 500},
+		{"usual 100k", BitsFor(100_000), 100_000, 12_000},
 		{"dense", 20, 1 << 16, 1 << 14},
 		{"merge into empty", 24, 0, 5000},
 		{"wide", 32, 20_000, 3000},
@@ -103,36 +103,36 @@ func TestFlatSetRefusesSparse(t *testing.T) {
 // never says "absent" for an added key.
 func TestFilterFlatNoFalseNegatives(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	f := newFilter(filterBitsFor(50_000))
+	f := New(BitsFor(50_000))
 	added := randHashes(r, 50_000)
 	for i := range added[:10_000] {
-		f.addFull(&added[i])
+		f.AddFull(&added[i])
 	}
-	f.recent = map[uint64]struct{}{} // what DB.freeze does before building
+	f.recent = map[uint64]struct{}{} // what BeginFreeze does
 	for i := range added[10_000:20_000] {
-		f.addFull(&added[10_000+i]) // added while the build runs
+		f.AddFull(&added[10_000+i]) // added while the build runs
 	}
 	f.flat = buildFlat(f.full, f.k, &sync.Mutex{}, never)
 	if f.flat == nil {
 		t.Fatal("no flat set")
 	}
 	for i := range added[20_000:] {
-		f.addFull(&added[20_000+i]) // merges on the way
+		f.AddFull(&added[20_000+i]) // merges on the way
 	}
 	if f.flat.len() < 40_000 {
 		t.Fatalf("flat holds %d values after 50k adds: no merge happened", f.flat.len())
 	}
 	for i := range added {
-		if !f.mayHaveFull(&added[i]) {
+		if !f.MayHaveFull(&added[i]) {
 			t.Fatalf("added key %d reported absent", i)
 		}
 	}
 	fp := 0
 	for _, h := range randHashes(r, 100_000) {
-		if f.mayHaveFull(&h) != f.full.Contains(f.lead(&h)) {
+		if f.MayHaveFull(&h) != f.full.Contains(f.lead(&h)) {
 			t.Fatalf("flat and roaring disagree on %x", h[:8])
 		}
-		if f.mayHaveFull(&h) {
+		if f.MayHaveFull(&h) {
 			fp++
 		}
 	}
@@ -146,7 +146,7 @@ func TestFilterFlatNoFalseNegatives(t *testing.T) {
 func BenchmarkFilter(b *testing.B) {
 	for _, n := range []int{1_000_000, 10_000_000} {
 		r := rand.New(rand.NewPCG(1, uint64(n)))
-		k := filterBitsFor(uint64(n))
+		k := BitsFor(uint64(n))
 		bm := roaring64.New()
 		bm.AddMany(randValues(r, n, k))
 		s := buildFlat(bm, k, &sync.Mutex{}, never)
@@ -179,77 +179,22 @@ func fmtCount(n int) string {
 	return strconv.Itoa(n)
 }
 
-// An index builds the flat form at its first lookup, not before (an
-// import never pays for it), and answers the same through it.
-func TestDBBuildsFlatOnLookup(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 10))
-	keys := randHashes(r, 20_000)
-	db := mustOpen(t, t.TempDir(), nil)
-	defer db.Close()
-	if _, err := db.Load(slices.Values(entriesOf(keys))); err != nil {
-		t.Fatal(err)
-	}
-	db.growWG.Wait()
-	db.fmu.RLock()
-	built := db.f.flat != nil
-	db.fmu.RUnlock()
-	if built {
-		t.Fatal("flat form built before any lookup")
-	}
-	if ok, err := db.Has(keys[0]); !ok || err != nil {
-		t.Fatalf("Has = %v, %v", ok, err)
-	}
-	db.growWG.Wait()
-	db.fmu.RLock()
-	built = db.f.flat != nil
-	db.fmu.RUnlock()
-	if !built {
-		t.Fatal("no flat form after a lookup")
-	}
-	// A load into the index while the flat form stands goes through it
-	// too (the load's filter updates, see filter.addLeads).
-	more := randHashes(r, 5_000) // the filter keeps its width: no rebuild
-	db.fmu.RLock()
-	f := db.f
-	db.fmu.RUnlock()
-	if _, err := db.Load(slices.Values(entriesOf(more))); err != nil {
-		t.Fatal(err)
-	}
-	db.fmu.RLock()
-	same := db.f == f
-	db.fmu.RUnlock()
-	if !same {
-		t.Fatal("the load replaced the filter: its flat form was not exercised")
-	}
-	db.Has(keys[0])
-	db.growWG.Wait()
-	found, err := db.HasBatch(append(keys, more...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, ok := range found {
-		if !ok {
-			t.Fatalf("key %d absent through the flat form", i)
-		}
-	}
-}
-
 // Writers go on while the flat form is built between its runs: a value
 // added behind the build's cursor is in recent, and none is lost.
 func TestFlatBuildBesideWriters(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	f := newFilter(filterBitsFor(400_000))
+	f := New(BitsFor(400_000))
 	before, during := randHashes(r, 200_000), randHashes(r, 200_000)
 	for i := range before {
-		f.addFull(&before[i])
+		f.AddFull(&before[i])
 	}
 	var mu sync.RWMutex
-	f.recent = map[uint64]struct{}{} // what DB.freeze does before building
+	f.recent = map[uint64]struct{}{} // what BeginFreeze does
 	done := make(chan *flatSet)
 	go func() { done <- buildFlat(f.full, f.k, mu.RLocker(), never) }()
 	for i := range during {
 		mu.Lock()
-		f.addFull(&during[i])
+		f.AddFull(&during[i])
 		mu.Unlock()
 	}
 	flat := <-done
@@ -259,7 +204,7 @@ func TestFlatBuildBesideWriters(t *testing.T) {
 	f.flat = flat
 	for _, hs := range [][]hashkey.Hash{before, during} {
 		for i := range hs {
-			if !f.mayHaveFull(&hs[i]) {
+			if !f.MayHaveFull(&hs[i]) {
 				t.Fatalf("added key %x reported absent", hs[i][:8])
 			}
 		}
