@@ -285,7 +285,7 @@ func TestAddIfAbsentConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	db.growWG.Wait() // the filter grew while writers ran: check the new one too
-	if s, _ := db.Stats(); s.FilterBits <= minFilterBits {
+	if s, _ := db.DetailedStats(); s.FilterBits <= minFilterBits {
 		t.Fatalf("filter did not grow: %d bits", s.FilterBits)
 	}
 	for _, k := range keys {

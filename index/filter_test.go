@@ -42,7 +42,7 @@ func TestFilterNoFalseNegatives(t *testing.T) {
 		}
 	}
 	db.growWG.Wait()
-	if s, _ := db.Stats(); s.FilterBits <= minFilterBits {
+	if s, _ := db.DetailedStats(); s.FilterBits <= minFilterBits {
 		t.Fatalf("filter did not grow: %d bits for %d entries", s.FilterBits, s.Entries)
 	}
 	check := func(db *DB) {
