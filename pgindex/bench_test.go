@@ -78,6 +78,19 @@ func loaded(b *testing.B, open func() backend, hs []hashkey.Hash) backend {
 	return db
 }
 
+// halfStored fills batch with keys of hs (the even places) and new random
+// keys (the odd ones).
+func halfStored(r *rand.Rand, hs, batch []hashkey.Hash) {
+	fresh := randHashes(r, len(batch)/2)
+	for i := range batch {
+		if i%2 == 0 {
+			batch[i] = hs[r.IntN(len(hs))]
+		} else {
+			batch[i] = fresh[i/2]
+		}
+	}
+}
+
 // BenchmarkAddIfAbsentBatch adds batches of benchBatch keys, half of them
 // stored already, to an index of benchN keys (urlhash dedupe).
 func BenchmarkAddIfAbsentBatch(b *testing.B) {
@@ -86,16 +99,13 @@ func BenchmarkAddIfAbsentBatch(b *testing.B) {
 	backends(b, func(b *testing.B, open func() backend) {
 		db := loaded(b, open, hs)
 		r := rand.New(rand.NewPCG(3, 3))
+		keys := make([]hashkey.Hash, benchBatch)
 		batch := make([]store.Entry, benchBatch)
 		b.ReportAllocs()
 		for b.Loop() {
-			fresh := randHashes(r, benchBatch/2)
+			halfStored(r, hs, keys)
 			for i := range batch {
-				if i%2 == 0 {
-					batch[i] = store.Entry{Hash: hs[r.IntN(len(hs))]}
-				} else {
-					batch[i] = store.Entry{Hash: fresh[i/2]}
-				}
+				batch[i] = store.Entry{Hash: keys[i]}
 			}
 			if _, err := db.AddBatch(batch); err != nil {
 				b.Fatal(err)
@@ -138,14 +148,7 @@ func BenchmarkHasBatch(b *testing.B) {
 		batch := make([]hashkey.Hash, benchBatch)
 		b.ReportAllocs()
 		for b.Loop() {
-			absent := randHashes(r, benchBatch/2)
-			for i := range batch {
-				if i%2 == 0 {
-					batch[i] = hs[r.IntN(len(hs))]
-				} else {
-					batch[i] = absent[i/2]
-				}
-			}
+			halfStored(r, hs, batch)
 			if _, err := db.HasBatch(batch); err != nil {
 				b.Fatal(err)
 			}
