@@ -1,7 +1,7 @@
 package main
 
 import (
-	"flag"
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 )
-
-var updateStats = flag.Bool("update-stats", false, "rewrite testdata/stats-*.golden")
 
 // diskFigure matches the figures of a stats output that measure files on
 // disk (they depend on the file system's allocation): the JSON fields of
@@ -44,13 +42,13 @@ func maskDisk(t *testing.T, out string) string {
 	})
 }
 
-// checkGolden compares got with testdata/name, or rewrites it with
-// -update-stats.
-func checkGolden(t *testing.T, name, got string) {
+// checkGolden compares got with the file testdata/name, after rewriting
+// the file when URLHASH_UPDATE_GOLDEN=1.
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if *updateStats {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+	if os.Getenv("URLHASH_UPDATE_GOLDEN") == "1" {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,8 +56,8 @@ func checkGolden(t *testing.T, name, got string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != string(want) {
-		t.Errorf("%s differs:\ngot:\n%s\nwant:\n%s", name, got, want)
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (URLHASH_UPDATE_GOLDEN=1 rewrites it):\n got %q\nwant %q", path, got, want)
 	}
 }
 
@@ -87,7 +85,7 @@ func TestStatsGolden(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("stats %v: exit %d, %s", args, code, errs)
 		}
-		checkGolden(t, "stats-cli"+strings.Join(args, "")+".golden", maskDisk(t, out))
+		checkGolden(t, "stats-cli"+strings.Join(args, "")+".golden", []byte(maskDisk(t, out)))
 	}
 
 	srv, addr := startServe(t, dir)
@@ -96,7 +94,7 @@ func TestStatsGolden(t *testing.T) {
 		if err != nil {
 			t.Fatalf("stats %v through the server: %v", args, err)
 		}
-		checkGolden(t, "stats-cli"+strings.Join(args, "")+".golden", maskDisk(t, out))
+		checkGolden(t, "stats-cli"+strings.Join(args, "")+".golden", []byte(maskDisk(t, out)))
 	}
 	get := func(path string) string {
 		resp, err := http.Get(addr + path)
@@ -110,7 +108,7 @@ func TestStatsGolden(t *testing.T) {
 		}
 		return string(b)
 	}
-	checkGolden(t, "stats-v1.golden", maskDisk(t, get("/v1/stats")))
+	checkGolden(t, "stats-v1.golden", []byte(maskDisk(t, get("/v1/stats"))))
 	// One lookup found and one the filter answers: the probe counters move.
 	if out, _ := cli(t, "", "has", "--db", addr, "https://stats.example/1", "https://none.example/"); out != "present\thttps://stats.example/1\nabsent\thttps://none.example/\n" {
 		t.Fatalf("has through the server: %q", out)
@@ -121,7 +119,7 @@ func TestStatsGolden(t *testing.T) {
 			metrics.WriteString(line)
 		}
 	}
-	checkGolden(t, "stats-metrics.golden", metrics.String())
+	checkGolden(t, "stats-metrics.golden", []byte(metrics.String()))
 	srv.Process.Signal(syscall.SIGTERM)
 	if err := srv.Wait(); err != nil {
 		t.Fatalf("serve after SIGTERM: %v", err)
