@@ -3,14 +3,12 @@ package backend_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,11 +16,11 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
-	"github.com/jackc/pgx/v5"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/internal/clockhook"
 	"github.com/urlhash/urlhash/internal/fakeclock"
+	"github.com/urlhash/urlhash/internal/pgtest"
 	"github.com/urlhash/urlhash/pgindex"
 	"github.com/urlhash/urlhash/remote"
 	"github.com/urlhash/urlhash/server"
@@ -182,57 +180,11 @@ func httpServer(t testing.TB, now func() time.Time) func() (store.Backend, error
 }
 
 func postgres(t testing.TB, now func() time.Time) func() (store.Backend, error) {
-	url := testPostgres(t)
-	schema := newSchema(t, url)
+	url := pgtest.URL(t)
+	schema := pgtest.Schema(t, url)
 	return func() (store.Backend, error) {
 		return pgindex.Open(context.Background(), url, &pgindex.Options{Schema: schema, Now: now})
 	}
-}
-
-// testPostgres returns the test server's connection string from
-// URLHASH_TEST_POSTGRES (see .ci/postgres.sh). Without it the test is
-// skipped, except under CI=true, where it fails: CI must not skip silently.
-func testPostgres(t testing.TB) string {
-	t.Helper()
-	u := os.Getenv("URLHASH_TEST_POSTGRES")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("URLHASH_TEST_POSTGRES is unset under CI=true: start a server with .ci/postgres.sh")
-		}
-		t.Skip("URLHASH_TEST_POSTGRES unset: no PostgreSQL server to test against (see .ci/postgres.sh)")
-	}
-	return u
-}
-
-// newSchema returns a schema name unique to this test run and drops the
-// schema when the test ends.
-func newSchema(t testing.TB, url string) string {
-	t.Helper()
-	var b [6]byte
-	rand.Read(b[:])
-	name := strings.Map(func(r rune) rune {
-		switch {
-		case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
-			return r
-		case 'A' <= r && r <= 'Z':
-			return r + 'a' - 'A'
-		}
-		return '_'
-	}, t.Name())
-	name = "t_" + name[:min(len(name), 40)] + "_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Errorf("cleanup: %v", err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{name}.Sanitize()+` CASCADE`); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
-	return name
 }
 
 // scenario is the state of one scenario file on one backend.

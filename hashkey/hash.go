@@ -234,7 +234,10 @@ func parseDigest(dst []byte, kind, s string) error {
 	if strings.Count(s, "-") != words-1 || !isDecimalWords(s) {
 		return &TextError{Kind: kind, Input: s, Reason: "want " + strconv.Itoa(2*len(dst)) + " hex digits or " + strconv.Itoa(words) + " decimal words joined by '-'"}
 	}
-	for i, part := range strings.Split(s, "-") {
+	rest := s
+	for i := range words {
+		var part string
+		part, rest, _ = strings.Cut(rest, "-") // (Split would allocate)
 		w, err := strconv.ParseUint(part, 10, 64)
 		if err != nil {
 			return &TextError{Kind: kind, Input: s, Reason: "word " + strconv.Itoa(i) + " is not an unsigned 64-bit decimal"}

@@ -194,7 +194,7 @@ func BenchmarkIndex(b *testing.B) {
 	})
 	b.Run("filter", func(b *testing.B) {
 		ours := st.useOurs(b)
-		s, err := ours.Stats()
+		s, err := ours.DetailedStats()
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,8 +1,13 @@
 package index
 
 import (
+	"errors"
+	"io/fs"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4/options"
@@ -84,8 +89,19 @@ func TestCompressionKept(t *testing.T) {
 	}
 }
 
+// An unknown codec is refused as invalid options, by name, before the
+// directory is created.
 func TestCompressionRefused(t *testing.T) {
-	if _, err := Open(t.TempDir(), &Options{Compression: "lz4"}); err == nil {
+	dir := filepath.Join(t.TempDir(), "idx")
+	db, err := Open(dir, &Options{Compression: "lz4"})
+	if err == nil {
+		db.Close()
 		t.Fatal("Compression lz4 accepted")
+	}
+	if !errors.Is(err, store.ErrInvalidOptions) || !strings.Contains(err.Error(), `"lz4"`) {
+		t.Fatalf("Open(Compression lz4) = %v, want store.ErrInvalidOptions naming \"lz4\"", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("refused Open left %s behind (stat: %v)", dir, err)
 	}
 }

@@ -286,7 +286,7 @@ func TestAddIfAbsentConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	db.growWG.Wait() // the filter grew while writers ran: check the new one too
-	if s, _ := db.Stats(); s.FilterBits <= filter.MinBits {
+	if s, _ := db.DetailedStats(); s.FilterBits <= filter.MinBits {
 		t.Fatalf("filter did not grow: %d bits", s.FilterBits)
 	}
 	for _, k := range keys {

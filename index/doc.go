@@ -19,7 +19,8 @@
 //
 // A DB is a store.Backend, the interface package query works on, and
 // speaks the store package's vocabulary (store.Entry, store.Value,
-// store.Match, store.Stats). Writes: Put, PutBatch and PutPrefix
+// store.Match, store.Stats; DetailedStats adds its filter's and Badger's own
+// figures, index.Stats). Writes: Put, PutBatch and PutPrefix
 // overwrite; Add and AddBatch add if absent (atomic with respect to every
 // other write in the process: each key is reported new once); VisitBatch
 // (add if absent or due for a revisit); Delete and DeletePrefix; and

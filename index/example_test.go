@@ -132,3 +132,23 @@ func ExampleDB_Load() {
 	fmt.Printf("added %d, present %d\n", res.Added, res.Present)
 	// Output: added 2, present 1
 }
+
+// ExampleDB_DetailedStats reads the figures only a Badger index has (its
+// filter, its files) beside those of store.Stats.
+func ExampleDB_DetailedStats() {
+	db, err := index.Open("", &index.Options{InMemory: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	db.Add(hashkey.Sum([]byte("https://example.com/")), store.Value{})
+	db.Has(hashkey.Sum([]byte("https://example.org/")))
+	s, err := db.DetailedStats()
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The filter answered both the Add's check and the Has without a read.
+	fmt.Println("entries:", s.Entries, "filter bits:", s.FilterBits, "answered absent by the filter:", s.FilterAbsent)
+	// Output:
+	// entries: 1 filter bits: 20 answered absent by the filter: 2
+}

@@ -41,7 +41,7 @@ func TestFilterNoFalseNegatives(t *testing.T) {
 		}
 	}
 	db.growWG.Wait()
-	if s, _ := db.Stats(); s.FilterBits <= filter.MinBits {
+	if s, _ := db.DetailedStats(); s.FilterBits <= filter.MinBits {
 		t.Fatalf("filter did not grow: %d bits for %d entries", s.FilterBits, s.Entries)
 	}
 	check := func(db *DB) {

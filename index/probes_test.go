@@ -56,14 +56,14 @@ func TestFilterProbes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			before, err := db.Stats()
+			before, err := db.DetailedStats()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := tc.op(); err != nil {
 				t.Fatal(err)
 			}
-			after, err := db.Stats()
+			after, err := db.DetailedStats()
 			if err != nil {
 				t.Fatal(err)
 			}

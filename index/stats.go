@@ -20,20 +20,48 @@ import (
 	"github.com/urlhash/urlhash/store"
 )
 
-// Stats returns the index's counts and sizes. The counts are of the live
-// entries by the index's clock, from counts kept by every write: Stats reads no
-// key (see expiryCounts).
-func (db *DB) Stats() (_ store.Stats, err error) {
+// Stats are an index's figures: those every backend answers, and those of
+// its filter and of Badger's files, which only this backend has.
+type Stats struct {
+	store.Stats
+	// FilterBits is the number of leading bits of each full entry the
+	// in-memory filter keeps.
+	FilterBits int
+	// FilterBytes is the size of the filter in roaring's portable format.
+	FilterBytes uint64
+	// FilterMemBytes is the filter's estimated memory use.
+	FilterMemBytes uint64
+	// FilterAbsent, FilterFound and FilterFalsePositives count, since the
+	// index was opened, the lookups (and add-if-absent checks) the filter
+	// answered "absent" without a read, those it let through that were
+	// found, and those it let through that were not (false positives, a
+	// read for nothing).
+	FilterAbsent, FilterFound, FilterFalsePositives int64
+	// LSMBytes is the disk space of the key tables (.sst files), VlogBytes
+	// that of the value-log files; 0 in memory.
+	LSMBytes, VlogBytes int64
+	// Tables is the number of table files.
+	Tables int
+}
+
+// Stats implements store.Backend: the part of DetailedStats every backend
+// answers.
+func (db *DB) Stats() (store.Stats, error) {
+	s, err := db.DetailedStats()
+	return s.Stats, err
+}
+
+// DetailedStats returns the index's counts and sizes, its filter's and
+// Badger's figures included. The counts are of the live entries by
+// the index's clock, from counts kept by every write: DetailedStats reads no key
+// (see expiryCounts).
+func (db *DB) DetailedStats() (_ Stats, err error) {
 	defer db.catch(&err)
 	if err := db.begin(); err != nil {
-		return store.Stats{}, err
+		return Stats{}, err
 	}
 	defer db.mu.RUnlock()
-	s := store.Stats{
-		FormatVersion: FormatVersion,
-		Profile:       db.Profile(),
-		Tables:        len(db.bdb.Tables()),
-	}
+	s := Stats{Stats: store.Stats{FormatVersion: FormatVersion, Profile: db.Profile()}, Tables: len(db.bdb.Tables())}
 	s.Entries, s.PrefixEntries, s.Expiring = db.liveCounts()
 	db.fmu.RLock()
 	s.FilterBits = int(db.f.Bits())
@@ -46,7 +74,7 @@ func (db *DB) Stats() (_ store.Stats, err error) {
 	if !db.opts.InMemory {
 		var err error
 		if s.LSMBytes, s.VlogBytes, s.DiskBytes, err = dirBytes(db.path); err != nil {
-			return store.Stats{}, err
+			return Stats{}, err
 		}
 	}
 	return s, nil

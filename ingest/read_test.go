@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -330,38 +331,38 @@ func TestReadErrors(t *testing.T) {
 	corrupt := zb.Bytes()
 	corrupt = corrupt[:len(corrupt)-6] // truncated gzip stream
 
-	for _, f := range []Format{Lines, Hashes, NTriples, Sitemap} {
-		t.Run(f.String(), func(t *testing.T) {
-			var in string
-			switch f {
-			case Lines:
-				in = "http://a/\n"
-			case Hashes:
-				in = "deadbeef\n"
-			case NTriples:
-				in = "<http://a/> <http://p> <http://o> .\n"
-			case Sitemap:
-				in = "<urlset><url><loc>http://a/</loc></url>\n"
+	// records reads r to its end: the records' texts, and the last error.
+	records := func(t *testing.T, r io.Reader, name string, f Format) (texts []string, last error) {
+		for rec, err := range Read(r, name, f, nil) {
+			if last != nil {
+				t.Fatalf("record after fatal error %v", last)
 			}
-			r := io.MultiReader(strings.NewReader(in), iotest.ErrReader(boom))
-			var n int
-			var last error
-			for _, err := range Read(r, "x", f, nil) {
-				if last != nil {
-					t.Fatalf("record after fatal error %v", last)
-				}
-				if err == nil {
-					n++
-					continue
-				}
-				last = err
+			if err == nil {
+				texts = append(texts, rec.Text)
+				continue
 			}
+			last = err
+		}
+		return texts, last
+	}
+	for _, tc := range []struct {
+		f    Format
+		in   string
+		want []string // the records before the error
+	}{
+		{Lines, "http://a/\nhttp://b/\n", []string{"http://a/", "http://b/"}},
+		{Hashes, "deadbeef\n", []string{"deadbeef"}},
+		{NTriples, "<http://a/> <http://p> <http://o> .\n", []string{"http://a/", "http://p", "http://o"}},
+		{Sitemap, "<urlset><url><loc>http://a/</loc></url>\n", []string{"http://a/"}},
+	} {
+		t.Run(tc.f.String(), func(t *testing.T) {
+			texts, last := records(t, io.MultiReader(strings.NewReader(tc.in), iotest.ErrReader(boom)), "x", tc.f)
 			var le *LineError
 			if !errors.Is(last, boom) || errors.As(last, &le) {
 				t.Errorf("last error = %v, want boom, not a *LineError", last)
 			}
-			if n == 0 {
-				t.Errorf("no record before the error")
+			if !slices.Equal(texts, tc.want) {
+				t.Errorf("records before the error %q, want %q", texts, tc.want)
 			}
 		})
 	}
@@ -370,13 +371,13 @@ func TestReadErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var last error
-		for _, err := range Read(rc, "x.gz", Sitemap, nil) {
-			last = err
-		}
+		texts, last := records(t, rc, "x.gz", Sitemap)
 		var le *LineError
 		if !errors.Is(last, io.ErrUnexpectedEOF) || errors.As(last, &le) {
 			t.Errorf("last error = %v, want io.ErrUnexpectedEOF, not a *LineError", last)
+		}
+		if want := []string{"http://a/"}; !slices.Equal(texts, want) {
+			t.Errorf("records before the error %q, want %q", texts, want)
 		}
 	})
 	t.Run("options", func(t *testing.T) {
@@ -401,28 +402,45 @@ func TestReadErrors(t *testing.T) {
 	})
 }
 
-// TestBreak checks that a consumer can stop early, after a record or an error.
+// TestBreak checks that a consumer can stop early, after a record or an
+// error, and that Read then reads no further: of a long input, no more
+// than the buffer it had filled.
 func TestBreak(t *testing.T) {
 	for _, tc := range []struct {
-		f  Format
-		in string
+		f                Format
+		head, unit, tail string
+		kinds            string // of the first two items: r a record, e an error
 	}{
-		{Lines, "a\nb\nc\n"},
-		{Hashes, "zz\nzz\nzz\n"},
-		{NTriples, "<http://a> <http://b> <http://c> .\n<x\n"},
-		{Sitemap, "<urlset><url><loc>a</loc></url><url><loc></loc></url><url><loc>c</loc></url></urlset>"},
+		{Lines, "a\n", "b\n", "", "rr"},
+		{Hashes, "zz\n", "zz\n", "", "ee"},
+		{NTriples, "<x\n", "<http://a> <http://b> <http://c> .\n", "", "er"},
+		{Sitemap, "<urlset><url><loc>a</loc></url><url><loc></loc></url>", "<url><loc>c</loc></url>\n", "</urlset>", "re"},
+		{Turtle, "", "<http://a> <http://b> <http://c> .\n", "", "rr"},
+		{RDFXML, `<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">`,
+			`<rdf:Description rdf:about="http://a/"><rdf:type rdf:resource="http://t/"/></rdf:Description>` + "\n", "</rdf:RDF>", "rr"},
 	} {
+		in := tc.head + strings.Repeat(tc.unit, (4<<20)/len(tc.unit)) + tc.tail
 		for stop := 1; stop <= 2; stop++ {
-			n := 0
-			for range Read(strings.NewReader(tc.in), "", tc.f, nil) {
-				n++
-				if n == stop {
-					break
+			t.Run(fmt.Sprintf("%v/%d", tc.f, stop), func(t *testing.T) {
+				cr := &countingReader{r: strings.NewReader(in)}
+				var kinds string
+				for _, err := range Read(cr, "", tc.f, nil) {
+					if err != nil {
+						kinds += "e"
+					} else {
+						kinds += "r"
+					}
+					if len(kinds) == stop {
+						break
+					}
 				}
-			}
-			if n != stop {
-				t.Errorf("%v: stopped after %d, want %d", tc.f, n, stop)
-			}
+				if want := tc.kinds[:stop]; kinds != want {
+					t.Errorf("items %q, want %q", kinds, want)
+				}
+				if cr.n > 2*readBufSize {
+					t.Errorf("read %d of %d bytes after a break at item %d, want at most %d", cr.n, len(in), stop, 2*readBufSize)
+				}
+			})
 		}
 	}
 }

@@ -2,63 +2,19 @@ package pgindex
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"math/bits"
-	"os"
-	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/internal/pgtest"
 )
 
-// testURL returns the test server's connection string from
-// URLHASH_TEST_POSTGRES (see .ci/postgres.sh). Without it the test is
-// skipped, except under CI=true, where it fails: CI must not skip silently.
-func testURL(t testing.TB) string {
-	t.Helper()
-	u := os.Getenv("URLHASH_TEST_POSTGRES")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("URLHASH_TEST_POSTGRES is unset under CI=true: start a server with .ci/postgres.sh")
-		}
-		t.Skip("URLHASH_TEST_POSTGRES unset: no PostgreSQL server to test against (see .ci/postgres.sh)")
-	}
-	return u
-}
+// testURL returns the test server's connection string (see pgtest.URL).
+func testURL(t testing.TB) string { return pgtest.URL(t) }
 
 // newSchema returns a schema name unique to this test run and drops the
 // schema when the test ends.
-func newSchema(t testing.TB) string {
-	t.Helper()
-	u := testURL(t)
-	var b [6]byte
-	rand.Read(b[:])
-	name := strings.Map(func(r rune) rune {
-		switch {
-		case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
-			return r
-		case 'A' <= r && r <= 'Z':
-			return r + 'a' - 'A'
-		}
-		return '_'
-	}, t.Name())
-	name = "t_" + name[:min(len(name), 40)] + "_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, u)
-		if err != nil {
-			t.Errorf("cleanup: %v", err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{name}.Sanitize()+` CASCADE`); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
-	return name
-}
+func newSchema(t testing.TB) string { return pgtest.Schema(t, pgtest.URL(t)) }
 
 // openTestDB opens an index in a new schema that is dropped when the test
 // ends.

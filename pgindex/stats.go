@@ -11,12 +11,10 @@ import (
 
 // Stats returns the index's counts (exact: count(*) of the live rows of
 // both tables, which reads every row of a large index; Expiring counts
-// the live rows with an expires_at) and sizes: DiskBytes is
+// the live rows with an expires_at) and size: DiskBytes is
 // pg_total_relation_size of the three tables (heap, primary-key index and
-// TOAST), LSMBytes that of the full and prefix tables; both are 0 where
-// the server lacks the function (CockroachDB). FormatVersion is the
-// schema version recorded in the meta table. The filter fields, VlogBytes
-// and Tables are 0.
+// TOAST), 0 where the server lacks the function (CockroachDB).
+// FormatVersion is the schema version recorded in the meta table.
 func (db *DB) Stats() (store.Stats, error) {
 	if err := db.begin(); err != nil {
 		return store.Stats{}, err
@@ -36,9 +34,8 @@ func (db *DB) Stats() (store.Stats, error) {
 		return store.Stats{}, fmt.Errorf("%w: bad format record %q", store.ErrFormat, format)
 	}
 	err = db.pool.QueryRow(db.ctx, `SELECT
-		pg_total_relation_size($1::regclass) + pg_total_relation_size($2::regclass),
 		pg_total_relation_size($1::regclass) + pg_total_relation_size($2::regclass) + pg_total_relation_size($3::regclass)`,
-		db.full, db.prefix, db.meta).Scan(&s.LSMBytes, &s.DiskBytes)
+		db.full, db.prefix, db.meta).Scan(&s.DiskBytes)
 	var pe *pgconn.PgError
 	if err != nil && !(errors.As(err, &pe) && pe.Code == "42883") { // undefined_function
 		return store.Stats{}, db.translate(err)

@@ -81,3 +81,28 @@ func ExampleDB_AddBatchOnce() {
 	// Output:
 	// [true true] [true true] [false false]
 }
+
+// ExampleDB_ServerStats reads a server's whole /v1/stats answer: over a
+// Badger index it has the index's filter figures too.
+func ExampleDB_ServerStats() {
+	db, _ := index.Open("", &index.Options{InMemory: true})
+	defer db.Close()
+	srv := httptest.NewServer(server.New(db, &server.Options{Logger: slog.New(slog.DiscardHandler)}))
+	defer srv.Close()
+
+	c, err := remote.Open(context.Background(), srv.URL, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	c.PutBatch([]store.Entry{store.FullEntry(hashkey.Sum([]byte("https://example.com/")), store.Value{})})
+	s, err := c.ServerStats()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("entries:", s.Entries, "filter bits:", s.FilterBits)
+	// Output:
+	// entries: 1 filter bits: 20
+}

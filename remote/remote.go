@@ -347,7 +347,15 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 
 // Stats implements store.Backend.
 func (db *DB) Stats() (store.Stats, error) {
-	var s store.Stats
+	s, err := db.ServerStats()
+	return s.Store(), err
+}
+
+// ServerStats returns the server's whole /v1/stats answer: Stats, and the
+// index's filter and file figures when the server serves a Badger index
+// (zero otherwise).
+func (db *DB) ServerStats() (wire.Stats, error) {
+	var s wire.Stats
 	return s, db.call(nil, "GET", "/v1/stats", nil, &s)
 }
 

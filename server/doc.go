@@ -12,7 +12,7 @@
 // {"error": "...", "kind": "..."} with an HTTP status that says the kind.
 //
 //	GET  /v1/health                      {"status":"ok","profile":...}
-//	GET  /v1/stats                       store.Stats as JSON
+//	GET  /v1/stats                       wire.Stats as JSON
 //	GET  /v1/profile                     the recorded profile, as text
 //	POST /v1/profile                     record the body's profile (SetProfile)
 //	POST /v1/has      N*32 hash bytes    N bytes, 1 present, 0 absent

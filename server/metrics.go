@@ -67,7 +67,7 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
-	s, err := c.st.Stats()
+	s, err := statsOf(c.st)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.entries, err)
 		return

@@ -432,7 +432,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.st.Stats()
+	st, err := statsOf(s.st)
 	if err != nil {
 		return err
 	}

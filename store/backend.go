@@ -97,7 +97,9 @@ type LoadResult struct {
 	Streamed bool
 }
 
-// Stats describes an index. A field a backend cannot measure is zero.
+// Stats describes an index: the figures every backend can answer. A
+// backend's own figures (index.Stats: the filter, Badger's files) are
+// reached through its own type.
 type Stats struct {
 	// Entries is the number of full entries.
 	Entries int64
@@ -106,24 +108,9 @@ type Stats struct {
 	// Expiring is the number of entries (full and prefix) that have an
 	// expiry time (a TTL) and have not expired yet.
 	Expiring int64
-	// FilterBits is the number of leading bits of each full entry the
-	// in-memory filter keeps (0: no filter).
-	FilterBits int
-	// FilterBytes is the size of the filter in roaring's portable format.
-	FilterBytes uint64
-	// FilterMemBytes is the filter's estimated memory use.
-	FilterMemBytes uint64
-	// FilterAbsent, FilterFound and FilterFalsePositives count, since the
-	// index was opened, the lookups (and add-if-absent checks) the filter
-	// answered "absent" without a read, those it let through that were
-	// found, and those it let through that were not (false positives, a
-	// read for nothing). Zero for a backend without a filter.
-	FilterAbsent, FilterFound, FilterFalsePositives int64
-	// LSMBytes is the disk space of the key tables, VlogBytes that of
-	// value-log files (Badger), DiskBytes that of the whole index.
-	LSMBytes, VlogBytes, DiskBytes int64
-	// Tables is the number of table files (Badger).
-	Tables int
+	// DiskBytes is the disk space of the whole index, in bytes (0 for an
+	// index in memory, or where the backend cannot measure it).
+	DiskBytes int64
 	// FormatVersion is the format version of the index.
 	FormatVersion int
 	// Profile is the recorded profile ("" if none).

@@ -1,8 +1,8 @@
 // Package wire holds the parts of urlhash's HTTP protocol that both the
 // server (package server) and its clients (package remote, the CLI) speak,
 // so that neither imports the other: the text/plain URL batches of
-// /v1/urls/add and /v1/urls/has, and the Idempotency-Key header that makes
-// a write exactly-once.
+// /v1/urls/add and /v1/urls/has, the Idempotency-Key header that makes
+// a write exactly-once, and the body of /v1/stats (Stats).
 //
 // # URL batches
 //

@@ -32,6 +32,7 @@ import (
 	"github.com/urlhash/urlhash/internal/corpus"
 	"github.com/urlhash/urlhash/remote"
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
 
 // An op is one kind of operation of the mix, with its share in percent.
@@ -134,7 +135,7 @@ func run(c config) error {
 		return err
 	}
 	defer db.Close()
-	st, err := db.Stats()
+	st, err := db.ServerStats()
 	if err != nil {
 		return err
 	}
@@ -285,7 +286,7 @@ func pick(rng *rand.Rand, batch int) int {
 	return len(mix) - 1
 }
 
-func report(c config, wall time.Duration, lat [][][]time.Duration, st store.Stats) {
+func report(c config, wall time.Duration, lat [][][]time.Duration, st wire.Stats) {
 	mode := "one request per operation"
 	if c.batch > 1 {
 		mode = fmt.Sprintf("has, add and put %d keys per request (latency per request)", c.batch)

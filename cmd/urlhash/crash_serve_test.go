@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -66,16 +65,7 @@ func TestServeDedupeKillLoop(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	lost, dups := countPrinted(urls, printed)
-	t.Logf("%d rounds of 3 killed clients (%d with the server killed too), %d URLs, %d printed, %d printed again after a crash, %d lost",
-		runs, serverKills, len(urls), len(printed), dups, lost)
-	if lost != 0 {
-		t.Fatalf("%d stored URLs were never printed", lost)
-	}
-	// Every URL is stored (the last round ran to completion).
-	if out, err := cli(t, strings.Join(urls, "\n")+"\n", "has", "--db", addr, "-q"); err != nil {
-		t.Fatalf("has after the loop: %v %s", err, out)
-	}
+	checkPrinted(t, urls, printed, addr, fmt.Sprintf("%d rounds of 3 killed clients (%d with the server killed too)", runs, serverKills))
 	srv.Process.Signal(syscall.SIGTERM)
 	srv.Wait()
 }

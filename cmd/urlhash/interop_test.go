@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/urlhash/urlhash/hashkey"
-	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/server"
 	"github.com/urlhash/urlhash/threatlist"
 )
@@ -46,26 +44,10 @@ func TestNodeWebRiskClient(t *testing.T) {
 		h := hashkey.Sum([]byte{byte(i), byte(i >> 8)})
 		b.Add(h[:4])
 	}
-	fake := &webRiskFake{lists: []*threatlist.List{b.List()}}
-	up := httptest.NewServer(fake)
-	defer up.Close()
-	dir := filepath.Join(t.TempDir(), "list")
-	if code, _, errs := runCLI(t, "", "sync", "--db", dir, "--endpoint", up.URL); code != exitOK {
-		t.Fatal(errs)
-	}
-	db, err := index.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	so := &server.Options{Token: "k3y"}
-	if err := serveThreatLists(db, dir, false, so); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(server.New(db, so))
-	defer ts.Close()
+	fake, endpoint := webRiskUpstream(t, b.List())
+	url := serveList(t, syncedDir(t, endpoint), &server.Options{Token: "k3y"})
 
-	cmd := exec.Command("node", "webrisk_interop.js", ts.URL, "k3y", "http://www.evil.example/login", base64.StdEncoding.EncodeToString(evil[:4]))
+	cmd := exec.Command("node", "webrisk_interop.js", url, "k3y", "http://www.evil.example/login", base64.StdEncoding.EncodeToString(evil[:4]))
 	cmd.Dir = nodeClientDir
 	out, err := cmd.Output()
 	if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/binary"
 	"hash/crc32"
 	"os"
@@ -148,17 +147,7 @@ func TestJournalGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "journal-v2.golden")
-	if os.Getenv("URLHASH_UPDATE_GOLDEN") == "1" {
-		os.WriteFile(golden, got, 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("journal bytes changed:\n got %x\nwant %x", got, want)
-	}
+	checkGolden(t, "journal-v2.golden", got)
 }
 
 // TestJournalV1: a journal an older urlhash left (no key, no body) is

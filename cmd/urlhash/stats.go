@@ -3,6 +3,11 @@ package main
 import (
 	"bufio"
 	"fmt"
+
+	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/remote"
+	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
 
 func statsCommand() *command {
@@ -73,21 +78,9 @@ func (o *statsOptions) run(e *env, _ []string) error {
 			return err
 		}
 	}
-	s, err := st.Stats()
+	out, err := statsOf(st)
 	if err != nil {
 		return err
-	}
-	per := func(x float64) float64 {
-		if n := s.Entries + s.PrefixEntries; n > 0 {
-			return float64(int(x/float64(n)*100+0.5)) / 100
-		}
-		return 0
-	}
-	out := statsOutput{
-		Profile: s.Profile, Entries: s.Entries, PrefixEntries: s.PrefixEntries,
-		FilterBits: s.FilterBits, FilterBytes: s.FilterBytes, FilterBytesPerEntry: per(float64(s.FilterBytes)),
-		DiskBytes: s.DiskBytes, DiskBytesPerEntry: per(float64(s.DiskBytes)),
-		LSMBytes: s.LSMBytes, VlogBytes: s.VlogBytes, FormatVersion: s.FormatVersion, Expiring: s.Expiring,
 	}
 	w := bufio.NewWriter(e.stdout)
 	if o.json {
@@ -102,4 +95,38 @@ func (o *statsOptions) run(e *env, _ []string) error {
 	// Last, so that the lines before keep their places.
 	fmt.Fprintf(w, "expiring entries: %d\n", out.Expiring)
 	return w.Flush()
+}
+
+// statsOf returns st's figures as stats prints them: those every backend
+// answers, and the filter and file figures of an index directory, or of
+// the index a server serves (zero for PostgreSQL).
+func statsOf(st store.Backend) (statsOutput, error) {
+	var s store.Stats
+	var out statsOutput
+	var err error
+	switch db := st.(type) {
+	case *index.DB:
+		var d index.Stats
+		d, err = db.DetailedStats()
+		s, out.FilterBits, out.FilterBytes, out.LSMBytes, out.VlogBytes = d.Stats, d.FilterBits, d.FilterBytes, d.LSMBytes, d.VlogBytes
+	case *remote.DB:
+		var d wire.Stats
+		d, err = db.ServerStats()
+		s, out.FilterBits, out.FilterBytes, out.LSMBytes, out.VlogBytes = d.Store(), d.FilterBits, d.FilterBytes, d.LSMBytes, d.VlogBytes
+	default:
+		s, err = st.Stats()
+	}
+	if err != nil {
+		return statsOutput{}, err
+	}
+	per := func(x float64) float64 {
+		if n := s.Entries + s.PrefixEntries; n > 0 {
+			return float64(int(x/float64(n)*100+0.5)) / 100
+		}
+		return 0
+	}
+	out.Profile, out.Entries, out.PrefixEntries, out.Expiring = s.Profile, s.Entries, s.PrefixEntries, s.Expiring
+	out.FilterBytesPerEntry = per(float64(out.FilterBytes))
+	out.DiskBytes, out.DiskBytesPerEntry, out.FormatVersion = s.DiskBytes, per(float64(s.DiskBytes)), s.FormatVersion
+	return out, nil
 }

@@ -67,15 +67,50 @@ func lookupHash(t *testing.T, dir, expr string) int {
 	return code
 }
 
-func TestSyncCommand(t *testing.T) {
-	fake := &webRiskFake{lists: []*threatlist.List{prefixList("a.example/", "b.example/")}}
+// webRiskUpstream serves a fake Web Risk API of lists until the test
+// ends; it returns the fake (whose lists a test may change) and its URL.
+func webRiskUpstream(t *testing.T, lists ...*threatlist.List) (*webRiskFake, string) {
+	fake := &webRiskFake{lists: lists}
 	ts := httptest.NewServer(fake)
-	defer ts.Close()
+	t.Cleanup(ts.Close)
+	return fake, ts.URL
+}
+
+// syncedDir returns a new index directory synced once from endpoint.
+func syncedDir(t *testing.T, endpoint string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "list")
+	if code, _, errs := runCLI(t, "", "sync", "--db", dir, "--endpoint", endpoint); code != exitOK {
+		t.Fatalf("sync: exit %d, %s", code, errs)
+	}
+	return dir
+}
+
+// serveList serves the synced index directory dir with so, threat lists
+// included, as "urlhash serve" does, until the test ends; it returns the
+// server's URL.
+func serveList(t *testing.T, dir string, so *server.Options) string {
+	t.Helper()
+	db, err := index.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := serveThreatLists(db, dir, false, so); err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(server.New(db, so))
+	t.Cleanup(func() { ts.Close(); db.Close() })
+	return ts.URL
+}
+
+func TestSyncCommand(t *testing.T) {
+	fake, endpoint := webRiskUpstream(t, prefixList("a.example/", "b.example/"))
 	dir := filepath.Join(t.TempDir(), "list")
 	keyFile := filepath.Join(t.TempDir(), "key")
 	os.WriteFile(keyFile, []byte("s3cret\n"), 0o600)
 
-	code, out, errs := runCLI(t, "", "sync", "--db", dir, "--endpoint", ts.URL, "--key-file", keyFile)
+	code, out, errs := runCLI(t, "", "sync", "--db", dir, "--endpoint", endpoint, "--key-file", keyFile)
 	if code != exitOK || !strings.HasPrefix(out, "webrisk/MALWARE\tRESET\t+2 -0\t2 entries\tnext ") {
 		t.Fatalf("first sync: %d %q %q", code, out, errs)
 	}
@@ -86,7 +121,7 @@ func TestSyncCommand(t *testing.T) {
 	// A DIFF, with the key from the environment.
 	fake.lists = append(fake.lists, prefixList("b.example/", "c.example/"))
 	t.Setenv("WEBRISK_API_KEY", "fromenv")
-	code, out, errs = runCLI(t, "", "sync", "--db", dir, "--endpoint", ts.URL, "--json")
+	code, out, errs = runCLI(t, "", "sync", "--db", dir, "--endpoint", endpoint, "--json")
 	var o syncOutput
 	if code != exitOK || json.Unmarshal([]byte(out), &o) != nil || o.Response != "DIFF" || o.Added != 1 || o.Removed != 1 || o.Entries != 2 {
 		t.Fatalf("second sync: %d %q %q", code, out, errs)
@@ -101,7 +136,7 @@ func TestSyncCommand(t *testing.T) {
 	// A bad checksum: exit 2, the index as before, and a RESET next.
 	fake.lists = append(fake.lists, prefixList("d.example/"))
 	fake.badSum = true
-	code, _, errs = runCLI(t, "", "sync", "--db", dir, "--endpoint", ts.URL)
+	code, _, errs = runCLI(t, "", "sync", "--db", dir, "--endpoint", endpoint)
 	if code != exitError || !strings.Contains(errs, "checksum mismatch") {
 		t.Fatalf("bad checksum: %d %q", code, errs)
 	}
@@ -109,7 +144,7 @@ func TestSyncCommand(t *testing.T) {
 		t.Fatal("the index changed after a bad checksum")
 	}
 	fake.badSum = false
-	if code, _, errs = runCLI(t, "", "sync", "--db", dir, "--endpoint", ts.URL); code != exitOK {
+	if code, _, errs = runCLI(t, "", "sync", "--db", dir, "--endpoint", endpoint); code != exitOK {
 		t.Fatalf("sync after the bad checksum: %d %q", code, errs)
 	}
 	if last := fake.asked[len(fake.asked)-1]; last != "" {
@@ -136,35 +171,19 @@ func TestSyncCommand(t *testing.T) {
 // TestSyncFromServe: an index synced from Google is served to a fleet, whose
 // members sync from the server.
 func TestSyncFromServe(t *testing.T) {
-	fake := &webRiskFake{lists: []*threatlist.List{prefixList("a.example/", "b.example/")}}
-	up := httptest.NewServer(fake)
-	defer up.Close()
-	dir := filepath.Join(t.TempDir(), "upstream")
-	if code, _, errs := runCLI(t, "", "sync", "--db", dir, "--endpoint", up.URL); code != exitOK {
-		t.Fatal(errs)
-	}
-	db, err := index.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	so := &server.Options{}
-	if err := serveThreatLists(db, dir, false, so); err != nil {
-		t.Fatal(err)
-	}
-	mid := httptest.NewServer(server.New(db, so))
-	defer func() { mid.Close(); db.Close() }()
+	_, endpoint := webRiskUpstream(t, prefixList("a.example/", "b.example/"))
+	mid := serveList(t, syncedDir(t, endpoint), &server.Options{})
 	member := filepath.Join(t.TempDir(), "member")
-	if code, out, errs := runCLI(t, "", "sync", "--db", member, "--endpoint", mid.URL); code != exitOK || !strings.Contains(out, "RESET\t+2") {
+	if code, out, errs := runCLI(t, "", "sync", "--db", member, "--endpoint", mid); code != exitOK || !strings.Contains(out, "RESET\t+2") {
 		t.Fatalf("%d %q %q", code, out, errs)
 	}
 	if lookupHash(t, member, "b.example/") != exitOK {
 		t.Fatal("the member does not hold the list")
 	}
 	// The member holds the upstream's version token: a DIFF next time.
-	if code, out, _ := runCLI(t, "", "sync", "--db", member, "--endpoint", mid.URL); code != exitOK || !strings.Contains(out, "DIFF\t+0 -0") {
+	if code, out, _ := runCLI(t, "", "sync", "--db", member, "--endpoint", mid); code != exitOK || !strings.Contains(out, "DIFF\t+0 -0") {
 		t.Fatalf("second member sync: %q", out)
 	}
-	var _ store.Backend = db
 }
 
 func TestNextWait(t *testing.T) {
@@ -200,9 +219,7 @@ func TestNextWait(t *testing.T) {
 // says after each sync, backs off while the server fails, and stops when
 // interrupted.
 func TestWatch(t *testing.T) {
-	fake := &webRiskFake{lists: []*threatlist.List{prefixList("a.example/")}}
-	ts := httptest.NewServer(fake)
-	defer ts.Close()
+	fake, _ := webRiskUpstream(t, prefixList("a.example/"))
 	var broken atomic.Bool
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if broken.Load() {
@@ -252,13 +269,8 @@ func TestWatch(t *testing.T) {
 // answer from a mix of two versions, and finished by the next sync, even
 // when that sync's request fails.
 func TestSyncPending(t *testing.T) {
-	fake := &webRiskFake{lists: []*threatlist.List{prefixList("a.example/", "b.example/")}}
-	ts := httptest.NewServer(fake)
-	defer ts.Close()
-	dir := filepath.Join(t.TempDir(), "list")
-	if code, _, errs := runCLI(t, "", "sync", "--db", dir, "--endpoint", ts.URL); code != exitOK {
-		t.Fatal(errs)
-	}
+	_, endpoint := webRiskUpstream(t, prefixList("a.example/", "b.example/"))
+	dir := syncedDir(t, endpoint)
 	// Fake the crash: the state file of version 2 as the commit point, and
 	// only a part of its changes in the index (c added, a not removed).
 	next := prefixList("b.example/", "c.example/")
@@ -340,10 +352,9 @@ func TestSyncSafeBrowsingCommand(t *testing.T) {
 // TestSyncOutputFailure: a sync whose report cannot be written says so and
 // exits 2, in text and in JSON (see TestOutputFailure).
 func TestSyncOutputFailure(t *testing.T) {
-	ts := httptest.NewServer(&webRiskFake{lists: []*threatlist.List{prefixList("a.example/")}})
-	defer ts.Close()
+	_, endpoint := webRiskUpstream(t, prefixList("a.example/"))
 	for _, extra := range [][]string{nil, {"--json"}} {
-		args := append([]string{"sync", "--db", filepath.Join(t.TempDir(), "list"), "--endpoint", ts.URL}, extra...)
+		args := append([]string{"sync", "--db", filepath.Join(t.TempDir(), "list"), "--endpoint", endpoint}, extra...)
 		var errs bytes.Buffer
 		code := run(context.Background(), args, strings.NewReader(""), failingWriter{}, &errs)
 		if code != exitError || !strings.Contains(errs.String(), "disk full") {

@@ -3,6 +3,7 @@ package iri
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -91,12 +92,63 @@ func TestInvalidUTF8(t *testing.T) {
 	}
 }
 
-// TestLinear: a long IRI is checked in time linear in its length (a
-// quadratic checker would take minutes here).
-func TestLinear(t *testing.T) {
-	long := "http://a/" + strings.Repeat("é/%41", 400_000) + "?" + strings.Repeat("q", 1<<20)
-	if err := Check(long); err != nil {
-		t.Fatal(err)
+// longIRIs are the parts of IRIs long in one component: prefix, then a
+// unit repeated, then suffix.
+var longIRIs = []struct{ name, prefix, unit, suffix string }{
+	{"userinfo", "http://", "u:é%41", "@a/"},
+	{"host", "http://", "hé%41.", ":80/"},
+	{"path", "http://a/", "é/%41", ""},
+	{"query", "http://a/?", "q=\ue000/?", ""},
+	{"fragment", "http://a/#", "f/?é", ""},
+}
+
+// longIRI returns the IRI of tc about size bytes long, and the offset
+// where its repeated run ends.
+func longIRI(prefix, unit, suffix string, size int) (iri string, end int) {
+	run := strings.Repeat(unit, size/len(unit))
+	return prefix + run + suffix, len(prefix) + len(run)
+}
+
+// TestLongIRIs: a long IRI is checked in one pass without allocating, and
+// a fault after a long run of valid characters is reported at its byte
+// offset. (That the time is linear in the length is shown by
+// BenchmarkCheckLong, whose MB/s stays flat from 16 KiB to 4 MiB.)
+func TestLongIRIs(t *testing.T) {
+	for _, tc := range longIRIs {
+		t.Run(tc.name, func(t *testing.T) {
+			iri, end := longIRI(tc.prefix, tc.unit, tc.suffix, 1<<20)
+			if err := Check(iri); err != nil {
+				t.Fatalf("Check(%d bytes) = %v", len(iri), err)
+			}
+			if n := testing.AllocsPerRun(3, func() { Check(iri) }); n != 0 {
+				t.Errorf("Check(%d bytes) allocates %v times, want 0", len(iri), n)
+			}
+			// A space after the run: refused at that byte.
+			bad := iri[:end] + " " + iri[end:]
+			var e *Error
+			if err := Check(bad); !errors.As(err, &e) || e.At != end || !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Check(space at byte %d of %d) = %v, want ErrInvalid at byte %d", end, len(bad), err, end)
+			}
+		})
+	}
+}
+
+// BenchmarkCheckLong checks IRIs long in each component at sizes a
+// factor of 16 apart: a linear checker shows the same MB/s at each.
+func BenchmarkCheckLong(b *testing.B) {
+	for _, tc := range longIRIs {
+		for _, size := range []int{16 << 10, 256 << 10, 4 << 20} {
+			iri, _ := longIRI(tc.prefix, tc.unit, tc.suffix, size)
+			b.Run(fmt.Sprintf("%s/%dKiB", tc.name, size>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(iri)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := Check(iri); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
 

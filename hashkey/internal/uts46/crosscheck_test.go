@@ -87,13 +87,7 @@ process.stdout.write(out.join('\n') + '\n');
 			}
 		}
 	}
-	for i, d := range diffs {
-		if i == 20 {
-			t.Errorf("... %d differences in all", len(diffs))
-			break
-		}
-		t.Error(d)
-	}
+	reportDiffs(t, diffs, 20)
 }
 
 // TestCrossCheckTR46Random compares Lookup.ToASCII with tr46@6.0.0 on
@@ -157,13 +151,7 @@ process.stdout.write(out.join('\n') + '\n');
 		}
 	}
 	t.Logf("%d random domains, %d valid", len(inputs), ok)
-	for i, d := range diffs {
-		if i == 30 {
-			t.Errorf("... %d differences in all", len(diffs))
-			break
-		}
-		t.Error(d)
-	}
+	reportDiffs(t, diffs, 30)
 }
 
 // randomDomains returns n domains from a fixed seed.
@@ -378,13 +366,7 @@ func (c info) appendMapping(b []byte, s string) []byte {
 	if count["m"] < 6000 || count["v"] < 100000 {
 		t.Errorf("implausible counts %v", count)
 	}
-	for i, d := range diffs {
-		if i == 30 {
-			t.Errorf("... %d differences in all", len(diffs))
-			break
-		}
-		t.Error(d)
-	}
+	reportDiffs(t, diffs, 30)
 }
 
 // TestCrossCheckNFC compares nfc with node's String.prototype.normalize,
@@ -463,4 +445,17 @@ process.stdout.write(out.join('\n') + '\n');
 		}
 	}
 	t.Logf("%d strings (%d interesting code points), %d differences", len(inputs), len(interesting), bad)
+}
+
+// reportDiffs fails t with the first most of diffs, and their number when
+// there are more.
+func reportDiffs(t *testing.T, diffs []string, most int) {
+	t.Helper()
+	for i, d := range diffs {
+		if i == most {
+			t.Errorf("... %d differences in all", len(diffs))
+			return
+		}
+		t.Error(d)
+	}
 }

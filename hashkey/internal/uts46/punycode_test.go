@@ -118,16 +118,7 @@ func slowEncode(s []rune) (string, bool) {
 				delta++
 			}
 			if int(r) == n {
-				q := delta
-				for k := pcBase; ; k += pcBase {
-					t := threshold(k, bias)
-					if q < t {
-						break
-					}
-					out = append(out, encodeDigit(t+(q-t)%(pcBase-t)))
-					q = (q - t) / (pcBase - t)
-				}
-				out = append(out, encodeDigit(q))
+				out = append(out, encodeInt(delta, bias)...)
 				bias = adapt(delta, h+1, h == b)
 				delta = 0
 				h++
