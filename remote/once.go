@@ -12,7 +12,7 @@ import (
 // resent with the same key, after either side crashed, gets the first
 // answer, also while the first is still being applied. A key names one
 // batch: sending another batch with it is an error wrapping
-// server.ErrKeyReused. wire.NewKey makes keys.
+// wire.ErrKeyReused. wire.NewKey makes keys.
 func (db *DB) AddBatchOnce(es []store.Entry, key string) ([]bool, error) {
 	return db.answered("/v1/add", es, key)
 }
@@ -36,7 +36,7 @@ func (db *DB) answered(path string, es []store.Entry, key string) ([]bool, error
 			return nil, err
 		}
 	}
-	b, err := entryBody(es)
+	b, err := wire.AppendEntries(nil, es)
 	if err != nil {
 		return nil, err
 	}
@@ -44,5 +44,5 @@ func (db *DB) answered(path string, es []store.Entry, key string) ([]bool, error
 	if err := db.callKey(nil, "POST", path, b, key, &out); err != nil {
 		return nil, err
 	}
-	return bools(out, len(es))
+	return db.bools(out, len(es))
 }

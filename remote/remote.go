@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
-	"github.com/urlhash/urlhash/server"
 	"github.com/urlhash/urlhash/store"
 	"github.com/urlhash/urlhash/wire"
 )
@@ -137,7 +136,7 @@ func (db *DB) send(req *http.Request, cancel context.CancelFunc) (*http.Response
 	if db.o.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+db.o.Token)
 	}
-	req.Header.Set("Content-Type", "application/octet-stream")
+	req.Header.Set("Content-Type", wire.ContentTypeBinary)
 	resp, err := db.client.Do(req)
 	if err != nil {
 		cancel()
@@ -146,12 +145,15 @@ func (db *DB) send(req *http.Request, cancel context.CancelFunc) (*http.Response
 	resp.Body = cancelOnClose{resp.Body, cancel}
 	if resp.StatusCode >= 300 {
 		defer resp.Body.Close()
-		var e struct{ Error, Kind string }
-		json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&e)
-		if s := server.KindError(e.Kind); s != nil {
-			return nil, fmt.Errorf("%w (from %s: %s)", s, db.base, e.Error)
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		kind, msg, err := wire.ParseErrorBody(b)
+		if err != nil {
+			return nil, fmt.Errorf("remote: %s: %s: %w", db.base, resp.Status, err)
 		}
-		return nil, fmt.Errorf("remote: %s: %s: %s", db.base, resp.Status, e.Error)
+		if s := wire.KindError(kind); s != nil {
+			return nil, fmt.Errorf("%w (from %s: %s)", s, db.base, msg)
+		}
+		return nil, fmt.Errorf("remote: %s: %s: %s", db.base, resp.Status, msg)
 	}
 	return resp, nil
 }
@@ -163,53 +165,30 @@ type cancelOnClose struct {
 
 func (c cancelOnClose) Close() error { err := c.ReadCloser.Close(); c.cancel(); return err }
 
-func hashBody(hs []hashkey.Hash) []byte {
-	b := make([]byte, 0, len(hs)*hashkey.Size)
-	for i := range hs {
-		b = append(b, hs[i][:]...)
-	}
-	return b
-}
-
-func entryBody(es []store.Entry) ([]byte, error) {
-	var b []byte
-	for i := range es {
-		if err := es[i].Check(); err != nil {
-			return nil, err
-		}
-		b = server.AppendEntry(b, &es[i])
-	}
-	return b, nil
-}
-
 // Get implements store.Backend.
 func (db *DB) Get(h hashkey.Hash) (store.Value, error) {
 	var b []byte
 	if err := db.call(nil, "POST", "/v1/get", h[:], &b); err != nil {
 		return store.Value{}, err
 	}
-	e, _, err := server.DecodeEntry(b)
+	e, _, err := wire.DecodeEntry(b)
 	return e.Value, err
 }
 
 // HasBatch implements store.Backend.
 func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
 	var b []byte
-	if err := db.call(nil, "POST", "/v1/has", hashBody(hs), &b); err != nil {
+	if err := db.call(nil, "POST", "/v1/has", wire.AppendHashes(nil, hs), &b); err != nil {
 		return nil, err
 	}
-	return bools(b, len(hs))
+	return db.bools(b, len(hs))
 }
 
-// bools reads an answer of one byte per question (1 yes, 0 no) to n
-// questions.
-func bools(b []byte, n int) ([]bool, error) {
-	if len(b) != n {
-		return nil, fmt.Errorf("remote: %d answers for %d questions", len(b), n)
-	}
-	out := make([]bool, n)
-	for i, v := range b {
-		out[i] = v == 1
+// bools reads a batch answer to n questions.
+func (db *DB) bools(b []byte, n int) ([]bool, error) {
+	out, err := wire.ParseBools(b, n)
+	if err != nil {
+		return nil, fmt.Errorf("remote: %s: %w", db.base, err)
 	}
 	return out, nil
 }
@@ -224,7 +203,7 @@ func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
 	if err != nil {
 		return store.Match{}, false, err
 	}
-	e, _, err := server.DecodeEntry(b)
+	e, _, err := wire.DecodeEntry(b)
 	if err != nil {
 		return store.Match{}, false, err
 	}
@@ -242,30 +221,19 @@ func (db *DB) Scan(prefix []byte, bits, limit int, fn func(store.Entry) error) e
 		return err
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 4<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		switch {
-		case bytes.HasPrefix(line, []byte(`{"end":`)):
-			return nil
-		case bytes.HasPrefix(line, []byte(`{"error":`)):
-			var e struct{ Error string }
-			json.Unmarshal(line, &e)
-			return fmt.Errorf("%w (from %s: scan: %s)", store.ErrCorrupt, db.base, e.Error)
-		}
-		e, err := store.ParseJSONL(line)
-		if err != nil {
-			return err
-		}
-		if err := fn(e); err != nil {
-			return err
-		}
+	var fnErr error
+	err = wire.ReadStream(resp.Body, func(e store.Entry) error {
+		fnErr = fn(e)
+		return fnErr
+	})
+	var se *wire.StreamError
+	switch {
+	case err == nil || err == fnErr:
+		return err
+	case errors.As(err, &se):
+		return fmt.Errorf("%w (from %s: scan: %s)", store.ErrCorrupt, db.base, se.Msg)
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("remote: %s: scan: %w", db.base, err)
-	}
-	return fmt.Errorf("remote: %s: scan cut short (no end record)", db.base)
+	return fmt.Errorf("remote: %s: scan: %w", db.base, err)
 }
 
 // Count implements store.Backend.
@@ -280,7 +248,7 @@ func (db *DB) PutBatch(es []store.Entry) error {
 	if db.o.ReadOnly {
 		return store.ErrReadOnly
 	}
-	b, err := entryBody(es)
+	b, err := wire.AppendEntries(nil, es)
 	if err != nil {
 		return err
 	}
@@ -297,7 +265,7 @@ func (db *DB) Delete(e store.Entry) error {
 	if db.o.ReadOnly {
 		return store.ErrReadOnly
 	}
-	b, err := entryBody([]store.Entry{e})
+	b, err := wire.AppendEntries(nil, []store.Entry{e})
 	if err != nil {
 		return err
 	}
@@ -407,12 +375,12 @@ func (db *DB) Backup(w io.Writer, since uint64) (until uint64, err error) {
 	if _, err := io.Copy(w, resp.Body); err != nil {
 		return 0, fmt.Errorf("remote: %s: backup: %w", db.base, err)
 	}
-	if e := resp.Trailer.Get(server.TrailerError); e != "" {
+	if e := resp.Trailer.Get(wire.TrailerError); e != "" {
 		return 0, fmt.Errorf("remote: %s: backup: %s", db.base, e)
 	}
-	v := resp.Trailer.Get(server.TrailerBackupUntil)
+	v := resp.Trailer.Get(wire.TrailerBackupUntil)
 	if until, err = strconv.ParseUint(v, 10, 64); err != nil {
-		return 0, fmt.Errorf("remote: %s: backup cut short (no %s trailer)", db.base, server.TrailerBackupUntil)
+		return 0, fmt.Errorf("remote: %s: backup cut short (no %s trailer)", db.base, wire.TrailerBackupUntil)
 	}
 	return until, nil
 }

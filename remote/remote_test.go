@@ -12,6 +12,7 @@ import (
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/server"
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
 
 // A read-only client refuses every write before sending it, and reads.
@@ -56,7 +57,7 @@ func TestReadOnly(t *testing.T) {
 }
 
 // TestOnceKeyReused: a key sent with another batch is refused with
-// server.ErrKeyReused; a malformed key is refused before it is sent.
+// wire.ErrKeyReused; a malformed key is refused before it is sent.
 func TestOnceKeyReused(t *testing.T) {
 	ix, err := index.Open("", &index.Options{InMemory: true})
 	if err != nil {
@@ -78,8 +79,8 @@ func TestOnceKeyReused(t *testing.T) {
 	if got, err := db.VisitBatchOnce(a, time.Hour, "k"); err != nil || !got[0] {
 		t.Fatalf("VisitBatchOnce again = %v, %v; want the first answer", got, err)
 	}
-	if _, err := db.AddBatchOnce(b, "k"); !errors.Is(err, server.ErrKeyReused) {
-		t.Errorf("another batch with the key: %v, want server.ErrKeyReused", err)
+	if _, err := db.AddBatchOnce(b, "k"); !errors.Is(err, wire.ErrKeyReused) {
+		t.Errorf("another batch with the key: %v, want wire.ErrKeyReused", err)
 	}
 	if _, err := db.AddBatchOnce(b, "bad\nkey"); err == nil {
 		t.Error("a key with a line break was sent")

@@ -20,6 +20,7 @@ import (
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
 
 // openMem opens an in-memory index closed at the test's end.
@@ -95,7 +96,7 @@ func TestPutRefusesBadTimes(t *testing.T) {
 		{Expires: store.Unix(-1)},
 	} {
 		e := store.FullEntry(h, v)
-		body := AppendEntry(AppendEntry(nil, &good), &e) // a good entry first: the batch is refused whole
+		body := wire.AppendEntry(wire.AppendEntry(nil, &good), &e) // a good entry first: the batch is refused whole
 		for _, path := range []string{"/v1/put", "/v1/add", "/v1/visit"} {
 			resp, err := http.Post(ts.URL+path, "application/octet-stream", bytes.NewReader(body))
 			if err != nil {

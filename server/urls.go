@@ -126,7 +126,7 @@ func (h *hashedLines) answer(found []bool, yes, no wire.Answer) answer {
 func splitLines(body []byte) ([][]byte, error) {
 	lines, err := wire.SplitLines(body)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+		return nil, fmt.Errorf("%w: %v", wire.ErrBadRequest, err)
 	}
 	return lines, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/urlhash/urlhash/hashkey/safebrowsing"
 	"github.com/urlhash/urlhash/query"
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
 
 // The Web Risk Lookup API (webrisk.googleapis.com/v1, REST), over an index
@@ -51,7 +52,7 @@ func (e *webRiskError) Error() string { return e.msg }
 func (e *webRiskError) Unwrap() error { return e.internalCause }
 
 func badWebRiskRequest(format string, args ...any) error {
-	return &webRiskError{code: http.StatusBadRequest, status: "INVALID_ARGUMENT", msg: fmt.Sprintf(format, args...), internalCause: ErrBadRequest}
+	return &webRiskError{code: http.StatusBadRequest, status: "INVALID_ARGUMENT", msg: fmt.Sprintf(format, args...), internalCause: wire.ErrBadRequest}
 }
 
 // webRisk wraps a Web Risk handler: its errors become *webRiskError,
@@ -62,7 +63,7 @@ func webRisk(h handler) handler {
 		if _, ok := err.(*webRiskError); ok || err == nil {
 			return err
 		}
-		_, status := Kind(err)
+		_, status := wire.Kind(err)
 		e := &webRiskError{code: status, status: "INTERNAL", msg: err.Error(), internalCause: err}
 		if status < 500 {
 			e.status = "FAILED_PRECONDITION"

@@ -1,15 +1,16 @@
 package server
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
 
 // The write endpoints: each runs through Server.write, which honours the
@@ -17,7 +18,7 @@ import (
 
 func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 	return s.write(w, r, withWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
-		es, err := DecodeEntries(body)
+		es, err := wire.DecodeEntries(body)
 		if err != nil {
 			return answer{}, err
 		}
@@ -31,7 +32,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) add(w http.ResponseWriter, r *http.Request) error {
 	return s.write(w, r, withWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
-		es, err := DecodeEntries(body)
+		es, err := wire.DecodeEntries(body)
 		if err != nil {
 			return answer{}, err
 		}
@@ -48,7 +49,7 @@ func durationArg(r *http.Request, name string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(a)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %s %q", ErrBadRequest, name, a)
+		return 0, fmt.Errorf("%w: %s %q", wire.ErrBadRequest, name, a)
 	}
 	return d, nil
 }
@@ -94,13 +95,7 @@ func (s *Server) addEntries(es []store.Entry, g *recording, answerOf func([]bool
 
 // boolsAnswer answers one byte per answer: 1 yes (new, found), 0 no.
 func boolsAnswer(added []bool) answer {
-	a := answer{status: http.StatusOK, ctype: "application/octet-stream", body: make([]byte, len(added))}
-	for i, n := range added {
-		if n {
-			a.body[i], a.fresh = 1, true
-		}
-	}
-	return a
+	return answer{status: http.StatusOK, ctype: wire.ContentTypeBinary, body: wire.AppendBools(nil, added), fresh: slices.Contains(added, true)}
 }
 
 func jsonAnswer(v any) answer {
@@ -110,9 +105,9 @@ func jsonAnswer(v any) answer {
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 	return s.write(w, r, afterWrite, func(r *http.Request, body []byte, _ *recording) (answer, error) {
-		es, err := DecodeEntries(body)
+		es, err := wire.DecodeEntries(body)
 		if err == nil && len(es) != 1 {
-			err = fmt.Errorf("%w: want one entry", ErrBadRequest)
+			err = fmt.Errorf("%w: want one entry", wire.ErrBadRequest)
 		}
 		if err != nil {
 			return answer{}, err
@@ -123,14 +118,13 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) load(w http.ResponseWriter, r *http.Request) error {
 	return s.write(w, r, afterStream, func(r *http.Request, _ []byte, _ *recording) (answer, error) {
-		sc := bufio.NewScanner(r.Body)
-		sc.Buffer(nil, 4<<20)
+		sc := wire.NewLineScanner(r.Body)
 		var bad error
 		seq := func(yield func(store.Entry) bool) {
 			for sc.Scan() {
 				e, err := store.ParseJSONL(sc.Bytes())
 				if err != nil {
-					bad = fmt.Errorf("%w: %v", ErrBadRequest, err)
+					bad = fmt.Errorf("%w: %v", wire.ErrBadRequest, err)
 					return
 				}
 				if !yield(e) {
@@ -141,7 +135,7 @@ func (s *Server) load(w http.ResponseWriter, r *http.Request) error {
 		res, err := s.st.Load(seq)
 		switch {
 		case sc.Err() != nil: // a body cut short ends in a line cut short: the cut is the news
-			return answer{}, fmt.Errorf("%w: %w", ErrBadRequest, sc.Err())
+			return answer{}, fmt.Errorf("%w: %w", wire.ErrBadRequest, sc.Err())
 		case bad != nil:
 			return answer{}, bad
 		case err != nil:

@@ -10,7 +10,6 @@ import (
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/query"
 	"github.com/urlhash/urlhash/remote"
-	"github.com/urlhash/urlhash/server"
 	"github.com/urlhash/urlhash/store"
 	"github.com/urlhash/urlhash/wire"
 )
@@ -120,7 +119,7 @@ func recoverJournal(ix *query.Index, jn *journal, a *answers, kind query.Input, 
 		if p.isNew == nil {
 			p.isNew = stored
 		}
-	} else if es, err = server.DecodeEntries(p.body); err != nil || len(es) != len(p.inputs) {
+	} else if es, err = wire.DecodeEntries(p.body); err != nil || len(es) != len(p.inputs) {
 		return fmt.Errorf("journal %s: %d entries for %d inputs: %v", jn.path, len(es), len(p.inputs), err)
 	}
 	isNew := p.isNew
@@ -239,7 +238,7 @@ func (o *dedupeOptions) run(e *env, args []string) error {
 			key = wire.NewKey()
 			var body []byte
 			for i := range entries {
-				body = server.AppendEntry(body, &entries[i])
+				body = wire.AppendEntry(body, &entries[i])
 			}
 			if err := jn.begin(key, revisitArg, body, inputs); err != nil {
 				return err
