@@ -440,7 +440,8 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		return errOr(db.Sync(), "ok")
 
 	case "profile":
-		return strconv.Quote(db.Profile())
+		p, err := db.Profile(context.Background())
+		return errOr(err, strconv.Quote(p))
 
 	case "set-profile":
 		if len(td.CmdArgs) != 1 || len(td.CmdArgs[0].Vals) != 0 {

@@ -66,8 +66,8 @@ func TestBackupChain(t *testing.T) {
 	if got, want := exportAll(t, dst), exportAll(t, src); !bytes.Equal(got, want) {
 		t.Fatalf("restored index differs from the source (%d vs %d bytes of export)", len(got), len(want))
 	}
-	if dst.Profile() != "urlhash+sha256" {
-		t.Errorf("restored profile %q", dst.Profile())
+	if dst.profileName() != "urlhash+sha256" {
+		t.Errorf("restored profile %q", dst.profileName())
 	}
 	if ok, _ := dst.Has(hashOf("a" + string(rune(0)))); ok {
 		t.Error("a deletion was not restored")

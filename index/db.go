@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -760,8 +761,12 @@ func (db *DB) syncMemtables() error {
 // Path returns the index directory ("" in memory).
 func (db *DB) Path() string { return db.path }
 
-// Profile returns the profile recorded in the index ("" if none).
-func (db *DB) Profile() string {
+// Profile implements store.Backend: the profile recorded in the index
+// ("" if none), read from memory; it never fails.
+func (db *DB) Profile(context.Context) (string, error) { return db.profileName(), nil }
+
+// profileName returns the profile recorded in the index ("" if none).
+func (db *DB) profileName() string {
 	db.profileMu.Lock()
 	defer db.profileMu.Unlock()
 	return db.profile

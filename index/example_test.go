@@ -1,6 +1,7 @@
 package index_test
 
 import (
+	"context"
 	"encoding/hex"
 	"fmt"
 	"log"
@@ -37,7 +38,8 @@ func ExampleOpen() {
 	}
 	defer db.Close()
 	v, err := db.Get(h)
-	fmt.Println(string(v.Text), err, db.Profile())
+	profile, _ := db.Profile(context.Background()) // from memory: it never fails
+	fmt.Println(string(v.Text), err, profile)
 	_, err = index.Open(dir, &index.Options{Profile: "other"})
 	fmt.Println(err != nil)
 	// Output:

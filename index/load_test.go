@@ -314,7 +314,7 @@ func TestLoadSettled(t *testing.T) {
 	}
 	db = mustOpen(t, dir, &Options{Profile: "p"})
 	defer db.Close()
-	if got := db.Profile(); got != "p" {
+	if got := db.profileName(); got != "p" {
 		t.Errorf("profile after the load = %q", got)
 	}
 	if !db.loadedSnapshot {
@@ -435,8 +435,8 @@ func TestLoadRunReadError(t *testing.T) {
 					t.Fatalf("Has of a stored key = %v, %v", ok, err)
 				}
 			}
-			if db.Profile() != "p" {
-				t.Errorf("profile %q after the failed load", db.Profile())
+			if db.profileName() != "p" {
+				t.Errorf("profile %q after the failed load", db.profileName())
 			}
 			if err := db.Verify(); err != nil {
 				t.Error(err)

@@ -173,8 +173,8 @@ func TestRefusals(t *testing.T) {
 			t.Fatalf("Open = %v, want store.ErrProfileMismatch", err)
 		}
 		db = mustOpen(t, dir, nil) // empty profile: any
-		if db.Profile() != "urlhash+sha256;unicode=17.0.0" {
-			t.Fatalf("Profile() = %q", db.Profile())
+		if db.profileName() != "urlhash+sha256;unicode=17.0.0" {
+			t.Fatalf("Profile() = %q", db.profileName())
 		}
 		db.Close()
 	})
@@ -373,7 +373,7 @@ func TestLoadKeepsRecordedProfile(t *testing.T) {
 	if _, err := db.Load(slices.Values(entriesOf(hs[1:]))); err != nil {
 		t.Fatal(err)
 	}
-	if got := db.Profile(); got != "webrisk" {
+	if got := db.profileName(); got != "webrisk" {
 		t.Errorf("Profile() after Load = %q, want webrisk", got)
 	}
 	if err := db.Close(); err != nil {

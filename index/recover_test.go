@@ -68,8 +68,8 @@ func checkRecovered(t *testing.T, to string, want map[hashkey.Hash]store.Value, 
 	if err := db.Verify(); err != nil {
 		t.Errorf("the recovered index does not verify: %v", err)
 	}
-	if db.Profile() != "url-hash/sha256" || rep.Profile != "url-hash/sha256" {
-		t.Errorf("profile %q (report %q), want url-hash/sha256", db.Profile(), rep.Profile)
+	if db.profileName() != "url-hash/sha256" || rep.Profile != "url-hash/sha256" {
+		t.Errorf("profile %q (report %q), want url-hash/sha256", db.profileName(), rep.Profile)
 	}
 	seen := 0
 	err := db.ForEach(func(e store.Entry) error {

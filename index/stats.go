@@ -31,7 +31,7 @@ func (db *DB) Stats() (_ store.Stats, err error) {
 	defer db.mu.RUnlock()
 	s := store.Stats{
 		FormatVersion: FormatVersion,
-		Profile:       db.Profile(),
+		Profile:       db.profileName(),
 		Tables:        len(db.bdb.Tables()),
 	}
 	s.Entries, s.PrefixEntries, s.Expiring = db.liveCounts()

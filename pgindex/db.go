@@ -260,8 +260,12 @@ func (db *DB) Sync() error {
 // "xxxxx".
 func (db *DB) Path() string { return db.path }
 
-// Profile returns the profile recorded in the index ("" if none).
-func (db *DB) Profile() string {
+// Profile implements store.Backend: the profile recorded in the index
+// ("" if none), read from memory; it never fails.
+func (db *DB) Profile(context.Context) (string, error) { return db.profileName(), nil }
+
+// profileName returns the profile recorded in the index ("" if none).
+func (db *DB) profileName() string {
 	db.profileMu.Lock()
 	defer db.profileMu.Unlock()
 	return db.profile

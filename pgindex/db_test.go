@@ -38,7 +38,7 @@ type backend interface {
 	Sync() error
 	Close() error
 	Path() string
-	Profile() string
+	Profile(context.Context) (string, error)
 }
 
 var (
@@ -391,14 +391,14 @@ func TestProfile(t *testing.T) {
 		t.Fatalf("Open with another profile: %v, want ErrProfileMismatch", err)
 	}
 	db = openSchema(t, &Options{Schema: schema})
-	if got := db.Profile(); got != "urlhash+sha256;unicode=17.0.0" {
+	if got := db.profileName(); got != "urlhash+sha256;unicode=17.0.0" {
 		t.Fatalf("Profile() = %q, want the recorded one", got)
 	}
 	// An index created without a profile records the first one asked for.
 	other := newSchema(t)
 	openSchema(t, &Options{Schema: other}).Close()
-	if db := openSchema(t, &Options{Schema: other, Profile: "p1"}); db.Profile() != "p1" {
-		t.Fatalf("Profile() = %q, want p1", db.Profile())
+	if db := openSchema(t, &Options{Schema: other, Profile: "p1"}); db.profileName() != "p1" {
+		t.Fatalf("Profile() = %q, want p1", db.profileName())
 	}
 	if _, err := Open(ctx, u, &Options{Schema: other, Profile: "p2"}); !errors.Is(err, store.ErrProfileMismatch) {
 		t.Fatalf("Open with p2: %v, want ErrProfileMismatch", err)

@@ -21,7 +21,7 @@ func (db *DB) Stats() (store.Stats, error) {
 	if err := db.begin(); err != nil {
 		return store.Stats{}, err
 	}
-	s := store.Stats{Profile: db.Profile()}
+	s := store.Stats{Profile: db.profileName()}
 	var format string
 	err := db.pool.QueryRow(db.ctx, `SELECT
 		(SELECT count(*) FROM `+db.full+` WHERE `+live("", "1")+`),

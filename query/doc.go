@@ -12,7 +12,7 @@
 //	db, err := index.Open(dir, nil) // or backend.Open(ctx, location, nil)
 //	...
 //	profile, err := urlhash.New(urlhash.DropFragment())
-//	ix, err := query.New(db, &query.Options{Profile: profile})
+//	ix, err := query.New(ctx, db, &query.Options{Profile: profile})
 //	added, err := ix.Add("https://example.com/a#top") // true the first time
 //	ok, err := ix.Has("https://EXAMPLE.com/a")        // true: same identity
 //

@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 
@@ -21,7 +22,7 @@ func ExampleIndex_Add() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	seen, err := query.New(db, &query.Options{Profile: profile})
+	seen, err := query.New(context.Background(), db, &query.Options{Profile: profile})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func ExampleIndex_Lookup() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	list, err := query.New(db, &query.Options{Profile: safebrowsing.V5})
+	list, err := query.New(context.Background(), db, &query.Options{Profile: safebrowsing.V5})
 	if err != nil {
 		log.Fatal(err)
 	}

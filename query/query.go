@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -43,8 +44,11 @@ type Index struct {
 }
 
 // New returns an Index over the open backend st, which it owns from then
-// on: Close closes it, also when New fails.
-func New(st store.Backend, opts *Options) (*Index, error) {
+// on: Close closes it, also when New fails. ctx bounds reading and
+// recording the profile; a backend that cannot say which profile it
+// records (a server that does not answer) fails New rather than getting
+// the default one.
+func New(ctx context.Context, st store.Backend, opts *Options) (*Index, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -52,7 +56,11 @@ func New(st store.Backend, opts *Options) (*Index, error) {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
-	recorded := st.Profile()
+	recorded, err := st.Profile(ctx)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("%s: profile: %w", st.Path(), err)
+	}
 	if o.Profile == nil {
 		o.Profile = urlhash.Default
 		if recorded != "" {

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -34,7 +35,7 @@ func openDir(dir string, opts *Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(db, opts)
+	return New(context.Background(), db, opts)
 }
 
 // noFragment is the url-hash profile that drops fragments.
@@ -308,7 +309,7 @@ func TestOtherUnicodeTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = New(db, nil)
+		_, err = New(context.Background(), db, nil)
 		if !errors.Is(err, store.ErrProfileMismatch) || !strings.Contains(err.Error(), "Unicode 17.0.0") || !strings.Contains(err.Error(), "rebuild the index") {
 			t.Errorf("index recording %q: %v, want a mismatch naming both table versions", recorded, err)
 		}
@@ -317,7 +318,7 @@ func TestOtherUnicodeTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := New(db, nil)
+	ix, err := New(context.Background(), db, nil)
 	if err != nil || ix.Profile().Name() != "iri" {
 		t.Fatalf("iri index: %v", err) // iri maps no hosts: no tables to record
 	}

@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"os"
@@ -38,7 +39,7 @@ func Example_tour() {
 	defer os.RemoveAll(dir)
 	db, err := index.Open(filepath.Join(dir, "seen.idx"), nil) // or backend.Open(ctx, "postgres://…", nil)
 	check(err)
-	ix, err := query.New(db, &query.Options{Profile: crawl}) // records the profile, refuses another
+	ix, err := query.New(context.Background(), db, &query.Options{Profile: crawl}) // records the profile, refuses another
 	check(err)
 	defer ix.Close()
 	isNew, err := ix.Add("https://example.com/a#top") // add if absent: true once, across goroutines
@@ -51,7 +52,7 @@ func Example_tour() {
 
 	ldb, err := index.Open(filepath.Join(dir, "list.idx"), nil)
 	check(err)
-	list, err := query.New(ldb, &query.Options{Profile: safebrowsing.V5})
+	list, err := query.New(context.Background(), ldb, &query.Options{Profile: safebrowsing.V5})
 	check(err)
 	defer list.Close()
 	evil, err := safebrowsing.V5.Hash("evil.example/") // a list entry: an expression's hash

@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"time"
@@ -17,7 +18,7 @@ func ExampleIndex_Visit() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	seen, err := query.New(db, nil)
+	seen, err := query.New(context.Background(), db, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

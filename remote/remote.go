@@ -338,22 +338,27 @@ func (db *DB) Close() error {
 func (db *DB) Path() string { return db.base }
 
 // Profile implements store.Backend: the profile the server's index
-// records ("" also when the server does not answer).
-func (db *DB) Profile() string {
-	if db.closed.Load() {
-		return ""
-	}
+// records. A server that does not answer is an error, never "" (which
+// would mean the default profile).
+func (db *DB) Profile(ctx context.Context) (string, error) {
 	var b []byte
-	if db.call(nil, "GET", "/v1/profile", nil, &b) != nil {
-		return ""
+	if err := db.call(ctx, "GET", "/v1/profile", nil, &b); err != nil {
+		return "", err
 	}
-	return string(b)
+	return string(b), nil
 }
 
 // SetProfile implements store.Backend.
 func (db *DB) SetProfile(name string) error {
 	if db.o.ReadOnly {
-		if name == "" || name == db.Profile() {
+		if name == "" {
+			return nil
+		}
+		recorded, err := db.Profile(nil)
+		if err != nil {
+			return err
+		}
+		if name == recorded {
 			return nil // nothing to record: as on a read-only directory
 		}
 		return store.ErrReadOnly

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/query"
 	"github.com/urlhash/urlhash/server"
 	"github.com/urlhash/urlhash/store"
 	"github.com/urlhash/urlhash/wire"
@@ -88,5 +89,36 @@ func TestOnceKeyReused(t *testing.T) {
 	// A key is checked as it is sent (quoted), not as a header value.
 	if _, err := db.AddBatchOnce(b, `"half-quoted`); err != nil {
 		t.Errorf("a key starting with a quote: %v", err)
+	}
+}
+
+// TestProfileUnreachable: a server that stops answering makes Profile an
+// error, and query.New fails rather than taking the default profile for
+// an index that records another.
+func TestProfileUnreachable(t *testing.T) {
+	ix, err := index.Open("", &index.Options{InMemory: true, Profile: "webrisk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ts := httptest.NewServer(server.New(ix, nil))
+	ctx := context.Background()
+	// Read-only: query.New then records nothing, and took "" for none.
+	db, err := Open(ctx, ts.URL, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.Profile(ctx); got != "webrisk" || err != nil {
+		t.Fatalf("Profile = %q, %v; want webrisk", got, err)
+	}
+	ts.Close()
+	if got, err := db.Profile(ctx); err == nil {
+		t.Errorf("Profile of an unreachable server = %q, nil; want an error", got)
+	}
+	if qx, err := query.New(ctx, db, nil); err == nil {
+		t.Errorf("query.New over an unreachable server took profile %s; want an error", qx.Profile().Name())
+	}
+	if got, err := db.Profile(ctx); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Profile after query.New closed it = %q, %v; want store.ErrClosed", got, err)
 	}
 }

@@ -429,7 +429,11 @@ func (s *Server) writable() error {
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, map[string]string{"status": "ok", "profile": s.st.Profile()})
+	p, err := s.st.Profile(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, map[string]string{"status": "ok", "profile": p})
 }
 
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
@@ -441,7 +445,11 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) profile(w http.ResponseWriter, r *http.Request) error {
-	_, err := io.WriteString(w, s.st.Profile())
+	p, err := s.st.Profile(r.Context())
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, p)
 	return err
 }
 
@@ -450,7 +458,11 @@ func (s *Server) setProfile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if s.st.Profile() != string(name) {
+	recorded, err := s.st.Profile(r.Context())
+	if err != nil {
+		return err
+	}
+	if recorded != string(name) {
 		if err := s.writable(); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -26,13 +27,16 @@ const maxReason = 256
 // urlsProfile returns the profile the index records; an index that records
 // none gets the default profile recorded when write is set (a URL is about
 // to be stored) and is answered with it otherwise.
-func (s *Server) urlsProfile(write bool) (hashkey.Profile, error) {
+func (s *Server) urlsProfile(ctx context.Context, write bool) (hashkey.Profile, error) {
 	s.urls.mu.Lock()
 	defer s.urls.mu.Unlock()
 	if s.urls.p != nil {
 		return s.urls.p, nil
 	}
-	recorded := s.st.Profile()
+	recorded, err := s.st.Profile(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if recorded == "" {
 		p := urlhash.Default
 		if !write {
@@ -145,7 +149,7 @@ func (s *Server) urlsAdd(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return answer{}, err
 		}
-		p, err := s.urlsProfile(true)
+		p, err := s.urlsProfile(r.Context(), true)
 		if err != nil {
 			return answer{}, err
 		}
@@ -166,7 +170,7 @@ func (s *Server) urlsHas(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.urlsProfile(false)
+	p, err := s.urlsProfile(r.Context(), false)
 	if err != nil {
 		return err
 	}

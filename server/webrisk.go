@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -83,7 +84,7 @@ func (e *webRiskError) write(w http.ResponseWriter) {
 // the request asks for the list's threat type; an index of another profile
 // is an error. Threat types may be names or numbers (threatTypes=1), under
 // camelCase or snake_case names (threat_types), as Google's API takes them.
-func (s *Server) webRiskList(q url.Values) (*safebrowsing.Profile, bool, error) {
+func (s *Server) webRiskList(ctx context.Context, q url.Values) (*safebrowsing.Profile, bool, error) {
 	var types []string
 	for _, v := range q["threatTypes"] {
 		t, err := enumName("threatTypes", v, threatTypeNames)
@@ -95,7 +96,10 @@ func (s *Server) webRiskList(q url.Values) (*safebrowsing.Profile, bool, error) 
 	if len(types) == 0 {
 		return nil, false, badWebRiskRequest("threatTypes is required")
 	}
-	recorded := s.st.Profile()
+	recorded, err := s.st.Profile(ctx)
+	if err != nil {
+		return nil, false, err
+	}
 	profile, err := query.ParseProfile(recorded)
 	p, ok := profile.(*safebrowsing.Profile)
 	if err != nil || !ok || query.ProfileRecord(p) != recorded {
@@ -143,7 +147,7 @@ func checkURI(uri string) error {
 // threat when a stored full hash is one of theirs; {} when none is.
 func (s *Server) searchURIs(w http.ResponseWriter, r *http.Request) error {
 	q := webRiskQuery(r)
-	p, asked, err := s.webRiskList(q)
+	p, asked, err := s.webRiskList(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -185,7 +189,7 @@ func (s *Server) searchURIs(w http.ResponseWriter, r *http.Request) error {
 // the stored full hashes that start with the 4..32-byte prefix.
 func (s *Server) searchHashes(w http.ResponseWriter, r *http.Request) error {
 	q := webRiskQuery(r)
-	_, asked, err := s.webRiskList(q)
+	_, asked, err := s.webRiskList(r.Context(), q)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"iter"
 	"time"
 
@@ -74,8 +75,10 @@ type Backend interface {
 	// Path names the index for messages: a directory, a redacted
 	// connection string or a server address.
 	Path() string
-	// Profile returns the profile name recorded in the index ("" if none).
-	Profile() string
+	// Profile returns the profile name recorded in the index ("" if
+	// none). A backend that cannot tell (a server that does not answer)
+	// returns the error, never "": "" would mean the default profile.
+	Profile(ctx context.Context) (string, error)
 	// SetProfile records name as the index's profile when it records none
 	// (once recorded, a profile never changes; an empty name records
 	// nothing). It returns an error

@@ -102,7 +102,7 @@ func (o *dbFlags) open(e *env, a access) (*query.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	return query.New(b, qo)
+	return query.New(e.ctx, b, qo)
 }
 
 // openReader opens the store for a command that reads hashes and entries
@@ -140,6 +140,7 @@ func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) 
 	}
 	bo.Index.Compression = o.compression
 	bo.Index.LoadMemory = o.loadMemory
+	bo.Remote.Token = os.Getenv("URLHASH_TOKEN") // a server's bearer token
 	b, err := backend.Open(e.ctx, o.dir, bo)
 	switch {
 	case errors.Is(err, store.ErrLocked):

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log"
@@ -35,6 +36,7 @@ func main() {
 
 // run is the example; it writes what it shows to w.
 func run(w io.Writer) error {
+	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "blocklist-")
 	if err != nil {
 		return err
@@ -45,7 +47,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	list, err := query.New(db, &query.Options{Profile: profile})
+	list, err := query.New(ctx, db, &query.Options{Profile: profile})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log"
@@ -54,6 +55,7 @@ type link struct {
 
 // run is the example; it writes what it shows to w.
 func run(w io.Writer) error {
+	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "crawler-dedupe-")
 	if err != nil {
 		return err
@@ -67,7 +69,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	seen, err := query.New(db, &query.Options{Profile: profile})
+	seen, err := query.New(ctx, db, &query.Options{Profile: profile})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log"
@@ -51,6 +52,7 @@ func links(n int) []string {
 
 // run is the example; it writes what it shows to w.
 func run(w io.Writer) error {
+	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "crawler-revisit-")
 	if err != nil {
 		return err
@@ -63,7 +65,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	seen, err := query.New(db, nil)
+	seen, err := query.New(ctx, db, nil)
 	if err != nil {
 		return err
 	}

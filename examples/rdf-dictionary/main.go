@@ -13,6 +13,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -42,6 +43,7 @@ func main() {
 
 // run is the example; it writes what it shows to w.
 func run(w io.Writer) error {
+	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "rdf-dictionary-")
 	if err != nil {
 		return err
@@ -52,7 +54,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dict, err := query.New(db, &query.Options{Profile: iri.IRI, StoreURL: true})
+	dict, err := query.New(ctx, db, &query.Options{Profile: iri.IRI, StoreURL: true})
 	if err != nil {
 		return err
 	}

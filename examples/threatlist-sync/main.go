@@ -74,6 +74,7 @@ func syncOnce(w io.Writer, endpoint, key, dir, threatType string) error {
 // run is the example against a local list server; it writes what it
 // shows to w.
 func run(w io.Writer) error {
+	ctx := context.Background()
 	// The list server: a urlhash server over an index of 4-byte prefixes
 	// of listed expressions. It answers computeDiff from them.
 	profile := query.ProfileRecord(safebrowsing.WebRisk)
@@ -113,7 +114,7 @@ func run(w io.Writer) error {
 		return err
 	}
 	c := &threatlist.Client{Endpoint: ts.URL}
-	ix, err := query.New(db, nil)
+	ix, err := query.New(ctx, db, nil)
 	if err != nil {
 		return err
 	}
