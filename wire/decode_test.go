@@ -1,10 +1,8 @@
 package wire
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/hex"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,26 +26,17 @@ var decoders = map[string]func([]byte) error{
 
 // TestBadInputs: every malformed input of testdata/bad.txt is an error.
 func TestBadInputs(t *testing.T) {
-	f, err := os.Open("testdata/bad.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
+	for n, line := range tableLines(t, "bad.txt") {
 		name, text, _ := strings.Cut(line, " ")
 		decode, ok := decoders[name]
 		if !ok {
 			t.Fatalf("bad.txt:%d: no decoder %q", n, name)
 		}
 		var in []byte
+		var err error
 		if strings.HasPrefix(text, `"`) {
-			s, err := strconv.Unquote(text)
-			if err != nil {
+			var s string
+			if s, err = strconv.Unquote(text); err != nil {
 				t.Fatalf("bad.txt:%d: %v", n, err)
 			}
 			in = []byte(s)

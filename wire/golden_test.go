@@ -1,13 +1,14 @@
 package wire
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
+	"iter"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -77,21 +78,29 @@ func must(b []byte, err error) []byte {
 	return b
 }
 
-// readGolden reads testdata/golden.txt: "NAME HEX" lines; # starts a
-// comment.
-func readGolden(t testing.TB) map[string][]byte {
-	f, err := os.Open("testdata/golden.txt")
+// tableLines returns the lines of testdata/name with their numbers, less
+// comments (#) and blank lines: the tables of the tests.
+func tableLines(t testing.TB, name string) iter.Seq2[int, string] {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	want := map[string][]byte{}
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+	return func(yield func(int, string) bool) {
+		for n, line := range strings.Split(string(b), "\n") {
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if !yield(n+1, line) {
+				return
+			}
 		}
+	}
+}
+
+// readGolden reads testdata/golden.txt: "NAME HEX" lines.
+func readGolden(t testing.TB) map[string][]byte {
+	want := map[string][]byte{}
+	for n, line := range tableLines(t, "golden.txt") {
 		name, h, ok := strings.Cut(line, " ")
 		b, err := hex.DecodeString(h)
 		if !ok || err != nil {
