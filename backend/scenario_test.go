@@ -273,11 +273,11 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		if err != nil {
 			return errString(err)
 		}
-		return errOr(db.PutBatch(entries), "ok")
+		return errOr(db.PutBatch(context.Background(), entries), "ok")
 
 	case "add":
 		entries, _ := s.parseEntries(t, td, false)
-		added, err := db.AddBatch(entries)
+		added, err := db.AddBatch(context.Background(), entries)
 		if err != nil {
 			return errString(err)
 		}
@@ -306,7 +306,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 			}
 		}
 		entries, _ := s.parseEntries(t, td, false)
-		visited, err := db.VisitBatch(entries, after)
+		visited, err := db.VisitBatch(context.Background(), entries, after)
 		if err != nil {
 			return errString(err)
 		}
@@ -333,7 +333,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "delete-prefix":
 		prefix, bits := parseScanPrefix(t, td)
-		full, prefixes, err := db.DeletePrefix(prefix, bits)
+		full, prefixes, err := db.DeletePrefix(context.Background(), prefix, bits)
 		if err != nil {
 			return errString(err)
 		}
@@ -341,7 +341,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "load":
 		entries, _ := s.parseEntries(t, td, false)
-		res, err := db.Load(slices.Values(entries))
+		res, err := db.Load(context.Background(), slices.Values(entries))
 		if err != nil {
 			return errString(err)
 		}
@@ -349,13 +349,13 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "get":
 		for _, h := range parseHashes(t, td) {
-			v, err := db.Get(h)
+			v, err := db.Get(context.Background(), h)
 			fmt.Fprintf(&out, "%s: %s\n", formatKey(h[:]), errOr(err, formatValue(v)))
 		}
 
 	case "has":
 		hs := parseHashes(t, td)
-		found, err := db.HasBatch(hs)
+		found, err := db.HasBatch(context.Background(), hs)
 		if err != nil {
 			return errString(err)
 		}
@@ -371,7 +371,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "match":
 		for _, h := range parseHashes(t, td) {
-			m, ok, err := db.Match(h)
+			m, ok, err := db.Match(context.Background(), h)
 			var result string
 			switch {
 			case err != nil:
@@ -389,14 +389,14 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 	case "delete":
 		entries, _ := s.parseEntries(t, td, false)
 		for _, e := range entries {
-			fmt.Fprintf(&out, "%s: %s\n", formatKey(e.Key()), errOr(db.Delete(e), "ok"))
+			fmt.Fprintf(&out, "%s: %s\n", formatKey(e.Key()), errOr(db.Delete(context.Background(), e), "ok"))
 		}
 
 	case "scan":
 		prefix, bits := parseScanPrefix(t, td)
 		limit := intArg(t, td, "limit", 0)
 		n := 0
-		err := db.Scan(prefix, bits, limit, func(e store.Entry) error {
+		err := db.Scan(context.Background(), prefix, bits, limit, func(e store.Entry) error {
 			kind := "full  "
 			if e.IsPrefix() {
 				kind = "prefix"
@@ -414,14 +414,14 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "count":
 		prefix, bits := parseScanPrefix(t, td)
-		full, prefixes, err := db.Count(prefix, bits)
+		full, prefixes, err := db.Count(context.Background(), prefix, bits)
 		if err != nil {
 			return errString(err)
 		}
 		fmt.Fprintf(&out, "full=%d prefix=%d\n", full, prefixes)
 
 	case "stats":
-		st, err := db.Stats()
+		st, err := db.Stats(context.Background())
 		if err != nil {
 			return errString(err)
 		}
@@ -434,10 +434,10 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		out.WriteString("\n")
 
 	case "verify":
-		return errOr(db.Verify(), "ok")
+		return errOr(db.Verify(context.Background()), "ok")
 
 	case "sync":
-		return errOr(db.Sync(), "ok")
+		return errOr(db.Sync(context.Background()), "ok")
 
 	case "profile":
 		p, err := db.Profile(context.Background())
@@ -454,7 +454,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 				t.Fatalf("%s: %v", td.Pos, err)
 			}
 		}
-		return errOr(db.SetProfile(name), "ok")
+		return errOr(db.SetProfile(context.Background(), name), "ok")
 
 	case "close":
 		s.closed = true

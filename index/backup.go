@@ -3,6 +3,7 @@ package index
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -67,7 +68,7 @@ type BackupInfo struct {
 // backup. Deletions are carried as such.
 func (db *DB) Backup(w io.Writer, since uint64) (_ BackupInfo, err error) {
 	defer db.catch(&err)
-	if err := db.begin(); err != nil {
+	if err := db.begin(context.Background()); err != nil {
 		return BackupInfo{}, err
 	}
 	defer db.mu.RUnlock()

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -27,7 +28,7 @@ func TestBackupChain(t *testing.T) {
 		for i := lo; i < hi; i++ {
 			es = append(es, store.FullEntry(hashOf(string(rune('a'+i%26))+string(rune(i))), store.Value{Text: []byte(text)}))
 		}
-		if err := src.PutBatch(es); err != nil {
+		if err := src.PutBatch(context.Background(), es); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -46,12 +47,12 @@ func TestBackupChain(t *testing.T) {
 		backups = append(backups, b.Bytes())
 	}
 	put(0, 3000, "one")
-	if err := src.PutPrefix([]byte{1, 2, 3, 4}, store.Value{Data: []byte("p")}); err != nil {
+	if err := src.PutPrefix(context.Background(), []byte{1, 2, 3, 4}, store.Value{Data: []byte("p")}); err != nil {
 		t.Fatal(err)
 	}
 	take()
 	put(2000, 4000, "two") // 1000 replaced, 1000 new
-	if err := src.Delete(store.FullEntry(hashOf("a"+string(rune(0))), store.Value{})); err != nil {
+	if err := src.Delete(context.Background(), store.FullEntry(hashOf("a"+string(rune(0))), store.Value{})); err != nil {
 		t.Fatal(err)
 	}
 	take()
@@ -69,7 +70,7 @@ func TestBackupChain(t *testing.T) {
 	if dst.profileName() != "urlhash+sha256" {
 		t.Errorf("restored profile %q", dst.profileName())
 	}
-	if ok, _ := dst.Has(hashOf("a" + string(rune(0)))); ok {
+	if ok, _ := dst.Has(context.Background(), hashOf("a"+string(rune(0)))); ok {
 		t.Error("a deletion was not restored")
 	}
 
@@ -104,7 +105,7 @@ func flip(b []byte, i int) []byte {
 func exportAll(t *testing.T, db *DB) []byte {
 	t.Helper()
 	var out []byte
-	err := db.ForEach(func(e store.Entry) error {
+	err := db.ForEach(context.Background(), func(e store.Entry) error {
 		out = store.AppendJSONL(out, &e)
 		return nil
 	})
@@ -126,11 +127,11 @@ func TestBackupCarriesDeletionsAfterCompaction(t *testing.T) {
 	for i := range 6000 {
 		es = append(es, store.FullEntry(hashOf("k"+strconv.Itoa(i)), store.Value{}))
 	}
-	if err := src.PutBatch(es); err != nil {
+	if err := src.PutBatch(context.Background(), es); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 200 {
-		if err := src.PutPrefix([]byte{0xab, byte(i), 1, 2}, store.Value{}); err != nil {
+		if err := src.PutPrefix(context.Background(), []byte{0xab, byte(i), 1, 2}, store.Value{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -140,17 +141,17 @@ func TestBackupCarriesDeletionsAfterCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 100 {
-		if err := src.Delete(es[i]); err != nil {
+		if err := src.Delete(context.Background(), es[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := src.DeletePrefix([]byte{0xab}, 8); err != nil {
+	if _, _, err := src.DeletePrefix(context.Background(), []byte{0xab}, 8); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := src.DeletePrefix([]byte{0x01, 0x80}, 9); err != nil {
+	if _, _, err := src.DeletePrefix(context.Background(), []byte{0x01, 0x80}, 9); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := src.DeletePrefix([]byte{0x80}, 1); err != nil {
+	if _, _, err := src.DeletePrefix(context.Background(), []byte{0x80}, 1); err != nil {
 		t.Fatal(err)
 	}
 	// Flush the memtable, then compact everything into one level: the
@@ -177,11 +178,11 @@ func TestBackupCarriesDeletionsAfterCompaction(t *testing.T) {
 		}
 	}
 	if got, want := exportAll(t, dst), exportAll(t, src); !bytes.Equal(got, want) {
-		gf, gp, _ := dst.Count(nil, 0)
-		wf, wp, _ := src.Count(nil, 0)
+		gf, gp, _ := dst.Count(context.Background(), nil, 0)
+		wf, wp, _ := src.Count(context.Background(), nil, 0)
 		t.Fatalf("restored index has %d entries and %d prefix entries, the source %d and %d", gf, gp, wf, wp)
 	}
-	if err := dst.Verify(); err != nil {
+	if err := dst.Verify(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -200,7 +201,7 @@ func TestRestoreVersion1(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	full, prefixes, err := dst.Count(nil, 0)
+	full, prefixes, err := dst.Count(context.Background(), nil, 0)
 	if err != nil || full != 20 || prefixes != 1 {
 		t.Fatalf("Count = %d, %d, %v; want 20, 1", full, prefixes, err)
 	}
@@ -208,7 +209,7 @@ func TestRestoreVersion1(t *testing.T) {
 		key  string
 		want bool
 	}{{"a", false}, {"b", true}, {"z1", true}} {
-		if got, _ := dst.Has(hashOf(c.key)); got != c.want {
+		if got, _ := dst.Has(context.Background(), hashOf(c.key)); got != c.want {
 			t.Errorf("Has(%s) = %v, want %v", c.key, got, c.want)
 		}
 	}
@@ -220,7 +221,7 @@ func TestRestoreVersion1(t *testing.T) {
 func TestScanReportsBadValueByKey(t *testing.T) {
 	db := openTestDB(t, true, nil)
 	for i := range 10 {
-		if err := db.Put(hashOf(strconv.Itoa(i)), store.Value{}); err != nil {
+		if err := db.Put(context.Background(), hashOf(strconv.Itoa(i)), store.Value{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -232,11 +233,11 @@ func TestScanReportsBadValueByKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	err := db.Scan(nil, 0, 0, func(store.Entry) error { n++; return nil })
+	err := db.Scan(context.Background(), nil, 0, 0, func(store.Entry) error { n++; return nil })
 	if n != 9 || !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), bad.String()) {
 		t.Errorf("Scan handed over %d entries and returned %v; want 9 and an error naming %s", n, err, bad)
 	}
-	if err := db.Verify(); err == nil || !strings.Contains(err.Error(), bad.String()) {
+	if err := db.Verify(context.Background()); err == nil || !strings.Contains(err.Error(), bad.String()) {
 		t.Errorf("Verify = %v, want an error naming %s", err, bad)
 	}
 }
@@ -251,7 +252,7 @@ func TestRestoreKeepsExpiring(t *testing.T) {
 		if i%2 == 0 {
 			v.Expires = in
 		}
-		if err := src.Put(hashOf(strconv.Itoa(i)), v); err != nil {
+		if err := src.Put(context.Background(), hashOf(strconv.Itoa(i)), v); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -263,8 +264,8 @@ func TestRestoreKeepsExpiring(t *testing.T) {
 	if _, err := dst.Restore(&b); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := src.Stats()
-	got, err := dst.Stats()
+	want, _ := src.Stats(context.Background())
+	got, err := dst.Stats(context.Background())
 	if err != nil || got.Entries != 10 || got.Expiring != 5 || got.Expiring != want.Expiring {
 		t.Fatalf("restored Stats: %d entries, %d expiring, %v; want 10 and 5", got.Entries, got.Expiring, err)
 	}
@@ -277,7 +278,7 @@ func TestRestoreKeepsExpiring(t *testing.T) {
 func TestUnfinishedRestoreRefused(t *testing.T) {
 	src := openTestDB(t, true, nil)
 	for i := range 2000 {
-		if err := src.Put(hashOf(strconv.Itoa(i)), store.Value{}); err != nil {
+		if err := src.Put(context.Background(), hashOf(strconv.Itoa(i)), store.Value{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -307,7 +308,7 @@ func TestUnfinishedRestoreRefused(t *testing.T) {
 	db.Close()
 	db = mustOpen(t, whole, nil)
 	defer db.Close()
-	if s, _ := db.Stats(); s.Entries != 2000 {
+	if s, _ := db.Stats(context.Background()); s.Entries != 2000 {
 		t.Errorf("restored %d entries, want 2000", s.Entries)
 	}
 }
@@ -327,11 +328,11 @@ func FuzzRestore(f *testing.F) {
 		f.Fatal(err)
 	}
 	for i := range 5 {
-		src.Put(hashOf(strconv.Itoa(i)), store.Value{})
+		src.Put(context.Background(), hashOf(strconv.Itoa(i)), store.Value{})
 	}
 	var full, incr bytes.Buffer
 	info, _ := src.Backup(&full, 0)
-	src.Delete(store.FullEntry(hashOf("1"), store.Value{}))
+	src.Delete(context.Background(), store.FullEntry(hashOf("1"), store.Value{}))
 	src.Backup(&incr, info.Until)
 	src.Close()
 	f.Add(full.Bytes())
@@ -345,7 +346,7 @@ func FuzzRestore(f *testing.F) {
 		if _, err := db.Restore(bytes.NewReader(b)); err != nil {
 			return
 		}
-		if err := db.Verify(); err != nil {
+		if err := db.Verify(context.Background()); err != nil {
 			t.Fatalf("a restored backup does not verify: %v", err)
 		}
 	})

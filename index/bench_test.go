@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
@@ -165,7 +166,7 @@ func BenchmarkIndex(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := db.Load(slices.Values(entriesOf(keys))); err != nil {
+		if _, err := db.Load(context.Background(), slices.Values(entriesOf(keys))); err != nil {
 			b.Fatal(err)
 		}
 		if err := db.Close(); err != nil {
@@ -194,7 +195,7 @@ func BenchmarkIndex(b *testing.B) {
 	})
 	b.Run("filter", func(b *testing.B) {
 		ours := st.useOurs(b)
-		s, err := ours.Stats()
+		s, err := ours.Stats(context.Background())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -223,7 +224,7 @@ func BenchmarkIndex(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if _, err := ours.Has(tc.probe[i%len(tc.probe)]); err != nil {
+				if _, err := ours.Has(context.Background(), tc.probe[i%len(tc.probe)]); err != nil {
 					b.Fatal(err)
 				}
 				i += 7919
@@ -260,7 +261,7 @@ func BenchmarkIndex(b *testing.B) {
 		b.ReportAllocs()
 		j := 0
 		for b.Loop() {
-			got, err := ours.HasBatch(batches[j%len(batches)])
+			got, err := ours.HasBatch(context.Background(), batches[j%len(batches)])
 			if err != nil || !got[0] {
 				b.Fatal("HasBatch", err)
 			}
@@ -297,7 +298,7 @@ func BenchmarkIndex(b *testing.B) {
 		j, seen := 0, 0
 		for b.Loop() {
 			p := keys[j%n][:2]
-			if err := ours.Scan(p, 12, 0, func(store.Entry) error { seen++; return nil }); err != nil {
+			if err := ours.Scan(context.Background(), p, 12, 0, func(store.Entry) error { seen++; return nil }); err != nil {
 				b.Fatal(err)
 			}
 			j += 7919
@@ -337,7 +338,7 @@ func BenchmarkIndex(b *testing.B) {
 		for b.Loop() {
 			h := extra[i%len(extra)]
 			freshen(&h, i/len(extra))
-			if _, err := ours.Add(h, store.Value{}); err != nil {
+			if _, err := ours.Add(context.Background(), h, store.Value{}); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -381,7 +382,7 @@ func BenchmarkIndex(b *testing.B) {
 				}
 				ours := st.useOurs(b)
 				t0 := time.Now()
-				if _, err := ours.Load(slices.Values(entriesOf(more))); err != nil {
+				if _, err := ours.Load(context.Background(), slices.Values(entriesOf(more))); err != nil {
 					b.Fatal(err)
 				}
 				o = time.Since(t0)
@@ -442,7 +443,7 @@ func BenchmarkDiskOptions(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := db.Load(slices.Values(entriesOf(keys))); err != nil {
+			if _, err := db.Load(context.Background(), slices.Values(entriesOf(keys))); err != nil {
 				b.Fatal(err)
 			}
 			db.Close()
@@ -454,7 +455,7 @@ func BenchmarkDiskOptions(b *testing.B) {
 			defer db.Close()
 			i := 0
 			for b.Loop() {
-				if ok, _ := db.Has(keys[i%n]); !ok {
+				if ok, _ := db.Has(context.Background(), keys[i%n]); !ok {
 					b.Fatal("missing")
 				}
 				i += 7919
@@ -477,7 +478,7 @@ func BenchmarkBlockChecksums(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := db.Load(slices.Values(entriesOf(keys))); err != nil {
+	if _, err := db.Load(context.Background(), slices.Values(entriesOf(keys))); err != nil {
 		b.Fatal(err)
 	}
 	db.Close()
@@ -500,7 +501,7 @@ func BenchmarkBlockChecksums(b *testing.B) {
 				b.Run("get-present", func(b *testing.B) {
 					i := 0
 					for b.Loop() {
-						if _, err := db.Get(keys[i%n]); err != nil {
+						if _, err := db.Get(context.Background(), keys[i%n]); err != nil {
 							b.Fatal(err)
 						}
 						i += 7919
@@ -512,7 +513,7 @@ func BenchmarkBlockChecksums(b *testing.B) {
 						for j := range batch {
 							batch[j] = keys[(i+j*7919)%n]
 						}
-						if _, err := db.HasBatch(batch); err != nil {
+						if _, err := db.HasBatch(context.Background(), batch); err != nil {
 							b.Fatal(err)
 						}
 						i++
@@ -560,14 +561,14 @@ func BenchmarkLoad(b *testing.B) {
 				opts := &Options{LoadMemory: tc.budget}
 				if tc.again {
 					db := mustOpen(b, dir, opts)
-					if _, err := db.Load(gen); err != nil {
+					if _, err := db.Load(context.Background(), gen); err != nil {
 						b.Fatal(err)
 					}
 					db.Close()
 				}
 				t0 := time.Now()
 				db := mustOpen(b, dir, opts)
-				res, err := db.Load(gen)
+				res, err := db.Load(context.Background(), gen)
 				if err == nil {
 					err = db.Close()
 				}

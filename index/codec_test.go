@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -46,7 +47,7 @@ func TestCompressionKept(t *testing.T) {
 			dir := t.TempDir()
 			keys := randHashes(r, 3000)
 			db := mustOpen(t, dir, &Options{Compression: tc.first})
-			if _, err := db.Load(slices.Values(entriesOf(keys[:2000]))); err != nil {
+			if _, err := db.Load(context.Background(), slices.Values(entriesOf(keys[:2000]))); err != nil {
 				t.Fatal(err)
 			}
 			if err := db.Close(); err != nil {
@@ -54,7 +55,7 @@ func TestCompressionKept(t *testing.T) {
 			}
 			db = mustOpen(t, dir, &Options{Compression: tc.later})
 			for _, h := range keys[2000:] {
-				if err := db.Put(h, store.Value{}); err != nil {
+				if err := db.Put(context.Background(), h, store.Value{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -70,7 +71,7 @@ func TestCompressionKept(t *testing.T) {
 			}
 			db = mustOpen(t, dir, &Options{ReadOnly: true})
 			defer db.Close()
-			found, err := db.HasBatch(keys)
+			found, err := db.HasBatch(context.Background(), keys)
 			if err != nil {
 				t.Fatal(err)
 			}

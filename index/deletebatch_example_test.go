@@ -1,6 +1,7 @@
 package index_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urlhash/urlhash/hashkey"
@@ -16,9 +17,9 @@ func ExampleDB_DeleteBatch() {
 	defer db.Close()
 	a, b := hashkey.Sum([]byte("a")), hashkey.Sum([]byte("b"))
 	p, _ := store.PrefixEntry(a[:4], store.Value{})
-	db.PutBatch([]store.Entry{store.FullEntry(a, store.Value{}), p})
+	db.PutBatch(context.Background(), []store.Entry{store.FullEntry(a, store.Value{}), p})
 	// b is not stored: it is skipped.
-	n, err := db.DeleteBatch([]store.Entry{store.FullEntry(a, store.Value{}), p, store.FullEntry(b, store.Value{})})
+	n, err := db.DeleteBatch(context.Background(), []store.Entry{store.FullEntry(a, store.Value{}), p, store.FullEntry(b, store.Value{})})
 	fmt.Println(n, err)
 	// Output: 2 <nil>
 }

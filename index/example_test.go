@@ -24,7 +24,7 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	h := hashkey.Sum([]byte("https://example.com/"))
-	if err := db.Put(h, store.Value{Text: []byte("https://example.com/")}); err != nil {
+	if err := db.Put(context.Background(), h, store.Value{Text: []byte("https://example.com/")}); err != nil {
 		log.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -37,7 +37,7 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	v, err := db.Get(h)
+	v, err := db.Get(context.Background(), h)
 	profile, _ := db.Profile(context.Background()) // from memory: it never fails
 	fmt.Println(string(v.Text), err, profile)
 	_, err = index.Open(dir, &index.Options{Profile: "other"})
@@ -54,7 +54,7 @@ func ExampleDB_Add() {
 	}
 	defer db.Close()
 	for _, u := range []string{"https://a.example/", "https://b.example/", "https://a.example/"} {
-		added, err := db.Add(hashkey.Sum([]byte(u)), store.Value{})
+		added, err := db.Add(context.Background(), hashkey.Sum([]byte(u)), store.Value{})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -75,10 +75,10 @@ func ExampleDB_Match() {
 	defer db.Close()
 	h := hashkey.Sum([]byte("https://evil.example/"))
 	// A Safe Browsing style 4-byte prefix and a longer 8-byte one.
-	db.PutPrefix(h[:4], store.Value{Data: []byte("list A")})
-	db.PutPrefix(h[:8], store.Value{Data: []byte("list B")})
+	db.PutPrefix(context.Background(), h[:4], store.Value{Data: []byte("list A")})
+	db.PutPrefix(context.Background(), h[:8], store.Value{Data: []byte("list B")})
 
-	m, ok, err := db.Match(h)
+	m, ok, err := db.Match(context.Background(), h)
 	fmt.Println(ok, m.Len, m.IsFull(), string(m.Value.Data), err)
 	// Output:
 	// true 8 false list B <nil>
@@ -93,10 +93,10 @@ func ExampleDB_Scan() {
 	for _, s := range []string{"00aa", "0abb", "0acc", "ff00"} {
 		var h hashkey.Hash
 		hex.Decode(h[:], []byte(s))
-		db.Put(h, store.Value{})
+		db.Put(context.Background(), h, store.Value{})
 	}
 	// Three hex digits "0ab" are 12 bits.
-	db.Scan([]byte{0x0a, 0xb0}, 12, 10, func(e store.Entry) error {
+	db.Scan(context.Background(), []byte{0x0a, 0xb0}, 12, 10, func(e store.Entry) error {
 		fmt.Printf("%x\n", e.Hash[:2])
 		return nil
 	})
@@ -127,7 +127,7 @@ func ExampleDB_Load() {
 			}
 		}
 	}
-	res, err := db.Load(entries)
+	res, err := db.Load(context.Background(), entries)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"encoding/binary"
 	"math/rand/v2"
 	"slices"
@@ -186,7 +187,7 @@ func TestDBBuildsFlatOnLookup(t *testing.T) {
 	keys := randHashes(r, 20_000)
 	db := mustOpen(t, t.TempDir(), nil)
 	defer db.Close()
-	if _, err := db.Load(slices.Values(entriesOf(keys))); err != nil {
+	if _, err := db.Load(context.Background(), slices.Values(entriesOf(keys))); err != nil {
 		t.Fatal(err)
 	}
 	db.growWG.Wait()
@@ -196,7 +197,7 @@ func TestDBBuildsFlatOnLookup(t *testing.T) {
 	if built {
 		t.Fatal("flat form built before any lookup")
 	}
-	if ok, err := db.Has(keys[0]); !ok || err != nil {
+	if ok, err := db.Has(context.Background(), keys[0]); !ok || err != nil {
 		t.Fatalf("Has = %v, %v", ok, err)
 	}
 	db.growWG.Wait()
@@ -212,7 +213,7 @@ func TestDBBuildsFlatOnLookup(t *testing.T) {
 	db.fmu.RLock()
 	f := db.f
 	db.fmu.RUnlock()
-	if _, err := db.Load(slices.Values(entriesOf(more))); err != nil {
+	if _, err := db.Load(context.Background(), slices.Values(entriesOf(more))); err != nil {
 		t.Fatal(err)
 	}
 	db.fmu.RLock()
@@ -221,9 +222,9 @@ func TestDBBuildsFlatOnLookup(t *testing.T) {
 	if !same {
 		t.Fatal("the load replaced the filter: its flat form was not exercised")
 	}
-	db.Has(keys[0])
+	db.Has(context.Background(), keys[0])
 	db.growWG.Wait()
-	found, err := db.HasBatch(append(keys, more...))
+	found, err := db.HasBatch(context.Background(), append(keys, more...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -74,29 +75,29 @@ func makeStale(t *testing.T, dir string) {
 func readEverything(t *testing.T, db *DB, hs []hashkey.Hash) {
 	t.Helper()
 	for _, h := range hs[:10] {
-		if ok, err := db.Has(h); err != nil || !ok {
+		if ok, err := db.Has(context.Background(), h); err != nil || !ok {
 			t.Fatalf("Has = %v, %v", ok, err)
 		}
 	}
-	if _, err := db.HasBatch(hs); err != nil {
+	if _, err := db.HasBatch(context.Background(), hs); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := db.Match(hs[0]); err != nil {
+	if _, _, err := db.Match(context.Background(), hs[0]); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := db.Count(nil, 0); err != nil {
+	if _, _, err := db.Count(context.Background(), nil, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ForEach(func(store.Entry) error { return nil }); err != nil {
+	if err := db.ForEach(context.Background(), func(store.Entry) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Stats(); err != nil {
+	if _, err := db.Stats(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Sync(); err != nil {
+	if err := db.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -109,10 +110,10 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 	build := func(t *testing.T, dir string) {
 		db := mustOpen(t, dir, &Options{MemTableSize: 1 << 20})
 		defer db.Close()
-		if _, err := db.Load(slices.Values(entriesOf(hs[:15000]))); err != nil {
+		if _, err := db.Load(context.Background(), slices.Values(entriesOf(hs[:15000]))); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.AddBatch(entriesOf(hs[15000:])); err != nil {
+		if _, err := db.AddBatch(context.Background(), entriesOf(hs[15000:])); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.Close(); err != nil {
@@ -225,7 +226,7 @@ func TestOpenCreatesOnlyWhereAllowed(t *testing.T) {
 		mustOpen(t, dir, nil).Close()
 		hs := randHashes(rand.New(rand.NewPCG(1, 1)), 1000)
 		db := mustOpen(t, dir, nil)
-		if _, err := db.Load(slices.Values(entriesOf(hs))); err != nil {
+		if _, err := db.Load(context.Background(), slices.Values(entriesOf(hs))); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()
@@ -251,7 +252,7 @@ func TestCrashLeftoverTables(t *testing.T) {
 	if os.Getenv("URLHASH_INDEX_CHILD") == "leftover" {
 		db, err := Open(os.Getenv("URLHASH_INDEX_DIR"), nil)
 		if err == nil {
-			_, err = db.AddBatch(entriesOf(hs[4000:]))
+			_, err = db.AddBatch(context.Background(), entriesOf(hs[4000:]))
 		}
 		fmt.Println("open", err)
 		time.Sleep(time.Minute)
@@ -259,7 +260,7 @@ func TestCrashLeftoverTables(t *testing.T) {
 	}
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
-	if _, err := db.Load(slices.Values(entriesOf(hs[:4000]))); err != nil {
+	if _, err := db.Load(context.Background(), slices.Values(entriesOf(hs[:4000]))); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -292,7 +293,7 @@ func TestCrashLeftoverTables(t *testing.T) {
 	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the leftover table is still there: %v", err)
 	}
-	got, err := db.HasBatch(hs)
+	got, err := db.HasBatch(context.Background(), hs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +313,7 @@ func TestAbsentLookupAllocs(t *testing.T) {
 	dir := t.TempDir()
 	hs := randHashes(rand.New(rand.NewPCG(121, 122)), 20000)
 	db := mustOpen(t, dir, nil)
-	if _, err := db.Load(slices.Values(entriesOf(hs[:10000]))); err != nil {
+	if _, err := db.Load(context.Background(), slices.Values(entriesOf(hs[:10000]))); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -330,9 +331,9 @@ func TestAbsentLookupAllocs(t *testing.T) {
 	db.fmu.RUnlock()
 	i := 0
 	if n := testing.AllocsPerRun(1000, func() {
-		db.Has(absent[i%len(absent)])
-		db.Get(absent[i%len(absent)])
-		db.Match(absent[i%len(absent)])
+		db.Has(context.Background(), absent[i%len(absent)])
+		db.Get(context.Background(), absent[i%len(absent)])
+		db.Match(context.Background(), absent[i%len(absent)])
 		i++
 	}); n != 0 {
 		t.Errorf("Has+Get+Match of a key the filter rejects: %.1f allocations, want 0", n)
@@ -341,7 +342,7 @@ func TestAbsentLookupAllocs(t *testing.T) {
 		t.Skip("no false positive among the probes")
 	}
 	if !db.guard.idle() {
-		if ok, err := db.Has(maybe[0]); ok || err != nil {
+		if ok, err := db.Has(context.Background(), maybe[0]); ok || err != nil {
 			t.Fatalf("Has(false positive) = %v, %v", ok, err)
 		}
 	}
@@ -377,7 +378,7 @@ func TestVerifyListsEveryProblem(t *testing.T) {
 	// misses keys.
 	db.entries.Add(5)
 	db.f = newFilter(db.f.k)
-	err := db.Verify()
+	err := db.Verify(context.Background())
 	if !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("Verify = %v, want store.ErrCorrupt", err)
 	}
@@ -403,7 +404,7 @@ func TestWritableOpenOfDamagedTable(t *testing.T) {
 	for i := range 200000 {
 		entries = append(entries, store.FullEntry(hashOf(fmt.Sprint("url", i)), store.Value{}))
 	}
-	if _, err := db.Load(slices.Values(entries)); err != nil {
+	if _, err := db.Load(context.Background(), slices.Values(entries)); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -443,7 +444,7 @@ func TestEmptyMemtableLog(t *testing.T) {
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
 	h := hashOf("kept")
-	if err := db.Put(h, store.Value{}); err != nil {
+	if err := db.Put(context.Background(), h, store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -461,7 +462,7 @@ func TestEmptyMemtableLog(t *testing.T) {
 		t.Fatalf("writable Open with an empty memtable log: %v", err)
 	}
 	defer db.Close()
-	if ok, err := db.Has(h); !ok || err != nil {
+	if ok, err := db.Has(context.Background(), h); !ok || err != nil {
 		t.Fatalf("Has after the Open = %v, %v", ok, err)
 	}
 	if _, err := os.Stat(empty); !errors.Is(err, os.ErrNotExist) {

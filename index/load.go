@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -41,9 +42,9 @@ import (
 // Everything Load added is durable when it returns. An I/O error while
 // writing (disk, run files) can leave a part of the new keys stored, as a
 // crash would; the filter and counts are then rebuilt.
-func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
+func (db *DB) Load(ctx context.Context, seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	defer db.catch(&err)
-	if err := db.beginWrite(); err != nil {
+	if err := db.beginWrite(ctx); err != nil {
 		return store.LoadResult{}, err
 	}
 	dir := db.path
@@ -51,12 +52,17 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	if db.opts.InMemory {
 		dir = "" // everything stays in memory anyway: never spill
 	}
-	s := newSorter(dir, db.opts.LoadMemory, db.spillRoom)
+	s := newSorter(dir, db.opts.LoadMemory, func(n int64) error { return db.spillRoom(ctx, n) })
 	defer s.close()
 	var input int64
 	for e := range seq {
 		if err := db.check(&e); err != nil {
 			return store.LoadResult{}, err
+		}
+		// Nothing is written before the input ends: a cancelled load
+		// leaves the index as it was.
+		if input%ctxEvery == 0 && ctx.Err() != nil {
+			return store.LoadResult{}, ctx.Err()
 		}
 		input++
 		if err := s.add(&e); err != nil {
@@ -136,8 +142,8 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 }
 
 // spillRoom is the free-space gate for a run file of n bytes.
-func (db *DB) spillRoom(n int64) error {
-	if err := db.begin(); err != nil {
+func (db *DB) spillRoom(ctx context.Context, n int64) error {
+	if err := db.begin(ctx); err != nil {
 		return err
 	}
 	defer db.mu.RUnlock()

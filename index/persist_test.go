@@ -2,6 +2,7 @@ package index
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -47,10 +48,10 @@ func TestReopenSnapshot(t *testing.T) {
 	if db.loadedSnapshot {
 		t.Fatal("new index loaded a snapshot")
 	}
-	if err := db.PutBatch(entriesOf(hs[:2000])); err != nil {
+	if err := db.PutBatch(context.Background(), entriesOf(hs[:2000])); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.PutPrefix(hs[2000][:4], store.Value{}); err != nil {
+	if err := db.PutPrefix(context.Background(), hs[2000][:4], store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -61,14 +62,14 @@ func TestReopenSnapshot(t *testing.T) {
 	if !db.loadedSnapshot {
 		t.Fatal("clean reopen did not load the snapshot")
 	}
-	s, _ := db.Stats()
+	s, _ := db.Stats(context.Background())
 	if s.Entries != 2000 || s.PrefixEntries != 1 {
 		t.Fatalf("store.Stats after reopen = %+v", s)
 	}
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Put(hs[0], store.Value{}); !errors.Is(err, store.ErrReadOnly) {
+	if err := db.Put(context.Background(), hs[0], store.Value{}); !errors.Is(err, store.ErrReadOnly) {
 		t.Fatalf("Put on read-only = %v, want store.ErrReadOnly", err)
 	}
 	db.Close()
@@ -88,10 +89,10 @@ func TestReopenSnapshot(t *testing.T) {
 	if db.loadedSnapshot {
 		t.Fatal("stale snapshot was loaded")
 	}
-	if ok, _ := db.Has(hs[2500]); !ok {
+	if ok, _ := db.Has(context.Background(), hs[2500]); !ok {
 		t.Fatal("key written after the snapshot is missing")
 	}
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -105,7 +106,7 @@ func TestLoad(t *testing.T) {
 			first = append(first, first[0]) // repeated key
 			pe, _ := store.PrefixEntry(hs[19999][:6], store.Value{Text: []byte("p")})
 			first = append(first, pe)
-			res, err := db.Load(slices.Values(first))
+			res, err := db.Load(context.Background(), slices.Values(first))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,17 +114,17 @@ func TestLoad(t *testing.T) {
 				t.Fatalf("first Load = %+v", res)
 			}
 			// Into a non-empty index, after ordinary writes.
-			if err := db.Put(hs[15000], store.Value{}); err != nil {
+			if err := db.Put(context.Background(), hs[15000], store.Value{}); err != nil {
 				t.Fatal(err)
 			}
-			res, err = db.Load(slices.Values(entriesOf(hs[5000:])))
+			res, err = db.Load(context.Background(), slices.Values(entriesOf(hs[5000:])))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.Added != 9999 || res.Present != 5001 || res.Streamed == mem {
 				t.Fatalf("second Load = %+v", res)
 			}
-			got, err := db.HasBatch(hs)
+			got, err := db.HasBatch(context.Background(), hs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,13 +133,13 @@ func TestLoad(t *testing.T) {
 					t.Fatalf("key %d missing after Load", i)
 				}
 			}
-			if m, ok, _ := db.Match(hs[19999]); !ok || m.Len != hashkey.Size {
+			if m, ok, _ := db.Match(context.Background(), hs[19999]); !ok || m.Len != hashkey.Size {
 				t.Fatalf("store.Match = %+v %v", m, ok)
 			}
-			if err := db.Verify(); err != nil {
+			if err := db.Verify(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if s, _ := db.Stats(); s.Entries != 20000 || s.PrefixEntries != 1 {
+			if s, _ := db.Stats(context.Background()); s.Entries != 20000 || s.PrefixEntries != 1 {
 				t.Fatalf("store.Stats = %+v", s)
 			}
 		})
@@ -287,18 +288,18 @@ func TestCrashRecovery(t *testing.T) {
 			hs := keys(i)
 			switch i % 3 {
 			case 0:
-				_, err = db.AddBatch(entriesOf(hs))
+				_, err = db.AddBatch(context.Background(), entriesOf(hs))
 			case 1:
 				for _, h := range hs {
-					if err = db.Put(h, store.Value{Data: []byte{byte(i)}}); err != nil {
+					if err = db.Put(context.Background(), h, store.Value{Data: []byte{byte(i)}}); err != nil {
 						break
 					}
 				}
 			case 2:
-				_, err = db.Load(slices.Values(entriesOf(hs)))
+				_, err = db.Load(context.Background(), slices.Values(entriesOf(hs)))
 			}
 			if err == nil {
-				err = db.Sync()
+				err = db.Sync(context.Background())
 			}
 			if err != nil {
 				fmt.Println("error", err)
@@ -324,11 +325,11 @@ func TestCrashRecovery(t *testing.T) {
 	if db.loadedSnapshot {
 		t.Fatal("snapshot loaded after a crash")
 	}
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i <= acked; i++ {
-		got, err := db.HasBatch(keys(i))
+		got, err := db.HasBatch(context.Background(), keys(i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +340,7 @@ func TestCrashRecovery(t *testing.T) {
 		}
 	}
 	// Taking the import again adds nothing acknowledged twice.
-	res, err := db.Load(slices.Values(entriesOf(keys(0))))
+	res, err := db.Load(context.Background(), slices.Values(entriesOf(keys(0))))
 	if err != nil || res.Added != 0 || res.Present != batch {
 		t.Fatalf("re-import = %+v, %v", res, err)
 	}
@@ -364,13 +365,13 @@ func TestLoadKeepsRecordedProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	hs := randHashes(rand.New(rand.NewPCG(7, 8)), 3)
-	if err := db.Put(hs[0], store.Value{}); err != nil {
+	if err := db.Put(context.Background(), hs[0], store.Value{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Delete(store.FullEntry(hs[0], store.Value{})); err != nil {
+	if err := db.Delete(context.Background(), store.FullEntry(hs[0], store.Value{})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Load(slices.Values(entriesOf(hs[1:]))); err != nil {
+	if _, err := db.Load(context.Background(), slices.Values(entriesOf(hs[1:]))); err != nil {
 		t.Fatal(err)
 	}
 	if got := db.profileName(); got != "webrisk" {
@@ -390,7 +391,7 @@ func TestLoadKeepsRecordedProfile(t *testing.T) {
 	}
 	defer db.Close()
 	for _, h := range hs[1:] {
-		if ok, err := db.Has(h); err != nil || !ok {
+		if ok, err := db.Has(context.Background(), h); err != nil || !ok {
 			t.Errorf("Has(loaded key) = %v, %v", ok, err)
 		}
 	}

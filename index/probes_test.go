@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"testing"
 
 	"github.com/urlhash/urlhash/hashkey"
@@ -12,7 +13,7 @@ import (
 func TestFilterProbes(t *testing.T) {
 	db := openTestDB(t, true, nil)
 	stored := hashOf("stored")
-	if err := db.Put(stored, store.Value{}); err != nil {
+	if err := db.Put(context.Background(), stored, store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	absent := stored
@@ -25,45 +26,45 @@ func TestFilterProbes(t *testing.T) {
 		op   func() error
 		want counts
 	}{
-		{"get stored", func() error { _, err := db.Get(stored); return err }, counts{0, 1, 0}},
-		{"get absent", func() error { db.Get(absent); return nil }, counts{1, 0, 0}},
-		{"get twin", func() error { db.Get(twin); return nil }, counts{0, 0, 1}},
+		{"get stored", func() error { _, err := db.Get(context.Background(), stored); return err }, counts{0, 1, 0}},
+		{"get absent", func() error { db.Get(context.Background(), absent); return nil }, counts{1, 0, 0}},
+		{"get twin", func() error { db.Get(context.Background(), twin); return nil }, counts{0, 0, 1}},
 		{"has", func() error {
 			for _, h := range []hashkey.Hash{stored, absent, twin} {
-				if _, err := db.Has(h); err != nil {
+				if _, err := db.Has(context.Background(), h); err != nil {
 					return err
 				}
 			}
 			return nil
 		}, counts{1, 1, 1}},
 		{"has batch", func() error {
-			_, err := db.HasBatch([]hashkey.Hash{stored, absent, twin, absent})
+			_, err := db.HasBatch(context.Background(), []hashkey.Hash{stored, absent, twin, absent})
 			return err
 		}, counts{2, 1, 1}},
-		{"has batch all absent", func() error { _, err := db.HasBatch([]hashkey.Hash{absent}); return err }, counts{1, 0, 0}},
+		{"has batch all absent", func() error { _, err := db.HasBatch(context.Background(), []hashkey.Hash{absent}); return err }, counts{1, 0, 0}},
 		{"match", func() error {
 			for _, h := range []hashkey.Hash{stored, absent, twin} {
-				if _, _, err := db.Match(h); err != nil {
+				if _, _, err := db.Match(context.Background(), h); err != nil {
 					return err
 				}
 			}
 			return nil
 		}, counts{1, 1, 1}},
 		{"add batch", func() error {
-			_, err := db.AddBatch([]store.Entry{store.FullEntry(stored, store.Value{}), store.FullEntry(twin, store.Value{})})
+			_, err := db.AddBatch(context.Background(), []store.Entry{store.FullEntry(stored, store.Value{}), store.FullEntry(twin, store.Value{})})
 			return err
 		}, counts{0, 1, 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			before, err := db.Stats()
+			before, err := db.Stats(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := tc.op(); err != nil {
 				t.Fatal(err)
 			}
-			after, err := db.Stats()
+			after, err := db.Stats(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}

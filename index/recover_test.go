@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -28,7 +29,7 @@ func recoverSource(t *testing.T) (dir string, want map[hashkey.Hash]store.Value)
 	defer db.Close()
 	want = map[hashkey.Hash]store.Value{}
 	hs := randHashes(rand.New(rand.NewPCG(101, 102)), 12_000)
-	if _, err := db.Load(slices.Values(entriesOf(hs[:9000]))); err != nil {
+	if _, err := db.Load(context.Background(), slices.Values(entriesOf(hs[:9000]))); err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range hs[:9000] {
@@ -43,11 +44,11 @@ func recoverSource(t *testing.T) (dir string, want map[hashkey.Hash]store.Value)
 		es = append(es, store.FullEntry(h, v))
 		want[h] = v
 	}
-	if err := db.PutBatch(es); err != nil {
+	if err := db.PutBatch(context.Background(), es); err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range hs[:100] {
-		if err := db.Delete(store.FullEntry(h, store.Value{})); err != nil {
+		if err := db.Delete(context.Background(), store.FullEntry(h, store.Value{})); err != nil {
 			t.Fatal(err)
 		}
 		delete(want, h)
@@ -65,14 +66,14 @@ func checkRecovered(t *testing.T, to string, want map[hashkey.Hash]store.Value, 
 	t.Helper()
 	db := mustOpen(t, to, &Options{ReadOnly: true})
 	defer db.Close()
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(context.Background()); err != nil {
 		t.Errorf("the recovered index does not verify: %v", err)
 	}
 	if db.profileName() != "url-hash/sha256" || rep.Profile != "url-hash/sha256" {
 		t.Errorf("profile %q (report %q), want url-hash/sha256", db.profileName(), rep.Profile)
 	}
 	seen := 0
-	err := db.ForEach(func(e store.Entry) error {
+	err := db.ForEach(context.Background(), func(e store.Entry) error {
 		seen++
 		v, ok := want[e.Hash]
 		switch {
@@ -155,21 +156,21 @@ func TestRecoverAfterCrash(t *testing.T) {
 	if os.Getenv("URLHASH_INDEX_CHILD") == "recover" {
 		db, err := Open(os.Getenv("URLHASH_INDEX_DIR"), &Options{Profile: "url-hash/sha256"})
 		if err == nil {
-			_, err = db.Load(slices.Values(entriesOf(hs[:1000])))
+			_, err = db.Load(context.Background(), slices.Values(entriesOf(hs[:1000])))
 		}
 		if err == nil {
-			_, err = db.AddBatch(entriesOf(hs[1000:2000]))
+			_, err = db.AddBatch(context.Background(), entriesOf(hs[1000:2000]))
 		}
 		for i, h := range hs[2000:2500] {
 			if err == nil {
-				err = db.Put(h, store.Value{Text: fmt.Appendf(nil, "v%d", i)})
+				err = db.Put(context.Background(), h, store.Value{Text: fmt.Appendf(nil, "v%d", i)})
 			}
 		}
 		if err == nil {
-			err = db.Delete(store.FullEntry(hs[0], store.Value{}))
+			err = db.Delete(context.Background(), store.FullEntry(hs[0], store.Value{}))
 		}
 		if err == nil {
-			err = db.Sync()
+			err = db.Sync(context.Background())
 		}
 		fmt.Println("acked", err)
 		time.Sleep(time.Minute)

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -23,9 +24,9 @@ import (
 // Stats returns the index's counts and sizes. The counts are of the live
 // entries by Options.Now, from counts kept by every write: Stats reads no
 // key (see expiryCounts).
-func (db *DB) Stats() (_ store.Stats, err error) {
+func (db *DB) Stats(ctx context.Context) (_ store.Stats, err error) {
 	defer db.catch(&err)
-	if err := db.begin(); err != nil {
+	if err := db.begin(ctx); err != nil {
 		return store.Stats{}, err
 	}
 	defer db.mu.RUnlock()
@@ -92,8 +93,11 @@ func dirBytes(dir string) (lsm, vlog, total int64, err error) {
 // is well formed and in its keyspace; every value decodes; the counts
 // match the metadata; the filter never says "absent" for a stored key.
 // Other operations wait while it runs.
-func (db *DB) Verify() (err error) {
+func (db *DB) Verify(ctx context.Context) (err error) {
 	defer db.catch(&err)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
@@ -106,6 +110,10 @@ func (db *DB) Verify() (err error) {
 		comp, errs = db.verifyManifest()
 		problems = append(problems, errs...)
 		problems = append(problems, db.verifyTables(comp)...)
+	}
+	// Between its passes (Badger takes no context).
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	problems = append(problems, db.verifyKeys()...)
 	if !db.opts.InMemory {
@@ -123,7 +131,7 @@ func (db *DB) Verify() (err error) {
 // recorded counts; CheckTables reads every table once.
 func (db *DB) CheckTables() (err error) {
 	defer db.catch(&err)
-	if err := db.begin(); err != nil {
+	if err := db.begin(context.Background()); err != nil {
 		return err
 	}
 	defer db.mu.RUnlock()

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ func BenchmarkStatsTTL(b *testing.B) {
 	}
 	now := time.Now()
 	hs := randHashes(rand.New(rand.NewPCG(21, 8)), n)
-	_, err = db.Load(func(yield func(store.Entry) bool) {
+	_, err = db.Load(context.Background(), func(yield func(store.Entry) bool) {
 		for i, h := range hs {
 			e := store.Entry{Hash: h}
 			if i%3 == 0 {
@@ -47,7 +48,7 @@ func BenchmarkStatsTTL(b *testing.B) {
 		}
 		defer db.Close()
 		for b.Loop() {
-			s, err := db.Stats()
+			s, err := db.Stats(context.Background())
 			if err != nil || s.Entries != int64(n) || s.Expiring != want {
 				b.Fatalf("Stats = %d entries, %d expiring, %v; want %d, %d", s.Entries, s.Expiring, err, n, want)
 			}
@@ -59,7 +60,7 @@ func BenchmarkStatsTTL(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s, err := db.Stats()
+			s, err := db.Stats(context.Background())
 			if err != nil || s.Entries != int64(n) || s.Expiring != want {
 				b.Fatalf("Stats = %d entries, %d expiring, %v; want %d, %d", s.Entries, s.Expiring, err, n, want)
 			}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -20,10 +21,10 @@ func TestLostMemtableRefused(t *testing.T) {
 	db := mustOpen(t, dir, &Options{MemTableSize: 1 << 20})
 	defer db.Close()
 	hs := randHashes(rand.New(rand.NewPCG(21, 21)), 2000)
-	if _, err := db.AddBatch(entriesOf(hs)); err != nil {
+	if _, err := db.AddBatch(context.Background(), entriesOf(hs)); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Sync(); err != nil {
+	if err := db.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -64,7 +65,7 @@ func TestLostMemtableRefused(t *testing.T) {
 					t.Fatalf("Open of the untouched copy: %v", err)
 				}
 				defer got.Close()
-				found, err := got.HasBatch(hs)
+				found, err := got.HasBatch(context.Background(), hs)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -100,7 +101,7 @@ func TestLostMemtableRefused(t *testing.T) {
 func TestDamagedKeyRegistryNamed(t *testing.T) {
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
-	if err := db.Put(hashOf("k"), store.Value{}); err != nil {
+	if err := db.Put(context.Background(), hashOf("k"), store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

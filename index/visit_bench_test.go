@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -58,11 +59,11 @@ func BenchmarkDiskTimes(b *testing.B) {
 			}
 			if tc.visit {
 				for c := range slices.Chunk(es, 10_000) {
-					if _, err := db.VisitBatch(c, time.Hour); err != nil {
+					if _, err := db.VisitBatch(context.Background(), c, time.Hour); err != nil {
 						b.Fatal(err)
 					}
 				}
-			} else if _, err := db.Load(slices.Values(es)); err != nil {
+			} else if _, err := db.Load(context.Background(), slices.Values(es)); err != nil {
 				b.Fatal(err)
 			}
 			if err := db.Close(); err != nil {
@@ -76,7 +77,7 @@ func BenchmarkDiskTimes(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				lo := (i * 1000) % (n - 1000)
-				if _, err := db.VisitBatch(es[lo:lo+1000], time.Hour); err != nil {
+				if _, err := db.VisitBatch(context.Background(), es[lo:lo+1000], time.Hour); err != nil {
 					b.Fatal(err)
 				}
 				i++

@@ -1,6 +1,7 @@
 package index_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"time"
@@ -22,13 +23,13 @@ func ExampleDB_VisitBatch() {
 	page := store.FullEntry(hashkey.Sum([]byte("https://example.com/")), store.Value{})
 	for _, step := range []time.Duration{0, time.Hour, 23 * time.Hour} {
 		now = now.Add(step)
-		due, err := db.VisitBatch([]store.Entry{page}, 24*time.Hour)
+		due, err := db.VisitBatch(context.Background(), []store.Entry{page}, 24*time.Hour)
 		if err != nil {
 			log.Fatal(err)
 		}
 		fmt.Println(now.Format(time.DateTime), due[0])
 	}
-	v, _ := db.Get(page.Hash)
+	v, _ := db.Get(context.Background(), page.Hash)
 	fmt.Println("first seen", v.FirstSeen.Format(time.DateTime), "last seen", v.LastSeen.Format(time.DateTime))
 	// Output:
 	// 2030-01-01 12:00:00 true
@@ -50,15 +51,15 @@ func ExampleDB_DeletePrefix() {
 	for _, u := range []string{"https://a.example/", "https://b.example/", "https://c.example/"} {
 		es = append(es, store.FullEntry(hashkey.Sum([]byte(u)), store.Value{Expires: now.Add(time.Hour)}))
 	}
-	if err := db.PutBatch(es); err != nil {
+	if err := db.PutBatch(context.Background(), es); err != nil {
 		log.Fatal(err)
 	}
-	full, _, err := db.DeletePrefix(es[0].Hash[:1], 8)
+	full, _, err := db.DeletePrefix(context.Background(), es[0].Hash[:1], 8)
 	fmt.Println("deleted", full, err)
-	s, _ := db.Stats()
+	s, _ := db.Stats(context.Background())
 	fmt.Println("entries", s.Entries, "expiring", s.Expiring)
 	now = now.Add(time.Hour)
-	s, _ = db.Stats()
+	s, _ = db.Stats(context.Background())
 	fmt.Println("entries", s.Entries, "expiring", s.Expiring)
 	// Output:
 	// deleted 1 <nil>

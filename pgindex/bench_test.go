@@ -1,6 +1,7 @@
 package pgindex
 
 import (
+	"context"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -57,7 +58,7 @@ func BenchmarkLoad(b *testing.B) {
 			b.StopTimer()
 			db := open()
 			b.StartTimer()
-			res, err := db.Load(slices.Values(es))
+			res, err := db.Load(context.Background(), slices.Values(es))
 			if err != nil || res.Added != int64(n) {
 				b.Fatalf("Load = %+v, %v", res, err)
 			}
@@ -72,7 +73,7 @@ func BenchmarkLoad(b *testing.B) {
 // loaded returns an index holding hs.
 func loaded(b *testing.B, open func() backend, hs []hashkey.Hash) backend {
 	db := open()
-	if _, err := db.Load(slices.Values(keyEntries(hs))); err != nil {
+	if _, err := db.Load(context.Background(), slices.Values(keyEntries(hs))); err != nil {
 		b.Fatal(err)
 	}
 	return db
@@ -97,7 +98,7 @@ func BenchmarkAddIfAbsentBatch(b *testing.B) {
 					batch[i] = store.Entry{Hash: fresh[i/2]}
 				}
 			}
-			if _, err := db.AddBatch(batch); err != nil {
+			if _, err := db.AddBatch(context.Background(), batch); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -120,7 +121,7 @@ func BenchmarkAddIfAbsent(b *testing.B) {
 			if i++; i%2 == 0 {
 				h = randHashes(r, 1)[0]
 			}
-			if _, err := db.Add(h, store.Value{}); err != nil {
+			if _, err := db.Add(context.Background(), h, store.Value{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -146,7 +147,7 @@ func BenchmarkHasBatch(b *testing.B) {
 					batch[i] = absent[i/2]
 				}
 			}
-			if _, err := db.HasBatch(batch); err != nil {
+			if _, err := db.HasBatch(context.Background(), batch); err != nil {
 				b.Fatal(err)
 			}
 		}

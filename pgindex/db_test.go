@@ -19,23 +19,23 @@ import (
 
 // backend is the method set the comparison drives on both indexes.
 type backend interface {
-	Put(hashkey.Hash, store.Value) error
-	PutPrefix([]byte, store.Value) error
-	PutBatch([]store.Entry) error
-	Get(hashkey.Hash) (store.Value, error)
-	Has(hashkey.Hash) (bool, error)
-	HasBatch([]hashkey.Hash) ([]bool, error)
-	Delete(store.Entry) error
-	Add(hashkey.Hash, store.Value) (bool, error)
-	AddBatch([]store.Entry) ([]bool, error)
-	Match(hashkey.Hash) (store.Match, bool, error)
-	Scan(prefix []byte, bits, limit int, fn func(store.Entry) error) error
-	ForEach(fn func(store.Entry) error) error
-	Count(prefix []byte, bits int) (int64, int64, error)
-	Load(iter.Seq[store.Entry]) (store.LoadResult, error)
-	Stats() (store.Stats, error)
-	Verify() error
-	Sync() error
+	Put(context.Context, hashkey.Hash, store.Value) error
+	PutPrefix(context.Context, []byte, store.Value) error
+	PutBatch(context.Context, []store.Entry) error
+	Get(context.Context, hashkey.Hash) (store.Value, error)
+	Has(context.Context, hashkey.Hash) (bool, error)
+	HasBatch(context.Context, []hashkey.Hash) ([]bool, error)
+	Delete(context.Context, store.Entry) error
+	Add(context.Context, hashkey.Hash, store.Value) (bool, error)
+	AddBatch(context.Context, []store.Entry) ([]bool, error)
+	Match(context.Context, hashkey.Hash) (store.Match, bool, error)
+	Scan(ctx context.Context, prefix []byte, bits, limit int, fn func(store.Entry) error) error
+	ForEach(ctx context.Context, fn func(store.Entry) error) error
+	Count(ctx context.Context, prefix []byte, bits int) (int64, int64, error)
+	Load(context.Context, iter.Seq[store.Entry]) (store.LoadResult, error)
+	Stats(context.Context) (store.Stats, error)
+	Verify(context.Context) error
+	Sync(context.Context) error
 	Close() error
 	Path() string
 	Profile(context.Context) (string, error)
@@ -87,14 +87,14 @@ func same[T any](t *testing.T, what string, op func(backend) (T, error), a, b ba
 
 // load runs Load and drops Streamed, which only Badger sets.
 func load(db backend, es []store.Entry) (store.LoadResult, error) {
-	res, err := db.Load(slices.Values(es))
+	res, err := db.Load(context.Background(), slices.Values(es))
 	res.Streamed = false
 	return res, err
 }
 
 func collect(db backend, prefix []byte, bits, limit int) ([]store.Entry, error) {
 	var out []store.Entry
-	err := db.Scan(prefix, bits, limit, func(e store.Entry) error {
+	err := db.Scan(context.Background(), prefix, bits, limit, func(e store.Entry) error {
 		out = append(out, e)
 		return nil
 	})
@@ -103,7 +103,7 @@ func collect(db backend, prefix []byte, bits, limit int) ([]store.Entry, error) 
 
 func exportAll(db backend) ([]store.Entry, error) {
 	var out []store.Entry
-	err := db.ForEach(func(e store.Entry) error {
+	err := db.ForEach(context.Background(), func(e store.Entry) error {
 		out = append(out, e)
 		return nil
 	})
@@ -124,13 +124,13 @@ func TestSameAsBadger(t *testing.T) {
 	loadIn := append(slices.Clone(es[:1000]), es[10], es[20], es[999])
 	same(t, "Load", func(db backend) (store.LoadResult, error) { return load(db, loadIn) }, bdb, pdb)
 	addIn := append(slices.Clone(es[900:1600]), es[1500], es[5])
-	same(t, "AddBatch", func(db backend) ([]bool, error) { return db.AddBatch(addIn) }, bdb, pdb)
+	same(t, "AddBatch", func(db backend) ([]bool, error) { return db.AddBatch(context.Background(), addIn) }, bdb, pdb)
 	for i := 1600; i < 1700; i++ {
-		same(t, "Add", func(db backend) (bool, error) { return db.Add(hs[i], es[i].Value) }, bdb, pdb)
-		same(t, "Add again", func(db backend) (bool, error) { return db.Add(hs[i], store.Value{}) }, bdb, pdb)
+		same(t, "Add", func(db backend) (bool, error) { return db.Add(context.Background(), hs[i], es[i].Value) }, bdb, pdb)
+		same(t, "Add again", func(db backend) (bool, error) { return db.Add(context.Background(), hs[i], store.Value{}) }, bdb, pdb)
 	}
 	for i := 1700; i < 1800; i++ {
-		same(t, "Put", func(db backend) (int, error) { return 0, db.Put(hs[i], es[i].Value) }, bdb, pdb)
+		same(t, "Put", func(db backend) (int, error) { return 0, db.Put(context.Background(), hs[i], es[i].Value) }, bdb, pdb)
 	}
 	putIn := slices.Clone(es[1800:])
 	for i := range 50 {
@@ -138,7 +138,7 @@ func TestSameAsBadger(t *testing.T) {
 		e.Value = store.Value{Text: []byte("replaced"), Data: []byte{byte(i)}}
 		putIn = append(putIn, e)
 	}
-	same(t, "PutBatch", func(db backend) (int, error) { return 0, db.PutBatch(putIn) }, bdb, pdb)
+	same(t, "PutBatch", func(db backend) (int, error) { return 0, db.PutBatch(context.Background(), putIn) }, bdb, pdb)
 	var prefixes []store.Entry
 	for i := range 400 {
 		var src hashkey.Hash
@@ -154,31 +154,41 @@ func TestSameAsBadger(t *testing.T) {
 		}
 		prefixes = append(prefixes, e)
 	}
-	same(t, "AddBatch prefixes", func(db backend) ([]bool, error) { return db.AddBatch(prefixes[:200]) }, bdb, pdb)
+	same(t, "AddBatch prefixes", func(db backend) ([]bool, error) { return db.AddBatch(context.Background(), prefixes[:200]) }, bdb, pdb)
 	for _, e := range prefixes[150:300] {
-		same(t, "PutPrefix", func(db backend) (int, error) { return 0, db.PutPrefix(e.Key(), store.Value{Text: []byte("p")}) }, bdb, pdb)
+		same(t, "PutPrefix", func(db backend) (int, error) {
+			return 0, db.PutPrefix(context.Background(), e.Key(), store.Value{Text: []byte("p")})
+		}, bdb, pdb)
 	}
 	same(t, "Load prefixes", func(db backend) (store.LoadResult, error) { return load(db, prefixes[250:]) }, bdb, pdb)
 	// Nested prefixes of one hash, for Match's longest-prefix rule.
 	nest := randHashes(r, 1)[0]
 	for _, n := range []int{4, 9, 17} {
-		same(t, "PutPrefix nested", func(db backend) (int, error) { return 0, db.PutPrefix(nest[:n], store.Value{Data: []byte{byte(n)}}) }, bdb, pdb)
+		same(t, "PutPrefix nested", func(db backend) (int, error) {
+			return 0, db.PutPrefix(context.Background(), nest[:n], store.Value{Data: []byte{byte(n)}})
+		}, bdb, pdb)
 	}
 
 	// A short prefix entry just past a scan range whose upper bound
 	// carries: only the length rule keeps it out of Scan(01020304ff, 40).
-	same(t, "PutPrefix edge", func(db backend) (int, error) { return 0, db.PutPrefix([]byte{1, 2, 3, 5}, store.Value{}) }, bdb, pdb)
+	same(t, "PutPrefix edge", func(db backend) (int, error) {
+		return 0, db.PutPrefix(context.Background(), []byte{1, 2, 3, 5}, store.Value{})
+	}, bdb, pdb)
 	same(t, "PutPrefix edge 2", func(db backend) (int, error) {
-		return 0, db.PutPrefix([]byte{1, 2, 3, 4, 0xff, 9}, store.Value{})
+		return 0, db.PutPrefix(context.Background(), []byte{1, 2, 3, 4, 0xff, 9}, store.Value{})
 	}, bdb, pdb)
 
 	// Deletes, including absent keys.
 	for i := 0; i < 2000; i += 97 {
-		same(t, "Delete", func(db backend) (int, error) { return 0, db.Delete(store.FullEntry(hs[i], store.Value{})) }, bdb, pdb)
+		same(t, "Delete", func(db backend) (int, error) {
+			return 0, db.Delete(context.Background(), store.FullEntry(hs[i], store.Value{}))
+		}, bdb, pdb)
 	}
-	same(t, "Delete absent", func(db backend) (int, error) { return 0, db.Delete(store.FullEntry(hs[0], store.Value{})) }, bdb, pdb)
-	same(t, "DeletePrefix", func(db backend) (int, error) { return 0, db.Delete(prefixes[3]) }, bdb, pdb)
-	same(t, "DeletePrefix absent", func(db backend) (int, error) { return 0, db.Delete(prefixes[3]) }, bdb, pdb)
+	same(t, "Delete absent", func(db backend) (int, error) {
+		return 0, db.Delete(context.Background(), store.FullEntry(hs[0], store.Value{}))
+	}, bdb, pdb)
+	same(t, "DeletePrefix", func(db backend) (int, error) { return 0, db.Delete(context.Background(), prefixes[3]) }, bdb, pdb)
+	same(t, "DeletePrefix absent", func(db backend) (int, error) { return 0, db.Delete(context.Background(), prefixes[3]) }, bdb, pdb)
 
 	// Reads.
 	all := same(t, "export", exportAll, bdb, pdb)
@@ -200,15 +210,15 @@ func TestSameAsBadger(t *testing.T) {
 		}
 		probes = append(probes, h)
 	}
-	same(t, "HasBatch", func(db backend) ([]bool, error) { return db.HasBatch(probes) }, bdb, pdb)
+	same(t, "HasBatch", func(db backend) ([]bool, error) { return db.HasBatch(context.Background(), probes) }, bdb, pdb)
 	for i, h := range probes {
 		if i%5 == 0 {
-			same(t, "Has", func(db backend) (bool, error) { return db.Has(h) }, bdb, pdb)
-			same(t, "Get", func(db backend) (store.Value, error) { return db.Get(h) }, bdb, pdb)
+			same(t, "Has", func(db backend) (bool, error) { return db.Has(context.Background(), h) }, bdb, pdb)
+			same(t, "Get", func(db backend) (store.Value, error) { return db.Get(context.Background(), h) }, bdb, pdb)
 		}
 		if i%3 == 0 || i >= 2300 {
 			same(t, "Match", func(db backend) ([]any, error) {
-				m, ok, err := db.Match(h)
+				m, ok, err := db.Match(context.Background(), h)
 				return []any{m, ok}, err
 			}, bdb, pdb)
 		}
@@ -227,16 +237,16 @@ func TestSameAsBadger(t *testing.T) {
 		what := fmt.Sprintf("Scan(%x, %d, %d)", c.prefix, c.bits, c.limit)
 		same(t, what, func(db backend) ([]store.Entry, error) { return collect(db, c.prefix, c.bits, c.limit) }, bdb, pdb)
 		same(t, "Count "+what, func(db backend) ([]int64, error) {
-			f, p, err := db.Count(c.prefix, c.bits)
+			f, p, err := db.Count(context.Background(), c.prefix, c.bits)
 			return []int64{f, p}, err
 		}, bdb, pdb)
 	}
 	same(t, "Scan past end", func(db backend) ([]store.Entry, error) { return collect(db, []byte{1}, 9, 0) }, bdb, pdb)
 	same(t, "Stats counts", func(db backend) ([]int64, error) {
-		s, err := db.Stats()
+		s, err := db.Stats(context.Background())
 		return []int64{s.Entries, s.PrefixEntries}, err
 	}, bdb, pdb)
-	same(t, "Verify", func(db backend) (int, error) { return 0, db.Verify() }, bdb, pdb)
+	same(t, "Verify", func(db backend) (int, error) { return 0, db.Verify(context.Background()) }, bdb, pdb)
 }
 
 // TestScanPages checks Scan's paging across several pages with a callback
@@ -245,13 +255,13 @@ func TestScanPages(t *testing.T) {
 	db := openTestDB(t, nil)
 	r := rand.New(rand.NewPCG(3, 4))
 	hs := randHashes(r, 2*scanPage+17)
-	if _, err := db.Load(slices.Values(entries(r, hs))); err != nil {
+	if _, err := db.Load(context.Background(), slices.Values(entries(r, hs))); err != nil {
 		t.Fatal(err)
 	}
 	slices.SortFunc(hs, func(a, b hashkey.Hash) int { return bytes.Compare(a[:], b[:]) })
 	var got []hashkey.Hash
-	err := db.ForEach(func(e store.Entry) error {
-		ok, err := db.Has(e.Hash) // fn may call db
+	err := db.ForEach(context.Background(), func(e store.Entry) error {
+		ok, err := db.Has(context.Background(), e.Hash) // fn may call db
 		if !ok || err != nil {
 			return fmt.Errorf("Has inside Scan: %v, %v", ok, err)
 		}
@@ -263,7 +273,7 @@ func TestScanPages(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	n := 0
-	err = db.Scan(nil, 0, 0, func(store.Entry) error {
+	err = db.Scan(context.Background(), nil, 0, 0, func(store.Entry) error {
 		if n++; n == scanPage+5 {
 			return stop
 		}
@@ -273,7 +283,7 @@ func TestScanPages(t *testing.T) {
 		t.Fatalf("Scan stopped with %v after %d entries, want %v after %d", err, n, stop, scanPage+5)
 	}
 	got = got[:0]
-	err = db.Scan(nil, 0, scanPage+1, func(e store.Entry) error { got = append(got, e.Hash); return nil })
+	err = db.Scan(context.Background(), nil, 0, scanPage+1, func(e store.Entry) error { got = append(got, e.Hash); return nil })
 	if err != nil || !slices.Equal(got, hs[:scanPage+1]) {
 		t.Fatalf("Scan limit %d: %d entries, err %v", scanPage+1, len(got), err)
 	}
@@ -302,7 +312,7 @@ func TestAddIfAbsentConcurrent(t *testing.T) {
 				idx := order[start:min(start+150, len(order))]
 				if w%4 == 3 { // single adds
 					for _, i := range idx {
-						added, err := db.Add(hs[i], store.Value{})
+						added, err := db.Add(context.Background(), hs[i], store.Value{})
 						if err != nil {
 							errs <- err
 							return
@@ -318,7 +328,7 @@ func TestAddIfAbsentConcurrent(t *testing.T) {
 					batch = append(batch, store.Entry{Hash: hs[i]})
 				}
 				batch = append(batch, batch[0]) // a repeat within the batch
-				added, err := db.AddBatch(batch)
+				added, err := db.AddBatch(context.Background(), batch)
 				if err != nil {
 					errs <- err
 					return
@@ -352,7 +362,7 @@ func TestAddIfAbsentConcurrent(t *testing.T) {
 		}
 	}
 	t.Logf("keys added per worker: %v", perWorker)
-	full, _, err := dbs[0].Count(nil, 0)
+	full, _, err := dbs[0].Count(context.Background(), nil, 0)
 	if err != nil || full != int64(len(hs)) {
 		t.Fatalf("Count = %d, %v; want %d", full, err, len(hs))
 	}
@@ -368,8 +378,8 @@ func TestConcurrentLoad(t *testing.T) {
 	var ra, rb store.LoadResult
 	var ea, eb error
 	var wg sync.WaitGroup
-	wg.Go(func() { ra, ea = a.Load(slices.Values(es[:2000])) })
-	wg.Go(func() { rb, eb = b.Load(slices.Values(es[1000:])) })
+	wg.Go(func() { ra, ea = a.Load(context.Background(), slices.Values(es[:2000])) })
+	wg.Go(func() { rb, eb = b.Load(context.Background(), slices.Values(es[1000:])) })
 	wg.Wait()
 	if ea != nil || eb != nil {
 		t.Fatal(ea, eb)
@@ -415,17 +425,17 @@ func TestMustExistReadOnlyFormat(t *testing.T) {
 	}
 	w := openSchema(t, &Options{Schema: schema})
 	h := hashkey.Sum([]byte("x"))
-	if err := w.Put(h, store.Value{}); err != nil {
+	if err := w.Put(context.Background(), h, store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	ro := openSchema(t, &Options{Schema: schema, ReadOnly: true})
-	if ok, err := ro.Has(h); !ok || err != nil {
+	if ok, err := ro.Has(context.Background(), h); !ok || err != nil {
 		t.Fatalf("read-only Has = %v, %v", ok, err)
 	}
-	if err := ro.Put(h, store.Value{}); !errors.Is(err, store.ErrReadOnly) {
+	if err := ro.Put(context.Background(), h, store.Value{}); !errors.Is(err, store.ErrReadOnly) {
 		t.Fatalf("read-only Put: %v, want ErrReadOnly", err)
 	}
-	if _, err := ro.Load(slices.Values([]store.Entry{{Hash: h}})); !errors.Is(err, store.ErrReadOnly) {
+	if _, err := ro.Load(context.Background(), slices.Values([]store.Entry{{Hash: h}})); !errors.Is(err, store.ErrReadOnly) {
 		t.Fatalf("read-only Load: %v, want ErrReadOnly", err)
 	}
 	// A newer format is refused; Verify catches a missing record.
@@ -444,7 +454,7 @@ func TestMustExistReadOnlyFormat(t *testing.T) {
 	if _, err := conn.Exec(ctx, `DELETE FROM `+meta+` WHERE name = 'format'`); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Verify(); !errors.Is(err, store.ErrCorrupt) {
+	if err := w.Verify(context.Background()); !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("Verify without a format record: %v, want ErrCorrupt", err)
 	}
 }
@@ -453,22 +463,22 @@ func TestBadPrefixLength(t *testing.T) {
 	db := openTestDB(t, nil)
 	h := hashkey.Sum([]byte("x"))
 	for _, n := range []int{0, 3, 32} {
-		if err := db.PutPrefix(h[:n], store.Value{}); !errors.Is(err, store.ErrPrefixLength) {
+		if err := db.PutPrefix(context.Background(), h[:n], store.Value{}); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("PutPrefix(%d bytes): %v, want ErrPrefixLength", n, err)
 		}
 	}
 	for _, n := range []int{-1, 2, 33} {
-		if err := db.Delete(store.Entry{Hash: h, Len: n}); !errors.Is(err, store.ErrPrefixLength) {
+		if err := db.Delete(context.Background(), store.Entry{Hash: h, Len: n}); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("Delete(Len %d): %v, want ErrPrefixLength", n, err)
 		}
 		bad := []store.Entry{{Hash: h}, {Hash: h, Len: n}}
-		if err := db.PutBatch(bad); !errors.Is(err, store.ErrPrefixLength) {
+		if err := db.PutBatch(context.Background(), bad); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("PutBatch(Len %d): %v, want ErrPrefixLength", n, err)
 		}
-		if _, err := db.AddBatch(bad); !errors.Is(err, store.ErrPrefixLength) {
+		if _, err := db.AddBatch(context.Background(), bad); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("AddBatch(Len %d): %v, want ErrPrefixLength", n, err)
 		}
-		if _, err := db.Load(slices.Values(bad)); !errors.Is(err, store.ErrPrefixLength) {
+		if _, err := db.Load(context.Background(), slices.Values(bad)); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("Load(Len %d): %v, want ErrPrefixLength", n, err)
 		}
 	}
@@ -476,15 +486,15 @@ func TestBadPrefixLength(t *testing.T) {
 		prefix []byte
 		bits   int
 	}{{nil, 4}, {h[:1], 9}, {h[:], 257}, {h[:], -1}} {
-		if err := db.Scan(c.prefix, c.bits, 0, func(store.Entry) error { return nil }); !errors.Is(err, store.ErrPrefixLength) {
+		if err := db.Scan(context.Background(), c.prefix, c.bits, 0, func(store.Entry) error { return nil }); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("Scan(%d bytes, %d bits): %v, want ErrPrefixLength", len(c.prefix), c.bits, err)
 		}
-		if _, _, err := db.Count(c.prefix, c.bits); !errors.Is(err, store.ErrPrefixLength) {
+		if _, _, err := db.Count(context.Background(), c.prefix, c.bits); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("Count(%d bytes, %d bits): %v, want ErrPrefixLength", len(c.prefix), c.bits, err)
 		}
 	}
 	// Nothing of the refused writes is stored.
-	if n, p, err := db.Count(nil, 0); n != 0 || p != 0 || err != nil {
+	if n, p, err := db.Count(context.Background(), nil, 0); n != 0 || p != 0 || err != nil {
 		t.Fatalf("Count after refused writes = %d, %d, %v", n, p, err)
 	}
 }
@@ -499,24 +509,24 @@ func TestClosed(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 	calls := map[string]error{
-		"Put":       db.Put(h, store.Value{}),
-		"PutPrefix": db.PutPrefix(h[:4], store.Value{}),
-		"PutBatch":  db.PutBatch([]store.Entry{{Hash: h}}),
-		"Delete":    db.Delete(store.FullEntry(h, store.Value{})),
-		"Scan":      db.Scan(nil, 0, 0, func(store.Entry) error { return nil }),
-		"ForEach":   db.ForEach(func(store.Entry) error { return nil }),
-		"Verify":    db.Verify(),
-		"Sync":      db.Sync(),
+		"Put":       db.Put(context.Background(), h, store.Value{}),
+		"PutPrefix": db.PutPrefix(context.Background(), h[:4], store.Value{}),
+		"PutBatch":  db.PutBatch(context.Background(), []store.Entry{{Hash: h}}),
+		"Delete":    db.Delete(context.Background(), store.FullEntry(h, store.Value{})),
+		"Scan":      db.Scan(context.Background(), nil, 0, 0, func(store.Entry) error { return nil }),
+		"ForEach":   db.ForEach(context.Background(), func(store.Entry) error { return nil }),
+		"Verify":    db.Verify(context.Background()),
+		"Sync":      db.Sync(context.Background()),
 	}
-	_, calls["Get"] = db.Get(h)
-	_, calls["Has"] = db.Has(h)
-	_, calls["HasBatch"] = db.HasBatch([]hashkey.Hash{h})
-	_, calls["Add"] = db.Add(h, store.Value{})
-	_, calls["AddBatch"] = db.AddBatch([]store.Entry{{Hash: h}})
-	_, _, calls["Match"] = db.Match(h)
-	_, _, calls["Count"] = db.Count(nil, 0)
-	_, calls["Load"] = db.Load(slices.Values([]store.Entry{{Hash: h}}))
-	_, calls["Stats"] = db.Stats()
+	_, calls["Get"] = db.Get(context.Background(), h)
+	_, calls["Has"] = db.Has(context.Background(), h)
+	_, calls["HasBatch"] = db.HasBatch(context.Background(), []hashkey.Hash{h})
+	_, calls["Add"] = db.Add(context.Background(), h, store.Value{})
+	_, calls["AddBatch"] = db.AddBatch(context.Background(), []store.Entry{{Hash: h}})
+	_, _, calls["Match"] = db.Match(context.Background(), h)
+	_, _, calls["Count"] = db.Count(context.Background(), nil, 0)
+	_, calls["Load"] = db.Load(context.Background(), slices.Values([]store.Entry{{Hash: h}}))
+	_, calls["Stats"] = db.Stats(context.Background())
 	for name, err := range calls {
 		if !errors.Is(err, store.ErrClosed) {
 			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
@@ -538,13 +548,13 @@ func TestPathRedacted(t *testing.T) {
 func TestStatsVerify(t *testing.T) {
 	db := openTestDB(t, &Options{Profile: "urlhash+sha256;unicode=17.0.0"})
 	r := rand.New(rand.NewPCG(9, 9))
-	if _, err := db.Load(slices.Values(entries(r, randHashes(r, 500)))); err != nil {
+	if _, err := db.Load(context.Background(), slices.Values(entries(r, randHashes(r, 500)))); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.PutPrefix([]byte{1, 2, 3, 4}, store.Value{}); err != nil {
+	if err := db.PutPrefix(context.Background(), []byte{1, 2, 3, 4}, store.Value{}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := db.Stats()
+	s, err := db.Stats(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,10 +562,10 @@ func TestStatsVerify(t *testing.T) {
 		s.DiskBytes <= 0 || s.LSMBytes <= 0 || s.LSMBytes > s.DiskBytes {
 		t.Fatalf("Stats = %+v", s)
 	}
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(context.Background()); err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
-	if err := db.Sync(); err != nil {
+	if err := db.Sync(context.Background()); err != nil {
 		t.Fatalf("Sync: %v", err)
 	}
 }

@@ -86,7 +86,7 @@ func addAsChild(t *testing.T, schema string) {
 		for j, k := range idx {
 			batch[j] = store.Entry{Hash: hs[k]}
 		}
-		added, err := db.AddBatch(batch)
+		added, err := db.AddBatch(context.Background(), batch)
 		if err != nil {
 			t.Fatal(err)
 		}

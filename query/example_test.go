@@ -28,7 +28,7 @@ func ExampleIndex_Add() {
 	}
 	defer seen.Close()
 	for _, u := range []string{"https://example.com/a", "HTTPS://EXAMPLE.COM/a#top", "https://example.com/b"} {
-		isNew, err := seen.Add(u)
+		isNew, err := seen.Add(context.Background(), u)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -52,10 +52,10 @@ func ExampleIndex_Lookup() {
 	defer list.Close()
 	// A list ships 4-byte prefixes of the SHA-256 of its expressions.
 	h := hashkey.Sum([]byte("evil.example/"))
-	if err := db.PutPrefix(h[:4], store.Value{}); err != nil {
+	if err := db.PutPrefix(context.Background(), h[:4], store.Value{}); err != nil {
 		log.Fatal(err)
 	}
-	hits, err := list.Lookup("http://www.evil.example/login?next=/", safebrowsing.V5)
+	hits, err := list.Lookup(context.Background(), "http://www.evil.example/login?next=/", safebrowsing.V5)
 	if err != nil {
 		log.Fatal(err)
 	}

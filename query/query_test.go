@@ -49,7 +49,7 @@ var noFragment = func() *urlhash.Profile {
 
 func TestMembership(t *testing.T) {
 	ix, _ := openTestIndex(t, &Options{StoreURL: true})
-	if err := ix.Put("HTTPS://Example.COM:443/a/../b"); err != nil {
+	if err := ix.Put(context.Background(), "HTTPS://Example.COM:443/a/../b"); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -61,25 +61,25 @@ func TestMembership(t *testing.T) {
 		{"https://example.com/b#frag", false}, // the default profile keeps fragments
 		{"https://example.com/c", false},
 	} {
-		got, err := ix.Has(tc.url)
+		got, err := ix.Has(context.Background(), tc.url)
 		if err != nil || got != tc.want {
 			t.Errorf("Has(%q) = %v, %v; want %v", tc.url, got, err, tc.want)
 		}
 	}
-	v, err := ix.Get("https://example.com/b")
+	v, err := ix.Get(context.Background(), "https://example.com/b")
 	if err != nil || string(v.Text) != "HTTPS://Example.COM:443/a/../b" {
 		t.Errorf("Get = %q, %v; want the URL as added", v.Text, err)
 	}
-	if _, err := ix.Get("https://example.com/c"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := ix.Get(context.Background(), "https://example.com/c"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Get(absent) error = %v, want store.ErrNotFound", err)
 	}
-	if _, err := ix.Has("not a url"); err == nil {
+	if _, err := ix.Has(context.Background(), "not a url"); err == nil {
 		t.Error("Has(not a url) succeeded")
 	}
-	if err := ix.Delete("https://example.com/b"); err != nil {
+	if err := ix.Delete(context.Background(), "https://example.com/b"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := ix.Has("https://example.com/b"); ok {
+	if ok, _ := ix.Has(context.Background(), "https://example.com/b"); ok {
 		t.Error("Has after Delete = true")
 	}
 }
@@ -91,7 +91,7 @@ func TestBatches(t *testing.T) {
 		urls = append(urls, fmt.Sprintf("https://example.com/p/%d#s%d", i%1000, i))
 	}
 	urls = append(urls, "bad url")
-	rs, err := ix.AddBatch(urls)
+	rs, err := ix.AddBatch(context.Background(), urls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestBatches(t *testing.T) {
 	if rs[3000].Err == nil {
 		t.Error("bad url has no error")
 	}
-	has, err := ix.HasBatch([]string{"https://example.com/p/5", "https://example.com/p/5000", "bad url"})
+	has, err := ix.HasBatch(context.Background(), []string{"https://example.com/p/5", "https://example.com/p/5000", "bad url"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,14 +121,14 @@ func TestBatches(t *testing.T) {
 		t.Errorf("HasBatch = %+v", has)
 	}
 	// The same lookups by hash: the present one's, an absent one, a bad one.
-	byHash, err := ix.HasInputs([]string{has[0].Hash.String(), has[1].Hash.String(), "abc"}, Hashes)
+	byHash, err := ix.HasInputs(context.Background(), []string{has[0].Hash.String(), has[1].Hash.String(), "abc"}, Hashes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !byHash[0].OK || byHash[1].OK || byHash[2].Err == nil || byHash[0].Hash != has[0].Hash {
 		t.Errorf("HasInputs(Hashes) = %+v", byHash)
 	}
-	if _, err := ix.HasInputs(nil, Keys); err == nil {
+	if _, err := ix.HasInputs(context.Background(), nil, Keys); err == nil {
 		t.Error("HasInputs(Keys) accepted")
 	}
 }
@@ -149,10 +149,10 @@ func TestConcurrentAdd(t *testing.T) {
 				var ok bool
 				var err error
 				if w%2 == 0 {
-					ok, err = ix.Add(u)
+					ok, err = ix.Add(context.Background(), u)
 				} else {
 					var rs []Result
-					rs, err = ix.AddBatch([]string{u})
+					rs, err = ix.AddBatch(context.Background(), []string{u})
 					if err == nil {
 						ok = rs[0].OK
 					}
@@ -183,7 +183,7 @@ func TestProfileRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix.Put("https://example.com/a#x")
+	ix.Put(context.Background(), "https://example.com/a#x")
 	ix.Close()
 
 	// No profile given: the recorded one is used.
@@ -194,7 +194,7 @@ func TestProfileRecorded(t *testing.T) {
 	if got := ix.Profile().Name(); got != "urlhash-nofragment+sha256" {
 		t.Errorf("Profile().Name() = %q", got)
 	}
-	if ok, _ := ix.Has("https://example.com/a#y"); !ok {
+	if ok, _ := ix.Has(context.Background(), "https://example.com/a#y"); !ok {
 		t.Error("recorded profile not used: fragment not dropped")
 	}
 	ix.Close()
@@ -215,7 +215,7 @@ func TestLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ix.Store().PutBatch([]store.Entry{store.FullEntry(full, store.Value{Data: []byte("phishing")}), pe}); err != nil {
+	if err := ix.Store().PutBatch(context.Background(), []store.Entry{store.FullEntry(full, store.Value{Data: []byte("phishing")}), pe}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -227,7 +227,7 @@ func TestLookup(t *testing.T) {
 		{"https://bank.example.net/about", nil},
 		{"https://example.org/", nil},
 	} {
-		got, err := ix.Lookup(tc.url, safebrowsing.V5)
+		got, err := ix.Lookup(context.Background(), tc.url, safebrowsing.V5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,14 +242,14 @@ func TestLookup(t *testing.T) {
 		}
 	}
 	// A list index keys a URL by its exact expression.
-	if err := ix.Put("http://evil.example/a?b"); err != nil {
+	if err := ix.Put(context.Background(), "http://evil.example/a?b"); err != nil {
 		t.Fatal(err)
 	}
-	hits, _ := ix.Lookup("https://evil.example/a?b", safebrowsing.V5)
+	hits, _ := ix.Lookup(context.Background(), "https://evil.example/a?b", safebrowsing.V5)
 	if len(hits) != 1 || hits[0].Expression != "evil.example/a?b" || !hits[0].IsFull() {
 		t.Errorf("Lookup after Add = %+v", hits)
 	}
-	if _, err := ix.Lookup("mailto:x@example.com", safebrowsing.V5); !errors.Is(err, hashkey.ErrUnsupportedURL) {
+	if _, err := ix.Lookup(context.Background(), "mailto:x@example.com", safebrowsing.V5); !errors.Is(err, hashkey.ErrUnsupportedURL) {
 		t.Errorf("Lookup(mailto) error = %v", err)
 	}
 }
@@ -270,7 +270,7 @@ func TestMatchHashed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ix.AddHashedURI(u); err != nil {
+		if err := ix.AddHashedURI(context.Background(), u); err != nil {
 			t.Fatal(err)
 		}
 		stored = append(stored, u)
@@ -285,7 +285,7 @@ func TestMatchHashed(t *testing.T) {
 		{"http://c.example/z", 2},
 		{"http://d.example/", -1},
 	} {
-		got, err := ix.MatchHashed(tc.url, hasheduri.N)
+		got, err := ix.MatchHashed(context.Background(), tc.url, hasheduri.N)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,7 +296,7 @@ func TestMatchHashed(t *testing.T) {
 			t.Errorf("MatchHashed(%q) = %v, want %v", tc.url, got, stored[tc.want])
 		}
 	}
-	if _, err := ix.MatchHashed("no scheme", hasheduri.N); err == nil {
+	if _, err := ix.MatchHashed(context.Background(), "no scheme", hasheduri.N); err == nil {
 		t.Error("MatchHashed(bad url) succeeded")
 	}
 }

@@ -25,7 +25,7 @@ func ExampleIndex_Visit() {
 	defer seen.Close()
 	for _, step := range []time.Duration{0, 12 * time.Hour, 12 * time.Hour} {
 		now = now.Add(step)
-		due, err := seen.Visit("https://example.com/news", 24*time.Hour)
+		due, err := seen.Visit(context.Background(), "https://example.com/news", 24*time.Hour)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -33,7 +33,7 @@ func ExampleIndex_Visit() {
 	}
 	// Forget every URL whose identity starts with the same 4 hex digits.
 	h, _ := seen.Hash("https://example.com/news")
-	n, _, err := seen.DeletePrefix(h.String()[:4])
+	n, _, err := seen.DeletePrefix(context.Background(), h.String()[:4])
 	fmt.Println("deleted", n, err)
 	// Output:
 	// 2030-01-01 00:00:00 true

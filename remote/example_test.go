@@ -36,9 +36,9 @@ func ExampleDB_Backup() {
 		return
 	}
 	defer c.Close()
-	c.PutBatch([]store.Entry{store.FullEntry(hashkey.Sum([]byte("https://example.com/")), store.Value{})})
+	c.PutBatch(context.Background(), []store.Entry{store.FullEntry(hashkey.Sum([]byte("https://example.com/")), store.Value{})})
 	var bak bytes.Buffer
-	if _, err := c.Backup(&bak, 0); err != nil {
+	if _, err := c.Backup(context.Background(), &bak, 0); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -49,7 +49,7 @@ func ExampleDB_Backup() {
 		fmt.Println(err)
 		return
 	}
-	ok, _ := restored.Has(hashkey.Sum([]byte("https://example.com/")))
+	ok, _ := restored.Has(context.Background(), hashkey.Sum([]byte("https://example.com/")))
 	fmt.Println("restored:", ok)
 	// Output:
 	// restored: true
@@ -74,9 +74,9 @@ func ExampleDB_AddBatchOnce() {
 		store.FullEntry(hashkey.Sum([]byte("b")), store.Value{}),
 	}
 	key := wire.NewKey() // kept with the batch (dedupe journals both)
-	first, _ := c.AddBatchOnce(batch, key)
-	again, _ := c.AddBatchOnce(batch, key)
-	other, _ := c.AddBatchOnce(batch, wire.NewKey())
+	first, _ := c.AddBatchOnce(context.Background(), batch, key)
+	again, _ := c.AddBatchOnce(context.Background(), batch, key)
+	other, _ := c.AddBatchOnce(context.Background(), batch, wire.NewKey())
 	fmt.Println(first, again, other)
 	// Output:
 	// [true true] [true true] [false false]

@@ -166,9 +166,9 @@ type cancelOnClose struct {
 func (c cancelOnClose) Close() error { err := c.ReadCloser.Close(); c.cancel(); return err }
 
 // Get implements store.Backend.
-func (db *DB) Get(h hashkey.Hash) (store.Value, error) {
+func (db *DB) Get(ctx context.Context, h hashkey.Hash) (store.Value, error) {
 	var b []byte
-	if err := db.call(nil, "POST", "/v1/get", h[:], &b); err != nil {
+	if err := db.call(ctx, "POST", "/v1/get", h[:], &b); err != nil {
 		return store.Value{}, err
 	}
 	e, _, err := wire.DecodeEntry(b)
@@ -176,9 +176,9 @@ func (db *DB) Get(h hashkey.Hash) (store.Value, error) {
 }
 
 // HasBatch implements store.Backend.
-func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
+func (db *DB) HasBatch(ctx context.Context, hs []hashkey.Hash) ([]bool, error) {
 	var b []byte
-	if err := db.call(nil, "POST", "/v1/has", wire.AppendHashes(nil, hs), &b); err != nil {
+	if err := db.call(ctx, "POST", "/v1/has", wire.AppendHashes(nil, hs), &b); err != nil {
 		return nil, err
 	}
 	return db.bools(b, len(hs))
@@ -194,9 +194,9 @@ func (db *DB) bools(b []byte, n int) ([]bool, error) {
 }
 
 // Match implements store.Backend.
-func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
+func (db *DB) Match(ctx context.Context, h hashkey.Hash) (store.Match, bool, error) {
 	var b []byte
-	err := db.call(nil, "POST", "/v1/match", h[:], &b)
+	err := db.call(ctx, "POST", "/v1/match", h[:], &b)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Match{}, false, nil
 	}
@@ -211,12 +211,12 @@ func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
 }
 
 // Scan implements store.Backend: a streamed JSONL answer.
-func (db *DB) Scan(prefix []byte, bits, limit int, fn func(store.Entry) error) error {
+func (db *DB) Scan(ctx context.Context, prefix []byte, bits, limit int, fn func(store.Entry) error) error {
 	q := url.Values{}
 	q.Set("prefix", fmt.Sprintf("%x", prefix))
 	q.Set("bits", strconv.Itoa(bits))
 	q.Set("limit", strconv.Itoa(limit))
-	resp, err := db.do(nil, "GET", "/v1/scan?"+q.Encode(), nil)
+	resp, err := db.do(ctx, "GET", "/v1/scan?"+q.Encode(), nil)
 	if err != nil {
 		return err
 	}
@@ -237,14 +237,14 @@ func (db *DB) Scan(prefix []byte, bits, limit int, fn func(store.Entry) error) e
 }
 
 // Count implements store.Backend.
-func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
+func (db *DB) Count(ctx context.Context, prefix []byte, bits int) (full, prefixes int64, err error) {
 	var c struct{ Full, Prefixes int64 }
-	err = db.call(nil, "GET", fmt.Sprintf("/v1/count?prefix=%x&bits=%d", prefix, bits), nil, &c)
+	err = db.call(ctx, "GET", fmt.Sprintf("/v1/count?prefix=%x&bits=%d", prefix, bits), nil, &c)
 	return c.Full, c.Prefixes, err
 }
 
 // PutBatch implements store.Backend; durable on return.
-func (db *DB) PutBatch(es []store.Entry) error {
+func (db *DB) PutBatch(ctx context.Context, es []store.Entry) error {
 	if db.o.ReadOnly {
 		return store.ErrReadOnly
 	}
@@ -252,16 +252,16 @@ func (db *DB) PutBatch(es []store.Entry) error {
 	if err != nil {
 		return err
 	}
-	return db.call(nil, "POST", "/v1/put", b, nil)
+	return db.call(ctx, "POST", "/v1/put", b, nil)
 }
 
 // AddBatch implements store.Backend; durable on return.
-func (db *DB) AddBatch(es []store.Entry) ([]bool, error) {
-	return db.answered("/v1/add", es, "")
+func (db *DB) AddBatch(ctx context.Context, es []store.Entry) ([]bool, error) {
+	return db.answered(ctx, "/v1/add", es, "")
 }
 
 // Delete implements store.Backend; durable on return.
-func (db *DB) Delete(e store.Entry) error {
+func (db *DB) Delete(ctx context.Context, e store.Entry) error {
 	if db.o.ReadOnly {
 		return store.ErrReadOnly
 	}
@@ -269,12 +269,12 @@ func (db *DB) Delete(e store.Entry) error {
 	if err != nil {
 		return err
 	}
-	return db.call(nil, "POST", "/v1/delete", b, nil)
+	return db.call(ctx, "POST", "/v1/delete", b, nil)
 }
 
 // Load implements store.Backend: the entries stream to the server as
 // JSONL; durable on return.
-func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
+func (db *DB) Load(ctx context.Context, seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 	if db.o.ReadOnly {
 		return store.LoadResult{}, store.ErrReadOnly
 	}
@@ -300,7 +300,7 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 		}
 		pw.CloseWithError(bw.Flush())
 	}()
-	req, err := http.NewRequest("POST", db.base+"/v1/load", pr)
+	req, err := http.NewRequestWithContext(ctx, "POST", db.base+"/v1/load", pr)
 	if err != nil {
 		return store.LoadResult{}, err
 	}
@@ -314,17 +314,17 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 }
 
 // Stats implements store.Backend.
-func (db *DB) Stats() (store.Stats, error) {
+func (db *DB) Stats(ctx context.Context) (store.Stats, error) {
 	var s store.Stats
-	return s, db.call(nil, "GET", "/v1/stats", nil, &s)
+	return s, db.call(ctx, "GET", "/v1/stats", nil, &s)
 }
 
 // Verify implements store.Backend.
-func (db *DB) Verify() error { return db.call(nil, "POST", "/v1/verify", nil, nil) }
+func (db *DB) Verify(ctx context.Context) error { return db.call(ctx, "POST", "/v1/verify", nil, nil) }
 
 // Sync implements store.Backend. Every write is durable when it returns
 // already; Sync asks the server anyway, for writes other clients made.
-func (db *DB) Sync() error { return db.call(nil, "POST", "/v1/sync", nil, nil) }
+func (db *DB) Sync(ctx context.Context) error { return db.call(ctx, "POST", "/v1/sync", nil, nil) }
 
 // Close releases the client's connections; the server keeps the index.
 // Later calls return store.ErrClosed.
@@ -349,12 +349,12 @@ func (db *DB) Profile(ctx context.Context) (string, error) {
 }
 
 // SetProfile implements store.Backend.
-func (db *DB) SetProfile(name string) error {
+func (db *DB) SetProfile(ctx context.Context, name string) error {
 	if db.o.ReadOnly {
 		if name == "" {
 			return nil
 		}
-		recorded, err := db.Profile(nil)
+		recorded, err := db.Profile(ctx)
 		if err != nil {
 			return err
 		}
@@ -363,7 +363,7 @@ func (db *DB) SetProfile(name string) error {
 		}
 		return store.ErrReadOnly
 	}
-	return db.call(nil, "POST", "/v1/profile", []byte(name), nil)
+	return db.call(ctx, "POST", "/v1/profile", []byte(name), nil)
 }
 
 // Backup writes a backup of the server's index to w, the file "urlhash
@@ -371,8 +371,8 @@ func (db *DB) SetProfile(name string) error {
 // every entry). It returns the since of the next backup of the chain. An
 // answer cut short is an error (and the part written is no backup:
 // restore refuses it).
-func (db *DB) Backup(w io.Writer, since uint64) (until uint64, err error) {
-	resp, err := db.do(nil, "GET", "/v1/backup?since="+strconv.FormatUint(since, 10), nil)
+func (db *DB) Backup(ctx context.Context, w io.Writer, since uint64) (until uint64, err error) {
+	resp, err := db.do(ctx, "GET", "/v1/backup?since="+strconv.FormatUint(since, 10), nil)
 	if err != nil {
 		return 0, err
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -41,7 +42,7 @@ func TestDeletePrefixRefusesEverything(t *testing.T) {
 	db := openMem(t)
 	keys := []hashkey.Hash{{0x0f, 1}, {0x0f, 2}, {0xa0, 3}}
 	for _, h := range keys {
-		if err := db.Put(h, store.Value{}); err != nil {
+		if err := db.Put(context.Background(), h, store.Value{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,7 +72,7 @@ func TestDeletePrefixRefusesEverything(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Errorf("delete-prefix.txt:%d: %q: status %d, want %d", line, fields[0], resp.StatusCode, want)
 		}
-		full, _, err := db.Count(nil, 0)
+		full, _, err := db.Count(context.Background(), nil, 0)
 		if err != nil || full != left {
 			t.Fatalf("delete-prefix.txt:%d: %q: %d entries left (%v), want %d", line, fields[0], full, err, left)
 		}
@@ -109,13 +110,13 @@ func TestPutRefusesBadTimes(t *testing.T) {
 			}
 		}
 	}
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(context.Background()); err != nil {
 		t.Fatalf("Verify after refused writes: %v", err)
 	}
-	if err := db.Scan(nil, 0, 0, func(store.Entry) error { return nil }); err != nil {
+	if err := db.Scan(context.Background(), nil, 0, 0, func(store.Entry) error { return nil }); err != nil {
 		t.Fatalf("Scan after refused writes: %v", err)
 	}
-	if ok, _ := db.Has(h); ok {
+	if ok, _ := db.Has(context.Background(), h); ok {
 		t.Error("a refused entry is stored")
 	}
 }

@@ -19,9 +19,9 @@ import (
 // *index.DB (see index.Record). Another backend gets memRecords, which
 // keeps them in memory only.
 type recorder interface {
-	AddBatchRecorded(es []store.Entry, rec *index.Record) ([]bool, error)
-	VisitBatchRecorded(es []store.Entry, revisitAfter time.Duration, rec *index.Record) ([]bool, error)
-	PutBatchRecorded(es []store.Entry, rec *index.Record) error
+	AddBatchRecorded(ctx context.Context, es []store.Entry, rec *index.Record) ([]bool, error)
+	VisitBatchRecorded(ctx context.Context, es []store.Entry, revisitAfter time.Duration, rec *index.Record) ([]bool, error)
+	PutBatchRecorded(ctx context.Context, es []store.Entry, rec *index.Record) error
 	PutRecord(rec *index.Record) error
 	Recorded(key string) ([]byte, bool, error)
 }

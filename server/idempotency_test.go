@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -32,7 +33,7 @@ func entriesBody(n int, seed string) []byte {
 // refuses the key with another request (422).
 func TestIdempotentRepeat(t *testing.T) {
 	_, ts, db := newTestServer(t, nil)
-	if err := db.PutBatch([]store.Entry{store.FullEntry(hashkey.Sum([]byte("del")), store.Value{})}); err != nil {
+	if err := db.PutBatch(context.Background(), []store.Entry{store.FullEntry(hashkey.Sum([]byte("del")), store.Value{})}); err != nil {
 		t.Fatal(err)
 	}
 	del := store.FullEntry(hashkey.Sum([]byte("del")), store.Value{})
@@ -164,7 +165,7 @@ func TestReplayWritesMissingKeys(t *testing.T) {
 	}
 	es, _ := wire.DecodeEntries(body)
 	hs := []hashkey.Hash{es[0].Hash, es[1].Hash, es[2].Hash}
-	found, err := db.HasBatch(hs)
+	found, err := db.HasBatch(context.Background(), hs)
 	if err != nil || !found[0] || !found[1] || !found[2] {
 		t.Errorf("after the replay: %v, %v; want every key stored", found, err)
 	}

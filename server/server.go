@@ -437,7 +437,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.st.Stats()
+	st, err := s.st.Stats(r.Context())
 	if err != nil {
 		return err
 	}
@@ -467,7 +467,7 @@ func (s *Server) setProfile(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	if err := s.st.SetProfile(string(name)); err != nil {
+	if err := s.st.SetProfile(r.Context(), string(name)); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -487,7 +487,7 @@ func (s *Server) has(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	found, err := s.st.HasBatch(hs)
+	found, err := s.st.HasBatch(r.Context(), hs)
 	if err != nil {
 		return err
 	}
@@ -511,7 +511,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.st.Get(h)
+	v, err := s.st.Get(r.Context(), h)
 	if err != nil {
 		return err
 	}
@@ -525,7 +525,7 @@ func (s *Server) match(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, ok, err := s.st.Match(h)
+	m, ok, err := s.st.Match(r.Context(), h)
 	if err != nil {
 		return err
 	}
@@ -574,7 +574,7 @@ func (s *Server) scan(w http.ResponseWriter, r *http.Request) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var line []byte
 	started := false
-	err = s.st.Scan(prefix, bits, limit, func(e store.Entry) error {
+	err = s.st.Scan(r.Context(), prefix, bits, limit, func(e store.Entry) error {
 		started = true
 		line = store.AppendJSONL(line[:0], &e)
 		_, err := bw.Write(line)
@@ -598,7 +598,7 @@ func (s *Server) count(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	full, prefixes, err := s.st.Count(prefix, bits)
+	full, prefixes, err := s.st.Count(r.Context(), prefix, bits)
 	if err != nil {
 		return err
 	}
@@ -606,7 +606,7 @@ func (s *Server) count(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) verify(w http.ResponseWriter, r *http.Request) error {
-	if err := s.st.Verify(); err != nil {
+	if err := s.st.Verify(r.Context()); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

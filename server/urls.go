@@ -42,7 +42,7 @@ func (s *Server) urlsProfile(ctx context.Context, write bool) (hashkey.Profile, 
 		if !write {
 			return p, nil // nothing is stored: every URL is absent
 		}
-		if err := s.st.SetProfile(query.ProfileRecord(p)); err != nil {
+		if err := s.st.SetProfile(ctx, query.ProfileRecord(p)); err != nil {
 			return nil, err
 		}
 		s.urls.p = p
@@ -155,7 +155,7 @@ func (s *Server) urlsAdd(w http.ResponseWriter, r *http.Request) error {
 		}
 		h := hashLines(p, lines)
 		answerOf := func(added []bool) answer { return h.answer(added, wire.New, wire.Present) }
-		return s.addEntries(h.entries, g, answerOf, after, after > 0)
+		return s.addEntries(r.Context(), h.entries, g, answerOf, after, after > 0)
 	})
 }
 
@@ -179,7 +179,7 @@ func (s *Server) urlsHas(w http.ResponseWriter, r *http.Request) error {
 	for i := range h.entries {
 		hs[i] = h.entries[i].Hash
 	}
-	found, err := s.st.HasBatch(hs)
+	found, err := s.st.HasBatch(r.Context(), hs)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ func (s *Server) visit(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return answer{}, err
 		}
-		return s.addEntries(es, g, boolsAnswer, after, true)
+		return s.addEntries(r.Context(), es, g, boolsAnswer, after, true)
 	})
 }
 
@@ -39,7 +39,7 @@ func (s *Server) deletePrefix(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("%w: an empty prefix deletes every entry; say so with prefix=&all=true", wire.ErrBadRequest)
 	}
 	return s.write(w, r, afterWrite, func(*http.Request, []byte, *recording) (answer, error) {
-		full, prefixes, err := s.st.DeletePrefix(prefix, bits)
+		full, prefixes, err := s.st.DeletePrefix(r.Context(), prefix, bits)
 		return jsonAnswer(map[string]int64{"full": full, "prefixes": prefixes}), err
 	})
 }

@@ -174,7 +174,7 @@ func (s *Server) searchURIs(w http.ResponseWriter, r *http.Request) error {
 		for i, e := range exprs {
 			hs[i] = e.Hash
 		}
-		found, err := s.st.HasBatch(hs)
+		found, err := s.st.HasBatch(r.Context(), hs)
 		if err != nil {
 			return err
 		}
@@ -210,7 +210,7 @@ func (s *Server) searchHashes(w http.ResponseWriter, r *http.Request) error {
 	out.NegativeExpireTime = timestamp(now.Add(webRiskCacheFor))
 	if asked {
 		expire := timestamp(now.Add(webRiskCacheFor))
-		err := s.st.Scan(prefix, 8*len(prefix), webRiskMaxHashes, func(e store.Entry) error {
+		err := s.st.Scan(r.Context(), prefix, 8*len(prefix), webRiskMaxHashes, func(e store.Entry) error {
 			if !e.IsPrefix() {
 				out.Threats = append(out.Threats, threatHash{ThreatTypes: []any{enumValue(s.o.threatType(), threatTypeNames, enumInts(q))},
 					Hash: base64.StdEncoding.EncodeToString(e.Hash[:]), ExpireTime: expire})

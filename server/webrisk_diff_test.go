@@ -152,9 +152,9 @@ func TestComputeDiffOwnList(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	db.SetProfile(sbProfile)
+	db.SetProfile(context.Background(), sbProfile)
 	h := hashkey.Sum([]byte("x/"))
-	db.PutPrefix(h[:4], store.Value{})
+	db.PutPrefix(context.Background(), h[:4], store.Value{})
 	srv := New(db, nil)
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -164,7 +164,7 @@ func TestComputeDiffOwnList(t *testing.T) {
 		t.Fatalf("first: %+v %v", u1, err)
 	}
 	h2 := hashkey.Sum([]byte("y/"))
-	db.PutPrefix(h2[:8], store.Value{})
+	db.PutPrefix(context.Background(), h2[:8], store.Value{})
 	srv.diff.mu.Lock()
 	srv.diff.ownAt = srv.diff.ownAt.Add(-ownListTTL) // the cache expires
 	srv.diff.mu.Unlock()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -26,7 +27,7 @@ func webRiskServer(t *testing.T, profile string, full, prefixes []string, o *Opt
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := db.SetProfile(profile); err != nil {
+	if err := db.SetProfile(context.Background(), profile); err != nil {
 		t.Fatal(err)
 	}
 	var es []store.Entry
@@ -36,7 +37,7 @@ func webRiskServer(t *testing.T, profile string, full, prefixes []string, o *Opt
 	for _, e := range prefixes {
 		es = append(es, store.Entry{Hash: hashkey.Sum([]byte(e)), Len: 4})
 	}
-	if err := db.PutBatch(es); err != nil {
+	if err := db.PutBatch(context.Background(), es); err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(New(db, o))

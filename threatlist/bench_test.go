@@ -134,7 +134,7 @@ func BenchmarkFirstLookup(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		m, ok, err := db.Match(h)
+		m, ok, err := db.Match(context.Background(), h)
 		if err != nil || !ok || m.Len != 4 {
 			b.Fatalf("match %v %v %v", m, ok, err)
 		}

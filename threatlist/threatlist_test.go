@@ -220,7 +220,7 @@ func openIndex(t testing.TB, dir string) *index.DB {
 // openLists opens the lists kept in db.
 func openLists(t testing.TB, db store.Backend) *Lists {
 	t.Helper()
-	ls, err := Open(db)
+	ls, err := Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func openLists(t testing.TB, db store.Backend) *Lists {
 func indexEntries(t testing.TB, db store.Backend) *List {
 	t.Helper()
 	var b Builder
-	err := db.Scan(nil, 0, 0, func(e store.Entry) error { return b.Add(e.Key()) })
+	err := db.Scan(context.Background(), nil, 0, 0, func(e store.Entry) error { return b.Add(e.Key()) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestInterruptedCommit(t *testing.T) {
 	ls := openLists(t, db)
 	name := WebRiskName("MALWARE")
 	sum := v1.Checksum()
-	if err := ls.Apply(map[string]*Update{name: {Reset: true, Additions: v1, Version: []byte("a"), Checksum: sum[:]}}); err != nil {
+	if err := ls.Apply(context.Background(), map[string]*Update{name: {Reset: true, Additions: v1, Version: []byte("a"), Checksum: sum[:]}}); err != nil {
 		t.Fatal(err)
 	}
 	// Write the next state by hand, as Apply does before it changes the
@@ -383,7 +383,7 @@ func TestHistory(t *testing.T) {
 		if i == 0 {
 			u.Removals = nil
 		}
-		if err := ls.Apply(map[string]*Update{name: u}); err != nil {
+		if err := ls.Apply(context.Background(), map[string]*Update{name: u}); err != nil {
 			t.Fatalf("version %d: %v", i, err)
 		}
 		versions = append(versions, next)
@@ -426,7 +426,7 @@ func TestSyncMillion(t *testing.T) {
 	if _, err := ls.SyncWebRisk(context.Background(), c, DiffRequest{ThreatType: "MALWARE"}); err != nil {
 		t.Fatal(err)
 	}
-	full, prefixes, err := db.Count(nil, 0)
+	full, prefixes, err := db.Count(context.Background(), nil, 0)
 	if err != nil || full != 0 || prefixes != int64(v1.Len()) {
 		t.Fatalf("count %d %d %v, want %d prefixes", full, prefixes, err, v1.Len())
 	}

@@ -67,7 +67,7 @@ func (o *exportOptions) run(e *env, _ []string) error {
 		}
 		out.Write(store.AppendJSONLHeader(nil, profile))
 	}
-	err = st.Scan(nil, 0, 0, func(en store.Entry) error {
+	err = st.Scan(e.ctx, nil, 0, 0, func(en store.Entry) error {
 		switch o.format {
 		case "jsonl":
 			line = store.AppendJSONL(line[:0], &en)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -59,7 +60,7 @@ func TestNodeWebRiskClient(t *testing.T) {
 	}
 	defer db.Close()
 	so := &server.Options{Token: "k3y"}
-	if err := serveThreatLists(db, dir, false, so); err != nil {
+	if err := serveThreatLists(context.Background(), db, dir, false, so); err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(server.New(db, so))

@@ -124,7 +124,7 @@ func (o *serveOptions) run(e *env, _ []string) error {
 			info, err := ix.Backup(w, since)
 			return info.Until, err
 		}
-		if err := serveThreatLists(st, o.db.dir, o.readOnly, so); err != nil {
+		if err := serveThreatLists(e.ctx, st, o.db.dir, o.readOnly, so); err != nil {
 			st.Close()
 			ln.Close()
 			return err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -232,9 +233,9 @@ func writer(t *testing.T, addr string, k, run int, stop <-chan struct{}) (acked 
 			es[j] = store.FullEntry(hashkey.Sum([]byte(u)), store.Value{Text: []byte(u)})
 		}
 		if i%2 == 0 {
-			_, err = db.AddBatch(es)
+			_, err = db.AddBatch(context.Background(), es)
 		} else {
-			err = db.PutBatch(es)
+			err = db.PutBatch(context.Background(), es)
 		}
 		if err != nil {
 			return acked, at
@@ -257,7 +258,7 @@ func checkAcked(t *testing.T, addr string, acked []store.Entry) {
 	}
 	defer db.Close()
 	checkEntries(t, db, acked)
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(context.Background()); err != nil {
 		t.Fatalf("verify: %v", err)
 	}
 }
@@ -270,7 +271,7 @@ func checkEntries(t *testing.T, st store.Backend, want []store.Entry) {
 	for i, e := range want {
 		hs[i] = e.Hash
 	}
-	found, err := st.HasBatch(hs)
+	found, err := st.HasBatch(context.Background(), hs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func checkEntries(t *testing.T, st store.Backend, want []store.Entry) {
 		t.Fatalf("%d of %d acknowledged entries missing", missing, len(want))
 	}
 	for i := 0; i < len(want); i += max(1, len(want)/200) { // a sample of the values
-		v, err := st.Get(want[i].Hash)
+		v, err := st.Get(context.Background(), want[i].Hash)
 		if err != nil || string(v.Text) != string(want[i].Value.Text) {
 			t.Fatalf("%s: text %q, %v", want[i].Value.Text, v.Text, err)
 		}
@@ -455,7 +456,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	for l := range loads {
 		for i := range lines {
 			h, _ := hashkey.ParseHash(key(l, i))
-			if ok, err := db.Has(h); !ok || err != nil {
+			if ok, err := db.Has(context.Background(), h); !ok || err != nil {
 				t.Fatalf("load %d line %d missing after a drained stop: %v", l, i, err)
 			}
 		}

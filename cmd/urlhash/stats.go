@@ -73,7 +73,7 @@ func (o *statsOptions) run(e *env, _ []string) error {
 			return err
 		}
 	}
-	s, err := st.Stats()
+	s, err := st.Stats(e.ctx)
 	if err != nil {
 		return err
 	}

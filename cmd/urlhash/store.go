@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -223,12 +224,13 @@ func hexKey(en *store.Entry) string { return hex.EncodeToString(en.Key()) }
 
 // syncWrites makes the writes made so far durable: Sync, except on a
 // server, whose writes are durable when they are answered (a /v1/sync
-// after them would only cost a round trip, and an fsync).
-func syncWrites(st store.Backend) error {
+// after them would only cost a round trip, and an fsync). An interrupt
+// does not cancel it: what was answered must become durable.
+func syncWrites(ctx context.Context, st store.Backend) error {
 	if _, ok := st.(*remote.DB); ok {
 		return nil
 	}
-	return st.Sync()
+	return st.Sync(context.WithoutCancel(ctx))
 }
 
 // journalID names the index for dedupe's journals: the location, and the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
@@ -89,13 +90,13 @@ func TestSyncKillLoop(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run %d: %v", run, err)
 		}
-		ls, err := threatlist.Open(db)
+		ls, err := threatlist.Open(context.Background(), db)
 		if err != nil {
 			db.Close()
 			t.Fatalf("run %d: %v", run, err)
 		}
 		var b threatlist.Builder
-		err = db.Scan(nil, 0, 0, func(e store.Entry) error { return b.Add(e.Key()) })
+		err = db.Scan(context.Background(), nil, 0, 0, func(e store.Entry) error { return b.Add(e.Key()) })
 		st := ls.State(threatlist.WebRiskName("MALWARE"))
 		db.Close()
 		if err != nil {

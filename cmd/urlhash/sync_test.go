@@ -148,7 +148,7 @@ func TestSyncFromServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	so := &server.Options{}
-	if err := serveThreatLists(db, dir, false, so); err != nil {
+	if err := serveThreatLists(context.Background(), db, dir, false, so); err != nil {
 		t.Fatal(err)
 	}
 	mid := httptest.NewServer(server.New(db, so))
@@ -266,13 +266,13 @@ func TestSyncPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := threatlist.Open(db)
+	ls, err := threatlist.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	saved, _ := os.ReadFile(filepath.Join(dir, threatlist.StateFile))
 	sum := next.Checksum()
-	if err := ls.Apply(map[string]*threatlist.Update{threatlist.WebRiskName("MALWARE"): {Reset: true, Additions: next, Version: []byte{2}, Checksum: sum[:]}}); err != nil {
+	if err := ls.Apply(context.Background(), map[string]*threatlist.Update{threatlist.WebRiskName("MALWARE"): {Reset: true, Additions: next, Version: []byte{2}, Checksum: sum[:]}}); err != nil {
 		t.Fatal(err)
 	}
 	// Put back the old state as current and the new one as pending, and
@@ -281,7 +281,7 @@ func TestSyncPending(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, threatlist.NextStateFile), applied, 0o644)
 	os.WriteFile(filepath.Join(dir, threatlist.StateFile), saved, 0o644)
 	a := hashkey.Sum([]byte("a.example/"))
-	db.PutPrefix(a[:4], store.Value{})
+	db.PutPrefix(context.Background(), a[:4], store.Value{})
 	db.Close()
 
 	code, _, errs := runCLI(t, "", "lookup", "--db", dir, "--hashes", hex.EncodeToString(a[:]))

@@ -62,7 +62,7 @@ func run(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := db.PutPrefix(p, store.Value{}); err != nil {
+		if err := db.PutPrefix(ctx, p, store.Value{}); err != nil {
 			return err
 		}
 	}
@@ -76,7 +76,7 @@ func run(w io.Writer) error {
 		"http://cdn.example.org/ads/pixel.gif?id=8",
 		"https://www.example.com/",
 	} {
-		hits, err := list.Lookup(u, profile)
+		hits, err := list.Lookup(ctx, u, profile)
 		if err != nil {
 			return err
 		}

@@ -82,7 +82,7 @@ func run(w io.Writer) error {
 	var crawled []int
 
 	enqueue := func(url string, page int) error {
-		isNew, err := seen.Add(url)
+		isNew, err := seen.Add(ctx, url)
 		if err != nil {
 			return err
 		}
@@ -130,7 +130,7 @@ func run(w io.Writer) error {
 			return fmt.Errorf("page %d crawled out of place: each page must be fetched exactly once", p)
 		}
 	}
-	st, err := db.Stats()
+	st, err := db.Stats(ctx)
 	if err != nil {
 		return err
 	}

@@ -73,13 +73,13 @@ func run(w io.Writer) error {
 
 	for _, step := range []time.Duration{0, 12 * time.Hour, 12 * time.Hour} {
 		now = now.Add(step)
-		fetched, err := crawl(seen)
+		fetched, err := crawl(ctx, seen)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "%s: %d pages fetched\n", now.Format(time.DateTime), fetched)
 	}
-	v, err := seen.Get("https://news.example/p/1")
+	v, err := seen.Get(ctx, "https://news.example/p/1")
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func run(w io.Writer) error {
 // fetched, so its links are not followed: a real crawler would keep its
 // frontier; the round ends where the site is fresh). It returns how many
 // pages it fetched, and fails if one was fetched twice.
-func crawl(seen *query.Index) (int, error) {
+func crawl(ctx context.Context, seen *query.Index) (int, error) {
 	frontier := make(chan int, pages*4)
 	var pending sync.WaitGroup
 	var fetched atomic.Int64
@@ -102,7 +102,7 @@ func crawl(seen *query.Index) (int, error) {
 	var errOnce sync.Once
 	fail := func(err error) { errOnce.Do(func() { firstErr = err }) }
 	enqueue := func(url string) {
-		due, err := seen.Visit(url, revisitAfter)
+		due, err := seen.Visit(ctx, url, revisitAfter)
 		if err != nil {
 			fail(err)
 			return

@@ -71,7 +71,7 @@ func run(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := ix.AddHashedURI(u); err != nil {
+		if err := ix.AddHashedURI(ctx, u); err != nil {
 			return err
 		}
 	}
@@ -83,7 +83,7 @@ func run(w io.Writer) error {
 		"http://video.example/watch?v=abc123",
 		"http://video.example/watch?v=zzz999",
 	} {
-		matches, err := ix.MatchHashed(raw, hasheduri.N)
+		matches, err := ix.MatchHashed(ctx, raw, hasheduri.N)
 		if err != nil {
 			return err
 		}
