@@ -264,6 +264,7 @@ func (s *scenario) reopen(t testing.TB) error {
 }
 
 func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
+	ctx := context.Background()
 	s.commands++
 	db := s.db
 	var out strings.Builder
@@ -273,11 +274,11 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		if err != nil {
 			return errString(err)
 		}
-		return errOr(db.PutBatch(context.Background(), entries), "ok")
+		return errOr(db.PutBatch(ctx, entries), "ok")
 
 	case "add":
 		entries, _ := s.parseEntries(t, td, false)
-		added, err := db.AddBatch(context.Background(), entries)
+		added, err := db.AddBatch(ctx, entries)
 		if err != nil {
 			return errString(err)
 		}
@@ -306,7 +307,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 			}
 		}
 		entries, _ := s.parseEntries(t, td, false)
-		visited, err := db.VisitBatch(context.Background(), entries, after)
+		visited, err := db.VisitBatch(ctx, entries, after)
 		if err != nil {
 			return errString(err)
 		}
@@ -333,7 +334,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "delete-prefix":
 		prefix, bits := parseScanPrefix(t, td)
-		full, prefixes, err := db.DeletePrefix(context.Background(), prefix, bits)
+		full, prefixes, err := db.DeletePrefix(ctx, prefix, bits)
 		if err != nil {
 			return errString(err)
 		}
@@ -341,7 +342,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "load":
 		entries, _ := s.parseEntries(t, td, false)
-		res, err := db.Load(context.Background(), slices.Values(entries))
+		res, err := db.Load(ctx, slices.Values(entries))
 		if err != nil {
 			return errString(err)
 		}
@@ -349,13 +350,13 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "get":
 		for _, h := range parseHashes(t, td) {
-			v, err := db.Get(context.Background(), h)
+			v, err := db.Get(ctx, h)
 			fmt.Fprintf(&out, "%s: %s\n", formatKey(h[:]), errOr(err, formatValue(v)))
 		}
 
 	case "has":
 		hs := parseHashes(t, td)
-		found, err := db.HasBatch(context.Background(), hs)
+		found, err := db.HasBatch(ctx, hs)
 		if err != nil {
 			return errString(err)
 		}
@@ -371,7 +372,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "match":
 		for _, h := range parseHashes(t, td) {
-			m, ok, err := db.Match(context.Background(), h)
+			m, ok, err := db.Match(ctx, h)
 			var result string
 			switch {
 			case err != nil:
@@ -389,14 +390,14 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 	case "delete":
 		entries, _ := s.parseEntries(t, td, false)
 		for _, e := range entries {
-			fmt.Fprintf(&out, "%s: %s\n", formatKey(e.Key()), errOr(db.Delete(context.Background(), e), "ok"))
+			fmt.Fprintf(&out, "%s: %s\n", formatKey(e.Key()), errOr(db.Delete(ctx, e), "ok"))
 		}
 
 	case "scan":
 		prefix, bits := parseScanPrefix(t, td)
 		limit := intArg(t, td, "limit", 0)
 		n := 0
-		err := db.Scan(context.Background(), prefix, bits, limit, func(e store.Entry) error {
+		err := db.Scan(ctx, prefix, bits, limit, func(e store.Entry) error {
 			kind := "full  "
 			if e.IsPrefix() {
 				kind = "prefix"
@@ -414,14 +415,14 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "count":
 		prefix, bits := parseScanPrefix(t, td)
-		full, prefixes, err := db.Count(context.Background(), prefix, bits)
+		full, prefixes, err := db.Count(ctx, prefix, bits)
 		if err != nil {
 			return errString(err)
 		}
 		fmt.Fprintf(&out, "full=%d prefix=%d\n", full, prefixes)
 
 	case "stats":
-		st, err := db.Stats(context.Background())
+		st, err := db.Stats(ctx)
 		if err != nil {
 			return errString(err)
 		}
@@ -434,13 +435,13 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		out.WriteString("\n")
 
 	case "verify":
-		return errOr(db.Verify(context.Background()), "ok")
+		return errOr(db.Verify(ctx), "ok")
 
 	case "sync":
-		return errOr(db.Sync(context.Background()), "ok")
+		return errOr(db.Sync(ctx), "ok")
 
 	case "profile":
-		p, err := db.Profile(context.Background())
+		p, err := db.Profile(ctx)
 		return errOr(err, strconv.Quote(p))
 
 	case "set-profile":
@@ -454,7 +455,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 				t.Fatalf("%s: %v", td.Pos, err)
 			}
 		}
-		return errOr(db.SetProfile(context.Background(), name), "ok")
+		return errOr(db.SetProfile(ctx, name), "ok")
 
 	case "close":
 		s.closed = true

@@ -66,6 +66,7 @@ var (
 // buildDamageIndex builds (once per config and test binary) an index of
 // 12,000 full entries (a quarter with values) and 300 prefix entries.
 func buildDamageIndex(t *testing.T, c damageConfig) *damageIndex {
+	ctx := context.Background()
 	damageBuild.Lock()
 	defer damageBuild.Unlock()
 	if v, ok := damageOnce.Load(c.name); ok {
@@ -84,7 +85,7 @@ func buildDamageIndex(t *testing.T, c damageConfig) *damageIndex {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Load(context.Background(), slices.Values(entriesOf(hs[:9000]))); err != nil {
+	if _, err := db.Load(ctx, slices.Values(entriesOf(hs[:9000]))); err != nil {
 		t.Fatal(err)
 	}
 	var es []store.Entry
@@ -103,14 +104,14 @@ func buildDamageIndex(t *testing.T, c damageConfig) *damageIndex {
 		es[i] = store.FullEntry(h, store.Value{Text: []byte(v)})
 		di.full[h] = v
 	}
-	if _, err := db.AddBatch(context.Background(), es); err != nil {
+	if _, err := db.AddBatch(ctx, es); err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range hs[12000:12300] {
 		pe, _ := store.PrefixEntry(h[:4+int(h[31])%5], store.Value{})
 		di.prefixes = append(di.prefixes, pe)
 	}
-	if err := db.PutBatch(context.Background(), di.prefixes); err != nil {
+	if err := db.PutBatch(ctx, di.prefixes); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

@@ -13,6 +13,7 @@ import (
 )
 
 func ExampleOpen() {
+	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "index-example")
 	if err != nil {
 		log.Fatal(err)
@@ -24,7 +25,7 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	h := hashkey.Sum([]byte("https://example.com/"))
-	if err := db.Put(context.Background(), h, store.Value{Text: []byte("https://example.com/")}); err != nil {
+	if err := db.Put(ctx, h, store.Value{Text: []byte("https://example.com/")}); err != nil {
 		log.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -37,8 +38,8 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	v, err := db.Get(context.Background(), h)
-	profile, _ := db.Profile(context.Background()) // from memory: it never fails
+	v, err := db.Get(ctx, h)
+	profile, _ := db.Profile(ctx) // from memory: it never fails
 	fmt.Println(string(v.Text), err, profile)
 	_, err = index.Open(dir, &index.Options{Profile: "other"})
 	fmt.Println(err != nil)
@@ -68,6 +69,7 @@ func ExampleDB_Add() {
 }
 
 func ExampleDB_Match() {
+	ctx := context.Background()
 	db, err := index.Open("", &index.Options{InMemory: true})
 	if err != nil {
 		log.Fatal(err)
@@ -75,16 +77,17 @@ func ExampleDB_Match() {
 	defer db.Close()
 	h := hashkey.Sum([]byte("https://evil.example/"))
 	// A Safe Browsing style 4-byte prefix and a longer 8-byte one.
-	db.PutPrefix(context.Background(), h[:4], store.Value{Data: []byte("list A")})
-	db.PutPrefix(context.Background(), h[:8], store.Value{Data: []byte("list B")})
+	db.PutPrefix(ctx, h[:4], store.Value{Data: []byte("list A")})
+	db.PutPrefix(ctx, h[:8], store.Value{Data: []byte("list B")})
 
-	m, ok, err := db.Match(context.Background(), h)
+	m, ok, err := db.Match(ctx, h)
 	fmt.Println(ok, m.Len, m.IsFull(), string(m.Value.Data), err)
 	// Output:
 	// true 8 false list B <nil>
 }
 
 func ExampleDB_Scan() {
+	ctx := context.Background()
 	db, err := index.Open("", &index.Options{InMemory: true})
 	if err != nil {
 		log.Fatal(err)
@@ -93,10 +96,10 @@ func ExampleDB_Scan() {
 	for _, s := range []string{"00aa", "0abb", "0acc", "ff00"} {
 		var h hashkey.Hash
 		hex.Decode(h[:], []byte(s))
-		db.Put(context.Background(), h, store.Value{})
+		db.Put(ctx, h, store.Value{})
 	}
 	// Three hex digits "0ab" are 12 bits.
-	db.Scan(context.Background(), []byte{0x0a, 0xb0}, 12, 10, func(e store.Entry) error {
+	db.Scan(ctx, []byte{0x0a, 0xb0}, 12, 10, func(e store.Entry) error {
 		fmt.Printf("%x\n", e.Hash[:2])
 		return nil
 	})

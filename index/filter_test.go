@@ -15,6 +15,7 @@ import (
 // The filter never says "absent" for a stored key, through growth, prefix
 // entries of every length and reopening.
 func TestFilterNoFalseNegatives(t *testing.T) {
+	ctx := context.Background()
 	r := rand.New(rand.NewPCG(11, 12))
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
@@ -23,33 +24,33 @@ func TestFilterNoFalseNegatives(t *testing.T) {
 	for i, h := range full {
 		switch i % 3 {
 		case 0:
-			if _, err := db.Add(context.Background(), h, store.Value{}); err != nil {
+			if _, err := db.Add(ctx, h, store.Value{}); err != nil {
 				t.Fatal(err)
 			}
 		case 1:
-			if err := db.Put(context.Background(), h, store.Value{}); err != nil {
+			if err := db.Put(ctx, h, store.Value{}); err != nil {
 				t.Fatal(err)
 			}
 		case 2:
 			p := randHashes(r, 1)[0]
 			n := store.MinPrefixEntryLen + r.IntN(store.MaxPrefixEntryLen-store.MinPrefixEntryLen+1)
-			if err := db.PutPrefix(context.Background(), p[:n], store.Value{}); err != nil {
+			if err := db.PutPrefix(ctx, p[:n], store.Value{}); err != nil {
 				t.Fatal(err)
 			}
 			prefixes = append(prefixes, p[:n])
-			if err := db.Put(context.Background(), h, store.Value{}); err != nil {
+			if err := db.Put(ctx, h, store.Value{}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	db.growWG.Wait()
-	if s, _ := db.Stats(context.Background()); s.FilterBits <= minFilterBits {
+	if s, _ := db.Stats(ctx); s.FilterBits <= minFilterBits {
 		t.Fatalf("filter did not grow: %d bits for %d entries", s.FilterBits, s.Entries)
 	}
 	check := func(db *DB) {
 		t.Helper()
 		for _, h := range full {
-			if ok, err := db.Has(context.Background(), h); !ok || err != nil {
+			if ok, err := db.Has(ctx, h); !ok || err != nil {
 				t.Fatalf("Has(stored) = %v, %v", ok, err)
 			}
 		}
@@ -59,12 +60,12 @@ func TestFilterNoFalseNegatives(t *testing.T) {
 			for i := len(p); i < len(h); i++ { // a random extension
 				h[i] = byte(r.Uint32())
 			}
-			m, ok, err := db.Match(context.Background(), h)
+			m, ok, err := db.Match(ctx, h)
 			if !ok || err != nil || m.Len < len(p) {
 				t.Fatalf("Match(extension of %x) = %+v, %v, %v", p, m, ok, err)
 			}
 		}
-		if err := db.Verify(context.Background()); err != nil {
+		if err := db.Verify(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}

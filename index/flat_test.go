@@ -183,11 +183,12 @@ func fmtCount(n int) string {
 // An index builds the flat form at its first lookup, not before (an
 // import never pays for it), and answers the same through it.
 func TestDBBuildsFlatOnLookup(t *testing.T) {
+	ctx := context.Background()
 	r := rand.New(rand.NewPCG(9, 10))
 	keys := randHashes(r, 20_000)
 	db := mustOpen(t, t.TempDir(), nil)
 	defer db.Close()
-	if _, err := db.Load(context.Background(), slices.Values(entriesOf(keys))); err != nil {
+	if _, err := db.Load(ctx, slices.Values(entriesOf(keys))); err != nil {
 		t.Fatal(err)
 	}
 	db.growWG.Wait()
@@ -197,7 +198,7 @@ func TestDBBuildsFlatOnLookup(t *testing.T) {
 	if built {
 		t.Fatal("flat form built before any lookup")
 	}
-	if ok, err := db.Has(context.Background(), keys[0]); !ok || err != nil {
+	if ok, err := db.Has(ctx, keys[0]); !ok || err != nil {
 		t.Fatalf("Has = %v, %v", ok, err)
 	}
 	db.growWG.Wait()
@@ -213,7 +214,7 @@ func TestDBBuildsFlatOnLookup(t *testing.T) {
 	db.fmu.RLock()
 	f := db.f
 	db.fmu.RUnlock()
-	if _, err := db.Load(context.Background(), slices.Values(entriesOf(more))); err != nil {
+	if _, err := db.Load(ctx, slices.Values(entriesOf(more))); err != nil {
 		t.Fatal(err)
 	}
 	db.fmu.RLock()
@@ -222,9 +223,9 @@ func TestDBBuildsFlatOnLookup(t *testing.T) {
 	if !same {
 		t.Fatal("the load replaced the filter: its flat form was not exercised")
 	}
-	db.Has(context.Background(), keys[0])
+	db.Has(ctx, keys[0])
 	db.growWG.Wait()
-	found, err := db.HasBatch(context.Background(), append(keys, more...))
+	found, err := db.HasBatch(ctx, append(keys, more...))
 	if err != nil {
 		t.Fatal(err)
 	}

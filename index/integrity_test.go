@@ -73,31 +73,32 @@ func makeStale(t *testing.T, dir string) {
 
 // readEverything runs every read operation once.
 func readEverything(t *testing.T, db *DB, hs []hashkey.Hash) {
+	ctx := context.Background()
 	t.Helper()
 	for _, h := range hs[:10] {
-		if ok, err := db.Has(context.Background(), h); err != nil || !ok {
+		if ok, err := db.Has(ctx, h); err != nil || !ok {
 			t.Fatalf("Has = %v, %v", ok, err)
 		}
 	}
-	if _, err := db.HasBatch(context.Background(), hs); err != nil {
+	if _, err := db.HasBatch(ctx, hs); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := db.Match(context.Background(), hs[0]); err != nil {
+	if _, _, err := db.Match(ctx, hs[0]); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := db.Count(context.Background(), nil, 0); err != nil {
+	if _, _, err := db.Count(ctx, nil, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ForEach(context.Background(), func(store.Entry) error { return nil }); err != nil {
+	if err := db.ForEach(ctx, func(store.Entry) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Stats(context.Background()); err != nil {
+	if _, err := db.Stats(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Verify(context.Background()); err != nil {
+	if err := db.Verify(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Sync(context.Background()); err != nil {
+	if err := db.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -106,14 +107,15 @@ func readEverything(t *testing.T, db *DB, hs []hashkey.Hash) {
 // rebuild the filter (stale or damaged snapshot), and works on a read-only
 // filesystem.
 func TestReadOnlyWritesNothing(t *testing.T) {
+	ctx := context.Background()
 	hs := randHashes(rand.New(rand.NewPCG(71, 72)), 20000)
 	build := func(t *testing.T, dir string) {
 		db := mustOpen(t, dir, &Options{MemTableSize: 1 << 20})
 		defer db.Close()
-		if _, err := db.Load(context.Background(), slices.Values(entriesOf(hs[:15000]))); err != nil {
+		if _, err := db.Load(ctx, slices.Values(entriesOf(hs[:15000]))); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.AddBatch(context.Background(), entriesOf(hs[15000:])); err != nil {
+		if _, err := db.AddBatch(ctx, entriesOf(hs[15000:])); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.Close(); err != nil {
@@ -248,11 +250,12 @@ func TestOpenCreatesOnlyWhereAllowed(t *testing.T) {
 // same file after a clean Close, an older one, or any under a read-only
 // Open is refused.
 func TestCrashLeftoverTables(t *testing.T) {
+	ctx := context.Background()
 	hs := randHashes(rand.New(rand.NewPCG(3, 4)), 5000)
 	if os.Getenv("URLHASH_INDEX_CHILD") == "leftover" {
 		db, err := Open(os.Getenv("URLHASH_INDEX_DIR"), nil)
 		if err == nil {
-			_, err = db.AddBatch(context.Background(), entriesOf(hs[4000:]))
+			_, err = db.AddBatch(ctx, entriesOf(hs[4000:]))
 		}
 		fmt.Println("open", err)
 		time.Sleep(time.Minute)
@@ -260,7 +263,7 @@ func TestCrashLeftoverTables(t *testing.T) {
 	}
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
-	if _, err := db.Load(context.Background(), slices.Values(entriesOf(hs[:4000]))); err != nil {
+	if _, err := db.Load(ctx, slices.Values(entriesOf(hs[:4000]))); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -293,7 +296,7 @@ func TestCrashLeftoverTables(t *testing.T) {
 	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the leftover table is still there: %v", err)
 	}
-	got, err := db.HasBatch(context.Background(), hs)
+	got, err := db.HasBatch(ctx, hs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,10 +313,11 @@ func TestCrashLeftoverTables(t *testing.T) {
 // The integrity checks cost an absent-key lookup nothing when the filter
 // answers it, and no allocation once the tables it touches are verified.
 func TestAbsentLookupAllocs(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	hs := randHashes(rand.New(rand.NewPCG(121, 122)), 20000)
 	db := mustOpen(t, dir, nil)
-	if _, err := db.Load(context.Background(), slices.Values(entriesOf(hs[:10000]))); err != nil {
+	if _, err := db.Load(ctx, slices.Values(entriesOf(hs[:10000]))); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -331,9 +335,9 @@ func TestAbsentLookupAllocs(t *testing.T) {
 	db.fmu.RUnlock()
 	i := 0
 	if n := testing.AllocsPerRun(1000, func() {
-		db.Has(context.Background(), absent[i%len(absent)])
-		db.Get(context.Background(), absent[i%len(absent)])
-		db.Match(context.Background(), absent[i%len(absent)])
+		db.Has(ctx, absent[i%len(absent)])
+		db.Get(ctx, absent[i%len(absent)])
+		db.Match(ctx, absent[i%len(absent)])
 		i++
 	}); n != 0 {
 		t.Errorf("Has+Get+Match of a key the filter rejects: %.1f allocations, want 0", n)
@@ -342,7 +346,7 @@ func TestAbsentLookupAllocs(t *testing.T) {
 		t.Skip("no false positive among the probes")
 	}
 	if !db.guard.idle() {
-		if ok, err := db.Has(context.Background(), maybe[0]); ok || err != nil {
+		if ok, err := db.Has(ctx, maybe[0]); ok || err != nil {
 			t.Fatalf("Has(false positive) = %v, %v", ok, err)
 		}
 	}
@@ -441,10 +445,11 @@ func TestWritableOpenOfDamagedTable(t *testing.T) {
 // writable Open removes it (it holds no record) and opens with every
 // entry; a read-only one reports that the index needs recovery.
 func TestEmptyMemtableLog(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
 	h := hashOf("kept")
-	if err := db.Put(context.Background(), h, store.Value{}); err != nil {
+	if err := db.Put(ctx, h, store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -462,7 +467,7 @@ func TestEmptyMemtableLog(t *testing.T) {
 		t.Fatalf("writable Open with an empty memtable log: %v", err)
 	}
 	defer db.Close()
-	if ok, err := db.Has(context.Background(), h); !ok || err != nil {
+	if ok, err := db.Has(ctx, h); !ok || err != nil {
 		t.Fatalf("Has after the Open = %v, %v", ok, err)
 	}
 	if _, err := os.Stat(empty); !errors.Is(err, os.ErrNotExist) {

@@ -17,14 +17,15 @@ import (
 // acknowledged writes; Open refuses it, naming the log and the way to
 // recover (issue 21, item 4). The untouched copy opens with every key.
 func TestLostMemtableRefused(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	db := mustOpen(t, dir, &Options{MemTableSize: 1 << 20})
 	defer db.Close()
 	hs := randHashes(rand.New(rand.NewPCG(21, 21)), 2000)
-	if _, err := db.AddBatch(context.Background(), entriesOf(hs)); err != nil {
+	if _, err := db.AddBatch(ctx, entriesOf(hs)); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Sync(context.Background()); err != nil {
+	if err := db.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -65,7 +66,7 @@ func TestLostMemtableRefused(t *testing.T) {
 					t.Fatalf("Open of the untouched copy: %v", err)
 				}
 				defer got.Close()
-				found, err := got.HasBatch(context.Background(), hs)
+				found, err := got.HasBatch(ctx, hs)
 				if err != nil {
 					t.Fatal(err)
 				}

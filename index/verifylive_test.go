@@ -20,9 +20,10 @@ import (
 // Badger's, and TestDiskFullTmpfs saw them fail Verify about once in ten
 // runs.
 func TestVerifyUnlistedTables(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
-	if err := db.PutBatch(context.Background(), entriesOf(randHashes(rand.New(rand.NewPCG(93, 94)), 1000))); err != nil {
+	if err := db.PutBatch(ctx, entriesOf(randHashes(rand.New(rand.NewPCG(93, 94)), 1000))); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -44,20 +45,20 @@ func TestVerifyUnlistedTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = db.Verify(context.Background())
+		err = db.Verify(ctx)
 		f.Close()
 		if err != nil {
 			t.Fatalf("Verify with an unlisted table this process holds open: %v", err)
 		}
 	}
-	err = db.Verify(context.Background())
+	err = db.Verify(ctx)
 	if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "000000.sst not listed in MANIFEST") {
 		t.Fatalf("Verify with an unlisted table nobody holds open = %v, want store.ErrCorrupt naming 000000.sst", err)
 	}
 	if err := os.Remove(orphan); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Verify(context.Background()); err != nil {
+	if err := db.Verify(ctx); err != nil {
 		t.Fatalf("Verify once the table is gone: %v", err)
 	}
 }

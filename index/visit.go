@@ -259,7 +259,9 @@ func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, bits int) (full, 
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()
 	var t tally
-	err = db.scan(ctx, prefix, bits, false, func(key []byte, e *store.Entry) error {
+	// Once begun, the delete runs to its end: the write batch may commit
+	// parts as it goes, and a part removed must reach the counts.
+	err = db.scan(context.WithoutCancel(ctx), prefix, bits, false, func(key []byte, e *store.Entry) error {
 		t.change(e.IsPrefix(), true, expiresAt(&e.Value), false, 0)
 		return wb.Delete(append([]byte(nil), key...))
 	})

@@ -14,6 +14,7 @@ import (
 )
 
 func TestVisitRevisitAfter(t *testing.T) {
+	ctx := context.Background()
 	const after = time.Hour
 	// Each step advances the clock, then visits key "a"; want is whether
 	// the visit reports it new.
@@ -38,14 +39,14 @@ func TestVisitRevisitAfter(t *testing.T) {
 		start := clock.Now()
 		for _, st := range steps {
 			clock.Advance(st.advance)
-			got, err := db.VisitBatch(context.Background(), []store.Entry{store.FullEntry(h, store.Value{Text: []byte("u")})}, after)
+			got, err := db.VisitBatch(ctx, []store.Entry{store.FullEntry(h, store.Value{Text: []byte("u")})}, after)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got[0] != st.want {
 				t.Errorf("mem=%v %s: new = %v, want %v", mem, st.name, got[0], st.want)
 			}
-			v, err := db.Get(context.Background(), h)
+			v, err := db.Get(ctx, h)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,14 +61,15 @@ func TestVisitRevisitAfter(t *testing.T) {
 }
 
 func TestVisitKeepsAndNever(t *testing.T) {
+	ctx := context.Background()
 	clock := fakeclock.New(fakeclock.Start())
 	db := openTestDB(t, true, &Options{Now: clock.Now})
 	a, b := hashOf("a"), hashOf("b")
 	// A plain entry (no times) is due at its first visit.
-	if _, err := db.Add(context.Background(), a, store.Value{Data: []byte{1}}); err != nil {
+	if _, err := db.Add(ctx, a, store.Value{Data: []byte{1}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := db.VisitBatch(context.Background(), []store.Entry{store.FullEntry(a, store.Value{}), store.FullEntry(b, store.Value{}),
+	got, err := db.VisitBatch(ctx, []store.Entry{store.FullEntry(a, store.Value{}), store.FullEntry(b, store.Value{}),
 		store.FullEntry(b, store.Value{})}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -75,26 +77,27 @@ func TestVisitKeepsAndNever(t *testing.T) {
 	if !got[0] || !got[1] || got[2] {
 		t.Fatalf("visit = %v, want [true true false]", got)
 	}
-	v, _ := db.Get(context.Background(), a)
+	v, _ := db.Get(ctx, a)
 	if string(v.Data) != "\x01" || !v.FirstSeen.Equal(clock.Now()) {
 		t.Fatalf("kept value: %+v", v)
 	}
 	// revisitAfter <= 0: never new again.
 	clock.Advance(1000 * time.Hour)
-	got, err = db.VisitBatch(context.Background(), []store.Entry{store.FullEntry(a, store.Value{})}, 0)
+	got, err = db.VisitBatch(ctx, []store.Entry{store.FullEntry(a, store.Value{})}, 0)
 	if err != nil || got[0] {
 		t.Fatalf("revisit with 0 = %v, %v, want false", got, err)
 	}
 }
 
 func TestTTLBoundary(t *testing.T) {
+	ctx := context.Background()
 	for _, mem := range []bool{true, false} {
 		clock := fakeclock.New(fakeclock.Start())
 		db := openTestDB(t, mem, &Options{Now: clock.Now})
 		h, p := hashOf("a"), hashOf("p")
 		exp := clock.Now().Add(time.Hour)
 		keep := hashOf("keep")
-		err := db.PutBatch(context.Background(), []store.Entry{
+		err := db.PutBatch(ctx, []store.Entry{
 			store.FullEntry(h, store.Value{Expires: exp}),
 			{Hash: p, Len: 4, Value: store.Value{Text: []byte("t"), Expires: exp}},
 			store.FullEntry(keep, store.Value{}),
@@ -113,26 +116,26 @@ func TestTTLBoundary(t *testing.T) {
 			{"after", time.Hour, false},
 		} {
 			clock.Advance(st.advance)
-			has, err := db.Has(context.Background(), h)
+			has, err := db.Has(ctx, h)
 			if err != nil || has != st.live {
 				t.Errorf("mem=%v %s: Has = %v, %v, want %v", mem, st.name, has, err, st.live)
 			}
-			v, err := db.Get(context.Background(), h)
+			v, err := db.Get(ctx, h)
 			if st.live && (err != nil || !v.Expires.Equal(exp)) {
 				t.Errorf("mem=%v %s: Get = %+v, %v", mem, st.name, v, err)
 			}
 			if !st.live && !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("mem=%v %s: Get err = %v, want not found", mem, st.name, err)
 			}
-			hb, err := db.HasBatch(context.Background(), []hashkey.Hash{h, keep, hashOf("x"), h})
+			hb, err := db.HasBatch(ctx, []hashkey.Hash{h, keep, hashOf("x"), h})
 			if err != nil || hb[0] != st.live || !hb[1] || hb[2] || hb[3] != st.live {
 				t.Errorf("mem=%v %s: HasBatch = %v, %v", mem, st.name, hb, err)
 			}
-			m, ok, err := db.Match(context.Background(), p)
+			m, ok, err := db.Match(ctx, p)
 			if err != nil || ok != st.live || (ok && m.Len != 4) {
 				t.Errorf("mem=%v %s: Match = %+v %v, %v", mem, st.name, m, ok, err)
 			}
-			full, prefixes, err := db.Count(context.Background(), nil, 0)
+			full, prefixes, err := db.Count(ctx, nil, 0)
 			want := int64(1)
 			if st.live {
 				want = 2
@@ -140,21 +143,21 @@ func TestTTLBoundary(t *testing.T) {
 			if err != nil || full != want || prefixes != want-1 {
 				t.Errorf("mem=%v %s: Count = %d %d, %v", mem, st.name, full, prefixes, err)
 			}
-			s, err := db.Stats(context.Background())
+			s, err := db.Stats(ctx)
 			if err != nil || s.Entries != want || s.PrefixEntries != want-1 || s.Expiring != 2*(want-1) {
 				t.Errorf("mem=%v %s: Stats entries=%d prefixes=%d expiring=%d, %v", mem, st.name, s.Entries, s.PrefixEntries, s.Expiring, err)
 			}
 			n := 0
-			if err := db.ForEach(context.Background(), func(store.Entry) error { n++; return nil }); err != nil || n != int(2*want-1) {
+			if err := db.ForEach(ctx, func(store.Entry) error { n++; return nil }); err != nil || n != int(2*want-1) {
 				t.Errorf("mem=%v %s: ForEach saw %d, %v", mem, st.name, n, err)
 			}
 		}
 		// An expired key is absent to add-if-absent.
-		added, err := db.Add(context.Background(), h, store.Value{})
+		added, err := db.Add(ctx, h, store.Value{})
 		if err != nil || !added {
 			t.Errorf("mem=%v: Add after expiry = %v, %v, want true", mem, added, err)
 		}
-		if err := db.Verify(context.Background()); err != nil {
+		if err := db.Verify(ctx); err != nil {
 			t.Errorf("mem=%v: Verify: %v", mem, err)
 		}
 	}
@@ -163,12 +166,13 @@ func TestTTLBoundary(t *testing.T) {
 // TestTTLPersists reopens an index with expiring entries: the expiry and
 // the times survive, and Stats still counts live entries.
 func TestTTLPersists(t *testing.T) {
+	ctx := context.Background()
 	clock := fakeclock.New(fakeclock.Start())
 	dir := t.TempDir()
 	db := mustOpen(t, dir, &Options{Now: clock.Now})
 	h := hashOf("a")
 	exp := clock.Now().Add(time.Hour)
-	if _, err := db.VisitBatch(context.Background(), []store.Entry{store.FullEntry(h, store.Value{Expires: exp})}, time.Hour); err != nil {
+	if _, err := db.VisitBatch(ctx, []store.Entry{store.FullEntry(h, store.Value{Expires: exp})}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -176,12 +180,12 @@ func TestTTLPersists(t *testing.T) {
 	}
 	db = mustOpen(t, dir, &Options{Now: clock.Now})
 	defer db.Close()
-	v, err := db.Get(context.Background(), h)
+	v, err := db.Get(ctx, h)
 	if err != nil || !v.Expires.Equal(exp) || !v.LastSeen.Equal(clock.Now()) {
 		t.Fatalf("Get after reopen = %+v, %v", v, err)
 	}
 	clock.Advance(time.Hour)
-	s, err := db.Stats(context.Background())
+	s, err := db.Stats(ctx)
 	if err != nil || s.Entries != 0 || s.Expiring != 0 {
 		t.Fatalf("Stats after expiry: %+v, %v", s, err)
 	}
@@ -228,6 +232,7 @@ func TestVisitConcurrent(t *testing.T) {
 }
 
 func TestDeletePrefix(t *testing.T) {
+	ctx := context.Background()
 	for _, mem := range []bool{true, false} {
 		db := openTestDB(t, mem, nil)
 		var es []store.Entry
@@ -238,7 +243,7 @@ func TestDeletePrefix(t *testing.T) {
 		}
 		es = append(es, store.Entry{Hash: hashkey.Hash{0x10, 1, 2, 3}, Len: 4})
 		es = append(es, store.Entry{Hash: hashkey.Hash{0x20, 1, 2, 3}, Len: 5})
-		if err := db.PutBatch(context.Background(), es); err != nil {
+		if err := db.PutBatch(ctx, es); err != nil {
 			t.Fatal(err)
 		}
 		for _, tc := range []struct {
@@ -251,19 +256,19 @@ func TestDeletePrefix(t *testing.T) {
 			{[]byte{0x20, 0x05}, 16, 1, 0},
 			{[]byte{0x00}, 0, 199, 1},
 		} {
-			full, prefixes, err := db.DeletePrefix(context.Background(), tc.prefix, tc.bits)
+			full, prefixes, err := db.DeletePrefix(ctx, tc.prefix, tc.bits)
 			if err != nil || full != tc.full || prefixes != tc.prefixes {
 				t.Errorf("mem=%v DeletePrefix(%x, %d) = %d %d, %v, want %d %d", mem, tc.prefix, tc.bits, full, prefixes, err, tc.full, tc.prefixes)
 			}
 		}
-		s, err := db.Stats(context.Background())
+		s, err := db.Stats(ctx)
 		if err != nil || s.Entries != 0 || s.PrefixEntries != 0 {
 			t.Errorf("mem=%v Stats after deleting all: %+v, %v", mem, s, err)
 		}
-		if err := db.Verify(context.Background()); err != nil {
+		if err := db.Verify(ctx); err != nil {
 			t.Errorf("mem=%v Verify: %v", mem, err)
 		}
-		if _, _, err := db.DeletePrefix(context.Background(), []byte{1}, 9); !errors.Is(err, store.ErrPrefixLength) {
+		if _, _, err := db.DeletePrefix(ctx, []byte{1}, 9); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("DeletePrefix(9 bits of 1 byte) = %v, want ErrPrefixLength", err)
 		}
 	}
@@ -271,12 +276,13 @@ func TestDeletePrefix(t *testing.T) {
 
 // TestRecoverKeepsTimes: Recover copies the seen times and the expiry.
 func TestRecoverKeepsTimes(t *testing.T) {
+	ctx := context.Background()
 	clock := fakeclock.New(fakeclock.Start())
 	dir := t.TempDir()
 	db := mustOpen(t, dir, &Options{Now: clock.Now})
 	h := hashOf("a")
 	exp := clock.Now().Add(time.Hour)
-	if _, err := db.VisitBatch(context.Background(), []store.Entry{store.FullEntry(h, store.Value{Expires: exp, Data: []byte{1}})}, time.Hour); err != nil {
+	if _, err := db.VisitBatch(ctx, []store.Entry{store.FullEntry(h, store.Value{Expires: exp, Data: []byte{1}})}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -288,7 +294,7 @@ func TestRecoverKeepsTimes(t *testing.T) {
 	}
 	db = mustOpen(t, to, &Options{Now: clock.Now})
 	defer db.Close()
-	v, err := db.Get(context.Background(), h)
+	v, err := db.Get(ctx, h)
 	if err != nil || !v.Expires.Equal(exp) || !v.LastSeen.Equal(clock.Now()) || string(v.Data) != "\x01" {
 		t.Fatalf("recovered value %+v, %v", v, err)
 	}

@@ -106,10 +106,11 @@ func TestUpgradeTimes(t *testing.T) {
 }
 
 func TestPurgeExpired(t *testing.T) {
+	ctx := context.Background()
 	clock := fakeclock.New(fakeclock.Start())
 	db := openTestDB(t, &Options{Now: clock.Now})
 	hs := randHashes(rand.New(rand.NewPCG(1, 2)), 3)
-	err := db.PutBatch(context.Background(), []store.Entry{
+	err := db.PutBatch(ctx, []store.Entry{
 		store.FullEntry(hs[0], store.Value{Expires: clock.Now().Add(time.Hour)}),
 		store.FullEntry(hs[1], store.Value{Expires: clock.Now().Add(2 * time.Hour)}),
 		store.FullEntry(hs[2], store.Value{}),
@@ -122,11 +123,11 @@ func TestPurgeExpired(t *testing.T) {
 		want    int64
 	}{{59 * time.Minute, 0}, {time.Minute, 1}, {time.Hour, 1}, {time.Hour, 0}} {
 		clock.Advance(tc.advance)
-		if n, err := db.PurgeExpired(context.Background()); err != nil || n != tc.want {
+		if n, err := db.PurgeExpired(ctx); err != nil || n != tc.want {
 			t.Errorf("after %v: PurgeExpired = %d, %v, want %d", tc.advance, n, err, tc.want)
 		}
 	}
-	if s, err := db.Stats(context.Background()); err != nil || s.Entries != 1 {
+	if s, err := db.Stats(ctx); err != nil || s.Entries != 1 {
 		t.Fatalf("Stats after purges: %+v, %v", s, err)
 	}
 }

@@ -13,19 +13,20 @@ import (
 // A crawler fetches a URL when it is new or was last fetched a day ago or
 // more; the clock here is a fake one that the example moves.
 func ExampleIndex_Visit() {
+	ctx := context.Background()
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	db, err := index.Open("", &index.Options{InMemory: true, Now: func() time.Time { return now }})
 	if err != nil {
 		log.Fatal(err)
 	}
-	seen, err := query.New(context.Background(), db, nil)
+	seen, err := query.New(ctx, db, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer seen.Close()
 	for _, step := range []time.Duration{0, 12 * time.Hour, 12 * time.Hour} {
 		now = now.Add(step)
-		due, err := seen.Visit(context.Background(), "https://example.com/news", 24*time.Hour)
+		due, err := seen.Visit(ctx, "https://example.com/news", 24*time.Hour)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -33,7 +34,7 @@ func ExampleIndex_Visit() {
 	}
 	// Forget every URL whose identity starts with the same 4 hex digits.
 	h, _ := seen.Hash("https://example.com/news")
-	n, _, err := seen.DeletePrefix(context.Background(), h.String()[:4])
+	n, _, err := seen.DeletePrefix(ctx, h.String()[:4])
 	fmt.Println("deleted", n, err)
 	// Output:
 	// 2030-01-01 00:00:00 true

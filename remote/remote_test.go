@@ -20,40 +20,41 @@ import (
 
 // A read-only client refuses every write before sending it, and reads.
 func TestReadOnly(t *testing.T) {
+	ctx := context.Background()
 	ix, err := index.Open("", &index.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
 	h := hashkey.Sum([]byte("a"))
-	if err := ix.PutBatch(context.Background(), []store.Entry{store.FullEntry(h, store.Value{})}); err != nil {
+	if err := ix.PutBatch(ctx, []store.Entry{store.FullEntry(h, store.Value{})}); err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(server.New(ix, nil))
 	defer ts.Close()
-	db, err := Open(context.Background(), ts.URL, &Options{ReadOnly: true})
+	db, err := Open(ctx, ts.URL, &Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	e := store.FullEntry(hashkey.Sum([]byte("b")), store.Value{})
 	for name, write := range map[string]func() error{
-		"PutBatch":     func() error { return db.PutBatch(context.Background(), []store.Entry{e}) },
-		"AddBatch":     func() error { _, err := db.AddBatch(context.Background(), []store.Entry{e}); return err },
-		"VisitBatch":   func() error { _, err := db.VisitBatch(context.Background(), []store.Entry{e}, 1); return err },
-		"Delete":       func() error { return db.Delete(context.Background(), e) },
-		"DeletePrefix": func() error { _, _, err := db.DeletePrefix(context.Background(), h[:4], 32); return err },
-		"Load":         func() error { _, err := db.Load(context.Background(), slices.Values([]store.Entry{e})); return err },
-		"SetProfile":   func() error { return db.SetProfile(context.Background(), "other") },
+		"PutBatch":     func() error { return db.PutBatch(ctx, []store.Entry{e}) },
+		"AddBatch":     func() error { _, err := db.AddBatch(ctx, []store.Entry{e}); return err },
+		"VisitBatch":   func() error { _, err := db.VisitBatch(ctx, []store.Entry{e}, 1); return err },
+		"Delete":       func() error { return db.Delete(ctx, e) },
+		"DeletePrefix": func() error { _, _, err := db.DeletePrefix(ctx, h[:4], 32); return err },
+		"Load":         func() error { _, err := db.Load(ctx, slices.Values([]store.Entry{e})); return err },
+		"SetProfile":   func() error { return db.SetProfile(ctx, "other") },
 	} {
 		if err := write(); !errors.Is(err, store.ErrReadOnly) {
 			t.Errorf("%s: %v, want store.ErrReadOnly", name, err)
 		}
 	}
-	if err := db.SetProfile(context.Background(), ""); err != nil {
+	if err := db.SetProfile(ctx, ""); err != nil {
 		t.Errorf("SetProfile(\"\") = %v: nothing to record", err)
 	}
-	found, err := db.HasBatch(context.Background(), []hashkey.Hash{h, e.Hash})
+	found, err := db.HasBatch(ctx, []hashkey.Hash{h, e.Hash})
 	if err != nil || !found[0] || found[1] {
 		t.Errorf("HasBatch = %v, %v", found, err)
 	}
@@ -62,6 +63,7 @@ func TestReadOnly(t *testing.T) {
 // TestOnceKeyReused: a key sent with another batch is refused with
 // wire.ErrKeyReused; a malformed key is refused before it is sent.
 func TestOnceKeyReused(t *testing.T) {
+	ctx := context.Background()
 	ix, err := index.Open("", &index.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
@@ -69,27 +71,27 @@ func TestOnceKeyReused(t *testing.T) {
 	defer ix.Close()
 	ts := httptest.NewServer(server.New(ix, nil))
 	defer ts.Close()
-	db, err := Open(context.Background(), ts.URL, nil)
+	db, err := Open(ctx, ts.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	a := []store.Entry{store.FullEntry(hashkey.Sum([]byte("a")), store.Value{})}
 	b := []store.Entry{store.FullEntry(hashkey.Sum([]byte("b")), store.Value{})}
-	if got, err := db.VisitBatchOnce(context.Background(), a, time.Hour, "k"); err != nil || !got[0] {
+	if got, err := db.VisitBatchOnce(ctx, a, time.Hour, "k"); err != nil || !got[0] {
 		t.Fatalf("VisitBatchOnce = %v, %v", got, err)
 	}
-	if got, err := db.VisitBatchOnce(context.Background(), a, time.Hour, "k"); err != nil || !got[0] {
+	if got, err := db.VisitBatchOnce(ctx, a, time.Hour, "k"); err != nil || !got[0] {
 		t.Fatalf("VisitBatchOnce again = %v, %v; want the first answer", got, err)
 	}
-	if _, err := db.AddBatchOnce(context.Background(), b, "k"); !errors.Is(err, wire.ErrKeyReused) {
+	if _, err := db.AddBatchOnce(ctx, b, "k"); !errors.Is(err, wire.ErrKeyReused) {
 		t.Errorf("another batch with the key: %v, want wire.ErrKeyReused", err)
 	}
-	if _, err := db.AddBatchOnce(context.Background(), b, "bad\nkey"); err == nil {
+	if _, err := db.AddBatchOnce(ctx, b, "bad\nkey"); err == nil {
 		t.Error("a key with a line break was sent")
 	}
 	// A key is checked as it is sent (quoted), not as a header value.
-	if _, err := db.AddBatchOnce(context.Background(), b, `"half-quoted`); err != nil {
+	if _, err := db.AddBatchOnce(ctx, b, `"half-quoted`); err != nil {
 		t.Errorf("a key starting with a quote: %v", err)
 	}
 }

@@ -39,10 +39,11 @@ func openMem(t testing.TB) *index.DB {
 // and deletes nothing unless all=true says it is meant (testdata/
 // delete-prefix.txt, applied in order to one index).
 func TestDeletePrefixRefusesEverything(t *testing.T) {
+	ctx := context.Background()
 	db := openMem(t)
 	keys := []hashkey.Hash{{0x0f, 1}, {0x0f, 2}, {0xa0, 3}}
 	for _, h := range keys {
-		if err := db.Put(context.Background(), h, store.Value{}); err != nil {
+		if err := db.Put(ctx, h, store.Value{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,7 +73,7 @@ func TestDeletePrefixRefusesEverything(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Errorf("delete-prefix.txt:%d: %q: status %d, want %d", line, fields[0], resp.StatusCode, want)
 		}
-		full, _, err := db.Count(context.Background(), nil, 0)
+		full, _, err := db.Count(ctx, nil, 0)
 		if err != nil || full != left {
 			t.Fatalf("delete-prefix.txt:%d: %q: %d entries left (%v), want %d", line, fields[0], full, err, left)
 		}
@@ -84,6 +85,7 @@ func TestDeletePrefixRefusesEverything(t *testing.T) {
 // every write endpoint, and the index stays whole: Verify and a full Scan
 // succeed afterwards.
 func TestPutRefusesBadTimes(t *testing.T) {
+	ctx := context.Background()
 	db := openMem(t)
 	ts := httptest.NewServer(New(db, nil))
 	defer ts.Close()
@@ -110,13 +112,13 @@ func TestPutRefusesBadTimes(t *testing.T) {
 			}
 		}
 	}
-	if err := db.Verify(context.Background()); err != nil {
+	if err := db.Verify(ctx); err != nil {
 		t.Fatalf("Verify after refused writes: %v", err)
 	}
-	if err := db.Scan(context.Background(), nil, 0, 0, func(store.Entry) error { return nil }); err != nil {
+	if err := db.Scan(ctx, nil, 0, 0, func(store.Entry) error { return nil }); err != nil {
 		t.Fatalf("Scan after refused writes: %v", err)
 	}
-	if ok, _ := db.Has(context.Background(), h); ok {
+	if ok, _ := db.Has(ctx, h); ok {
 		t.Error("a refused entry is stored")
 	}
 }

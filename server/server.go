@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -225,9 +226,10 @@ func (s *Server) handle(pattern string, rt route, h handler) {
 		kind, status = wire.Kind(err)
 		var mbe *http.MaxBytesError
 		switch {
-		case errors.Is(err, errGone):
-			// Gone while waiting: nothing was written, and the logs and
-			// metrics say so (nginx's "client closed").
+		case errors.Is(err, errGone), errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+			// Gone while waiting, or the backend call its request's
+			// context ended: the logs and metrics say so (nginx's
+			// "client closed"), not as a failure of the server.
 			w.status, kind, failure = 499, "canceled", r.Context().Err()
 			return
 		case errors.As(err, &mbe):

@@ -404,6 +404,7 @@ func TestHistory(t *testing.T) {
 
 // TestSyncMillion syncs a RESET of a million prefixes, then a DIFF.
 func TestSyncMillion(t *testing.T) {
+	ctx := context.Background()
 	if testing.Short() {
 		t.Skip("a million prefixes")
 	}
@@ -423,16 +424,16 @@ func TestSyncMillion(t *testing.T) {
 	c := &Client{Endpoint: ts.URL, Key: "k"}
 	db := openIndex(t, t.TempDir())
 	ls := openLists(t, db)
-	if _, err := ls.SyncWebRisk(context.Background(), c, DiffRequest{ThreatType: "MALWARE"}); err != nil {
+	if _, err := ls.SyncWebRisk(ctx, c, DiffRequest{ThreatType: "MALWARE"}); err != nil {
 		t.Fatal(err)
 	}
-	full, prefixes, err := db.Count(context.Background(), nil, 0)
+	full, prefixes, err := db.Count(ctx, nil, 0)
 	if err != nil || full != 0 || prefixes != int64(v1.Len()) {
 		t.Fatalf("count %d %d %v, want %d prefixes", full, prefixes, err, v1.Len())
 	}
 	v2, _, _ := v1.Apply([]int32{0, 1000, 500000}, randomList(t, r, 10000))
 	srv.set("", v2)
-	if _, err := ls.SyncWebRisk(context.Background(), c, DiffRequest{ThreatType: "MALWARE"}); err != nil {
+	if _, err := ls.SyncWebRisk(ctx, c, DiffRequest{ThreatType: "MALWARE"}); err != nil {
 		t.Fatal(err)
 	}
 	if !indexEntries(t, db).Equal(v2) {

@@ -215,6 +215,7 @@ func TestServeLogFlags(t *testing.T) {
 // put, each URL as its value's text. It returns the entries whose write
 // was acknowledged, in order, each with the time of its acknowledgement.
 func writer(t *testing.T, addr string, k, run int, stop <-chan struct{}) (acked []store.Entry, at []time.Time) {
+	ctx := context.Background()
 	db, err := remote.Open(t.Context(), addr, &remote.Options{Timeout: 30 * time.Second})
 	if err != nil {
 		t.Error(err)
@@ -233,9 +234,9 @@ func writer(t *testing.T, addr string, k, run int, stop <-chan struct{}) (acked 
 			es[j] = store.FullEntry(hashkey.Sum([]byte(u)), store.Value{Text: []byte(u)})
 		}
 		if i%2 == 0 {
-			_, err = db.AddBatch(context.Background(), es)
+			_, err = db.AddBatch(ctx, es)
 		} else {
-			err = db.PutBatch(context.Background(), es)
+			err = db.PutBatch(ctx, es)
 		}
 		if err != nil {
 			return acked, at
@@ -266,12 +267,13 @@ func checkAcked(t *testing.T, addr string, acked []store.Entry) {
 // checkEntries fails the test unless every entry is stored in st, with its
 // value's text.
 func checkEntries(t *testing.T, st store.Backend, want []store.Entry) {
+	ctx := context.Background()
 	t.Helper()
 	hs := make([]hashkey.Hash, len(want))
 	for i, e := range want {
 		hs[i] = e.Hash
 	}
-	found, err := st.HasBatch(context.Background(), hs)
+	found, err := st.HasBatch(ctx, hs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +289,7 @@ func checkEntries(t *testing.T, st store.Backend, want []store.Entry) {
 		t.Fatalf("%d of %d acknowledged entries missing", missing, len(want))
 	}
 	for i := 0; i < len(want); i += max(1, len(want)/200) { // a sample of the values
-		v, err := st.Get(context.Background(), want[i].Hash)
+		v, err := st.Get(ctx, want[i].Hash)
 		if err != nil || string(v.Text) != string(want[i].Value.Text) {
 			t.Fatalf("%s: text %q, %v", want[i].Value.Text, v.Text, err)
 		}

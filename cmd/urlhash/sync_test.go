@@ -252,6 +252,7 @@ func TestWatch(t *testing.T) {
 // answer from a mix of two versions, and finished by the next sync, even
 // when that sync's request fails.
 func TestSyncPending(t *testing.T) {
+	ctx := context.Background()
 	fake := &webRiskFake{lists: []*threatlist.List{prefixList("a.example/", "b.example/")}}
 	ts := httptest.NewServer(fake)
 	defer ts.Close()
@@ -266,13 +267,13 @@ func TestSyncPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := threatlist.Open(context.Background(), db)
+	ls, err := threatlist.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	saved, _ := os.ReadFile(filepath.Join(dir, threatlist.StateFile))
 	sum := next.Checksum()
-	if err := ls.Apply(context.Background(), map[string]*threatlist.Update{threatlist.WebRiskName("MALWARE"): {Reset: true, Additions: next, Version: []byte{2}, Checksum: sum[:]}}); err != nil {
+	if err := ls.Apply(ctx, map[string]*threatlist.Update{threatlist.WebRiskName("MALWARE"): {Reset: true, Additions: next, Version: []byte{2}, Checksum: sum[:]}}); err != nil {
 		t.Fatal(err)
 	}
 	// Put back the old state as current and the new one as pending, and
@@ -281,7 +282,7 @@ func TestSyncPending(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, threatlist.NextStateFile), applied, 0o644)
 	os.WriteFile(filepath.Join(dir, threatlist.StateFile), saved, 0o644)
 	a := hashkey.Sum([]byte("a.example/"))
-	db.PutPrefix(context.Background(), a[:4], store.Value{})
+	db.PutPrefix(ctx, a[:4], store.Value{})
 	db.Close()
 
 	code, _, errs := runCLI(t, "", "lookup", "--db", dir, "--hashes", hex.EncodeToString(a[:]))
