@@ -78,8 +78,12 @@ func (ls *Lists) Version(name string) []byte {
 // and the list it leads to must have the update's checksum. When one fails
 // (an error wrapping ErrMalformed or ErrChecksum), nothing of the updates
 // is applied, the index is as before, and the failed lists' versions are
-// forgotten so that the next sync asks for a reset.
+// forgotten so that the next sync asks for a reset. A ctx done before Apply
+// begins stops it; once begun, it runs to its end.
 func (ls *Lists) Apply(ctx context.Context, updates map[string]*Update) error {
+	if err := ctx.Err(); err != nil {
+		return err // not begun; once begun, it finishes (see commit)
+	}
 	next := state{}
 	for n, s := range ls.st {
 		next[n] = s
@@ -172,6 +176,9 @@ type batchDeleter interface {
 // changes holds the change of each list that changed, when known (else it
 // is computed from the saved state).
 func (ls *Lists) commit(ctx context.Context, next state, changes map[string]Change) error {
+	// Once begun, a commit runs to its end rather than leave its half for
+	// the next Open: ctx gives its values, not its cancellation.
+	ctx = context.WithoutCancel(ctx)
 	var del []store.Entry
 	var added []*List
 	nAdd := 0
