@@ -328,8 +328,9 @@ func TestSyncWebRisk(t *testing.T) {
 	}
 }
 
-// TestInterruptedCommit: a crash after the commit point leaves the next
-// state file; readers refuse the directory, and Open finishes the update.
+// TestInterruptedCommit: an Apply whose context is done before it begins
+// changes nothing; a crash after the commit point leaves the next state
+// file; readers refuse the directory, and Open finishes the update.
 func TestInterruptedCommit(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	v1 := randomList(t, r, 500)
@@ -338,7 +339,14 @@ func TestInterruptedCommit(t *testing.T) {
 	ls := openLists(t, db)
 	name := WebRiskName("MALWARE")
 	sum := v1.Checksum()
-	if err := ls.Apply(context.Background(), map[string]*Update{name: {Reset: true, Additions: v1, Version: []byte("a"), Checksum: sum[:]}}); err != nil {
+	u := map[string]*Update{name: {Reset: true, Additions: v1, Version: []byte("a"), Checksum: sum[:]}}
+	// An Apply interrupted before it begins changes nothing.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := ls.Apply(ctx, u); !errors.Is(err, context.Canceled) || Pending(dir) || indexEntries(t, db).Len() != 0 {
+		t.Fatalf("Apply with a cancelled context: %v; want context.Canceled and nothing changed", err)
+	}
+	if err := ls.Apply(context.Background(), u); err != nil {
 		t.Fatal(err)
 	}
 	// Write the next state by hand, as Apply does before it changes the
