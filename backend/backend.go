@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -40,8 +39,9 @@ type Options struct {
 	// ReadOnly and MustExist set likewise.
 	Postgres pgindex.Options
 
-	// Remote is passed to remote.Open for a server location. Its Token
-	// defaults to the URLHASH_TOKEN environment variable.
+	// Remote is passed to remote.Open for a server location, its
+	// ReadOnly set likewise. The token is Remote.Token: the library
+	// reads no environment (the CLI passes URLHASH_TOKEN).
 	Remote remote.Options
 }
 
@@ -138,9 +138,6 @@ func open(ctx context.Context, location string, o *Options) (store.Backend, erro
 	if remote.IsLocation(location) {
 		ro := o.Remote
 		ro.ReadOnly = o.ReadOnly
-		if ro.Token == "" {
-			ro.Token = os.Getenv("URLHASH_TOKEN")
-		}
 		db, err := remote.Open(ctx, location, &ro)
 		if err != nil {
 			return nil, err

@@ -224,6 +224,7 @@ func (s *scenario) reopen(t testing.TB) error {
 }
 
 func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
+	ctx := context.Background()
 	s.commands++
 	db := s.db
 	var out strings.Builder
@@ -233,11 +234,11 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		if err != nil {
 			return errString(err)
 		}
-		return errOr(db.PutBatch(entries), "ok")
+		return errOr(db.PutBatch(ctx, entries), "ok")
 
 	case "add":
 		entries, _ := s.parseEntries(t, td, false)
-		added, err := db.AddBatch(entries)
+		added, err := db.AddBatch(ctx, entries)
 		if err != nil {
 			return errString(err)
 		}
@@ -266,7 +267,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 			}
 		}
 		entries, _ := s.parseEntries(t, td, false)
-		visited, err := db.VisitBatch(entries, after)
+		visited, err := db.VisitBatch(ctx, entries, after)
 		if err != nil {
 			return errString(err)
 		}
@@ -293,7 +294,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "delete-prefix":
 		prefix, bits := parseScanPrefix(t, td)
-		full, prefixes, err := db.DeletePrefix(prefix, bits)
+		full, prefixes, err := db.DeletePrefix(ctx, prefix, bits)
 		if err != nil {
 			return errString(err)
 		}
@@ -301,7 +302,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "load":
 		entries, _ := s.parseEntries(t, td, false)
-		res, err := db.Load(slices.Values(entries))
+		res, err := db.Load(ctx, slices.Values(entries))
 		if err != nil {
 			return errString(err)
 		}
@@ -309,13 +310,13 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "get":
 		for _, h := range parseHashes(t, td) {
-			v, err := db.Get(h)
+			v, err := db.Get(ctx, h)
 			fmt.Fprintf(&out, "%s: %s\n", formatKey(h[:]), errOr(err, formatValue(v)))
 		}
 
 	case "has":
 		hs := parseHashes(t, td)
-		found, err := db.HasBatch(hs)
+		found, err := db.HasBatch(ctx, hs)
 		if err != nil {
 			return errString(err)
 		}
@@ -331,7 +332,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "match":
 		for _, h := range parseHashes(t, td) {
-			m, ok, err := db.Match(h)
+			m, ok, err := db.Match(ctx, h)
 			var result string
 			switch {
 			case err != nil:
@@ -349,14 +350,14 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 	case "delete":
 		entries, _ := s.parseEntries(t, td, false)
 		for _, e := range entries {
-			fmt.Fprintf(&out, "%s: %s\n", formatKey(e.Key()), errOr(db.Delete(e), "ok"))
+			fmt.Fprintf(&out, "%s: %s\n", formatKey(e.Key()), errOr(db.Delete(ctx, e), "ok"))
 		}
 
 	case "scan":
 		prefix, bits := parseScanPrefix(t, td)
 		limit := intArg(t, td, "limit", 0)
 		n := 0
-		err := db.Scan(prefix, bits, limit, func(e store.Entry) error {
+		err := db.Scan(ctx, prefix, bits, limit, func(e store.Entry) error {
 			kind := "full  "
 			if e.IsPrefix() {
 				kind = "prefix"
@@ -374,14 +375,14 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "count":
 		prefix, bits := parseScanPrefix(t, td)
-		full, prefixes, err := db.Count(prefix, bits)
+		full, prefixes, err := db.Count(ctx, prefix, bits)
 		if err != nil {
 			return errString(err)
 		}
 		fmt.Fprintf(&out, "full=%d prefix=%d\n", full, prefixes)
 
 	case "stats":
-		st, err := db.Stats()
+		st, err := db.Stats(ctx)
 		if err != nil {
 			return errString(err)
 		}
@@ -394,13 +395,14 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		out.WriteString("\n")
 
 	case "verify":
-		return errOr(db.Verify(), "ok")
+		return errOr(db.Verify(ctx), "ok")
 
 	case "sync":
-		return errOr(db.Sync(), "ok")
+		return errOr(db.Sync(ctx), "ok")
 
 	case "profile":
-		return strconv.Quote(db.Profile())
+		p, err := db.Profile(ctx)
+		return errOr(err, strconv.Quote(p))
 
 	case "set-profile":
 		if len(td.CmdArgs) != 1 || len(td.CmdArgs[0].Vals) != 0 {
@@ -413,7 +415,7 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 				t.Fatalf("%s: %v", td.Pos, err)
 			}
 		}
-		return errOr(db.SetProfile(name), "ok")
+		return errOr(db.SetProfile(ctx, name), "ok")
 
 	case "close":
 		s.closed = true

@@ -3,6 +3,7 @@ package index
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -69,7 +70,7 @@ type BackupInfo struct {
 // backup. Deletions are carried as such.
 func (db *DB) Backup(w io.Writer, since uint64) (_ BackupInfo, err error) {
 	defer db.catch(&err)
-	if err := db.begin(); err != nil {
+	if err := db.begin(context.Background()); err != nil {
 		return BackupInfo{}, err
 	}
 	defer db.mu.RUnlock()
@@ -78,7 +79,7 @@ func (db *DB) Backup(w io.Writer, since uint64) (_ BackupInfo, err error) {
 	if err := db.guard.CheckAll(); err != nil {
 		return BackupInfo{}, err
 	}
-	info := BackupInfo{Profile: db.Profile(), Since: since}
+	info := BackupInfo{Profile: db.profileName(), Since: since}
 	// Everything committed up to here is in the snapshot the stream reads
 	// (it starts later); the next backup starts here, so nothing is
 	// skipped, and at worst a little is carried twice.
@@ -211,7 +212,7 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	case info.Since != 0 && info.Since > restored:
 		return BackupInfo{}, fmt.Errorf("%w: it holds the changes after version %d, the index was restored up to %d", ErrBackupGap, info.Since, restored)
 	}
-	if p := db.Profile(); p != "" && info.Profile != "" && p != info.Profile {
+	if p := db.profileName(); p != "" && info.Profile != "" && p != info.Profile {
 		return BackupInfo{}, fmt.Errorf("%w: the backup is of a %s index, %s records %s", store.ErrProfileMismatch, info.Profile, db.path, p)
 	}
 	// Until it ends well, the directory is marked: an index a restore
@@ -271,7 +272,7 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 		if err := txn.Set(metaKey(metaRestored), binary.BigEndian.AppendUint64(nil, info.Until)); err != nil {
 			return err
 		}
-		if db.Profile() == "" && info.Profile != "" {
+		if db.profileName() == "" && info.Profile != "" {
 			return txn.Set(metaKey(metaProfile), []byte(info.Profile))
 		}
 		return nil
@@ -279,7 +280,7 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	if err != nil {
 		return BackupInfo{}, translate(err)
 	}
-	if db.Profile() == "" {
+	if db.profileName() == "" {
 		db.profileMu.Lock()
 		db.profile = info.Profile
 		db.profileMu.Unlock()

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -21,13 +22,14 @@ import (
 // that then holds exactly what the source holds; a cut or damaged backup
 // is refused, and so is a gap in the chain.
 func TestBackupChain(t *testing.T) {
+	ctx := context.Background()
 	src := openTestDB(t, false, &Options{Profile: "urlhash+sha256"})
 	put := func(lo, hi int, text string) {
 		var es []store.Entry
 		for i := lo; i < hi; i++ {
 			es = append(es, store.FullEntry(hashOf(string(rune('a'+i%26))+string(rune(i))), store.Value{Text: []byte(text)}))
 		}
-		if err := src.PutBatch(es); err != nil {
+		if err := src.PutBatch(ctx, es); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -46,12 +48,12 @@ func TestBackupChain(t *testing.T) {
 		backups = append(backups, b.Bytes())
 	}
 	put(0, 3000, "one")
-	if err := src.PutPrefix([]byte{1, 2, 3, 4}, store.Value{Data: []byte("p")}); err != nil {
+	if err := src.PutPrefix(ctx, []byte{1, 2, 3, 4}, store.Value{Data: []byte("p")}); err != nil {
 		t.Fatal(err)
 	}
 	take()
 	put(2000, 4000, "two") // 1000 replaced, 1000 new
-	if err := src.Delete(store.FullEntry(hashOf("a"+string(rune(0))), store.Value{})); err != nil {
+	if err := src.Delete(ctx, store.FullEntry(hashOf("a"+string(rune(0))), store.Value{})); err != nil {
 		t.Fatal(err)
 	}
 	take()
@@ -66,10 +68,10 @@ func TestBackupChain(t *testing.T) {
 	if got, want := exportAll(t, dst), exportAll(t, src); !bytes.Equal(got, want) {
 		t.Fatalf("restored index differs from the source (%d vs %d bytes of export)", len(got), len(want))
 	}
-	if dst.Profile() != "urlhash+sha256" {
-		t.Errorf("restored profile %q", dst.Profile())
+	if dst.profileName() != "urlhash+sha256" {
+		t.Errorf("restored profile %q", dst.profileName())
 	}
-	if ok, _ := dst.Has(hashOf("a" + string(rune(0)))); ok {
+	if ok, _ := dst.Has(ctx, hashOf("a"+string(rune(0)))); ok {
 		t.Error("a deletion was not restored")
 	}
 
@@ -104,7 +106,7 @@ func flip(b []byte, i int) []byte {
 func exportAll(t *testing.T, db *DB) []byte {
 	t.Helper()
 	var out []byte
-	err := db.ForEach(func(e store.Entry) error {
+	err := db.ForEach(context.Background(), func(e store.Entry) error {
 		out = store.AppendJSONL(out, &e)
 		return nil
 	})
@@ -120,17 +122,18 @@ func exportAll(t *testing.T, db *DB) []byte {
 // dropped their markers from the source before the incremental was taken
 // (issue 21, item 2: every deleted key came back).
 func TestBackupCarriesDeletionsAfterCompaction(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	src := mustOpen(t, dir, &Options{Profile: "urlhash+sha256"})
 	var es []store.Entry
 	for i := range 6000 {
 		es = append(es, store.FullEntry(hashOf("k"+strconv.Itoa(i)), store.Value{}))
 	}
-	if err := src.PutBatch(es); err != nil {
+	if err := src.PutBatch(ctx, es); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 200 {
-		if err := src.PutPrefix([]byte{0xab, byte(i), 1, 2}, store.Value{}); err != nil {
+		if err := src.PutPrefix(ctx, []byte{0xab, byte(i), 1, 2}, store.Value{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -140,17 +143,17 @@ func TestBackupCarriesDeletionsAfterCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 100 {
-		if err := src.Delete(es[i]); err != nil {
+		if err := src.Delete(ctx, es[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := src.DeletePrefix([]byte{0xab}, 8); err != nil {
+	if _, _, err := src.DeletePrefix(ctx, []byte{0xab}, 8); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := src.DeletePrefix([]byte{0x01, 0x80}, 9); err != nil {
+	if _, _, err := src.DeletePrefix(ctx, []byte{0x01, 0x80}, 9); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := src.DeletePrefix([]byte{0x80}, 1); err != nil {
+	if _, _, err := src.DeletePrefix(ctx, []byte{0x80}, 1); err != nil {
 		t.Fatal(err)
 	}
 	// Flush the memtable, then compact everything into one level: the
@@ -177,11 +180,11 @@ func TestBackupCarriesDeletionsAfterCompaction(t *testing.T) {
 		}
 	}
 	if got, want := exportAll(t, dst), exportAll(t, src); !bytes.Equal(got, want) {
-		gf, gp, _ := dst.Count(nil, 0)
-		wf, wp, _ := src.Count(nil, 0)
+		gf, gp, _ := dst.Count(ctx, nil, 0)
+		wf, wp, _ := src.Count(ctx, nil, 0)
 		t.Fatalf("restored index has %d entries and %d prefix entries, the source %d and %d", gf, gp, wf, wp)
 	}
-	if err := dst.Verify(); err != nil {
+	if err := dst.Verify(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -190,6 +193,7 @@ func TestBackupCarriesDeletionsAfterCompaction(t *testing.T) {
 // testdata/backup-v1-*.bak: 20 entries and a prefix entry, then one
 // deleted and one added) still restore.
 func TestRestoreVersion1(t *testing.T) {
+	ctx := context.Background()
 	dst := openTestDB(t, false, nil)
 	for _, name := range []string{"testdata/backup-v1-full.bak", "testdata/backup-v1-incr.bak"} {
 		b, err := os.ReadFile(name)
@@ -200,7 +204,7 @@ func TestRestoreVersion1(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	full, prefixes, err := dst.Count(nil, 0)
+	full, prefixes, err := dst.Count(ctx, nil, 0)
 	if err != nil || full != 20 || prefixes != 1 {
 		t.Fatalf("Count = %d, %d, %v; want 20, 1", full, prefixes, err)
 	}
@@ -208,7 +212,7 @@ func TestRestoreVersion1(t *testing.T) {
 		key  string
 		want bool
 	}{{"a", false}, {"b", true}, {"z1", true}} {
-		if got, _ := dst.Has(hashOf(c.key)); got != c.want {
+		if got, _ := dst.Has(ctx, hashOf(c.key)); got != c.want {
 			t.Errorf("Has(%s) = %v, want %v", c.key, got, c.want)
 		}
 	}
@@ -218,9 +222,10 @@ func TestRestoreVersion1(t *testing.T) {
 // written before values were checked) is reported by its key, after the
 // scan has handed over every other entry; Verify names it too.
 func TestScanReportsBadValueByKey(t *testing.T) {
+	ctx := context.Background()
 	db := openTestDB(t, true, nil)
 	for i := range 10 {
-		if err := db.Put(hashOf(strconv.Itoa(i)), store.Value{}); err != nil {
+		if err := db.Put(ctx, hashOf(strconv.Itoa(i)), store.Value{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -232,11 +237,11 @@ func TestScanReportsBadValueByKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	err := db.Scan(nil, 0, 0, func(store.Entry) error { n++; return nil })
+	err := db.Scan(ctx, nil, 0, 0, func(store.Entry) error { n++; return nil })
 	if n != 9 || !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), bad.String()) {
 		t.Errorf("Scan handed over %d entries and returned %v; want 9 and an error naming %s", n, err, bad)
 	}
-	if err := db.Verify(); err == nil || !strings.Contains(err.Error(), bad.String()) {
+	if err := db.Verify(ctx); err == nil || !strings.Contains(err.Error(), bad.String()) {
 		t.Errorf("Verify = %v, want an error naming %s", err, bad)
 	}
 }
@@ -244,6 +249,7 @@ func TestScanReportsBadValueByKey(t *testing.T) {
 // TestRestoreKeepsExpiring: entries with an expiry, restored, are counted
 // as such (issue 21, item 11: stats said "expiring entries: 0").
 func TestRestoreKeepsExpiring(t *testing.T) {
+	ctx := context.Background()
 	src := openTestDB(t, false, nil)
 	in := time.Now().Add(time.Hour)
 	for i := range 10 {
@@ -251,7 +257,7 @@ func TestRestoreKeepsExpiring(t *testing.T) {
 		if i%2 == 0 {
 			v.Expires = in
 		}
-		if err := src.Put(hashOf(strconv.Itoa(i)), v); err != nil {
+		if err := src.Put(ctx, hashOf(strconv.Itoa(i)), v); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -263,8 +269,8 @@ func TestRestoreKeepsExpiring(t *testing.T) {
 	if _, err := dst.Restore(&b); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := src.Stats()
-	got, err := dst.Stats()
+	want, _ := src.Stats(ctx)
+	got, err := dst.Stats(ctx)
 	if err != nil || got.Entries != 10 || got.Expiring != 5 || got.Expiring != want.Expiring {
 		t.Fatalf("restored Stats: %d entries, %d expiring, %v; want 10 and 5", got.Entries, got.Expiring, err)
 	}
@@ -275,9 +281,10 @@ func TestRestoreKeepsExpiring(t *testing.T) {
 // a part of the backup as a whole index (issue 21, item 9); a restore
 // that ends removes the mark.
 func TestUnfinishedRestoreRefused(t *testing.T) {
+	ctx := context.Background()
 	src := openTestDB(t, true, nil)
 	for i := range 2000 {
-		if err := src.Put(hashOf(strconv.Itoa(i)), store.Value{}); err != nil {
+		if err := src.Put(ctx, hashOf(strconv.Itoa(i)), store.Value{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -307,7 +314,7 @@ func TestUnfinishedRestoreRefused(t *testing.T) {
 	db.Close()
 	db = mustOpen(t, whole, nil)
 	defer db.Close()
-	if s, _ := db.Stats(); s.Entries != 2000 {
+	if s, _ := db.Stats(ctx); s.Entries != 2000 {
 		t.Errorf("restored %d entries, want 2000", s.Entries)
 	}
 }
@@ -315,6 +322,7 @@ func TestUnfinishedRestoreRefused(t *testing.T) {
 // FuzzRestore: Restore of any bytes into a fresh in-memory index never
 // panics, and a backup it accepts leaves an index that verifies.
 func FuzzRestore(f *testing.F) {
+	ctx := context.Background()
 	for _, name := range []string{"testdata/backup-v1-full.bak", "testdata/backup-v1-incr.bak"} {
 		b, err := os.ReadFile(name)
 		if err != nil {
@@ -327,11 +335,11 @@ func FuzzRestore(f *testing.F) {
 		f.Fatal(err)
 	}
 	for i := range 5 {
-		src.Put(hashOf(strconv.Itoa(i)), store.Value{})
+		src.Put(ctx, hashOf(strconv.Itoa(i)), store.Value{})
 	}
 	var full, incr bytes.Buffer
 	info, _ := src.Backup(&full, 0)
-	src.Delete(store.FullEntry(hashOf("1"), store.Value{}))
+	src.Delete(ctx, store.FullEntry(hashOf("1"), store.Value{}))
 	src.Backup(&incr, info.Until)
 	src.Close()
 	f.Add(full.Bytes())
@@ -345,7 +353,7 @@ func FuzzRestore(f *testing.F) {
 		if _, err := db.Restore(bytes.NewReader(b)); err != nil {
 			return
 		}
-		if err := db.Verify(); err != nil {
+		if err := db.Verify(ctx); err != nil {
 			t.Fatalf("a restored backup does not verify: %v", err)
 		}
 	})

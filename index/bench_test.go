@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
@@ -149,6 +150,7 @@ func (st *benchStores) close() {
 // the same run. Sub-benchmarks report ns per key for each side and a
 // "x-plain" ratio metric (plain time / ours: above 1 means faster).
 func BenchmarkIndex(b *testing.B) {
+	ctx := context.Background()
 	n := benchN(b)
 	r := rand.New(rand.NewPCG(21, 22))
 	all := randHashes(r, n+200_000)
@@ -165,7 +167,7 @@ func BenchmarkIndex(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := db.Load(slices.Values(entriesOf(keys))); err != nil {
+		if _, err := db.Load(ctx, slices.Values(entriesOf(keys))); err != nil {
 			b.Fatal(err)
 		}
 		if err := db.Close(); err != nil {
@@ -194,7 +196,7 @@ func BenchmarkIndex(b *testing.B) {
 	})
 	b.Run("filter", func(b *testing.B) {
 		ours := st.useOurs(b)
-		s, err := ours.DetailedStats()
+		s, err := ours.DetailedStats(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -223,7 +225,7 @@ func BenchmarkIndex(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if _, err := ours.Has(tc.probe[i%len(tc.probe)]); err != nil {
+				if _, err := ours.Has(ctx, tc.probe[i%len(tc.probe)]); err != nil {
 					b.Fatal(err)
 				}
 				i += 7919
@@ -260,7 +262,7 @@ func BenchmarkIndex(b *testing.B) {
 		b.ReportAllocs()
 		j := 0
 		for b.Loop() {
-			got, err := ours.HasBatch(batches[j%len(batches)])
+			got, err := ours.HasBatch(ctx, batches[j%len(batches)])
 			if err != nil || !got[0] {
 				b.Fatal("HasBatch", err)
 			}
@@ -297,7 +299,7 @@ func BenchmarkIndex(b *testing.B) {
 		j, seen := 0, 0
 		for b.Loop() {
 			p := keys[j%n][:2]
-			if err := ours.Scan(p, 12, 0, func(store.Entry) error { seen++; return nil }); err != nil {
+			if err := ours.Scan(ctx, p, 12, 0, func(store.Entry) error { seen++; return nil }); err != nil {
 				b.Fatal(err)
 			}
 			j += 7919
@@ -337,7 +339,7 @@ func BenchmarkIndex(b *testing.B) {
 		for b.Loop() {
 			h := extra[i%len(extra)]
 			freshen(&h, i/len(extra))
-			if _, err := ours.Add(h, store.Value{}); err != nil {
+			if _, err := ours.Add(ctx, h, store.Value{}); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -381,7 +383,7 @@ func BenchmarkIndex(b *testing.B) {
 				}
 				ours := st.useOurs(b)
 				t0 := time.Now()
-				if _, err := ours.Load(slices.Values(entriesOf(more))); err != nil {
+				if _, err := ours.Load(ctx, slices.Values(entriesOf(more))); err != nil {
 					b.Fatal(err)
 				}
 				o = time.Since(t0)
@@ -419,6 +421,7 @@ func btoi(v bool) int {
 // table variants and reports disk bytes per entry and the cost of a
 // present-key Has for each.
 func BenchmarkDiskOptions(b *testing.B) {
+	ctx := context.Background()
 	n := benchN(b) / 4
 	keys := randHashes(rand.New(rand.NewPCG(41, 42)), n)
 	for _, tc := range []struct {
@@ -442,7 +445,7 @@ func BenchmarkDiskOptions(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := db.Load(slices.Values(entriesOf(keys))); err != nil {
+			if _, err := db.Load(ctx, slices.Values(entriesOf(keys))); err != nil {
 				b.Fatal(err)
 			}
 			db.Close()
@@ -454,7 +457,7 @@ func BenchmarkDiskOptions(b *testing.B) {
 			defer db.Close()
 			i := 0
 			for b.Loop() {
-				if ok, _ := db.Has(keys[i%n]); !ok {
+				if ok, _ := db.Has(ctx, keys[i%n]); !ok {
 					b.Fatal("missing")
 				}
 				i += 7919
@@ -470,6 +473,7 @@ func BenchmarkDiskOptions(b *testing.B) {
 // with the default block cache and with a 1 MiB one (most reads miss it
 // and load, decompress and verify a block).
 func BenchmarkBlockChecksums(b *testing.B) {
+	ctx := context.Background()
 	n := benchN(b) / 4
 	keys := randHashes(rand.New(rand.NewPCG(43, 44)), n)
 	dir := b.TempDir()
@@ -477,7 +481,7 @@ func BenchmarkBlockChecksums(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := db.Load(slices.Values(entriesOf(keys))); err != nil {
+	if _, err := db.Load(ctx, slices.Values(entriesOf(keys))); err != nil {
 		b.Fatal(err)
 	}
 	db.Close()
@@ -500,7 +504,7 @@ func BenchmarkBlockChecksums(b *testing.B) {
 				b.Run("get-present", func(b *testing.B) {
 					i := 0
 					for b.Loop() {
-						if _, err := db.Get(keys[i%n]); err != nil {
+						if _, err := db.Get(ctx, keys[i%n]); err != nil {
 							b.Fatal(err)
 						}
 						i += 7919
@@ -512,7 +516,7 @@ func BenchmarkBlockChecksums(b *testing.B) {
 						for j := range batch {
 							batch[j] = keys[(i+j*7919)%n]
 						}
-						if _, err := db.HasBatch(batch); err != nil {
+						if _, err := db.HasBatch(ctx, batch); err != nil {
 							b.Fatal(err)
 						}
 						i++
@@ -531,6 +535,7 @@ func BenchmarkBlockChecksums(b *testing.B) {
 // them (every key present: the existence pass). It reports keys/s and the
 // process's peak RSS, which at 10M keys and more is the load's own.
 func BenchmarkLoad(b *testing.B) {
+	ctx := context.Background()
 	n := benchN(b)
 	gen := func(yield func(store.Entry) bool) {
 		r := rand.New(rand.NewPCG(61, 62))
@@ -560,14 +565,14 @@ func BenchmarkLoad(b *testing.B) {
 				opts := &Options{LoadMemory: tc.budget}
 				if tc.again {
 					db := mustOpen(b, dir, opts)
-					if _, err := db.Load(gen); err != nil {
+					if _, err := db.Load(ctx, gen); err != nil {
 						b.Fatal(err)
 					}
 					db.Close()
 				}
 				t0 := time.Now()
 				db := mustOpen(b, dir, opts)
-				res, err := db.Load(gen)
+				res, err := db.Load(ctx, gen)
 				if err == nil {
 					err = db.Close()
 				}

@@ -1,6 +1,7 @@
 package index_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ func TestClockHook(t *testing.T) {
 	}
 	defer db.Close()
 	h := hashkey.Sum([]byte("https://example.com/"))
-	if err := db.Put(h, store.Value{Expires: clock.Now().Add(time.Hour)}); err != nil {
+	if err := db.Put(context.Background(), h, store.Value{Expires: clock.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -31,7 +32,7 @@ func TestClockHook(t *testing.T) {
 		want    bool
 	}{{0, true}, {time.Hour - time.Second, true}, {time.Second, false}} {
 		clock.Advance(tc.advance)
-		if got, err := db.Has(h); err != nil || got != tc.want {
+		if got, err := db.Has(context.Background(), h); err != nil || got != tc.want {
 			t.Errorf("at %v: Has = %v, %v, want %v", clock.Now(), got, err, tc.want)
 		}
 	}

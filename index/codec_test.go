@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"math/rand/v2"
@@ -36,6 +37,7 @@ func listedTables(t *testing.T, dir string) []integrity.Table {
 // keeps it when later writers do not name one; naming another switches
 // the tables written from then on. Every entry reads back throughout.
 func TestCompressionKept(t *testing.T) {
+	ctx := context.Background()
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range []struct {
 		name  string
@@ -52,7 +54,7 @@ func TestCompressionKept(t *testing.T) {
 			dir := t.TempDir()
 			keys := randHashes(r, 3000)
 			db := mustOpen(t, dir, &Options{Compression: tc.first})
-			if _, err := db.Load(slices.Values(entriesOf(keys[:2000]))); err != nil {
+			if _, err := db.Load(ctx, slices.Values(entriesOf(keys[:2000]))); err != nil {
 				t.Fatal(err)
 			}
 			if err := db.Close(); err != nil {
@@ -60,7 +62,7 @@ func TestCompressionKept(t *testing.T) {
 			}
 			db = mustOpen(t, dir, &Options{Compression: tc.later})
 			for _, h := range keys[2000:] {
-				if err := db.Put(h, store.Value{}); err != nil {
+				if err := db.Put(ctx, h, store.Value{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -76,7 +78,7 @@ func TestCompressionKept(t *testing.T) {
 			}
 			db = mustOpen(t, dir, &Options{ReadOnly: true})
 			defer db.Close()
-			found, err := db.HasBatch(keys)
+			found, err := db.HasBatch(ctx, keys)
 			if err != nil {
 				t.Fatal(err)
 			}

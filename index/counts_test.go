@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -22,6 +23,7 @@ import (
 // reads no key. Reading keys by the index's clock asks the clock once per
 // entry with an expiry; Stats asks it a bounded number of times.
 func TestStatsReadsNoKey(t *testing.T) {
+	ctx := context.Background()
 	for _, mem := range []bool{true, false} {
 		clock := fakeclock.New(fakeclock.Start())
 		var calls atomic.Int64
@@ -32,12 +34,12 @@ func TestStatsReadsNoKey(t *testing.T) {
 		for i := range entries {
 			entries[i] = store.Entry{Hash: hashOf(strconv.Itoa(i)), Value: store.Value{Expires: clock.Now().Add(time.Duration(1+i%100) * time.Second)}}
 		}
-		if err := db.PutBatch(entries); err != nil {
+		if err := db.PutBatch(ctx, entries); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(50 * time.Second)
 		calls.Store(0)
-		s, err := db.Stats()
+		s, err := db.Stats(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,28 +110,29 @@ func (c *countsEnv) names(args []string) []store.Entry {
 // step runs one step; it reports false for a step the index in memory
 // cannot take.
 func (c *countsEnv) step(op string, args []string) bool {
+	ctx := context.Background()
 	t, db := c.t, c.db
 	var err error
 	switch op {
 	case "put":
-		err = db.PutBatch(c.pairs(args))
+		err = db.PutBatch(ctx, c.pairs(args))
 	case "add":
-		_, err = db.AddBatch(c.pairs(args))
+		_, err = db.AddBatch(ctx, c.pairs(args))
 	case "visit":
-		_, err = db.VisitBatch(c.pairs(args), time.Second)
+		_, err = db.VisitBatch(ctx, c.pairs(args), time.Second)
 	case "delete":
-		if err = db.Delete(c.entry(args[0], 0)); errors.Is(err, store.ErrNotFound) {
+		if err = db.Delete(ctx, c.entry(args[0], 0)); errors.Is(err, store.ErrNotFound) {
 			err = nil
 		}
 	case "deletebatch":
-		_, err = db.DeleteBatch(c.names(args))
+		_, err = db.DeleteBatch(ctx, c.names(args))
 	case "delprefix":
 		bits, _ := strconv.Atoi(args[1])
 		h := hashOf(args[0])
-		_, _, err = db.DeletePrefix(h[:(bits+7)/8], bits)
+		_, _, err = db.DeletePrefix(ctx, h[:(bits+7)/8], bits)
 	case "load":
 		es := c.pairs(args)
-		_, err = db.Load(func(yield func(store.Entry) bool) {
+		_, err = db.Load(ctx, func(yield func(store.Entry) bool) {
 			for _, e := range es {
 				if !yield(e) {
 					return
@@ -173,8 +176,9 @@ func (c *countsEnv) step(op string, args []string) bool {
 
 // check compares Stats with the live entries a scan finds.
 func (c *countsEnv) check(line string) {
+	ctx := context.Background()
 	var want store.Stats
-	err := c.db.Scan(nil, 0, 0, func(e store.Entry) error {
+	err := c.db.Scan(ctx, nil, 0, 0, func(e store.Entry) error {
 		if e.IsPrefix() {
 			want.PrefixEntries++
 		} else {
@@ -188,7 +192,7 @@ func (c *countsEnv) check(line string) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	got, err := c.db.Stats()
+	got, err := c.db.Stats(ctx)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -196,7 +200,7 @@ func (c *countsEnv) check(line string) {
 		c.t.Errorf("after %q: Stats %d full, %d prefix, %d expiring; scan %d, %d, %d",
 			line, got.Entries, got.PrefixEntries, got.Expiring, want.Entries, want.PrefixEntries, want.Expiring)
 	}
-	if err := c.db.Verify(); err != nil {
+	if err := c.db.Verify(ctx); err != nil {
 		c.t.Errorf("after %q: Verify: %v", line, err)
 	}
 }
@@ -260,7 +264,7 @@ func TestCountsRestore(t *testing.T) {
 	c.check("restore")
 	c.step("clock", []string{"10"})
 	c.check("clock 10")
-	if s, _ := c.db.Stats(); s.Entries != 2 || s.Expiring != 2 {
+	if s, _ := c.db.Stats(context.Background()); s.Entries != 2 || s.Expiring != 2 {
 		t.Errorf("restored: %d entries, %d expiring, want 2 and 2", s.Entries, s.Expiring)
 	}
 	c.step("reopen", nil)
@@ -285,7 +289,7 @@ func TestCountsRecover(t *testing.T) {
 	c.open()
 	defer func() { c.db.Close() }()
 	c.check("recover")
-	if s, _ := c.db.Stats(); s.Entries != 3 || s.PrefixEntries != 1 || s.Expiring != 3 {
+	if s, _ := c.db.Stats(context.Background()); s.Entries != 3 || s.PrefixEntries != 1 || s.Expiring != 3 {
 		t.Errorf("recovered: %d entries, %d prefix, %d expiring, want 3, 1, 3", s.Entries, s.PrefixEntries, s.Expiring)
 	}
 }
@@ -347,6 +351,7 @@ func FuzzExpiryCounts(f *testing.F) {
 // TestCountsConcurrent: writers of every kind on the same keys, with and
 // without expiry, leave Stats equal to the live entries.
 func TestCountsConcurrent(t *testing.T) {
+	ctx := context.Background()
 	clock := fakeclock.New(fakeclock.Start())
 	c := &countsEnv{t: t, dir: t.TempDir(), clock: clock}
 	c.open()
@@ -370,13 +375,13 @@ func TestCountsConcurrent(t *testing.T) {
 				var err error
 				switch (i + g) % 5 {
 				case 0, 1:
-					err = c.db.PutBatch([]store.Entry{e})
+					err = c.db.PutBatch(ctx, []store.Entry{e})
 				case 2:
-					_, err = c.db.AddBatch([]store.Entry{e})
+					_, err = c.db.AddBatch(ctx, []store.Entry{e})
 				case 3:
-					_, err = c.db.VisitBatch([]store.Entry{e}, time.Second)
+					_, err = c.db.VisitBatch(ctx, []store.Entry{e}, time.Second)
 				case 4:
-					_, err = c.db.DeleteBatch([]store.Entry{e})
+					_, err = c.db.DeleteBatch(ctx, []store.Entry{e})
 				}
 				if err != nil {
 					t.Error(err)
@@ -399,6 +404,7 @@ func TestCountsConcurrent(t *testing.T) {
 // mid-write; the parent's Open counts again (the snapshot is stale), and
 // Stats and Verify agree with the keys.
 func TestCountsCrash(t *testing.T) {
+	ctx := context.Background()
 	clock := fakeclock.New(fakeclock.Start())
 	if os.Getenv("URLHASH_INDEX_CHILD") == "counts" {
 		c := &countsEnv{t: t, dir: os.Getenv("URLHASH_INDEX_DIR"), clock: clock}
@@ -410,12 +416,12 @@ func TestCountsCrash(t *testing.T) {
 			}
 			var err error
 			if i%3 == 2 {
-				_, err = c.db.DeleteBatch(es[:50])
+				_, err = c.db.DeleteBatch(ctx, es[:50])
 			} else {
-				err = c.db.PutBatch(es)
+				err = c.db.PutBatch(ctx, es)
 			}
 			if err == nil {
-				err = c.db.Sync()
+				err = c.db.Sync(ctx)
 			}
 			if err != nil {
 				fmt.Println("error", err)

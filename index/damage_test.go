@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -66,6 +67,7 @@ var (
 // buildDamageIndex builds (once per config and test binary) an index of
 // 12,000 full entries (a quarter with values) and 300 prefix entries.
 func buildDamageIndex(t *testing.T, c damageConfig) *damageIndex {
+	ctx := context.Background()
 	damageBuild.Lock()
 	defer damageBuild.Unlock()
 	if v, ok := damageOnce.Load(c.name); ok {
@@ -84,7 +86,7 @@ func buildDamageIndex(t *testing.T, c damageConfig) *damageIndex {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Load(slices.Values(entriesOf(hs[:9000]))); err != nil {
+	if _, err := db.Load(ctx, slices.Values(entriesOf(hs[:9000]))); err != nil {
 		t.Fatal(err)
 	}
 	var es []store.Entry
@@ -103,14 +105,14 @@ func buildDamageIndex(t *testing.T, c damageConfig) *damageIndex {
 		es[i] = store.FullEntry(h, store.Value{Text: []byte(v)})
 		di.full[h] = v
 	}
-	if _, err := db.AddBatch(es); err != nil {
+	if _, err := db.AddBatch(ctx, es); err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range hs[12000:12300] {
 		pe, _ := store.PrefixEntry(h[:4+int(h[31])%5], store.Value{})
 		di.prefixes = append(di.prefixes, pe)
 	}
-	if err := db.PutBatch(di.prefixes); err != nil {
+	if err := db.PutBatch(ctx, di.prefixes); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -290,7 +292,7 @@ type damageOp struct {
 var damageOps = []damageOp{
 	{name: "Get", run: func(db *DB, di *damageIndex) error {
 		for _, h := range di.fullKeys {
-			v, err := db.Get(h)
+			v, err := db.Get(context.Background(), h)
 			if errors.Is(err, store.ErrNotFound) {
 				return wrong("Get(%x): absent", h[:4])
 			}
@@ -302,7 +304,7 @@ var damageOps = []damageOp{
 			}
 		}
 		for _, h := range di.absent {
-			if _, err := db.Get(h); !errors.Is(err, store.ErrNotFound) {
+			if _, err := db.Get(context.Background(), h); !errors.Is(err, store.ErrNotFound) {
 				if err == nil {
 					return wrong("Get(absent %x) found", h[:4])
 				}
@@ -313,7 +315,7 @@ var damageOps = []damageOp{
 	}},
 	{name: "Has", run: func(db *DB, di *damageIndex) error {
 		for _, h := range di.fullKeys {
-			ok, err := db.Has(h)
+			ok, err := db.Has(context.Background(), h)
 			if err != nil {
 				return err
 			}
@@ -324,7 +326,7 @@ var damageOps = []damageOp{
 		return nil
 	}},
 	{name: "HasBatch", run: func(db *DB, di *damageIndex) error {
-		got, err := db.HasBatch(append(slices.Clone(di.fullKeys), di.absent...))
+		got, err := db.HasBatch(context.Background(), append(slices.Clone(di.fullKeys), di.absent...))
 		if err != nil {
 			return err
 		}
@@ -337,7 +339,7 @@ var damageOps = []damageOp{
 	}},
 	{name: "Match", run: func(db *DB, di *damageIndex) error {
 		for _, h := range di.fullKeys {
-			m, ok, err := db.Match(h)
+			m, ok, err := db.Match(context.Background(), h)
 			if err != nil {
 				return err
 			}
@@ -348,7 +350,7 @@ var damageOps = []damageOp{
 		for _, p := range di.prefixes {
 			h := p.Hash
 			h[31] ^= 0xff // not a stored full entry
-			m, ok, err := db.Match(h)
+			m, ok, err := db.Match(context.Background(), h)
 			if err != nil {
 				return err
 			}
@@ -364,7 +366,7 @@ var damageOps = []damageOp{
 			for _, limit := range []int{0, 100} {
 				p := []byte{byte(nib << 4)}
 				var got []hashkey.Hash
-				err := db.Scan(p, 4, limit, func(e store.Entry) error {
+				err := db.Scan(context.Background(), p, 4, limit, func(e store.Entry) error {
 					if !e.IsPrefix() {
 						got = append(got, e.Hash)
 					}
@@ -390,7 +392,7 @@ var damageOps = []damageOp{
 		return nil
 	}},
 	{name: "Count", run: func(db *DB, di *damageIndex) error {
-		full, prefixes, err := db.Count(nil, 0)
+		full, prefixes, err := db.Count(context.Background(), nil, 0)
 		if err != nil {
 			return err
 		}
@@ -402,7 +404,7 @@ var damageOps = []damageOp{
 	{name: "ForEach", run: func(db *DB, di *damageIndex) error {
 		var got []hashkey.Hash
 		np := 0
-		err := db.ForEach(func(e store.Entry) error {
+		err := db.ForEach(context.Background(), func(e store.Entry) error {
 			if e.IsPrefix() {
 				np++
 			} else {
@@ -421,10 +423,10 @@ var damageOps = []damageOp{
 		}
 		return nil
 	}},
-	{name: "Verify", run: func(db *DB, di *damageIndex) error { return db.Verify() }},
+	{name: "Verify", run: func(db *DB, di *damageIndex) error { return db.Verify(context.Background()) }},
 	{name: "Load", writes: true, run: func(db *DB, di *damageIndex) error {
 		extra := randHashes(rand.New(rand.NewPCG(61, 62)), 100)
-		res, err := db.Load(slices.Values(entriesOf(append(slices.Clone(di.fullKeys), extra...))))
+		res, err := db.Load(context.Background(), slices.Values(entriesOf(append(slices.Clone(di.fullKeys), extra...))))
 		if err != nil {
 			return err
 		}

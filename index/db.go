@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -475,7 +476,7 @@ func (db *DB) maybeGrow() {
 	if !db.needGrow() || !db.growing.CompareAndSwap(false, true) {
 		return
 	}
-	if err := db.begin(); err != nil {
+	if err := db.begin(context.Background()); err != nil {
 		db.growing.Store(false)
 		return
 	}
@@ -689,9 +690,9 @@ func (db *DB) Close() (err error) {
 }
 
 // Sync makes every write acknowledged so far durable on disk.
-func (db *DB) Sync() (err error) {
+func (db *DB) Sync(ctx context.Context) (err error) {
 	defer db.catch(&err)
-	if err := db.begin(); err != nil {
+	if err := db.begin(ctx); err != nil {
 		return err
 	}
 	defer db.mu.RUnlock()
@@ -742,8 +743,12 @@ func (db *DB) syncMemtables() error {
 // Path returns the index directory ("" in memory).
 func (db *DB) Path() string { return db.path }
 
-// Profile returns the profile recorded in the index ("" if none).
-func (db *DB) Profile() string {
+// Profile implements store.Backend: the profile recorded in the index
+// ("" if none), read from memory; it never fails.
+func (db *DB) Profile(context.Context) (string, error) { return db.profileName(), nil }
+
+// profileName returns the profile recorded in the index ("" if none).
+func (db *DB) profileName() string {
 	db.profileMu.Lock()
 	defer db.profileMu.Unlock()
 	return db.profile
@@ -753,9 +758,9 @@ func (db *DB) Profile() string {
 // empty name records nothing). It
 // returns an error wrapping store.ErrProfileMismatch when the index records
 // another, and store.ErrReadOnly on a read-only index that records none.
-func (db *DB) SetProfile(name string) (err error) {
+func (db *DB) SetProfile(ctx context.Context, name string) (err error) {
 	defer db.catch(&err)
-	if err := db.begin(); err != nil {
+	if err := db.begin(ctx); err != nil {
 		return err
 	}
 	defer db.mu.RUnlock()
@@ -783,9 +788,16 @@ func (db *DB) SetProfile(name string) (err error) {
 	return nil
 }
 
-// begin takes the shared lock for an operation; the caller must
-// db.mu.RUnlock when it returns nil.
-func (db *DB) begin() error {
+// ctxEvery is how many keys a long loop (scan, load) handles between two
+// looks at its context, since Badger takes none.
+const ctxEvery = 1024
+
+// begin takes the shared lock for an operation, unless ctx is done; the
+// caller must db.mu.RUnlock when it returns nil.
+func (db *DB) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	db.mu.RLock()
 	if db.closed {
 		db.mu.RUnlock()
@@ -795,8 +807,8 @@ func (db *DB) begin() error {
 }
 
 // beginWrite is begin for writes.
-func (db *DB) beginWrite() error {
-	if err := db.begin(); err != nil {
+func (db *DB) beginWrite(ctx context.Context) error {
+	if err := db.begin(ctx); err != nil {
 		return err
 	}
 	if db.opts.ReadOnly {
@@ -818,6 +830,8 @@ func translate(err error) error {
 		return store.ErrClosed
 	case errors.Is(err, badger.ErrReadOnlyTxn):
 		return store.ErrReadOnly
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("index: %w", err)
 	}
 	for _, e := range []error{store.ErrNotFound, store.ErrClosed, store.ErrCorrupt, store.ErrFormat, store.ErrReadOnly, store.ErrPrefixLength, store.ErrDiskFull} {
 		if errors.Is(err, e) {

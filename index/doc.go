@@ -13,8 +13,8 @@
 //
 //	db, err := index.Open(dir, nil)
 //	...
-//	added, err := db.Add(h, store.Value{})
-//	ok, err := db.Has(h)
+//	added, err := db.Add(ctx, h, store.Value{})
+//	ok, err := db.Has(ctx, h)
 //	err = db.Close()
 //
 // A DB is a store.Backend, the interface package query works on, and

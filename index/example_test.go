@@ -1,6 +1,7 @@
 package index_test
 
 import (
+	"context"
 	"encoding/hex"
 	"fmt"
 	"log"
@@ -12,6 +13,7 @@ import (
 )
 
 func ExampleOpen() {
+	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "index-example")
 	if err != nil {
 		log.Fatal(err)
@@ -23,7 +25,7 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	h := hashkey.Sum([]byte("https://example.com/"))
-	if err := db.Put(h, store.Value{Text: []byte("https://example.com/")}); err != nil {
+	if err := db.Put(ctx, h, store.Value{Text: []byte("https://example.com/")}); err != nil {
 		log.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -36,8 +38,9 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	v, err := db.Get(h)
-	fmt.Println(string(v.Text), err, db.Profile())
+	v, err := db.Get(ctx, h)
+	profile, _ := db.Profile(ctx) // from memory: it never fails
+	fmt.Println(string(v.Text), err, profile)
 	_, err = index.Open(dir, &index.Options{Profile: "other"})
 	fmt.Println(err != nil)
 	// Output:
@@ -52,7 +55,7 @@ func ExampleDB_Add() {
 	}
 	defer db.Close()
 	for _, u := range []string{"https://a.example/", "https://b.example/", "https://a.example/"} {
-		added, err := db.Add(hashkey.Sum([]byte(u)), store.Value{})
+		added, err := db.Add(context.Background(), hashkey.Sum([]byte(u)), store.Value{})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -66,6 +69,7 @@ func ExampleDB_Add() {
 }
 
 func ExampleDB_Match() {
+	ctx := context.Background()
 	db, err := index.Open("", &index.Options{InMemory: true})
 	if err != nil {
 		log.Fatal(err)
@@ -73,16 +77,17 @@ func ExampleDB_Match() {
 	defer db.Close()
 	h := hashkey.Sum([]byte("https://evil.example/"))
 	// A Safe Browsing style 4-byte prefix and a longer 8-byte one.
-	db.PutPrefix(h[:4], store.Value{Data: []byte("list A")})
-	db.PutPrefix(h[:8], store.Value{Data: []byte("list B")})
+	db.PutPrefix(ctx, h[:4], store.Value{Data: []byte("list A")})
+	db.PutPrefix(ctx, h[:8], store.Value{Data: []byte("list B")})
 
-	m, ok, err := db.Match(h)
+	m, ok, err := db.Match(ctx, h)
 	fmt.Println(ok, m.Len, m.IsFull(), string(m.Value.Data), err)
 	// Output:
 	// true 8 false list B <nil>
 }
 
 func ExampleDB_Scan() {
+	ctx := context.Background()
 	db, err := index.Open("", &index.Options{InMemory: true})
 	if err != nil {
 		log.Fatal(err)
@@ -91,10 +96,10 @@ func ExampleDB_Scan() {
 	for _, s := range []string{"00aa", "0abb", "0acc", "ff00"} {
 		var h hashkey.Hash
 		hex.Decode(h[:], []byte(s))
-		db.Put(h, store.Value{})
+		db.Put(ctx, h, store.Value{})
 	}
 	// Three hex digits "0ab" are 12 bits.
-	db.Scan([]byte{0x0a, 0xb0}, 12, 10, func(e store.Entry) error {
+	db.Scan(ctx, []byte{0x0a, 0xb0}, 12, 10, func(e store.Entry) error {
 		fmt.Printf("%x\n", e.Hash[:2])
 		return nil
 	})
@@ -125,7 +130,7 @@ func ExampleDB_Load() {
 			}
 		}
 	}
-	res, err := db.Load(entries)
+	res, err := db.Load(context.Background(), entries)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -141,9 +146,9 @@ func ExampleDB_DetailedStats() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	db.Add(hashkey.Sum([]byte("https://example.com/")), store.Value{})
-	db.Has(hashkey.Sum([]byte("https://example.org/")))
-	s, err := db.DetailedStats()
+	db.Add(context.Background(), hashkey.Sum([]byte("https://example.com/")), store.Value{})
+	db.Has(context.Background(), hashkey.Sum([]byte("https://example.org/")))
+	s, err := db.DetailedStats(context.Background())
 	if err != nil {
 		log.Fatal(err)
 	}

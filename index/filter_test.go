@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -13,6 +14,7 @@ import (
 // The filter never says "absent" for a stored key, through growth, prefix
 // entries of every length and reopening.
 func TestFilterNoFalseNegatives(t *testing.T) {
+	ctx := context.Background()
 	r := rand.New(rand.NewPCG(11, 12))
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
@@ -21,33 +23,33 @@ func TestFilterNoFalseNegatives(t *testing.T) {
 	for i, h := range full {
 		switch i % 3 {
 		case 0:
-			if _, err := db.Add(h, store.Value{}); err != nil {
+			if _, err := db.Add(ctx, h, store.Value{}); err != nil {
 				t.Fatal(err)
 			}
 		case 1:
-			if err := db.Put(h, store.Value{}); err != nil {
+			if err := db.Put(ctx, h, store.Value{}); err != nil {
 				t.Fatal(err)
 			}
 		case 2:
 			p := randHashes(r, 1)[0]
 			n := store.MinPrefixEntryLen + r.IntN(store.MaxPrefixEntryLen-store.MinPrefixEntryLen+1)
-			if err := db.PutPrefix(p[:n], store.Value{}); err != nil {
+			if err := db.PutPrefix(ctx, p[:n], store.Value{}); err != nil {
 				t.Fatal(err)
 			}
 			prefixes = append(prefixes, p[:n])
-			if err := db.Put(h, store.Value{}); err != nil {
+			if err := db.Put(ctx, h, store.Value{}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	db.growWG.Wait()
-	if s, _ := db.DetailedStats(); s.FilterBits <= filter.MinBits {
+	if s, _ := db.DetailedStats(ctx); s.FilterBits <= filter.MinBits {
 		t.Fatalf("filter did not grow: %d bits for %d entries", s.FilterBits, s.Entries)
 	}
 	check := func(db *DB) {
 		t.Helper()
 		for _, h := range full {
-			if ok, err := db.Has(h); !ok || err != nil {
+			if ok, err := db.Has(ctx, h); !ok || err != nil {
 				t.Fatalf("Has(stored) = %v, %v", ok, err)
 			}
 		}
@@ -57,12 +59,12 @@ func TestFilterNoFalseNegatives(t *testing.T) {
 			for i := len(p); i < len(h); i++ { // a random extension
 				h[i] = byte(r.Uint32())
 			}
-			m, ok, err := db.Match(h)
+			m, ok, err := db.Match(ctx, h)
 			if !ok || err != nil || m.Len < len(p) {
 				t.Fatalf("Match(extension of %x) = %+v, %v, %v", p, m, ok, err)
 			}
 		}
-		if err := db.Verify(); err != nil {
+		if err := db.Verify(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -76,11 +78,12 @@ func TestFilterNoFalseNegatives(t *testing.T) {
 // An index builds the flat form at its first lookup, not before (an
 // import never pays for it), and answers the same through it.
 func TestDBBuildsFlatOnLookup(t *testing.T) {
+	ctx := context.Background()
 	r := rand.New(rand.NewPCG(9, 10))
 	keys := randHashes(r, 20_000)
 	db := mustOpen(t, t.TempDir(), nil)
 	defer db.Close()
-	if _, err := db.Load(slices.Values(entriesOf(keys))); err != nil {
+	if _, err := db.Load(ctx, slices.Values(entriesOf(keys))); err != nil {
 		t.Fatal(err)
 	}
 	db.growWG.Wait()
@@ -90,7 +93,7 @@ func TestDBBuildsFlatOnLookup(t *testing.T) {
 	if built {
 		t.Fatal("flat form built before any lookup")
 	}
-	if ok, err := db.Has(keys[0]); !ok || err != nil {
+	if ok, err := db.Has(ctx, keys[0]); !ok || err != nil {
 		t.Fatalf("Has = %v, %v", ok, err)
 	}
 	db.growWG.Wait()
@@ -106,7 +109,7 @@ func TestDBBuildsFlatOnLookup(t *testing.T) {
 	db.fmu.RLock()
 	f := db.f
 	db.fmu.RUnlock()
-	if _, err := db.Load(slices.Values(entriesOf(more))); err != nil {
+	if _, err := db.Load(ctx, slices.Values(entriesOf(more))); err != nil {
 		t.Fatal(err)
 	}
 	db.fmu.RLock()
@@ -115,9 +118,9 @@ func TestDBBuildsFlatOnLookup(t *testing.T) {
 	if !same {
 		t.Fatal("the load replaced the filter: its flat form was not exercised")
 	}
-	db.Has(keys[0])
+	db.Has(ctx, keys[0])
 	db.growWG.Wait()
-	found, err := db.HasBatch(append(keys, more...))
+	found, err := db.HasBatch(ctx, append(keys, more...))
 	if err != nil {
 		t.Fatal(err)
 	}

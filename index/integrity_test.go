@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -73,31 +74,32 @@ func makeStale(t *testing.T, dir string) {
 
 // readEverything runs every read operation once.
 func readEverything(t *testing.T, db *DB, hs []hashkey.Hash) {
+	ctx := context.Background()
 	t.Helper()
 	for _, h := range hs[:10] {
-		if ok, err := db.Has(h); err != nil || !ok {
+		if ok, err := db.Has(ctx, h); err != nil || !ok {
 			t.Fatalf("Has = %v, %v", ok, err)
 		}
 	}
-	if _, err := db.HasBatch(hs); err != nil {
+	if _, err := db.HasBatch(ctx, hs); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := db.Match(hs[0]); err != nil {
+	if _, _, err := db.Match(ctx, hs[0]); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := db.Count(nil, 0); err != nil {
+	if _, _, err := db.Count(ctx, nil, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ForEach(func(store.Entry) error { return nil }); err != nil {
+	if err := db.ForEach(ctx, func(store.Entry) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Stats(); err != nil {
+	if _, err := db.Stats(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Sync(); err != nil {
+	if err := db.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -106,14 +108,15 @@ func readEverything(t *testing.T, db *DB, hs []hashkey.Hash) {
 // rebuild the filter (stale or damaged snapshot), and works on a read-only
 // filesystem.
 func TestReadOnlyWritesNothing(t *testing.T) {
+	ctx := context.Background()
 	hs := randHashes(rand.New(rand.NewPCG(71, 72)), 20000)
 	build := func(t *testing.T, dir string) {
 		db := mustOpen(t, dir, &Options{MemTableSize: 1 << 20})
 		defer db.Close()
-		if _, err := db.Load(slices.Values(entriesOf(hs[:15000]))); err != nil {
+		if _, err := db.Load(ctx, slices.Values(entriesOf(hs[:15000]))); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.AddBatch(entriesOf(hs[15000:])); err != nil {
+		if _, err := db.AddBatch(ctx, entriesOf(hs[15000:])); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.Close(); err != nil {
@@ -226,7 +229,7 @@ func TestOpenCreatesOnlyWhereAllowed(t *testing.T) {
 		mustOpen(t, dir, nil).Close()
 		hs := randHashes(rand.New(rand.NewPCG(1, 1)), 1000)
 		db := mustOpen(t, dir, nil)
-		if _, err := db.Load(slices.Values(entriesOf(hs))); err != nil {
+		if _, err := db.Load(context.Background(), slices.Values(entriesOf(hs))); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()
@@ -248,11 +251,12 @@ func TestOpenCreatesOnlyWhereAllowed(t *testing.T) {
 // same file after a clean Close, an older one, or any under a read-only
 // Open is refused.
 func TestCrashLeftoverTables(t *testing.T) {
+	ctx := context.Background()
 	hs := randHashes(rand.New(rand.NewPCG(3, 4)), 5000)
 	if os.Getenv("URLHASH_INDEX_CHILD") == "leftover" {
 		db, err := Open(os.Getenv("URLHASH_INDEX_DIR"), nil)
 		if err == nil {
-			_, err = db.AddBatch(entriesOf(hs[4000:]))
+			_, err = db.AddBatch(ctx, entriesOf(hs[4000:]))
 		}
 		fmt.Println("open", err)
 		time.Sleep(time.Minute)
@@ -260,7 +264,7 @@ func TestCrashLeftoverTables(t *testing.T) {
 	}
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
-	if _, err := db.Load(slices.Values(entriesOf(hs[:4000]))); err != nil {
+	if _, err := db.Load(ctx, slices.Values(entriesOf(hs[:4000]))); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -293,7 +297,7 @@ func TestCrashLeftoverTables(t *testing.T) {
 	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the leftover table is still there: %v", err)
 	}
-	got, err := db.HasBatch(hs)
+	got, err := db.HasBatch(ctx, hs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,10 +314,11 @@ func TestCrashLeftoverTables(t *testing.T) {
 // The integrity checks cost an absent-key lookup nothing when the filter
 // answers it, and no allocation once the tables it touches are verified.
 func TestAbsentLookupAllocs(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	hs := randHashes(rand.New(rand.NewPCG(121, 122)), 20000)
 	db := mustOpen(t, dir, nil)
-	if _, err := db.Load(slices.Values(entriesOf(hs[:10000]))); err != nil {
+	if _, err := db.Load(ctx, slices.Values(entriesOf(hs[:10000]))); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -331,9 +336,9 @@ func TestAbsentLookupAllocs(t *testing.T) {
 	db.fmu.RUnlock()
 	i := 0
 	if n := testing.AllocsPerRun(1000, func() {
-		db.Has(absent[i%len(absent)])
-		db.Get(absent[i%len(absent)])
-		db.Match(absent[i%len(absent)])
+		db.Has(ctx, absent[i%len(absent)])
+		db.Get(ctx, absent[i%len(absent)])
+		db.Match(ctx, absent[i%len(absent)])
 		i++
 	}); n != 0 {
 		t.Errorf("Has+Get+Match of a key the filter rejects: %.1f allocations, want 0", n)
@@ -342,7 +347,7 @@ func TestAbsentLookupAllocs(t *testing.T) {
 		t.Skip("no false positive among the probes")
 	}
 	if !db.guard.IsIdle() {
-		if ok, err := db.Has(maybe[0]); ok || err != nil {
+		if ok, err := db.Has(ctx, maybe[0]); ok || err != nil {
 			t.Fatalf("Has(false positive) = %v, %v", ok, err)
 		}
 	}
@@ -378,7 +383,7 @@ func TestVerifyListsEveryProblem(t *testing.T) {
 	// misses keys.
 	db.entries.Add(5)
 	db.f = filter.New(db.f.Bits())
-	err := db.Verify()
+	err := db.Verify(context.Background())
 	if !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("Verify = %v, want store.ErrCorrupt", err)
 	}
@@ -404,7 +409,7 @@ func TestWritableOpenOfDamagedTable(t *testing.T) {
 	for i := range 200000 {
 		entries = append(entries, store.FullEntry(hashOf(fmt.Sprint("url", i)), store.Value{}))
 	}
-	if _, err := db.Load(slices.Values(entries)); err != nil {
+	if _, err := db.Load(context.Background(), slices.Values(entries)); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -441,10 +446,11 @@ func TestWritableOpenOfDamagedTable(t *testing.T) {
 // writable Open removes it (it holds no record) and opens with every
 // entry; a read-only one reports that the index needs recovery.
 func TestEmptyMemtableLog(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
 	h := hashOf("kept")
-	if err := db.Put(h, store.Value{}); err != nil {
+	if err := db.Put(ctx, h, store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -462,7 +468,7 @@ func TestEmptyMemtableLog(t *testing.T) {
 		t.Fatalf("writable Open with an empty memtable log: %v", err)
 	}
 	defer db.Close()
-	if ok, err := db.Has(h); !ok || err != nil {
+	if ok, err := db.Has(ctx, h); !ok || err != nil {
 		t.Fatalf("Has after the Open = %v, %v", ok, err)
 	}
 	if _, err := os.Stat(empty); !errors.Is(err, os.ErrNotExist) {

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -49,9 +50,9 @@ const DefaultLoadMemory = 256 << 20
 // Everything Load added is durable when it returns. An I/O error while
 // writing (disk, run files) can leave a part of the new keys stored, as a
 // crash would; the filter and counts are then rebuilt.
-func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
+func (db *DB) Load(ctx context.Context, seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	defer db.catch(&err)
-	if err := db.beginWrite(); err != nil {
+	if err := db.beginWrite(ctx); err != nil {
 		return store.LoadResult{}, err
 	}
 	dir := db.path
@@ -59,13 +60,18 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 	if db.opts.InMemory {
 		dir = "" // everything stays in memory anyway: never spill
 	}
-	s := extsort.New(extsort.Config{Dir: dir, Budget: db.opts.LoadMemory, Room: db.spillRoom,
+	s := extsort.New(extsort.Config{Dir: dir, Budget: db.opts.LoadMemory, Room: func(n int64) error { return db.spillRoom(ctx, n) },
 		FullTag: tagFull, PrefixTag: tagPrefix, AppendValue: appendLoadValue, Cost: entryCostOf})
 	defer s.Close()
 	var input int64
 	for e := range seq {
 		if err := db.check(&e); err != nil {
 			return store.LoadResult{}, err
+		}
+		// Nothing is written before the input ends: a cancelled load
+		// leaves the index as it was.
+		if input%ctxEvery == 0 && ctx.Err() != nil {
+			return store.LoadResult{}, ctx.Err()
 		}
 		input++
 		if err := s.Add(&e); err != nil {
@@ -145,8 +151,8 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 }
 
 // spillRoom is the free-space gate for a run file of n bytes.
-func (db *DB) spillRoom(n int64) error {
-	if err := db.begin(); err != nil {
+func (db *DB) spillRoom(ctx context.Context, n int64) error {
+	if err := db.begin(ctx); err != nil {
 		return err
 	}
 	defer db.mu.RUnlock()

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -39,7 +40,7 @@ func (m loadModel) load(in []store.Entry) store.LoadResult {
 func contents(t *testing.T, db *DB) loadModel {
 	t.Helper()
 	got := loadModel{}
-	err := db.ForEach(func(e store.Entry) error {
+	err := db.ForEach(context.Background(), func(e store.Entry) error {
 		got[string(e.Key())+fmt.Sprint(e.IsPrefix())] = store.Value{Text: bytes.Clone(e.Value.Text), Data: bytes.Clone(e.Value.Data)}
 		return nil
 	})
@@ -106,6 +107,7 @@ func runFiles(t *testing.T, dir string) []string {
 // as one in memory and as the model: entries, values (first wins, stored
 // values kept), counts and results.
 func TestLoadExternalSort(t *testing.T) {
+	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
 		mem    bool
@@ -127,7 +129,7 @@ func TestLoadExternalSort(t *testing.T) {
 				in := loadInput(r, &pool, 3000, tc.mixed)
 				want := model.load(in)
 				var yielded int
-				res, err := db.Load(func(yield func(store.Entry) bool) {
+				res, err := db.Load(ctx, func(yield func(store.Entry) bool) {
 					for _, e := range in {
 						if yielded++; yielded == len(in) && tc.budget > 0 && tc.budget < 1<<20 && len(runFiles(t, db.Path())) == 0 {
 							t.Error("no run file while loading more than the budget")
@@ -147,7 +149,7 @@ func TestLoadExternalSort(t *testing.T) {
 					t.Fatalf("step %d: the index holds %d keys, not the model's %d (or other values)", step, len(got), len(model))
 				}
 				full, prefix := model.counts()
-				if s, _ := db.Stats(); s.Entries != full || s.PrefixEntries != prefix {
+				if s, _ := db.Stats(ctx); s.Entries != full || s.PrefixEntries != prefix {
 					t.Fatalf("step %d: counts %d/%d, want %d/%d", step, s.Entries, s.PrefixEntries, full, prefix)
 				}
 				if names := runFiles(t, db.Path()); len(names) > 0 {
@@ -158,11 +160,11 @@ func TestLoadExternalSort(t *testing.T) {
 				extra := randHashes(r, 1)[0]
 				pool = append(pool, extra)
 				model.load([]store.Entry{{Hash: extra, Value: store.Value{Text: []byte("put")}}})
-				if _, err := db.Add(extra, store.Value{Text: []byte("put")}); err != nil {
+				if _, err := db.Add(ctx, extra, store.Value{Text: []byte("put")}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := db.Verify(); err != nil {
+			if err := db.Verify(ctx); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -185,15 +187,16 @@ func modelEqual(a, b loadModel) bool {
 // A bad entry late in the input, after runs were spilled, fails the load
 // with nothing written into the index and no run file left.
 func TestLoadBadEntryLateWritesNothing(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	db := mustOpen(t, dir, &Options{LoadMemory: 4096})
 	defer db.Close()
 	hs := randHashes(rand.New(rand.NewPCG(43, 44)), 5000)
-	if err := db.Put(hs[0], store.Value{}); err != nil {
+	if err := db.Put(ctx, hs[0], store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	spilled := 0
-	_, err := db.Load(func(yield func(store.Entry) bool) {
+	_, err := db.Load(ctx, func(yield func(store.Entry) bool) {
 		for _, h := range hs[1:] {
 			if !yield(store.Entry{Hash: h}) {
 				return
@@ -211,7 +214,7 @@ func TestLoadBadEntryLateWritesNothing(t *testing.T) {
 	if got := contents(t, db); len(got) != 1 {
 		t.Fatalf("the index holds %d entries after a failed load, want 1", len(got))
 	}
-	if s, _ := db.Stats(); s.Entries != 1 {
+	if s, _ := db.Stats(ctx); s.Entries != 1 {
 		t.Fatalf("Entries = %d after a failed load, want 1", s.Entries)
 	}
 	if names := runFiles(t, dir); len(names) > 0 {
@@ -229,7 +232,7 @@ func TestLoadSpillDiskFull(t *testing.T) {
 	db.space.budget.Store(-1)
 	free = db.reserve() + 1000 // room for a run or two, not for all
 	hs := randHashes(rand.New(rand.NewPCG(45, 46)), 2000)
-	_, err := db.Load(slices.Values(entriesOf(hs)))
+	_, err := db.Load(context.Background(), slices.Values(entriesOf(hs)))
 	if !errors.Is(err, store.ErrDiskFull) {
 		t.Fatalf("Load = %v, want store.ErrDiskFull", err)
 	}
@@ -244,9 +247,10 @@ func TestLoadSpillDiskFull(t *testing.T) {
 // Run files a crash left are removed by the next writable Open, and
 // nothing else is; a read-only Open removes nothing.
 func TestLoadRunLeftovers(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
-	if err := db.Put(hashOf("a"), store.Value{}); err != nil {
+	if err := db.Put(ctx, hashOf("a"), store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -279,7 +283,7 @@ func TestLoadRunLeftovers(t *testing.T) {
 	db = mustOpen(t, dir, nil)
 	defer db.Close()
 	check("after a writable Open", true)
-	if ok, _ := db.Has(hashOf("a")); !ok {
+	if ok, _ := db.Has(ctx, hashOf("a")); !ok {
 		t.Error("the entry is gone")
 	}
 }
@@ -288,6 +292,7 @@ func TestLoadRunLeftovers(t *testing.T) {
 // level: Badger has nothing to compact afterwards (no rewrite at the
 // first writable Open), and the metadata is kept.
 func TestLoadSettled(t *testing.T) {
+	ctx := context.Background()
 	if testing.Short() {
 		t.Skip("loads 2.5 million keys")
 	}
@@ -300,7 +305,7 @@ func TestLoadSettled(t *testing.T) {
 			binary.LittleEndian.PutUint64(hs[i][j:], r.Uint64())
 		}
 	}
-	res, err := db.Load(slices.Values(entriesOf(hs)))
+	res, err := db.Load(ctx, slices.Values(entriesOf(hs)))
 	if err != nil || !res.Streamed {
 		t.Fatalf("Load = %+v, %v", res, err)
 	}
@@ -315,13 +320,13 @@ func TestLoadSettled(t *testing.T) {
 	}
 	db = mustOpen(t, dir, &Options{Profile: "p"})
 	defer db.Close()
-	if got := db.Profile(); got != "p" {
+	if got := db.profileName(); got != "p" {
 		t.Errorf("profile after the load = %q", got)
 	}
 	if !db.loadedSnapshot {
 		t.Error("the filter snapshot was not current")
 	}
-	if s, _ := db.Stats(); s.Entries != int64(len(hs)) {
+	if s, _ := db.Stats(ctx); s.Entries != int64(len(hs)) {
 		t.Errorf("Entries = %d", s.Entries)
 	}
 }
@@ -330,6 +335,7 @@ func TestLoadSettled(t *testing.T) {
 // naming it; what was written before stays consistent: counts and filter
 // match the entries stored, and the metadata is kept.
 func TestLoadRunReadError(t *testing.T) {
+	ctx := context.Background()
 	for _, prior := range []int{0, 100} {
 		t.Run(fmt.Sprintf("prior=%d", prior), func(t *testing.T) {
 			dir := t.TempDir()
@@ -337,12 +343,12 @@ func TestLoadRunReadError(t *testing.T) {
 			defer db.Close()
 			hs := randHashes(rand.New(rand.NewPCG(51, uint64(prior))), 3000+prior)
 			if prior > 0 {
-				if _, err := db.Load(slices.Values(entriesOf(hs[:prior]))); err != nil {
+				if _, err := db.Load(ctx, slices.Values(entriesOf(hs[:prior]))); err != nil {
 					t.Fatal(err)
 				}
 			}
 			var cut string
-			_, err := db.Load(func(yield func(store.Entry) bool) {
+			_, err := db.Load(ctx, func(yield func(store.Entry) bool) {
 				for _, h := range hs[prior:] {
 					if !yield(store.Entry{Hash: h}) {
 						return
@@ -362,20 +368,20 @@ func TestLoadRunReadError(t *testing.T) {
 			}
 			got := contents(t, db)
 			full, _ := got.counts()
-			if s, _ := db.Stats(); s.Entries != full {
+			if s, _ := db.Stats(ctx); s.Entries != full {
 				t.Errorf("Entries = %d, the index holds %d", s.Entries, full)
 			}
 			for k := range got {
 				var h hashkey.Hash
 				copy(h[:], k)
-				if ok, err := db.Has(h); !ok || err != nil {
+				if ok, err := db.Has(ctx, h); !ok || err != nil {
 					t.Fatalf("Has of a stored key = %v, %v", ok, err)
 				}
 			}
-			if db.Profile() != "p" {
-				t.Errorf("profile %q after the failed load", db.Profile())
+			if db.profileName() != "p" {
+				t.Errorf("profile %q after the failed load", db.profileName())
 			}
-			if err := db.Verify(); err != nil {
+			if err := db.Verify(ctx); err != nil {
 				t.Error(err)
 			}
 			if names := runFiles(t, dir); len(names) > 0 {

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -41,16 +42,17 @@ func entriesOf(hs []hashkey.Hash) []store.Entry {
 // A clean Close persists the filter and the next Open loads it; any later
 // write makes the snapshot stale and the next Open rebuilds.
 func TestReopenSnapshot(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	hs := randHashes(rand.New(rand.NewPCG(7, 8)), 3000)
 	db := mustOpen(t, dir, nil)
 	if db.loadedSnapshot {
 		t.Fatal("new index loaded a snapshot")
 	}
-	if err := db.PutBatch(entriesOf(hs[:2000])); err != nil {
+	if err := db.PutBatch(ctx, entriesOf(hs[:2000])); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.PutPrefix(hs[2000][:4], store.Value{}); err != nil {
+	if err := db.PutPrefix(ctx, hs[2000][:4], store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -61,14 +63,14 @@ func TestReopenSnapshot(t *testing.T) {
 	if !db.loadedSnapshot {
 		t.Fatal("clean reopen did not load the snapshot")
 	}
-	s, _ := db.Stats()
+	s, _ := db.Stats(ctx)
 	if s.Entries != 2000 || s.PrefixEntries != 1 {
 		t.Fatalf("store.Stats after reopen = %+v", s)
 	}
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Put(hs[0], store.Value{}); !errors.Is(err, store.ErrReadOnly) {
+	if err := db.Put(ctx, hs[0], store.Value{}); !errors.Is(err, store.ErrReadOnly) {
 		t.Fatalf("Put on read-only = %v, want store.ErrReadOnly", err)
 	}
 	db.Close()
@@ -88,15 +90,16 @@ func TestReopenSnapshot(t *testing.T) {
 	if db.loadedSnapshot {
 		t.Fatal("stale snapshot was loaded")
 	}
-	if ok, _ := db.Has(hs[2500]); !ok {
+	if ok, _ := db.Has(ctx, hs[2500]); !ok {
 		t.Fatal("key written after the snapshot is missing")
 	}
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestLoad(t *testing.T) {
+	ctx := context.Background()
 	for _, mem := range []bool{false, true} {
 		t.Run(fmt.Sprintf("mem=%v", mem), func(t *testing.T) {
 			db := openTestDB(t, mem, nil)
@@ -105,7 +108,7 @@ func TestLoad(t *testing.T) {
 			first = append(first, first[0]) // repeated key
 			pe, _ := store.PrefixEntry(hs[19999][:6], store.Value{Text: []byte("p")})
 			first = append(first, pe)
-			res, err := db.Load(slices.Values(first))
+			res, err := db.Load(ctx, slices.Values(first))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,17 +116,17 @@ func TestLoad(t *testing.T) {
 				t.Fatalf("first Load = %+v", res)
 			}
 			// Into a non-empty index, after ordinary writes.
-			if err := db.Put(hs[15000], store.Value{}); err != nil {
+			if err := db.Put(ctx, hs[15000], store.Value{}); err != nil {
 				t.Fatal(err)
 			}
-			res, err = db.Load(slices.Values(entriesOf(hs[5000:])))
+			res, err = db.Load(ctx, slices.Values(entriesOf(hs[5000:])))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.Added != 9999 || res.Present != 5001 || res.Streamed == mem {
 				t.Fatalf("second Load = %+v", res)
 			}
-			got, err := db.HasBatch(hs)
+			got, err := db.HasBatch(ctx, hs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,13 +135,13 @@ func TestLoad(t *testing.T) {
 					t.Fatalf("key %d missing after Load", i)
 				}
 			}
-			if m, ok, _ := db.Match(hs[19999]); !ok || m.Len != hashkey.Size {
+			if m, ok, _ := db.Match(ctx, hs[19999]); !ok || m.Len != hashkey.Size {
 				t.Fatalf("store.Match = %+v %v", m, ok)
 			}
-			if err := db.Verify(); err != nil {
+			if err := db.Verify(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if s, _ := db.Stats(); s.Entries != 20000 || s.PrefixEntries != 1 {
+			if s, _ := db.Stats(ctx); s.Entries != 20000 || s.PrefixEntries != 1 {
 				t.Fatalf("store.Stats = %+v", s)
 			}
 		})
@@ -173,8 +176,8 @@ func TestRefusals(t *testing.T) {
 			t.Fatalf("Open = %v, want store.ErrProfileMismatch", err)
 		}
 		db = mustOpen(t, dir, nil) // empty profile: any
-		if db.Profile() != "urlhash+sha256;unicode=17.0.0" {
-			t.Fatalf("Profile() = %q", db.Profile())
+		if db.profileName() != "urlhash+sha256;unicode=17.0.0" {
+			t.Fatalf("Profile() = %q", db.profileName())
 		}
 		db.Close()
 	})
@@ -273,6 +276,7 @@ func killAfterAck(t *testing.T, cmd *exec.Cmd, out *bufio.Reader, n int) int {
 // rebuilds its filter, verifies, holds every acknowledged key and takes the
 // import again.
 func TestCrashRecovery(t *testing.T) {
+	ctx := context.Background()
 	const batch = 500
 	keys := func(i int) []hashkey.Hash {
 		return randHashes(rand.New(rand.NewPCG(uint64(i), 77)), batch)
@@ -287,18 +291,18 @@ func TestCrashRecovery(t *testing.T) {
 			hs := keys(i)
 			switch i % 3 {
 			case 0:
-				_, err = db.AddBatch(entriesOf(hs))
+				_, err = db.AddBatch(ctx, entriesOf(hs))
 			case 1:
 				for _, h := range hs {
-					if err = db.Put(h, store.Value{Data: []byte{byte(i)}}); err != nil {
+					if err = db.Put(ctx, h, store.Value{Data: []byte{byte(i)}}); err != nil {
 						break
 					}
 				}
 			case 2:
-				_, err = db.Load(slices.Values(entriesOf(hs)))
+				_, err = db.Load(ctx, slices.Values(entriesOf(hs)))
 			}
 			if err == nil {
-				err = db.Sync()
+				err = db.Sync(ctx)
 			}
 			if err != nil {
 				fmt.Println("error", err)
@@ -324,11 +328,11 @@ func TestCrashRecovery(t *testing.T) {
 	if db.loadedSnapshot {
 		t.Fatal("snapshot loaded after a crash")
 	}
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i <= acked; i++ {
-		got, err := db.HasBatch(keys(i))
+		got, err := db.HasBatch(ctx, keys(i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +343,7 @@ func TestCrashRecovery(t *testing.T) {
 		}
 	}
 	// Taking the import again adds nothing acknowledged twice.
-	res, err := db.Load(slices.Values(entriesOf(keys(0))))
+	res, err := db.Load(ctx, slices.Values(entriesOf(keys(0))))
 	if err != nil || res.Added != 0 || res.Present != batch {
 		t.Fatalf("re-import = %+v, %v", res, err)
 	}
@@ -351,6 +355,7 @@ func TestCrashRecovery(t *testing.T) {
 // that left the memtable non-empty must keep the recorded profile, now and
 // after reopening.
 func TestLoadKeepsRecordedProfile(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := Open(dir, &Options{Profile: "webrisk"})
 	if err != nil {
@@ -364,16 +369,16 @@ func TestLoadKeepsRecordedProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	hs := randHashes(rand.New(rand.NewPCG(7, 8)), 3)
-	if err := db.Put(hs[0], store.Value{}); err != nil {
+	if err := db.Put(ctx, hs[0], store.Value{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Delete(store.FullEntry(hs[0], store.Value{})); err != nil {
+	if err := db.Delete(ctx, store.FullEntry(hs[0], store.Value{})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Load(slices.Values(entriesOf(hs[1:]))); err != nil {
+	if _, err := db.Load(ctx, slices.Values(entriesOf(hs[1:]))); err != nil {
 		t.Fatal(err)
 	}
-	if got := db.Profile(); got != "webrisk" {
+	if got := db.profileName(); got != "webrisk" {
 		t.Errorf("Profile() after Load = %q, want webrisk", got)
 	}
 	if err := db.Close(); err != nil {
@@ -390,7 +395,7 @@ func TestLoadKeepsRecordedProfile(t *testing.T) {
 	}
 	defer db.Close()
 	for _, h := range hs[1:] {
-		if ok, err := db.Has(h); err != nil || !ok {
+		if ok, err := db.Has(ctx, h); err != nil || !ok {
 			t.Errorf("Has(loaded key) = %v, %v", ok, err)
 		}
 	}

@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -18,9 +19,9 @@ import (
 
 // Get returns the value of the full entry h, or store.ErrNotFound. The value's
 // slices belong to the caller.
-func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
+func (db *DB) Get(ctx context.Context, h hashkey.Hash) (v store.Value, err error) {
 	defer db.catchHash(&err, &h, false)
-	if err := db.begin(); err != nil {
+	if err := db.begin(ctx); err != nil {
 		return store.Value{}, err
 	}
 	defer db.mu.RUnlock()
@@ -58,9 +59,9 @@ func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
 }
 
 // Has reports whether the full entry h is stored.
-func (db *DB) Has(h hashkey.Hash) (ok bool, err error) {
+func (db *DB) Has(ctx context.Context, h hashkey.Hash) (ok bool, err error) {
 	defer db.catchHash(&err, &h, false)
-	if err := db.begin(); err != nil {
+	if err := db.begin(ctx); err != nil {
 		return false, err
 	}
 	defer db.mu.RUnlock()
@@ -87,9 +88,9 @@ func (db *DB) Has(h hashkey.Hash) (ok bool, err error) {
 // HasBatch reports, in input order, which full entries are stored. The
 // hashes the filter lets through are looked up in key order in one
 // iterator pass.
-func (db *DB) HasBatch(hs []hashkey.Hash) (_ []bool, err error) {
+func (db *DB) HasBatch(ctx context.Context, hs []hashkey.Hash) (_ []bool, err error) {
 	defer db.catch(&err, [2][]byte{{tagFull}, {tagPrefix}})
-	if err := db.begin(); err != nil {
+	if err := db.begin(ctx); err != nil {
 		return nil, err
 	}
 	defer db.mu.RUnlock()
@@ -365,9 +366,9 @@ func stepsTo(from, to []byte, n uint64, limit int) int {
 
 // Match returns the full entry h when it is stored, else the longest stored
 // prefix entry that h starts with. The bool is false when neither exists.
-func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
+func (db *DB) Match(ctx context.Context, h hashkey.Hash) (_ store.Match, _ bool, err error) {
 	defer db.catchHash(&err, &h, true)
-	if err := db.begin(); err != nil {
+	if err := db.begin(ctx); err != nil {
 		return store.Match{}, false, err
 	}
 	defer db.mu.RUnlock()
@@ -472,7 +473,7 @@ func (db *DB) itemValue(item *badger.Item) (store.Value, error) {
 // calls fn, so that damage is an error before any entry, never a partial
 // result. A scan with a limit verifies the tables of the range it read
 // afterwards: fn may have seen entries before the error.
-func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) error) (err error) {
+func (db *DB) Scan(ctx context.Context, prefix []byte, bits int, limit int, fn func(store.Entry) error) (err error) {
 	if err := store.CheckPrefix(prefix, bits); err != nil {
 		return err
 	}
@@ -486,7 +487,7 @@ func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) erro
 			err = db.panicError(p, ranges)
 		}
 	}()
-	if err := db.begin(); err != nil {
+	if err := db.begin(ctx); err != nil {
 		return err
 	}
 	defer db.mu.RUnlock()
@@ -497,7 +498,7 @@ func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) erro
 	}
 	n := 0
 	var last []byte
-	err = db.scan(prefix, bits, true, func(key []byte, e *store.Entry) error {
+	err = db.scan(ctx, prefix, bits, true, func(key []byte, e *store.Entry) error {
 		n++
 		inFn = true
 		err := fn(*e)
@@ -552,24 +553,26 @@ func scanRanges(prefix []byte, bits int) [][2][]byte {
 
 // ForEach calls fn for every entry in key order (full entries, then prefix
 // entries), stopping at the first error fn returns.
-func (db *DB) ForEach(fn func(store.Entry) error) error { return db.Scan(nil, 0, 0, fn) }
+func (db *DB) ForEach(ctx context.Context, fn func(store.Entry) error) error {
+	return db.Scan(ctx, nil, 0, 0, fn)
+}
 
 // Count returns the number of full entries and of prefix entries that
 // Scan(prefix, bits, 0, ...) would visit.
-func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
+func (db *DB) Count(ctx context.Context, prefix []byte, bits int) (full, prefixes int64, err error) {
 	if err := store.CheckPrefix(prefix, bits); err != nil {
 		return 0, 0, err
 	}
 	ranges := scanRanges(prefix, bits)
 	defer db.catch(&err, ranges...)
-	if err := db.begin(); err != nil {
+	if err := db.begin(ctx); err != nil {
 		return 0, 0, err
 	}
 	defer db.mu.RUnlock()
 	if err := db.guard.CheckRanges(ranges); err != nil {
 		return 0, 0, err
 	}
-	err = db.scan(prefix, bits, false, func(_ []byte, e *store.Entry) error {
+	err = db.scan(ctx, prefix, bits, false, func(_ []byte, e *store.Entry) error {
 		if e.IsPrefix() {
 			prefixes++
 		} else {
@@ -587,7 +590,7 @@ var errStop = errors.New("index: stop")
 
 // scan visits the entries under the bit prefix. fn gets the Badger key
 // and the entry, both reused.
-func (db *DB) scan(prefix []byte, bits int, values bool, fn func([]byte, *store.Entry) error) error {
+func (db *DB) scan(ctx context.Context, prefix []byte, bits int, values bool, fn func([]byte, *store.Entry) error) error {
 	nb := bits / 8           // whole bytes
 	nbytes := (bits + 7) / 8 // bytes that hold the prefix
 	var mask byte
@@ -608,7 +611,13 @@ func (db *DB) scan(prefix []byte, bits int, values bool, fn func([]byte, *store.
 			err := func() error {
 				it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: seek[:1+nb]})
 				defer it.Close()
+				n := 0
 				for it.Seek(seek); it.Valid(); it.Next() {
+					// Badger takes no context: a long scan looks at it
+					// every ctxEvery keys.
+					if n++; n%ctxEvery == 0 && ctx.Err() != nil {
+						return ctx.Err()
+					}
 					item := it.Item()
 					key := item.Key()
 					if len(key) < 1+nbytes || db.expired(item) {

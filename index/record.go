@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -67,30 +68,30 @@ func (r *Record) entry(b []byte) *badger.Entry {
 
 // AddBatchRecorded is AddBatch that stores rec with the entries (see
 // Record): rec.Answer gets what AddBatch returns.
-func (db *DB) AddBatchRecorded(entries []store.Entry, rec *Record) ([]bool, error) {
+func (db *DB) AddBatchRecorded(ctx context.Context, entries []store.Entry, rec *Record) ([]bool, error) {
 	if err := rec.check(); err != nil {
 		return nil, err
 	}
-	return db.writeRecorded(entries, true, rec)
+	return db.writeRecorded(ctx, entries, true, rec)
 }
 
 // PutBatchRecorded is PutBatch that stores rec with the entries (see
 // Record); rec.Answer gets nil.
-func (db *DB) PutBatchRecorded(entries []store.Entry, rec *Record) error {
+func (db *DB) PutBatchRecorded(ctx context.Context, entries []store.Entry, rec *Record) error {
 	if err := rec.check(); err != nil {
 		return err
 	}
-	_, err := db.writeRecorded(entries, false, rec)
+	_, err := db.writeRecorded(ctx, entries, false, rec)
 	return err
 }
 
 // VisitBatchRecorded is VisitBatch that stores rec with the entries it
 // writes (see Record): rec.Answer gets what VisitBatch returns.
-func (db *DB) VisitBatchRecorded(entries []store.Entry, revisitAfter time.Duration, rec *Record) ([]bool, error) {
+func (db *DB) VisitBatchRecorded(ctx context.Context, entries []store.Entry, revisitAfter time.Duration, rec *Record) ([]bool, error) {
 	if err := rec.check(); err != nil {
 		return nil, err
 	}
-	return db.visitBatch(entries, revisitAfter, rec)
+	return db.visitBatch(ctx, entries, revisitAfter, rec)
 }
 
 // PutRecord stores rec alone (rec.Answer gets nil), for a write that
@@ -101,7 +102,7 @@ func (db *DB) PutRecord(rec *Record) (err error) {
 		return err
 	}
 	defer db.catch(&err)
-	if err := db.beginWrite(); err != nil {
+	if err := db.beginWrite(context.Background()); err != nil {
 		return err
 	}
 	defer db.mu.RUnlock()
@@ -120,7 +121,7 @@ func (db *DB) Recorded(key string) (_ []byte, ok bool, err error) {
 		return nil, false, nil
 	}
 	defer db.catch(&err)
-	if err := db.begin(); err != nil {
+	if err := db.begin(context.Background()); err != nil {
 		return nil, false, err
 	}
 	defer db.mu.RUnlock()

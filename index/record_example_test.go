@@ -1,6 +1,7 @@
 package index_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -17,7 +18,7 @@ func ExampleDB_AddBatchRecorded() {
 	defer db.Close()
 	batch := []store.Entry{store.FullEntry(hashkey.Sum([]byte("a")), store.Value{})}
 	answer := func(added []bool) []byte { return fmt.Appendf(nil, "new: %v", added) }
-	added, err := db.AddBatchRecorded(batch, &index.Record{Key: "request-1", TTL: 24 * time.Hour, Answer: answer})
+	added, err := db.AddBatchRecorded(context.Background(), batch, &index.Record{Key: "request-1", TTL: 24 * time.Hour, Answer: answer})
 	if err != nil {
 		fmt.Println(err)
 		return

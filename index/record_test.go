@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"math/rand/v2"
 	"testing"
@@ -24,22 +25,23 @@ func answerOf(added []bool) []byte {
 }
 
 func TestRecordedWrites(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
 	es := entriesOf(randHashes(rand.New(rand.NewPCG(1, 2)), 3))
 	rec := &Record{Key: "k1", TTL: time.Hour, Answer: answerOf}
-	added, err := db.AddBatchRecorded(es[:2], rec)
+	added, err := db.AddBatchRecorded(ctx, es[:2], rec)
 	if err != nil || !added[0] || !added[1] {
 		t.Fatalf("AddBatchRecorded = %v, %v", added, err)
 	}
 	// Present keys only: the record is kept all the same.
-	if _, err := db.AddBatchRecorded(es[:1], &Record{Key: "k2", TTL: time.Hour, Answer: answerOf}); err != nil {
+	if _, err := db.AddBatchRecorded(ctx, es[:1], &Record{Key: "k2", TTL: time.Hour, Answer: answerOf}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.VisitBatchRecorded(es[1:], 0, &Record{Key: "k3", TTL: time.Hour, Answer: answerOf}); err != nil {
+	if _, err := db.VisitBatchRecorded(ctx, es[1:], 0, &Record{Key: "k3", TTL: time.Hour, Answer: answerOf}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.PutBatchRecorded(es[:1], &Record{Key: "k4", TTL: time.Hour, Answer: answerOf}); err != nil {
+	if err := db.PutBatchRecorded(ctx, es[:1], &Record{Key: "k4", TTL: time.Hour, Answer: answerOf}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.PutRecord(&Record{Key: "k5", TTL: time.Hour, Answer: answerOf}); err != nil {
@@ -63,14 +65,14 @@ func TestRecordedWrites(t *testing.T) {
 		t.Errorf("Recorded(nope) = %v, %v", ok, err)
 	}
 	// Records are no entries: counts and Verify ignore them.
-	st, err := db.Stats()
+	st, err := db.Stats(ctx)
 	if err != nil || st.Entries != 3 {
 		t.Errorf("Stats = %d entries, %v; want 3", st.Entries, err)
 	}
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(ctx); err != nil {
 		t.Error(err)
 	}
-	if _, err := db.AddBatchRecorded(es, &Record{Key: "", TTL: time.Hour, Answer: answerOf}); !errors.Is(err, store.ErrInvalidOptions) {
+	if _, err := db.AddBatchRecorded(ctx, es, &Record{Key: "", TTL: time.Hour, Answer: answerOf}); !errors.Is(err, store.ErrInvalidOptions) {
 		t.Errorf("empty key: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -171,7 +172,7 @@ func Recover(dir, to string, opts *Options) (RecoverReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	if _, err := db.Load(slices.Values(entries)); err != nil {
+	if _, err := db.Load(context.Background(), slices.Values(entries)); err != nil {
 		db.Close()
 		return rep, err
 	}

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -21,6 +22,7 @@ import (
 // recoverSource is an index with a profile, values in the tables and in
 // the value log, and deletions; want is what it holds.
 func recoverSource(t *testing.T) (dir string, want map[hashkey.Hash]store.Value) {
+	ctx := context.Background()
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "src")
 	o := damageOptions(damageConfigs[0], false)
@@ -29,7 +31,7 @@ func recoverSource(t *testing.T) (dir string, want map[hashkey.Hash]store.Value)
 	defer db.Close()
 	want = map[hashkey.Hash]store.Value{}
 	hs := randHashes(rand.New(rand.NewPCG(101, 102)), 12_000)
-	if _, err := db.Load(slices.Values(entriesOf(hs[:9000]))); err != nil {
+	if _, err := db.Load(ctx, slices.Values(entriesOf(hs[:9000]))); err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range hs[:9000] {
@@ -44,11 +46,11 @@ func recoverSource(t *testing.T) (dir string, want map[hashkey.Hash]store.Value)
 		es = append(es, store.FullEntry(h, v))
 		want[h] = v
 	}
-	if err := db.PutBatch(es); err != nil {
+	if err := db.PutBatch(ctx, es); err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range hs[:100] {
-		if err := db.Delete(store.FullEntry(h, store.Value{})); err != nil {
+		if err := db.Delete(ctx, store.FullEntry(h, store.Value{})); err != nil {
 			t.Fatal(err)
 		}
 		delete(want, h)
@@ -63,17 +65,18 @@ func recoverSource(t *testing.T) (dir string, want map[hashkey.Hash]store.Value)
 // entry was in want with its value (no deleted key comes back), and
 // returns how many of want are missing.
 func checkRecovered(t *testing.T, to string, want map[hashkey.Hash]store.Value, rep RecoverReport) (missing int) {
+	ctx := context.Background()
 	t.Helper()
 	db := mustOpen(t, to, &Options{ReadOnly: true})
 	defer db.Close()
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(ctx); err != nil {
 		t.Errorf("the recovered index does not verify: %v", err)
 	}
-	if db.Profile() != "url-hash/sha256" || rep.Profile != "url-hash/sha256" {
-		t.Errorf("profile %q (report %q), want url-hash/sha256", db.Profile(), rep.Profile)
+	if db.profileName() != "url-hash/sha256" || rep.Profile != "url-hash/sha256" {
+		t.Errorf("profile %q (report %q), want url-hash/sha256", db.profileName(), rep.Profile)
 	}
 	seen := 0
-	err := db.ForEach(func(e store.Entry) error {
+	err := db.ForEach(ctx, func(e store.Entry) error {
 		seen++
 		v, ok := want[e.Hash]
 		switch {
@@ -152,25 +155,26 @@ func TestRecover(t *testing.T) {
 // After a crash, Recover reads the memtable logs too: every acknowledged
 // write is copied, without a writable open of the crashed index first.
 func TestRecoverAfterCrash(t *testing.T) {
+	ctx := context.Background()
 	hs := randHashes(rand.New(rand.NewPCG(111, 112)), 3000)
 	if os.Getenv("URLHASH_INDEX_CHILD") == "recover" {
 		db, err := Open(os.Getenv("URLHASH_INDEX_DIR"), &Options{Profile: "url-hash/sha256"})
 		if err == nil {
-			_, err = db.Load(slices.Values(entriesOf(hs[:1000])))
+			_, err = db.Load(ctx, slices.Values(entriesOf(hs[:1000])))
 		}
 		if err == nil {
-			_, err = db.AddBatch(entriesOf(hs[1000:2000]))
+			_, err = db.AddBatch(ctx, entriesOf(hs[1000:2000]))
 		}
 		for i, h := range hs[2000:2500] {
 			if err == nil {
-				err = db.Put(h, store.Value{Text: fmt.Appendf(nil, "v%d", i)})
+				err = db.Put(ctx, h, store.Value{Text: fmt.Appendf(nil, "v%d", i)})
 			}
 		}
 		if err == nil {
-			err = db.Delete(store.FullEntry(hs[0], store.Value{}))
+			err = db.Delete(ctx, store.FullEntry(hs[0], store.Value{}))
 		}
 		if err == nil {
-			err = db.Sync()
+			err = db.Sync(ctx)
 		}
 		fmt.Println("acked", err)
 		time.Sleep(time.Minute)

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -18,10 +19,11 @@ import (
 // Every write is refused with store.ErrDiskFull below the reserve, and
 // Close still works (without the filter snapshot).
 func TestDiskFullRefusesWrites(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
 	hs := randHashes(rand.New(rand.NewPCG(81, 82)), 100)
-	if err := db.Put(hs[0], store.Value{}); err != nil {
+	if err := db.Put(ctx, hs[0], store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	var free int64 = 1 << 40
@@ -30,21 +32,21 @@ func TestDiskFullRefusesWrites(t *testing.T) {
 	free = db.reserve() - 1
 	pe, _ := store.PrefixEntry(hs[3][:5], store.Value{})
 	for name, write := range map[string]func() error{
-		"Put":        func() error { return db.Put(hs[1], store.Value{}) },
-		"PutPrefix":  func() error { return db.PutPrefix(hs[1][:4], store.Value{}) },
-		"PutBatch":   func() error { return db.PutBatch(entriesOf(hs[1:3])) },
-		"Add":        func() error { _, err := db.Add(hs[1], store.Value{}); return err },
-		"AddBatch":   func() error { _, err := db.AddBatch([]store.Entry{pe}); return err },
-		"Delete":     func() error { return db.Delete(store.FullEntry(hs[0], store.Value{})) },
-		"Load":       func() error { _, err := db.Load(slices.Values(entriesOf(hs[10:]))); return err },
-		"SetProfile": func() error { return db.SetProfile("p") },
+		"Put":        func() error { return db.Put(ctx, hs[1], store.Value{}) },
+		"PutPrefix":  func() error { return db.PutPrefix(ctx, hs[1][:4], store.Value{}) },
+		"PutBatch":   func() error { return db.PutBatch(ctx, entriesOf(hs[1:3])) },
+		"Add":        func() error { _, err := db.Add(ctx, hs[1], store.Value{}); return err },
+		"AddBatch":   func() error { _, err := db.AddBatch(ctx, []store.Entry{pe}); return err },
+		"Delete":     func() error { return db.Delete(ctx, store.FullEntry(hs[0], store.Value{})) },
+		"Load":       func() error { _, err := db.Load(ctx, slices.Values(entriesOf(hs[10:]))); return err },
+		"SetProfile": func() error { return db.SetProfile(ctx, "p") },
 	} {
 		err := write()
 		if !errors.Is(err, store.ErrDiskFull) || !strings.Contains(err.Error(), dir) {
 			t.Errorf("%s below the reserve = %v, want store.ErrDiskFull naming the directory", name, err)
 		}
 	}
-	if ok, err := db.Has(hs[0]); err != nil || !ok {
+	if ok, err := db.Has(ctx, hs[0]); err != nil || !ok {
 		t.Fatalf("Has after refusals = %v, %v", ok, err)
 	}
 	if err := db.Close(); err != nil {
@@ -55,10 +57,10 @@ func TestDiskFullRefusesWrites(t *testing.T) {
 	if db.loadedSnapshot {
 		t.Error("Close below the reserve wrote the snapshot")
 	}
-	if ok, _ := db.Has(hs[1]); ok {
+	if ok, _ := db.Has(ctx, hs[1]); ok {
 		t.Error("a refused write was stored")
 	}
-	if ok, _ := db.Has(hs[0]); !ok {
+	if ok, _ := db.Has(ctx, hs[0]); !ok {
 		t.Error("the write before the refusals was lost")
 	}
 }
@@ -67,6 +69,7 @@ func TestDiskFullRefusesWrites(t *testing.T) {
 // store.ErrDiskFull (never SIGBUS); Close succeeds; after the filesystem
 // grows, every acknowledged (synced) entry is there.
 func TestDiskFullTmpfs(t *testing.T) {
+	ctx := context.Background()
 	const size = 160 << 20
 	mnt := mountTmpfs(t, size)
 	dir := filepath.Join(mnt, "index")
@@ -100,12 +103,12 @@ func TestDiskFullTmpfs(t *testing.T) {
 		}
 		var err error
 		if loads && i%2 == 0 {
-			_, err = db.Load(slices.Values(es))
+			_, err = db.Load(ctx, slices.Values(es))
 		} else {
-			_, err = db.AddBatch(es)
+			_, err = db.AddBatch(ctx, es)
 		}
 		if err == nil {
-			err = db.Sync()
+			err = db.Sync(ctx)
 		}
 		switch {
 		case err == nil:
@@ -137,7 +140,7 @@ func TestDiskFullTmpfs(t *testing.T) {
 	remount(t, mnt, "size=1g")
 	db = mustOpen(t, dir, o)
 	defer db.Close()
-	got, err := db.HasBatch(acked)
+	got, err := db.HasBatch(ctx, acked)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,10 +153,10 @@ func TestDiskFullTmpfs(t *testing.T) {
 	if lost > 0 {
 		t.Fatalf("%d of %d acknowledged entries lost", lost, len(acked))
 	}
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s, err := db.Stats()
+	s, err := db.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,6 +235,7 @@ func TestDiskFilledByAnotherProcess(t *testing.T) {
 // a batch, then 20 more once the disk is full, reads, and writes again once
 // the space is back, saying how each went on stdout.
 func diskFillChild() {
+	ctx := context.Background()
 	ctl := os.Getenv("URLHASH_FILL_CONTROL")
 	o := &Options{MemTableSize: 4 << 20}
 	d := o.withDefaults()
@@ -246,9 +250,9 @@ func diskFillChild() {
 	r := rand.New(rand.NewPCG(7, 7))
 	first := randHashes(r, 2000)
 	write := func(hs []hashkey.Hash) string {
-		_, err := db.AddBatch(entriesOf(hs))
+		_, err := db.AddBatch(ctx, entriesOf(hs))
 		if err == nil {
-			err = db.Sync()
+			err = db.Sync(ctx)
 		}
 		switch {
 		case err == nil:
@@ -271,7 +275,7 @@ func diskFillChild() {
 	for range 20 {
 		fmt.Println(write(randHashes(r, 2000)))
 	}
-	if got, err := db.HasBatch(first); err != nil || !got[0] || !got[len(got)-1] {
+	if got, err := db.HasBatch(ctx, first); err != nil || !got[0] || !got[len(got)-1] {
 		fmt.Println("read failed", err)
 	} else {
 		fmt.Println("read ok")

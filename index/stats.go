@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -46,8 +47,8 @@ type Stats struct {
 
 // Stats implements store.Backend: the part of DetailedStats every backend
 // answers.
-func (db *DB) Stats() (store.Stats, error) {
-	s, err := db.DetailedStats()
+func (db *DB) Stats(ctx context.Context) (store.Stats, error) {
+	s, err := db.DetailedStats(ctx)
 	return s.Stats, err
 }
 
@@ -55,13 +56,13 @@ func (db *DB) Stats() (store.Stats, error) {
 // Badger's figures included. The counts are of the live entries by
 // the index's clock, from counts kept by every write: DetailedStats reads no key
 // (see expiryCounts).
-func (db *DB) DetailedStats() (_ Stats, err error) {
+func (db *DB) DetailedStats(ctx context.Context) (_ Stats, err error) {
 	defer db.catch(&err)
-	if err := db.begin(); err != nil {
+	if err := db.begin(ctx); err != nil {
 		return Stats{}, err
 	}
 	defer db.mu.RUnlock()
-	s := Stats{Stats: store.Stats{FormatVersion: FormatVersion, Profile: db.Profile()}, Tables: len(db.bdb.Tables())}
+	s := Stats{Stats: store.Stats{FormatVersion: FormatVersion, Profile: db.profileName()}, Tables: len(db.bdb.Tables())}
 	s.Entries, s.PrefixEntries, s.Expiring = db.liveCounts()
 	db.fmu.RLock()
 	s.FilterBits = int(db.f.Bits())
@@ -120,8 +121,11 @@ func dirBytes(dir string) (lsm, vlog, total int64, err error) {
 // is well formed and in its keyspace; every value decodes; the counts
 // match the metadata; the filter never says "absent" for a stored key.
 // Other operations wait while it runs.
-func (db *DB) Verify() (err error) {
+func (db *DB) Verify(ctx context.Context) (err error) {
 	defer db.catch(&err)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
@@ -134,6 +138,10 @@ func (db *DB) Verify() (err error) {
 		comp, errs = db.verifyManifest()
 		problems = append(problems, errs...)
 		problems = append(problems, db.verifyTables(comp)...)
+	}
+	// Between its passes (Badger takes no context).
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	problems = append(problems, db.verifyKeys()...)
 	if !db.opts.InMemory {
@@ -151,7 +159,7 @@ func (db *DB) Verify() (err error) {
 // recorded counts; CheckTables reads every table once.
 func (db *DB) CheckTables() (err error) {
 	defer db.catch(&err)
-	if err := db.begin(); err != nil {
+	if err := db.begin(context.Background()); err != nil {
 		return err
 	}
 	defer db.mu.RUnlock()

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 // distinct seconds): "open" is Stats in an open index (/metrics), "process"
 // is a read-only Open, Stats and Close (urlhash stats).
 func BenchmarkStatsTTL(b *testing.B) {
+	ctx := context.Background()
 	n := benchN(b)
 	dir := b.TempDir()
 	db, err := Open(dir, nil)
@@ -21,7 +23,7 @@ func BenchmarkStatsTTL(b *testing.B) {
 	}
 	now := time.Now()
 	hs := randHashes(rand.New(rand.NewPCG(21, 8)), n)
-	_, err = db.Load(func(yield func(store.Entry) bool) {
+	_, err = db.Load(ctx, func(yield func(store.Entry) bool) {
 		for i, h := range hs {
 			e := store.Entry{Hash: h}
 			if i%3 == 0 {
@@ -47,7 +49,7 @@ func BenchmarkStatsTTL(b *testing.B) {
 		}
 		defer db.Close()
 		for b.Loop() {
-			s, err := db.Stats()
+			s, err := db.Stats(ctx)
 			if err != nil || s.Entries != int64(n) || s.Expiring != want {
 				b.Fatalf("Stats = %d entries, %d expiring, %v; want %d, %d", s.Entries, s.Expiring, err, n, want)
 			}
@@ -59,7 +61,7 @@ func BenchmarkStatsTTL(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s, err := db.Stats()
+			s, err := db.Stats(ctx)
 			if err != nil || s.Entries != int64(n) || s.Expiring != want {
 				b.Fatalf("Stats = %d entries, %d expiring, %v; want %d, %d", s.Entries, s.Expiring, err, n, want)
 			}

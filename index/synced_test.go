@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -16,14 +17,15 @@ import (
 // acknowledged writes; Open refuses it, naming the log and the way to
 // recover (issue 21, item 4). The untouched copy opens with every key.
 func TestLostMemtableRefused(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	db := mustOpen(t, dir, &Options{MemTableSize: 1 << 20})
 	defer db.Close()
 	hs := randHashes(rand.New(rand.NewPCG(21, 21)), 2000)
-	if _, err := db.AddBatch(entriesOf(hs)); err != nil {
+	if _, err := db.AddBatch(ctx, entriesOf(hs)); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Sync(); err != nil {
+	if err := db.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -64,7 +66,7 @@ func TestLostMemtableRefused(t *testing.T) {
 					t.Fatalf("Open of the untouched copy: %v", err)
 				}
 				defer got.Close()
-				found, err := got.HasBatch(hs)
+				found, err := got.HasBatch(ctx, hs)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -100,7 +102,7 @@ func TestLostMemtableRefused(t *testing.T) {
 func TestDamagedKeyRegistryNamed(t *testing.T) {
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
-	if err := db.Put(hashOf("k"), store.Value{}); err != nil {
+	if err := db.Put(context.Background(), hashOf("k"), store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -20,9 +21,10 @@ import (
 // Badger's, and TestDiskFullTmpfs saw them fail Verify about once in ten
 // runs.
 func TestVerifyUnlistedTables(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
-	if err := db.PutBatch(entriesOf(randHashes(rand.New(rand.NewPCG(93, 94)), 1000))); err != nil {
+	if err := db.PutBatch(ctx, entriesOf(randHashes(rand.New(rand.NewPCG(93, 94)), 1000))); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -44,20 +46,20 @@ func TestVerifyUnlistedTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = db.Verify()
+		err = db.Verify(ctx)
 		f.Close()
 		if err != nil {
 			t.Fatalf("Verify with an unlisted table this process holds open: %v", err)
 		}
 	}
-	err = db.Verify()
+	err = db.Verify(ctx)
 	if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "000000.sst not listed in MANIFEST") {
 		t.Fatalf("Verify with an unlisted table nobody holds open = %v, want store.ErrCorrupt naming 000000.sst", err)
 	}
 	if err := os.Remove(orphan); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(ctx); err != nil {
 		t.Fatalf("Verify once the table is gone: %v", err)
 	}
 }
@@ -68,7 +70,7 @@ func TestVerifyUnlistedTables(t *testing.T) {
 func TestWithTableFileCutShort(t *testing.T) {
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
-	if err := db.PutBatch(entriesOf(randHashes(rand.New(rand.NewPCG(95, 96)), 1000))); err != nil {
+	if err := db.PutBatch(context.Background(), entriesOf(randHashes(rand.New(rand.NewPCG(95, 96)), 1000))); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -94,19 +95,19 @@ func (db *DB) markTTL() error {
 // stripe locks as AddBatch, so among concurrent callers (and Add*) each
 // sighting is reported new once. A key repeated in the batch is new at
 // most once (the first).
-func (db *DB) VisitBatch(entries []store.Entry, revisitAfter time.Duration) ([]bool, error) {
-	return db.visitBatch(entries, revisitAfter, nil)
+func (db *DB) VisitBatch(ctx context.Context, entries []store.Entry, revisitAfter time.Duration) ([]bool, error) {
+	return db.visitBatch(ctx, entries, revisitAfter, nil)
 }
 
 // visitBatch is VisitBatch that stores rec (when not nil) with the entries.
-func (db *DB) visitBatch(entries []store.Entry, revisitAfter time.Duration, rec *Record) (_ []bool, err error) {
+func (db *DB) visitBatch(ctx context.Context, entries []store.Entry, revisitAfter time.Duration, rec *Record) (_ []bool, err error) {
 	for i := range entries {
 		if err := db.check(&entries[i]); err != nil {
 			return nil, err
 		}
 	}
 	defer db.catch(&err)
-	if err := db.beginWrite(); err != nil {
+	if err := db.beginWrite(ctx); err != nil {
 		return nil, err
 	}
 	defer db.mu.RUnlock()
@@ -227,13 +228,13 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 // see the entries go in key order. The removed keys stay in the filter
 // ("maybe") until it is rebuilt. The tables of the range are verified
 // first, so that damage is an error before anything is removed.
-func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err error) {
+func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, bits int) (full, prefixes int64, err error) {
 	if err := store.CheckPrefix(prefix, bits); err != nil {
 		return 0, 0, err
 	}
 	ranges := scanRanges(prefix, bits)
 	defer db.catch(&err, ranges...)
-	if err := db.beginWrite(); err != nil {
+	if err := db.beginWrite(ctx); err != nil {
 		return 0, 0, err
 	}
 	defer db.mu.RUnlock()
@@ -259,7 +260,9 @@ func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err e
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()
 	var t tally
-	err = db.scan(prefix, bits, false, func(key []byte, e *store.Entry) error {
+	// Once begun, the delete runs to its end: the write batch may commit
+	// parts as it goes, and a part removed must reach the counts.
+	err = db.scan(context.WithoutCancel(ctx), prefix, bits, false, func(key []byte, e *store.Entry) error {
 		t.change(e.IsPrefix(), true, expiresAt(&e.Value), false, 0)
 		return wb.Delete(append([]byte(nil), key...))
 	})

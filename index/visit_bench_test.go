@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -16,6 +17,7 @@ import (
 // flushes). Loaded times are spread over 30 days. 250k keys (URLHASH_BENCH_N/4); the timed loop is
 // VisitBatch of 1000 stored keys that are not due.
 func BenchmarkDiskTimes(b *testing.B) {
+	ctx := context.Background()
 	n := benchN(b) / 4
 	keys := randHashes(rand.New(rand.NewPCG(51, 52)), n)
 	seen := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -58,11 +60,11 @@ func BenchmarkDiskTimes(b *testing.B) {
 			}
 			if tc.visit {
 				for c := range slices.Chunk(es, 10_000) {
-					if _, err := db.VisitBatch(c, time.Hour); err != nil {
+					if _, err := db.VisitBatch(ctx, c, time.Hour); err != nil {
 						b.Fatal(err)
 					}
 				}
-			} else if _, err := db.Load(slices.Values(es)); err != nil {
+			} else if _, err := db.Load(ctx, slices.Values(es)); err != nil {
 				b.Fatal(err)
 			}
 			if err := db.Close(); err != nil {
@@ -76,7 +78,7 @@ func BenchmarkDiskTimes(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				lo := (i * 1000) % (n - 1000)
-				if _, err := db.VisitBatch(es[lo:lo+1000], time.Hour); err != nil {
+				if _, err := db.VisitBatch(ctx, es[lo:lo+1000], time.Hour); err != nil {
 					b.Fatal(err)
 				}
 				i++

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 )
 
 func TestVisitRevisitAfter(t *testing.T) {
+	ctx := context.Background()
 	const after = time.Hour
 	// Each step advances the clock, then visits key "a"; want is whether
 	// the visit reports it new.
@@ -37,14 +39,14 @@ func TestVisitRevisitAfter(t *testing.T) {
 		start := clock.Now()
 		for _, st := range steps {
 			clock.Advance(st.advance)
-			got, err := db.VisitBatch([]store.Entry{store.FullEntry(h, store.Value{Text: []byte("u")})}, after)
+			got, err := db.VisitBatch(ctx, []store.Entry{store.FullEntry(h, store.Value{Text: []byte("u")})}, after)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got[0] != st.want {
 				t.Errorf("mem=%v %s: new = %v, want %v", mem, st.name, got[0], st.want)
 			}
-			v, err := db.Get(h)
+			v, err := db.Get(ctx, h)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,14 +61,15 @@ func TestVisitRevisitAfter(t *testing.T) {
 }
 
 func TestVisitKeepsAndNever(t *testing.T) {
+	ctx := context.Background()
 	clock := fakeclock.New(fakeclock.Start())
 	db := openTestDB(t, true, &Options{now: clock.Now})
 	a, b := hashOf("a"), hashOf("b")
 	// A plain entry (no times) is due at its first visit.
-	if _, err := db.Add(a, store.Value{Data: []byte{1}}); err != nil {
+	if _, err := db.Add(ctx, a, store.Value{Data: []byte{1}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := db.VisitBatch([]store.Entry{store.FullEntry(a, store.Value{}), store.FullEntry(b, store.Value{}),
+	got, err := db.VisitBatch(ctx, []store.Entry{store.FullEntry(a, store.Value{}), store.FullEntry(b, store.Value{}),
 		store.FullEntry(b, store.Value{})}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -74,26 +77,27 @@ func TestVisitKeepsAndNever(t *testing.T) {
 	if !got[0] || !got[1] || got[2] {
 		t.Fatalf("visit = %v, want [true true false]", got)
 	}
-	v, _ := db.Get(a)
+	v, _ := db.Get(ctx, a)
 	if string(v.Data) != "\x01" || !v.FirstSeen.Equal(clock.Now()) {
 		t.Fatalf("kept value: %+v", v)
 	}
 	// revisitAfter <= 0: never new again.
 	clock.Advance(1000 * time.Hour)
-	got, err = db.VisitBatch([]store.Entry{store.FullEntry(a, store.Value{})}, 0)
+	got, err = db.VisitBatch(ctx, []store.Entry{store.FullEntry(a, store.Value{})}, 0)
 	if err != nil || got[0] {
 		t.Fatalf("revisit with 0 = %v, %v, want false", got, err)
 	}
 }
 
 func TestTTLBoundary(t *testing.T) {
+	ctx := context.Background()
 	for _, mem := range []bool{true, false} {
 		clock := fakeclock.New(fakeclock.Start())
 		db := openTestDB(t, mem, &Options{now: clock.Now})
 		h, p := hashOf("a"), hashOf("p")
 		exp := clock.Now().Add(time.Hour)
 		keep := hashOf("keep")
-		err := db.PutBatch([]store.Entry{
+		err := db.PutBatch(ctx, []store.Entry{
 			store.FullEntry(h, store.Value{Expires: exp}),
 			{Hash: p, Len: 4, Value: store.Value{Text: []byte("t"), Expires: exp}},
 			store.FullEntry(keep, store.Value{}),
@@ -112,26 +116,26 @@ func TestTTLBoundary(t *testing.T) {
 			{"after", time.Hour, false},
 		} {
 			clock.Advance(st.advance)
-			has, err := db.Has(h)
+			has, err := db.Has(ctx, h)
 			if err != nil || has != st.live {
 				t.Errorf("mem=%v %s: Has = %v, %v, want %v", mem, st.name, has, err, st.live)
 			}
-			v, err := db.Get(h)
+			v, err := db.Get(ctx, h)
 			if st.live && (err != nil || !v.Expires.Equal(exp)) {
 				t.Errorf("mem=%v %s: Get = %+v, %v", mem, st.name, v, err)
 			}
 			if !st.live && !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("mem=%v %s: Get err = %v, want not found", mem, st.name, err)
 			}
-			hb, err := db.HasBatch([]hashkey.Hash{h, keep, hashOf("x"), h})
+			hb, err := db.HasBatch(ctx, []hashkey.Hash{h, keep, hashOf("x"), h})
 			if err != nil || hb[0] != st.live || !hb[1] || hb[2] || hb[3] != st.live {
 				t.Errorf("mem=%v %s: HasBatch = %v, %v", mem, st.name, hb, err)
 			}
-			m, ok, err := db.Match(p)
+			m, ok, err := db.Match(ctx, p)
 			if err != nil || ok != st.live || (ok && m.Len != 4) {
 				t.Errorf("mem=%v %s: Match = %+v %v, %v", mem, st.name, m, ok, err)
 			}
-			full, prefixes, err := db.Count(nil, 0)
+			full, prefixes, err := db.Count(ctx, nil, 0)
 			want := int64(1)
 			if st.live {
 				want = 2
@@ -139,21 +143,21 @@ func TestTTLBoundary(t *testing.T) {
 			if err != nil || full != want || prefixes != want-1 {
 				t.Errorf("mem=%v %s: Count = %d %d, %v", mem, st.name, full, prefixes, err)
 			}
-			s, err := db.Stats()
+			s, err := db.Stats(ctx)
 			if err != nil || s.Entries != want || s.PrefixEntries != want-1 || s.Expiring != 2*(want-1) {
 				t.Errorf("mem=%v %s: Stats entries=%d prefixes=%d expiring=%d, %v", mem, st.name, s.Entries, s.PrefixEntries, s.Expiring, err)
 			}
 			n := 0
-			if err := db.ForEach(func(store.Entry) error { n++; return nil }); err != nil || n != int(2*want-1) {
+			if err := db.ForEach(ctx, func(store.Entry) error { n++; return nil }); err != nil || n != int(2*want-1) {
 				t.Errorf("mem=%v %s: ForEach saw %d, %v", mem, st.name, n, err)
 			}
 		}
 		// An expired key is absent to add-if-absent.
-		added, err := db.Add(h, store.Value{})
+		added, err := db.Add(ctx, h, store.Value{})
 		if err != nil || !added {
 			t.Errorf("mem=%v: Add after expiry = %v, %v, want true", mem, added, err)
 		}
-		if err := db.Verify(); err != nil {
+		if err := db.Verify(ctx); err != nil {
 			t.Errorf("mem=%v: Verify: %v", mem, err)
 		}
 	}
@@ -162,12 +166,13 @@ func TestTTLBoundary(t *testing.T) {
 // TestTTLPersists reopens an index with expiring entries: the expiry and
 // the times survive, and Stats still counts live entries.
 func TestTTLPersists(t *testing.T) {
+	ctx := context.Background()
 	clock := fakeclock.New(fakeclock.Start())
 	dir := t.TempDir()
 	db := mustOpen(t, dir, &Options{now: clock.Now})
 	h := hashOf("a")
 	exp := clock.Now().Add(time.Hour)
-	if _, err := db.VisitBatch([]store.Entry{store.FullEntry(h, store.Value{Expires: exp})}, time.Hour); err != nil {
+	if _, err := db.VisitBatch(ctx, []store.Entry{store.FullEntry(h, store.Value{Expires: exp})}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -175,12 +180,12 @@ func TestTTLPersists(t *testing.T) {
 	}
 	db = mustOpen(t, dir, &Options{now: clock.Now})
 	defer db.Close()
-	v, err := db.Get(h)
+	v, err := db.Get(ctx, h)
 	if err != nil || !v.Expires.Equal(exp) || !v.LastSeen.Equal(clock.Now()) {
 		t.Fatalf("Get after reopen = %+v, %v", v, err)
 	}
 	clock.Advance(time.Hour)
-	s, err := db.Stats()
+	s, err := db.Stats(ctx)
 	if err != nil || s.Entries != 0 || s.Expiring != 0 {
 		t.Fatalf("Stats after expiry: %+v, %v", s, err)
 	}
@@ -205,7 +210,7 @@ func TestVisitConcurrent(t *testing.T) {
 					// Different batch shapes per worker: overlapping
 					// batches in different orders.
 					batch := es[i:min(i+50+w*7, keys)]
-					got, err := db.VisitBatch(batch, time.Hour)
+					got, err := db.VisitBatch(context.Background(), batch, time.Hour)
 					if err != nil {
 						t.Error(err)
 						return
@@ -227,6 +232,7 @@ func TestVisitConcurrent(t *testing.T) {
 }
 
 func TestDeletePrefix(t *testing.T) {
+	ctx := context.Background()
 	for _, mem := range []bool{true, false} {
 		db := openTestDB(t, mem, nil)
 		var es []store.Entry
@@ -237,7 +243,7 @@ func TestDeletePrefix(t *testing.T) {
 		}
 		es = append(es, store.Entry{Hash: hashkey.Hash{0x10, 1, 2, 3}, Len: 4})
 		es = append(es, store.Entry{Hash: hashkey.Hash{0x20, 1, 2, 3}, Len: 5})
-		if err := db.PutBatch(es); err != nil {
+		if err := db.PutBatch(ctx, es); err != nil {
 			t.Fatal(err)
 		}
 		for _, tc := range []struct {
@@ -250,19 +256,19 @@ func TestDeletePrefix(t *testing.T) {
 			{[]byte{0x20, 0x05}, 16, 1, 0},
 			{[]byte{0x00}, 0, 199, 1},
 		} {
-			full, prefixes, err := db.DeletePrefix(tc.prefix, tc.bits)
+			full, prefixes, err := db.DeletePrefix(ctx, tc.prefix, tc.bits)
 			if err != nil || full != tc.full || prefixes != tc.prefixes {
 				t.Errorf("mem=%v DeletePrefix(%x, %d) = %d %d, %v, want %d %d", mem, tc.prefix, tc.bits, full, prefixes, err, tc.full, tc.prefixes)
 			}
 		}
-		s, err := db.Stats()
+		s, err := db.Stats(ctx)
 		if err != nil || s.Entries != 0 || s.PrefixEntries != 0 {
 			t.Errorf("mem=%v Stats after deleting all: %+v, %v", mem, s, err)
 		}
-		if err := db.Verify(); err != nil {
+		if err := db.Verify(ctx); err != nil {
 			t.Errorf("mem=%v Verify: %v", mem, err)
 		}
-		if _, _, err := db.DeletePrefix([]byte{1}, 9); !errors.Is(err, store.ErrPrefixLength) {
+		if _, _, err := db.DeletePrefix(ctx, []byte{1}, 9); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("DeletePrefix(9 bits of 1 byte) = %v, want ErrPrefixLength", err)
 		}
 	}
@@ -270,12 +276,13 @@ func TestDeletePrefix(t *testing.T) {
 
 // TestRecoverKeepsTimes: Recover copies the seen times and the expiry.
 func TestRecoverKeepsTimes(t *testing.T) {
+	ctx := context.Background()
 	clock := fakeclock.New(fakeclock.Start())
 	dir := t.TempDir()
 	db := mustOpen(t, dir, &Options{now: clock.Now})
 	h := hashOf("a")
 	exp := clock.Now().Add(time.Hour)
-	if _, err := db.VisitBatch([]store.Entry{store.FullEntry(h, store.Value{Expires: exp, Data: []byte{1}})}, time.Hour); err != nil {
+	if _, err := db.VisitBatch(ctx, []store.Entry{store.FullEntry(h, store.Value{Expires: exp, Data: []byte{1}})}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -287,7 +294,7 @@ func TestRecoverKeepsTimes(t *testing.T) {
 	}
 	db = mustOpen(t, to, &Options{now: clock.Now})
 	defer db.Close()
-	v, err := db.Get(h)
+	v, err := db.Get(ctx, h)
 	if err != nil || !v.Expires.Equal(exp) || !v.LastSeen.Equal(clock.Now()) || string(v.Data) != "\x01" {
 		t.Fatalf("recovered value %+v, %v", v, err)
 	}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -10,40 +11,32 @@ import (
 	"github.com/urlhash/urlhash/store"
 )
 
-// Put stores v under the full entry h, replacing any stored value.
-func (db *DB) Put(h hashkey.Hash, v store.Value) error {
-	_, err := db.write([]store.Entry{{Hash: h, Value: v}}, false)
-	return err
+// Put stores v under the full entry h, replacing any stored value
+// (store.Put: a batch of one).
+func (db *DB) Put(ctx context.Context, h hashkey.Hash, v store.Value) error {
+	return store.Put(ctx, db, h, v)
 }
 
 // PutPrefix stores v under the prefix entry p (store.MinPrefixEntryLen..
 // store.MaxPrefixEntryLen bytes, else store.ErrPrefixLength), replacing any
-// stored value.
-func (db *DB) PutPrefix(p []byte, v store.Value) error {
-	e, err := store.PrefixEntry(p, v)
-	if err != nil {
-		return err
-	}
-	_, err = db.write([]store.Entry{e}, false)
-	return err
+// stored value (store.PutPrefix).
+func (db *DB) PutPrefix(ctx context.Context, p []byte, v store.Value) error {
+	return store.PutPrefix(ctx, db, p, v)
 }
 
 // PutBatch stores every entry (full or prefix), replacing stored values.
 // When a key repeats, the last entry wins. Each entry is written atomically;
 // the batch as a whole is not (a crash may keep a part of it).
-func (db *DB) PutBatch(entries []store.Entry) error {
-	_, err := db.write(entries, false)
+func (db *DB) PutBatch(ctx context.Context, entries []store.Entry) error {
+	_, err := db.write(ctx, entries, false)
 	return err
 }
 
-// Add stores v under h unless h is stored, and reports whether it
-// did. It is atomic with respect to every other write in this process.
-func (db *DB) Add(h hashkey.Hash, v store.Value) (added bool, err error) {
-	added1, err := db.write([]store.Entry{{Hash: h, Value: v}}, true)
-	if err != nil {
-		return false, err
-	}
-	return added1[0], nil
+// Add stores v under h unless h is stored, and reports whether it did
+// (store.Add). It is atomic with respect to every other write in this
+// process.
+func (db *DB) Add(ctx context.Context, h hashkey.Hash, v store.Value) (added bool, err error) {
+	return store.Add(ctx, db, h, v)
 }
 
 // AddBatch stores each entry whose key is not stored and reports,
@@ -51,18 +44,18 @@ func (db *DB) Add(h hashkey.Hash, v store.Value) (added bool, err error) {
 // its first occurrence can be added. It is atomic with respect to every
 // other write in this process; after a crash a part of the batch may be
 // stored.
-func (db *DB) AddBatch(entries []store.Entry) ([]bool, error) {
-	return db.write(entries, true)
+func (db *DB) AddBatch(ctx context.Context, entries []store.Entry) ([]bool, error) {
+	return db.write(ctx, entries, true)
 }
 
 // Delete removes a full or prefix entry. It returns an error wrapping
 // store.ErrNotFound when the key is not stored and store.ErrPrefixLength
 // for a bad prefix length.
-func (db *DB) Delete(e store.Entry) error {
+func (db *DB) Delete(ctx context.Context, e store.Entry) error {
 	if err := e.Check(); err != nil {
 		return err
 	}
-	n, err := db.remove([]store.Entry{e})
+	n, err := db.remove(ctx, []store.Entry{e})
 	if err == nil && n == 0 {
 		return fmt.Errorf("%w: %x", store.ErrNotFound, e.Key())
 	}
@@ -103,18 +96,18 @@ func (db *DB) lockFor(entries []store.Entry) func() {
 
 // write implements Put*, Add*. For ifAbsent it returns, per
 // input entry, whether it was added; otherwise it returns nil.
-func (db *DB) write(entries []store.Entry, ifAbsent bool) (added []bool, err error) {
-	return db.writeRecorded(entries, ifAbsent, nil)
+func (db *DB) write(ctx context.Context, entries []store.Entry, ifAbsent bool) (added []bool, err error) {
+	return db.writeRecorded(ctx, entries, ifAbsent, nil)
 }
 
 // writeRecorded is write that stores rec (when not nil) with the entries.
-func (db *DB) writeRecorded(entries []store.Entry, ifAbsent bool, rec *Record) (added []bool, err error) {
+func (db *DB) writeRecorded(ctx context.Context, entries []store.Entry, ifAbsent bool, rec *Record) (added []bool, err error) {
 	for i := range entries {
 		if err := db.check(&entries[i]); err != nil {
 			return nil, err
 		}
 	}
-	added, err = db.writeShared(entries, ifAbsent, rec)
+	added, err = db.writeShared(ctx, entries, ifAbsent, rec)
 	if err == nil {
 		db.maybeGrow()
 	}
@@ -122,9 +115,9 @@ func (db *DB) writeRecorded(entries []store.Entry, ifAbsent bool, rec *Record) (
 }
 
 // writeShared is write under the shared lock.
-func (db *DB) writeShared(entries []store.Entry, ifAbsent bool, rec *Record) (added []bool, err error) {
+func (db *DB) writeShared(ctx context.Context, entries []store.Entry, ifAbsent bool, rec *Record) (added []bool, err error) {
 	defer db.catch(&err)
-	if err := db.beginWrite(); err != nil {
+	if err := db.beginWrite(ctx); err != nil {
 		return nil, err
 	}
 	defer db.mu.RUnlock()
@@ -311,9 +304,9 @@ func (db *DB) admit(entries []store.Entry, idx []int, existed []bool) {
 
 // remove implements Delete and DeleteBatch: it removes the stored keys of
 // entries (repeats once) and returns how many.
-func (db *DB) remove(entries []store.Entry) (n int, err error) {
+func (db *DB) remove(ctx context.Context, entries []store.Entry) (n int, err error) {
 	defer db.catch(&err)
-	if err := db.beginWrite(); err != nil {
+	if err := db.beginWrite(ctx); err != nil {
 		return 0, err
 	}
 	defer db.mu.RUnlock()

@@ -1,6 +1,7 @@
 package pgindex
 
 import (
+	"context"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -57,7 +58,7 @@ func BenchmarkLoad(b *testing.B) {
 			b.StopTimer()
 			db := open()
 			b.StartTimer()
-			res, err := db.Load(slices.Values(es))
+			res, err := db.Load(context.Background(), slices.Values(es))
 			if err != nil || res.Added != int64(n) {
 				b.Fatalf("Load = %+v, %v", res, err)
 			}
@@ -72,7 +73,7 @@ func BenchmarkLoad(b *testing.B) {
 // loaded returns an index holding hs.
 func loaded(b *testing.B, open func() backend, hs []hashkey.Hash) backend {
 	db := open()
-	if _, err := db.Load(slices.Values(keyEntries(hs))); err != nil {
+	if _, err := db.Load(context.Background(), slices.Values(keyEntries(hs))); err != nil {
 		b.Fatal(err)
 	}
 	return db
@@ -114,7 +115,7 @@ func BenchmarkAddIfAbsentBatch(b *testing.B) {
 		for i := range batch {
 			entries[i] = store.Entry{Hash: batch[i]}
 		}
-		_, err := db.AddBatch(entries)
+		_, err := db.AddBatch(context.Background(), entries)
 		return err
 	})
 }
@@ -134,7 +135,7 @@ func BenchmarkAddIfAbsent(b *testing.B) {
 			if i++; i%2 == 0 {
 				h = randHashes(r, 1)[0]
 			}
-			if _, err := db.Add(h, store.Value{}); err != nil {
+			if _, err := db.Add(context.Background(), h, store.Value{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -145,7 +146,7 @@ func BenchmarkAddIfAbsent(b *testing.B) {
 // stored, in an index of benchN keys (urlhash has).
 func BenchmarkHasBatch(b *testing.B) {
 	batchBenchmark(b, 6, func(db backend, batch []hashkey.Hash) error {
-		_, err := db.HasBatch(batch)
+		_, err := db.HasBatch(context.Background(), batch)
 		return err
 	})
 }

@@ -29,8 +29,6 @@ var _ store.Backend = (*DB)(nil)
 // others, on this host or others, may use one index at the same time.
 type DB struct {
 	pool      *pgxpool.Pool
-	ctx       context.Context // operations' context; cancelled by Close
-	cancel    context.CancelFunc
 	opts      Options
 	path      string     // connection string, password redacted
 	profileMu sync.Mutex // guards profile after Open
@@ -47,8 +45,8 @@ type DB struct {
 // opts.Schema, creating the schema and its tables unless opts says
 // ReadOnly or MustExist. A nil opts means defaults.
 //
-// ctx bounds Open. Later operations run under a context that keeps ctx's
-// values but not its deadline or cancellation; Close cancels it.
+// ctx bounds Open; each later operation runs under the context it is
+// given (pgx sends PostgreSQL a cancel request when it ends).
 //
 // Errors: store.ErrNoIndex (no index and creation not allowed),
 // store.ErrFormat (newer or malformed format record),
@@ -70,11 +68,8 @@ func Open(ctx context.Context, connString string, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgindex: %v", redactErr(err, connString))
 	}
-	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	db := &DB{
 		pool:   pool,
-		ctx:    base,
-		cancel: cancel,
 		opts:   o,
 		path:   Redact(connString),
 		meta:   pgx.Identifier{o.Schema, "meta"}.Sanitize(),
@@ -84,7 +79,6 @@ func Open(ctx context.Context, connString string, opts *Options) (*DB, error) {
 	db.q = newQueries(db.full, db.prefix)
 	if err := db.init(ctx); err != nil {
 		pool.Close()
-		cancel()
 		return nil, err
 	}
 	return db, nil
@@ -242,14 +236,13 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.pool.Close()
-	db.cancel()
 	return nil
 }
 
 // Sync returns nil: every write is a committed transaction when its method
 // returns, durable as the server's settings make commits (fsync,
 // synchronous_commit, replication).
-func (db *DB) Sync() error {
+func (db *DB) Sync(ctx context.Context) error {
 	if db.closed.Load() {
 		return store.ErrClosed
 	}
@@ -260,8 +253,12 @@ func (db *DB) Sync() error {
 // "xxxxx".
 func (db *DB) Path() string { return db.path }
 
-// Profile returns the profile recorded in the index ("" if none).
-func (db *DB) Profile() string {
+// Profile implements store.Backend: the profile recorded in the index
+// ("" if none), read from memory; it never fails.
+func (db *DB) Profile(context.Context) (string, error) { return db.profileName(), nil }
+
+// profileName returns the profile recorded in the index ("" if none).
+func (db *DB) profileName() string {
 	db.profileMu.Lock()
 	defer db.profileMu.Unlock()
 	return db.profile
@@ -272,7 +269,7 @@ func (db *DB) Profile() string {
 // returns an error wrapping store.ErrProfileMismatch when the index records
 // another (also one that another client recorded first), and
 // store.ErrReadOnly on a read-only index that records none.
-func (db *DB) SetProfile(name string) error {
+func (db *DB) SetProfile(ctx context.Context, name string) error {
 	if err := db.begin(); err != nil {
 		return err
 	}
@@ -286,10 +283,10 @@ func (db *DB) SetProfile(name string) error {
 			return store.ErrReadOnly
 		}
 		// Only one insert wins; every client then reads the winner.
-		if _, err := db.pool.Exec(db.ctx, `INSERT INTO `+db.meta+` (name, value) VALUES ('profile', $1) ON CONFLICT DO NOTHING`, name); err != nil {
+		if _, err := db.pool.Exec(ctx, `INSERT INTO `+db.meta+` (name, value) VALUES ('profile', $1) ON CONFLICT DO NOTHING`, name); err != nil {
 			return db.translate(err)
 		}
-		if err := db.pool.QueryRow(db.ctx, `SELECT value FROM `+db.meta+` WHERE name = 'profile'`).Scan(&db.profile); err != nil {
+		if err := db.pool.QueryRow(ctx, `SELECT value FROM `+db.meta+` WHERE name = 'profile'`).Scan(&db.profile); err != nil {
 			return db.translate(err)
 		}
 	}
@@ -358,14 +355,14 @@ func retryable(err error) bool {
 // retry runs fn again (a few times, with a short backoff) while it fails
 // with a serialization failure or a deadlock; every statement fn runs is
 // atomic, so a failed attempt left nothing behind.
-func (db *DB) retry(fn func() error) error {
+func (db *DB) retry(ctx context.Context, fn func() error) error {
 	var err error
 	for attempt := range 8 {
 		if err = fn(); err == nil || !retryable(err) {
 			return err
 		}
 		select {
-		case <-db.ctx.Done():
+		case <-ctx.Done():
 			return err
 		case <-time.After(time.Duration(1<<attempt) * time.Millisecond):
 		}

@@ -19,26 +19,26 @@ import (
 
 // backend is the method set the comparison drives on both indexes.
 type backend interface {
-	Put(hashkey.Hash, store.Value) error
-	PutPrefix([]byte, store.Value) error
-	PutBatch([]store.Entry) error
-	Get(hashkey.Hash) (store.Value, error)
-	Has(hashkey.Hash) (bool, error)
-	HasBatch([]hashkey.Hash) ([]bool, error)
-	Delete(store.Entry) error
-	Add(hashkey.Hash, store.Value) (bool, error)
-	AddBatch([]store.Entry) ([]bool, error)
-	Match(hashkey.Hash) (store.Match, bool, error)
-	Scan(prefix []byte, bits, limit int, fn func(store.Entry) error) error
-	ForEach(fn func(store.Entry) error) error
-	Count(prefix []byte, bits int) (int64, int64, error)
-	Load(iter.Seq[store.Entry]) (store.LoadResult, error)
-	Stats() (store.Stats, error)
-	Verify() error
-	Sync() error
+	Put(context.Context, hashkey.Hash, store.Value) error
+	PutPrefix(context.Context, []byte, store.Value) error
+	PutBatch(context.Context, []store.Entry) error
+	Get(context.Context, hashkey.Hash) (store.Value, error)
+	Has(context.Context, hashkey.Hash) (bool, error)
+	HasBatch(context.Context, []hashkey.Hash) ([]bool, error)
+	Delete(context.Context, store.Entry) error
+	Add(context.Context, hashkey.Hash, store.Value) (bool, error)
+	AddBatch(context.Context, []store.Entry) ([]bool, error)
+	Match(context.Context, hashkey.Hash) (store.Match, bool, error)
+	Scan(ctx context.Context, prefix []byte, bits, limit int, fn func(store.Entry) error) error
+	ForEach(ctx context.Context, fn func(store.Entry) error) error
+	Count(ctx context.Context, prefix []byte, bits int) (int64, int64, error)
+	Load(context.Context, iter.Seq[store.Entry]) (store.LoadResult, error)
+	Stats(context.Context) (store.Stats, error)
+	Verify(context.Context) error
+	Sync(context.Context) error
 	Close() error
 	Path() string
-	Profile() string
+	Profile(context.Context) (string, error)
 }
 
 var (
@@ -87,14 +87,14 @@ func same[T any](t *testing.T, what string, op func(backend) (T, error), a, b ba
 
 // load runs Load and drops Streamed, which only Badger sets.
 func load(db backend, es []store.Entry) (store.LoadResult, error) {
-	res, err := db.Load(slices.Values(es))
+	res, err := db.Load(context.Background(), slices.Values(es))
 	res.Streamed = false
 	return res, err
 }
 
 func collect(db backend, prefix []byte, bits, limit int) ([]store.Entry, error) {
 	var out []store.Entry
-	err := db.Scan(prefix, bits, limit, func(e store.Entry) error {
+	err := db.Scan(context.Background(), prefix, bits, limit, func(e store.Entry) error {
 		out = append(out, e)
 		return nil
 	})
@@ -103,7 +103,7 @@ func collect(db backend, prefix []byte, bits, limit int) ([]store.Entry, error) 
 
 func exportAll(db backend) ([]store.Entry, error) {
 	var out []store.Entry
-	err := db.ForEach(func(e store.Entry) error {
+	err := db.ForEach(context.Background(), func(e store.Entry) error {
 		out = append(out, e)
 		return nil
 	})
@@ -113,6 +113,7 @@ func exportAll(db backend) ([]store.Entry, error) {
 // TestSameAsBadger drives a Badger index and a PostgreSQL index with the
 // same writes and compares every read.
 func TestSameAsBadger(t *testing.T) {
+	ctx := context.Background()
 	r := rand.New(rand.NewPCG(8, 8))
 	bdb, pdb := openBadger(t), openTestDB(t, nil)
 	hs := randHashes(r, 2000)
@@ -124,13 +125,13 @@ func TestSameAsBadger(t *testing.T) {
 	loadIn := append(slices.Clone(es[:1000]), es[10], es[20], es[999])
 	same(t, "Load", func(db backend) (store.LoadResult, error) { return load(db, loadIn) }, bdb, pdb)
 	addIn := append(slices.Clone(es[900:1600]), es[1500], es[5])
-	same(t, "AddBatch", func(db backend) ([]bool, error) { return db.AddBatch(addIn) }, bdb, pdb)
+	same(t, "AddBatch", func(db backend) ([]bool, error) { return db.AddBatch(ctx, addIn) }, bdb, pdb)
 	for i := 1600; i < 1700; i++ {
-		same(t, "Add", func(db backend) (bool, error) { return db.Add(hs[i], es[i].Value) }, bdb, pdb)
-		same(t, "Add again", func(db backend) (bool, error) { return db.Add(hs[i], store.Value{}) }, bdb, pdb)
+		same(t, "Add", func(db backend) (bool, error) { return db.Add(ctx, hs[i], es[i].Value) }, bdb, pdb)
+		same(t, "Add again", func(db backend) (bool, error) { return db.Add(ctx, hs[i], store.Value{}) }, bdb, pdb)
 	}
 	for i := 1700; i < 1800; i++ {
-		same(t, "Put", func(db backend) (int, error) { return 0, db.Put(hs[i], es[i].Value) }, bdb, pdb)
+		same(t, "Put", func(db backend) (int, error) { return 0, db.Put(ctx, hs[i], es[i].Value) }, bdb, pdb)
 	}
 	putIn := slices.Clone(es[1800:])
 	for i := range 50 {
@@ -138,7 +139,7 @@ func TestSameAsBadger(t *testing.T) {
 		e.Value = store.Value{Text: []byte("replaced"), Data: []byte{byte(i)}}
 		putIn = append(putIn, e)
 	}
-	same(t, "PutBatch", func(db backend) (int, error) { return 0, db.PutBatch(putIn) }, bdb, pdb)
+	same(t, "PutBatch", func(db backend) (int, error) { return 0, db.PutBatch(ctx, putIn) }, bdb, pdb)
 	var prefixes []store.Entry
 	for i := range 400 {
 		var src hashkey.Hash
@@ -154,31 +155,41 @@ func TestSameAsBadger(t *testing.T) {
 		}
 		prefixes = append(prefixes, e)
 	}
-	same(t, "AddBatch prefixes", func(db backend) ([]bool, error) { return db.AddBatch(prefixes[:200]) }, bdb, pdb)
+	same(t, "AddBatch prefixes", func(db backend) ([]bool, error) { return db.AddBatch(ctx, prefixes[:200]) }, bdb, pdb)
 	for _, e := range prefixes[150:300] {
-		same(t, "PutPrefix", func(db backend) (int, error) { return 0, db.PutPrefix(e.Key(), store.Value{Text: []byte("p")}) }, bdb, pdb)
+		same(t, "PutPrefix", func(db backend) (int, error) {
+			return 0, db.PutPrefix(ctx, e.Key(), store.Value{Text: []byte("p")})
+		}, bdb, pdb)
 	}
 	same(t, "Load prefixes", func(db backend) (store.LoadResult, error) { return load(db, prefixes[250:]) }, bdb, pdb)
 	// Nested prefixes of one hash, for Match's longest-prefix rule.
 	nest := randHashes(r, 1)[0]
 	for _, n := range []int{4, 9, 17} {
-		same(t, "PutPrefix nested", func(db backend) (int, error) { return 0, db.PutPrefix(nest[:n], store.Value{Data: []byte{byte(n)}}) }, bdb, pdb)
+		same(t, "PutPrefix nested", func(db backend) (int, error) {
+			return 0, db.PutPrefix(ctx, nest[:n], store.Value{Data: []byte{byte(n)}})
+		}, bdb, pdb)
 	}
 
 	// A short prefix entry just past a scan range whose upper bound
 	// carries: only the length rule keeps it out of Scan(01020304ff, 40).
-	same(t, "PutPrefix edge", func(db backend) (int, error) { return 0, db.PutPrefix([]byte{1, 2, 3, 5}, store.Value{}) }, bdb, pdb)
+	same(t, "PutPrefix edge", func(db backend) (int, error) {
+		return 0, db.PutPrefix(ctx, []byte{1, 2, 3, 5}, store.Value{})
+	}, bdb, pdb)
 	same(t, "PutPrefix edge 2", func(db backend) (int, error) {
-		return 0, db.PutPrefix([]byte{1, 2, 3, 4, 0xff, 9}, store.Value{})
+		return 0, db.PutPrefix(ctx, []byte{1, 2, 3, 4, 0xff, 9}, store.Value{})
 	}, bdb, pdb)
 
 	// Deletes, including absent keys.
 	for i := 0; i < 2000; i += 97 {
-		same(t, "Delete", func(db backend) (int, error) { return 0, db.Delete(store.FullEntry(hs[i], store.Value{})) }, bdb, pdb)
+		same(t, "Delete", func(db backend) (int, error) {
+			return 0, db.Delete(ctx, store.FullEntry(hs[i], store.Value{}))
+		}, bdb, pdb)
 	}
-	same(t, "Delete absent", func(db backend) (int, error) { return 0, db.Delete(store.FullEntry(hs[0], store.Value{})) }, bdb, pdb)
-	same(t, "DeletePrefix", func(db backend) (int, error) { return 0, db.Delete(prefixes[3]) }, bdb, pdb)
-	same(t, "DeletePrefix absent", func(db backend) (int, error) { return 0, db.Delete(prefixes[3]) }, bdb, pdb)
+	same(t, "Delete absent", func(db backend) (int, error) {
+		return 0, db.Delete(ctx, store.FullEntry(hs[0], store.Value{}))
+	}, bdb, pdb)
+	same(t, "DeletePrefix", func(db backend) (int, error) { return 0, db.Delete(ctx, prefixes[3]) }, bdb, pdb)
+	same(t, "DeletePrefix absent", func(db backend) (int, error) { return 0, db.Delete(ctx, prefixes[3]) }, bdb, pdb)
 
 	// Reads.
 	all := same(t, "export", exportAll, bdb, pdb)
@@ -200,15 +211,15 @@ func TestSameAsBadger(t *testing.T) {
 		}
 		probes = append(probes, h)
 	}
-	same(t, "HasBatch", func(db backend) ([]bool, error) { return db.HasBatch(probes) }, bdb, pdb)
+	same(t, "HasBatch", func(db backend) ([]bool, error) { return db.HasBatch(ctx, probes) }, bdb, pdb)
 	for i, h := range probes {
 		if i%5 == 0 {
-			same(t, "Has", func(db backend) (bool, error) { return db.Has(h) }, bdb, pdb)
-			same(t, "Get", func(db backend) (store.Value, error) { return db.Get(h) }, bdb, pdb)
+			same(t, "Has", func(db backend) (bool, error) { return db.Has(ctx, h) }, bdb, pdb)
+			same(t, "Get", func(db backend) (store.Value, error) { return db.Get(ctx, h) }, bdb, pdb)
 		}
 		if i%3 == 0 || i >= 2300 {
 			same(t, "Match", func(db backend) ([]any, error) {
-				m, ok, err := db.Match(h)
+				m, ok, err := db.Match(ctx, h)
 				return []any{m, ok}, err
 			}, bdb, pdb)
 		}
@@ -227,31 +238,32 @@ func TestSameAsBadger(t *testing.T) {
 		what := fmt.Sprintf("Scan(%x, %d, %d)", c.prefix, c.bits, c.limit)
 		same(t, what, func(db backend) ([]store.Entry, error) { return collect(db, c.prefix, c.bits, c.limit) }, bdb, pdb)
 		same(t, "Count "+what, func(db backend) ([]int64, error) {
-			f, p, err := db.Count(c.prefix, c.bits)
+			f, p, err := db.Count(ctx, c.prefix, c.bits)
 			return []int64{f, p}, err
 		}, bdb, pdb)
 	}
 	same(t, "Scan past end", func(db backend) ([]store.Entry, error) { return collect(db, []byte{1}, 9, 0) }, bdb, pdb)
 	same(t, "Stats counts", func(db backend) ([]int64, error) {
-		s, err := db.Stats()
+		s, err := db.Stats(ctx)
 		return []int64{s.Entries, s.PrefixEntries}, err
 	}, bdb, pdb)
-	same(t, "Verify", func(db backend) (int, error) { return 0, db.Verify() }, bdb, pdb)
+	same(t, "Verify", func(db backend) (int, error) { return 0, db.Verify(ctx) }, bdb, pdb)
 }
 
 // TestScanPages checks Scan's paging across several pages with a callback
 // that stops early and one that calls the DB.
 func TestScanPages(t *testing.T) {
+	ctx := context.Background()
 	db := openTestDB(t, nil)
 	r := rand.New(rand.NewPCG(3, 4))
 	hs := randHashes(r, 2*scanPage+17)
-	if _, err := db.Load(slices.Values(entries(r, hs))); err != nil {
+	if _, err := db.Load(ctx, slices.Values(entries(r, hs))); err != nil {
 		t.Fatal(err)
 	}
 	slices.SortFunc(hs, func(a, b hashkey.Hash) int { return bytes.Compare(a[:], b[:]) })
 	var got []hashkey.Hash
-	err := db.ForEach(func(e store.Entry) error {
-		ok, err := db.Has(e.Hash) // fn may call db
+	err := db.ForEach(ctx, func(e store.Entry) error {
+		ok, err := db.Has(ctx, e.Hash) // fn may call db
 		if !ok || err != nil {
 			return fmt.Errorf("Has inside Scan: %v, %v", ok, err)
 		}
@@ -263,7 +275,7 @@ func TestScanPages(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	n := 0
-	err = db.Scan(nil, 0, 0, func(store.Entry) error {
+	err = db.Scan(ctx, nil, 0, 0, func(store.Entry) error {
 		if n++; n == scanPage+5 {
 			return stop
 		}
@@ -273,7 +285,7 @@ func TestScanPages(t *testing.T) {
 		t.Fatalf("Scan stopped with %v after %d entries, want %v after %d", err, n, stop, scanPage+5)
 	}
 	got = got[:0]
-	err = db.Scan(nil, 0, scanPage+1, func(e store.Entry) error { got = append(got, e.Hash); return nil })
+	err = db.Scan(ctx, nil, 0, scanPage+1, func(e store.Entry) error { got = append(got, e.Hash); return nil })
 	if err != nil || !slices.Equal(got, hs[:scanPage+1]) {
 		t.Fatalf("Scan limit %d: %d entries, err %v", scanPage+1, len(got), err)
 	}
@@ -283,6 +295,7 @@ func TestScanPages(t *testing.T) {
 // DB and from two DBs on one schema (two pools, as two processes would
 // have): every key must be reported new exactly once.
 func TestAddIfAbsentConcurrent(t *testing.T) {
+	ctx := context.Background()
 	schema := newSchema(t)
 	dbs := []*DB{openSchema(t, &Options{Schema: schema}), openSchema(t, &Options{Schema: schema, BatchSize: 64})}
 	r := rand.New(rand.NewPCG(5, 6))
@@ -302,7 +315,7 @@ func TestAddIfAbsentConcurrent(t *testing.T) {
 				idx := order[start:min(start+150, len(order))]
 				if w%4 == 3 { // single adds
 					for _, i := range idx {
-						added, err := db.Add(hs[i], store.Value{})
+						added, err := db.Add(ctx, hs[i], store.Value{})
 						if err != nil {
 							errs <- err
 							return
@@ -318,7 +331,7 @@ func TestAddIfAbsentConcurrent(t *testing.T) {
 					batch = append(batch, store.Entry{Hash: hs[i]})
 				}
 				batch = append(batch, batch[0]) // a repeat within the batch
-				added, err := db.AddBatch(batch)
+				added, err := db.AddBatch(ctx, batch)
 				if err != nil {
 					errs <- err
 					return
@@ -352,7 +365,7 @@ func TestAddIfAbsentConcurrent(t *testing.T) {
 		}
 	}
 	t.Logf("keys added per worker: %v", perWorker)
-	full, _, err := dbs[0].Count(nil, 0)
+	full, _, err := dbs[0].Count(ctx, nil, 0)
 	if err != nil || full != int64(len(hs)) {
 		t.Fatalf("Count = %d, %v; want %d", full, err, len(hs))
 	}
@@ -361,6 +374,7 @@ func TestAddIfAbsentConcurrent(t *testing.T) {
 // TestConcurrentLoad runs two Loads of overlapping input through two DBs:
 // the keys added by both add up to the distinct keys.
 func TestConcurrentLoad(t *testing.T) {
+	ctx := context.Background()
 	schema := newSchema(t)
 	a, b := openSchema(t, &Options{Schema: schema}), openSchema(t, &Options{Schema: schema})
 	r := rand.New(rand.NewPCG(7, 7))
@@ -368,8 +382,8 @@ func TestConcurrentLoad(t *testing.T) {
 	var ra, rb store.LoadResult
 	var ea, eb error
 	var wg sync.WaitGroup
-	wg.Go(func() { ra, ea = a.Load(slices.Values(es[:2000])) })
-	wg.Go(func() { rb, eb = b.Load(slices.Values(es[1000:])) })
+	wg.Go(func() { ra, ea = a.Load(ctx, slices.Values(es[:2000])) })
+	wg.Go(func() { rb, eb = b.Load(ctx, slices.Values(es[1000:])) })
 	wg.Wait()
 	if ea != nil || eb != nil {
 		t.Fatal(ea, eb)
@@ -391,14 +405,14 @@ func TestProfile(t *testing.T) {
 		t.Fatalf("Open with another profile: %v, want ErrProfileMismatch", err)
 	}
 	db = openSchema(t, &Options{Schema: schema})
-	if got := db.Profile(); got != "urlhash+sha256;unicode=17.0.0" {
+	if got := db.profileName(); got != "urlhash+sha256;unicode=17.0.0" {
 		t.Fatalf("Profile() = %q, want the recorded one", got)
 	}
 	// An index created without a profile records the first one asked for.
 	other := newSchema(t)
 	openSchema(t, &Options{Schema: other}).Close()
-	if db := openSchema(t, &Options{Schema: other, Profile: "p1"}); db.Profile() != "p1" {
-		t.Fatalf("Profile() = %q, want p1", db.Profile())
+	if db := openSchema(t, &Options{Schema: other, Profile: "p1"}); db.profileName() != "p1" {
+		t.Fatalf("Profile() = %q, want p1", db.profileName())
 	}
 	if _, err := Open(ctx, u, &Options{Schema: other, Profile: "p2"}); !errors.Is(err, store.ErrProfileMismatch) {
 		t.Fatalf("Open with p2: %v, want ErrProfileMismatch", err)
@@ -415,17 +429,17 @@ func TestMustExistReadOnlyFormat(t *testing.T) {
 	}
 	w := openSchema(t, &Options{Schema: schema})
 	h := hashkey.Sum([]byte("x"))
-	if err := w.Put(h, store.Value{}); err != nil {
+	if err := w.Put(context.Background(), h, store.Value{}); err != nil {
 		t.Fatal(err)
 	}
 	ro := openSchema(t, &Options{Schema: schema, ReadOnly: true})
-	if ok, err := ro.Has(h); !ok || err != nil {
+	if ok, err := ro.Has(context.Background(), h); !ok || err != nil {
 		t.Fatalf("read-only Has = %v, %v", ok, err)
 	}
-	if err := ro.Put(h, store.Value{}); !errors.Is(err, store.ErrReadOnly) {
+	if err := ro.Put(context.Background(), h, store.Value{}); !errors.Is(err, store.ErrReadOnly) {
 		t.Fatalf("read-only Put: %v, want ErrReadOnly", err)
 	}
-	if _, err := ro.Load(slices.Values([]store.Entry{{Hash: h}})); !errors.Is(err, store.ErrReadOnly) {
+	if _, err := ro.Load(context.Background(), slices.Values([]store.Entry{{Hash: h}})); !errors.Is(err, store.ErrReadOnly) {
 		t.Fatalf("read-only Load: %v, want ErrReadOnly", err)
 	}
 	// A newer format is refused; Verify catches a missing record.
@@ -444,31 +458,32 @@ func TestMustExistReadOnlyFormat(t *testing.T) {
 	if _, err := conn.Exec(ctx, `DELETE FROM `+meta+` WHERE name = 'format'`); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Verify(); !errors.Is(err, store.ErrCorrupt) {
+	if err := w.Verify(context.Background()); !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("Verify without a format record: %v, want ErrCorrupt", err)
 	}
 }
 
 func TestBadPrefixLength(t *testing.T) {
+	ctx := context.Background()
 	db := openTestDB(t, nil)
 	h := hashkey.Sum([]byte("x"))
 	for _, n := range []int{0, 3, 32} {
-		if err := db.PutPrefix(h[:n], store.Value{}); !errors.Is(err, store.ErrPrefixLength) {
+		if err := db.PutPrefix(ctx, h[:n], store.Value{}); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("PutPrefix(%d bytes): %v, want ErrPrefixLength", n, err)
 		}
 	}
 	for _, n := range []int{-1, 2, 33} {
-		if err := db.Delete(store.Entry{Hash: h, Len: n}); !errors.Is(err, store.ErrPrefixLength) {
+		if err := db.Delete(ctx, store.Entry{Hash: h, Len: n}); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("Delete(Len %d): %v, want ErrPrefixLength", n, err)
 		}
 		bad := []store.Entry{{Hash: h}, {Hash: h, Len: n}}
-		if err := db.PutBatch(bad); !errors.Is(err, store.ErrPrefixLength) {
+		if err := db.PutBatch(ctx, bad); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("PutBatch(Len %d): %v, want ErrPrefixLength", n, err)
 		}
-		if _, err := db.AddBatch(bad); !errors.Is(err, store.ErrPrefixLength) {
+		if _, err := db.AddBatch(ctx, bad); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("AddBatch(Len %d): %v, want ErrPrefixLength", n, err)
 		}
-		if _, err := db.Load(slices.Values(bad)); !errors.Is(err, store.ErrPrefixLength) {
+		if _, err := db.Load(ctx, slices.Values(bad)); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("Load(Len %d): %v, want ErrPrefixLength", n, err)
 		}
 	}
@@ -476,20 +491,21 @@ func TestBadPrefixLength(t *testing.T) {
 		prefix []byte
 		bits   int
 	}{{nil, 4}, {h[:1], 9}, {h[:], 257}, {h[:], -1}} {
-		if err := db.Scan(c.prefix, c.bits, 0, func(store.Entry) error { return nil }); !errors.Is(err, store.ErrPrefixLength) {
+		if err := db.Scan(ctx, c.prefix, c.bits, 0, func(store.Entry) error { return nil }); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("Scan(%d bytes, %d bits): %v, want ErrPrefixLength", len(c.prefix), c.bits, err)
 		}
-		if _, _, err := db.Count(c.prefix, c.bits); !errors.Is(err, store.ErrPrefixLength) {
+		if _, _, err := db.Count(ctx, c.prefix, c.bits); !errors.Is(err, store.ErrPrefixLength) {
 			t.Errorf("Count(%d bytes, %d bits): %v, want ErrPrefixLength", len(c.prefix), c.bits, err)
 		}
 	}
 	// Nothing of the refused writes is stored.
-	if n, p, err := db.Count(nil, 0); n != 0 || p != 0 || err != nil {
+	if n, p, err := db.Count(ctx, nil, 0); n != 0 || p != 0 || err != nil {
 		t.Fatalf("Count after refused writes = %d, %d, %v", n, p, err)
 	}
 }
 
 func TestClosed(t *testing.T) {
+	ctx := context.Background()
 	db := openTestDB(t, nil)
 	h := hashkey.Sum([]byte("x"))
 	if err := db.Close(); err != nil {
@@ -499,24 +515,24 @@ func TestClosed(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 	calls := map[string]error{
-		"Put":       db.Put(h, store.Value{}),
-		"PutPrefix": db.PutPrefix(h[:4], store.Value{}),
-		"PutBatch":  db.PutBatch([]store.Entry{{Hash: h}}),
-		"Delete":    db.Delete(store.FullEntry(h, store.Value{})),
-		"Scan":      db.Scan(nil, 0, 0, func(store.Entry) error { return nil }),
-		"ForEach":   db.ForEach(func(store.Entry) error { return nil }),
-		"Verify":    db.Verify(),
-		"Sync":      db.Sync(),
+		"Put":       db.Put(ctx, h, store.Value{}),
+		"PutPrefix": db.PutPrefix(ctx, h[:4], store.Value{}),
+		"PutBatch":  db.PutBatch(ctx, []store.Entry{{Hash: h}}),
+		"Delete":    db.Delete(ctx, store.FullEntry(h, store.Value{})),
+		"Scan":      db.Scan(ctx, nil, 0, 0, func(store.Entry) error { return nil }),
+		"ForEach":   db.ForEach(ctx, func(store.Entry) error { return nil }),
+		"Verify":    db.Verify(ctx),
+		"Sync":      db.Sync(ctx),
 	}
-	_, calls["Get"] = db.Get(h)
-	_, calls["Has"] = db.Has(h)
-	_, calls["HasBatch"] = db.HasBatch([]hashkey.Hash{h})
-	_, calls["Add"] = db.Add(h, store.Value{})
-	_, calls["AddBatch"] = db.AddBatch([]store.Entry{{Hash: h}})
-	_, _, calls["Match"] = db.Match(h)
-	_, _, calls["Count"] = db.Count(nil, 0)
-	_, calls["Load"] = db.Load(slices.Values([]store.Entry{{Hash: h}}))
-	_, calls["Stats"] = db.Stats()
+	_, calls["Get"] = db.Get(ctx, h)
+	_, calls["Has"] = db.Has(ctx, h)
+	_, calls["HasBatch"] = db.HasBatch(ctx, []hashkey.Hash{h})
+	_, calls["Add"] = db.Add(ctx, h, store.Value{})
+	_, calls["AddBatch"] = db.AddBatch(ctx, []store.Entry{{Hash: h}})
+	_, _, calls["Match"] = db.Match(ctx, h)
+	_, _, calls["Count"] = db.Count(ctx, nil, 0)
+	_, calls["Load"] = db.Load(ctx, slices.Values([]store.Entry{{Hash: h}}))
+	_, calls["Stats"] = db.Stats(ctx)
 	for name, err := range calls {
 		if !errors.Is(err, store.ErrClosed) {
 			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
@@ -536,15 +552,16 @@ func TestPathRedacted(t *testing.T) {
 }
 
 func TestStatsVerify(t *testing.T) {
+	ctx := context.Background()
 	db := openTestDB(t, &Options{Profile: "urlhash+sha256;unicode=17.0.0"})
 	r := rand.New(rand.NewPCG(9, 9))
-	if _, err := db.Load(slices.Values(entries(r, randHashes(r, 500)))); err != nil {
+	if _, err := db.Load(ctx, slices.Values(entries(r, randHashes(r, 500)))); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.PutPrefix([]byte{1, 2, 3, 4}, store.Value{}); err != nil {
+	if err := db.PutPrefix(ctx, []byte{1, 2, 3, 4}, store.Value{}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := db.Stats()
+	s, err := db.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,10 +569,10 @@ func TestStatsVerify(t *testing.T) {
 		s.DiskBytes <= 0 {
 		t.Fatalf("Stats = %+v", s)
 	}
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(ctx); err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
-	if err := db.Sync(); err != nil {
+	if err := db.Sync(ctx); err != nil {
 		t.Fatalf("Sync: %v", err)
 	}
 }

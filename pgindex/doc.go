@@ -14,7 +14,7 @@
 //
 //	db, err := pgindex.Open(ctx, "postgres://crawler@db.example/urlhash", nil)
 //	...
-//	added, err := db.Add(h, store.Value{})
+//	added, err := db.Add(ctx, h, store.Value{})
 //
 // A *DB is a store.Backend, like the embedded *index.DB, with the same
 // method set (Put, PutPrefix, PutBatch, Get, Has, HasBatch, Delete,
@@ -24,8 +24,9 @@
 // Badger and no URL code. No pgx type or error escapes; server errors are
 // reported by text with their SQLSTATE.
 //
-// Methods take no context: they run under one that keeps the values of
-// Open's ctx and is cancelled by Close.
+// Every method that talks to the database takes a context, passed to
+// each pgx call: cancelling it ends the statement (pgx asks the server to
+// cancel it) and the method returns an error wrapping ctx.Err().
 //
 // # Schema
 //

@@ -26,15 +26,15 @@ func Example() {
 	defer db.Close()
 
 	h := hashkey.Sum([]byte("https://example.com/"))
-	added, err := db.Add(h, store.Value{Text: []byte("https://example.com/")})
+	added, err := db.Add(context.Background(), h, store.Value{Text: []byte("https://example.com/")})
 	if err != nil {
 		log.Fatal(err)
 	}
-	again, err := db.Add(h, store.Value{})
+	again, err := db.Add(context.Background(), h, store.Value{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	ok, err := db.Has(h)
+	ok, err := db.Has(context.Background(), h)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package pgindex
 
 import (
+	"context"
 	"iter"
 
 	"github.com/jackc/pgx/v5"
@@ -16,18 +17,18 @@ import (
 // the input entries not added (already stored, or repeated); Streamed is
 // always false. A bad entry fails the load and nothing is written. Other
 // writers may run during Load: a key they add first counts as present.
-func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
+func (db *DB) Load(ctx context.Context, seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 	if err := db.beginWrite(); err != nil {
 		return store.LoadResult{}, err
 	}
 	var res store.LoadResult
 	var n int64
 	var errEntry error // a bad entry, reported as itself rather than as pgx's COPY failure
-	err := pgx.BeginFunc(db.ctx, db.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(db.ctx, db.q.dropTmp); err != nil {
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, db.q.dropTmp); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(db.ctx, db.q.loadTemp); err != nil {
+		if _, err := tx.Exec(ctx, db.q.loadTemp); err != nil {
 			return err
 		}
 		next, stop := iter.Pull(seq)
@@ -45,24 +46,24 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 			first, last, exp := seenOrNil(&e.Value)
 			return []any{e.Key(), n, nilIfEmpty(e.Value.Text), nilIfEmpty(e.Value.Data), first, last, exp}, nil
 		})
-		if _, err := tx.CopyFrom(db.ctx, pgx.Identifier{"pg_temp", loadTable},
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"pg_temp", loadTable},
 			[]string{"k", "ord", "text", "data", "first_seen", "last_seen", "expires_at"}, src); err != nil {
 			return err
 		}
 		now := db.now()
 		for _, sql := range []string{db.q.loadExpiredFull, db.q.loadExpiredPrefix} {
-			if _, err := tx.Exec(db.ctx, sql, now); err != nil {
+			if _, err := tx.Exec(ctx, sql, now); err != nil {
 				return err
 			}
 		}
 		for _, sql := range []string{db.q.loadFull, db.q.loadPrefix} {
-			tag, err := tx.Exec(db.ctx, sql)
+			tag, err := tx.Exec(ctx, sql)
 			if err != nil {
 				return err
 			}
 			res.Added += tag.RowsAffected()
 		}
-		_, err := tx.Exec(db.ctx, db.q.dropTmp)
+		_, err := tx.Exec(ctx, db.q.dropTmp)
 		return err
 	})
 	if errEntry != nil {

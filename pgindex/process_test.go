@@ -70,7 +70,8 @@ func TestAddIfAbsentTwoProcesses(t *testing.T) {
 // addAsChild adds processKeys keys, in an order of its own, in batches,
 // and prints "added K" for each key it added.
 func addAsChild(t *testing.T, schema string) {
-	db, err := Open(context.Background(), testURL(t), &Options{Schema: schema})
+	ctx := context.Background()
+	db, err := Open(ctx, testURL(t), &Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func addAsChild(t *testing.T, schema string) {
 		for j, k := range idx {
 			batch[j] = store.Entry{Hash: hs[k]}
 		}
-		added, err := db.AddBatch(batch)
+		added, err := db.AddBatch(ctx, batch)
 		if err != nil {
 			t.Fatal(err)
 		}

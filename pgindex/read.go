@@ -2,6 +2,7 @@ package pgindex
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,13 +17,13 @@ const scanPage = 1000
 
 // Get returns the value of the full entry h, or store.ErrNotFound. The
 // value's slices belong to the caller.
-func (db *DB) Get(h hashkey.Hash) (store.Value, error) {
+func (db *DB) Get(ctx context.Context, h hashkey.Hash) (store.Value, error) {
 	if err := db.begin(); err != nil {
 		return store.Value{}, err
 	}
 	var v store.Value
 	var rt rowTimes
-	err := db.pool.QueryRow(db.ctx, db.q.get, h[:], db.now()).Scan(append([]any{&v.Text, &v.Data}, rt.dest()...)...)
+	err := db.pool.QueryRow(ctx, db.q.get, h[:], db.now()).Scan(append([]any{&v.Text, &v.Data}, rt.dest()...)...)
 	if err != nil {
 		return store.Value{}, db.translate(err)
 	}
@@ -31,18 +32,18 @@ func (db *DB) Get(h hashkey.Hash) (store.Value, error) {
 }
 
 // Has reports whether the full entry h is stored.
-func (db *DB) Has(h hashkey.Hash) (bool, error) {
+func (db *DB) Has(ctx context.Context, h hashkey.Hash) (bool, error) {
 	if err := db.begin(); err != nil {
 		return false, err
 	}
 	var ok bool
-	err := db.pool.QueryRow(db.ctx, db.q.has, h[:], db.now()).Scan(&ok)
+	err := db.pool.QueryRow(ctx, db.q.has, h[:], db.now()).Scan(&ok)
 	return ok, db.translate(err)
 }
 
 // HasBatch reports, in input order, which full entries are stored. The
 // hashes are sent sorted, Options.BatchSize per query (= ANY($1)).
-func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
+func (db *DB) HasBatch(ctx context.Context, hs []hashkey.Hash) ([]bool, error) {
 	if err := db.begin(); err != nil {
 		return nil, err
 	}
@@ -59,7 +60,7 @@ func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
 	found := make(map[hashkey.Hash]struct{})
 	now := db.now()
 	for chunk := range slices.Chunk(keys, db.opts.BatchSize) {
-		rows, err := db.pool.Query(db.ctx, db.q.hasBatch, chunk, now)
+		rows, err := db.pool.Query(ctx, db.q.hasBatch, chunk, now)
 		if err != nil {
 			return nil, db.translate(err)
 		}
@@ -85,7 +86,7 @@ func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
 // prefix entry that h starts with. The bool is false when neither exists.
 // It is one query: the full key, and the 28 prefixes of h
 // (store.MinPrefixEntryLen..store.MaxPrefixEntryLen bytes) with = ANY.
-func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
+func (db *DB) Match(ctx context.Context, h hashkey.Hash) (store.Match, bool, error) {
 	if err := db.begin(); err != nil {
 		return store.Match{}, false, err
 	}
@@ -96,7 +97,7 @@ func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
 	var m store.Match
 	var n int32
 	var rt rowTimes
-	err := db.pool.QueryRow(db.ctx, db.q.match, h[:], prefixes, db.now()).Scan(append([]any{&n, &m.Value.Text, &m.Value.Data}, rt.dest()...)...)
+	err := db.pool.QueryRow(ctx, db.q.match, h[:], prefixes, db.now()).Scan(append([]any{&n, &m.Value.Text, &m.Value.Data}, rt.dest()...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Match{}, false, nil
 	}
@@ -121,7 +122,7 @@ func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
 // runs, so fn may call methods of db. Unlike index.DB.Scan, the pages are
 // not one snapshot: an entry written or deleted during the scan may or
 // may not be visited, but every key is visited at most once, in order.
-func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) error) error {
+func (db *DB) Scan(ctx context.Context, prefix []byte, bits int, limit int, fn func(store.Entry) error) error {
 	if err := store.CheckPrefix(prefix, bits); err != nil {
 		return err
 	}
@@ -147,9 +148,9 @@ func (db *DB) Scan(prefix []byte, bits int, limit int, fn func(store.Entry) erro
 			var rows pgx.Rows
 			var err error
 			if isPrefix {
-				rows, err = db.pool.Query(db.ctx, db.q.scanPrefix, from, hi, nbytes, page, now)
+				rows, err = db.pool.Query(ctx, db.q.scanPrefix, from, hi, nbytes, page, now)
 			} else {
-				rows, err = db.pool.Query(db.ctx, db.q.scanFull, from, hi, page, now)
+				rows, err = db.pool.Query(ctx, db.q.scanFull, from, hi, page, now)
 			}
 			if err != nil {
 				return db.translate(err)
@@ -205,12 +206,14 @@ func collectEntries(rows pgx.Rows, isPrefix bool) ([]store.Entry, error) {
 
 // ForEach calls fn for every entry in key order (full entries, then prefix
 // entries), stopping at the first error fn returns. See Scan.
-func (db *DB) ForEach(fn func(store.Entry) error) error { return db.Scan(nil, 0, 0, fn) }
+func (db *DB) ForEach(ctx context.Context, fn func(store.Entry) error) error {
+	return db.Scan(ctx, nil, 0, 0, fn)
+}
 
 // Count returns the number of full entries and of prefix entries that
 // Scan(prefix, bits, 0, ...) would visit: two count(*) queries over key
 // ranges.
-func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
+func (db *DB) Count(ctx context.Context, prefix []byte, bits int) (full, prefixes int64, err error) {
 	if err := store.CheckPrefix(prefix, bits); err != nil {
 		return 0, 0, err
 	}
@@ -219,10 +222,10 @@ func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
 	}
 	lo, hi, nbytes := keyRange(prefix, bits)
 	now := db.now()
-	if err := db.pool.QueryRow(db.ctx, db.q.countFull, lo, hi, now).Scan(&full); err != nil {
+	if err := db.pool.QueryRow(ctx, db.q.countFull, lo, hi, now).Scan(&full); err != nil {
 		return 0, 0, db.translate(err)
 	}
-	if err := db.pool.QueryRow(db.ctx, db.q.countPrefix, lo, hi, nbytes, now).Scan(&prefixes); err != nil {
+	if err := db.pool.QueryRow(ctx, db.q.countPrefix, lo, hi, nbytes, now).Scan(&prefixes); err != nil {
 		return 0, 0, db.translate(err)
 	}
 	return full, prefixes, nil

@@ -1,6 +1,7 @@
 package pgindex
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -15,13 +16,13 @@ import (
 // pg_total_relation_size of the three tables (heap, primary-key index and
 // TOAST), 0 where the server lacks the function (CockroachDB).
 // FormatVersion is the schema version recorded in the meta table.
-func (db *DB) Stats() (store.Stats, error) {
+func (db *DB) Stats(ctx context.Context) (store.Stats, error) {
 	if err := db.begin(); err != nil {
 		return store.Stats{}, err
 	}
-	s := store.Stats{Profile: db.Profile()}
+	s := store.Stats{Profile: db.profileName()}
 	var format string
-	err := db.pool.QueryRow(db.ctx, `SELECT
+	err := db.pool.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM `+db.full+` WHERE `+live("", "1")+`),
 		(SELECT count(*) FROM `+db.prefix+` WHERE `+live("", "1")+`),
 		(SELECT count(*) FROM `+db.full+` WHERE expires_at > $1::int8) +
@@ -33,7 +34,7 @@ func (db *DB) Stats() (store.Stats, error) {
 	if s.FormatVersion, err = strconv.Atoi(format); err != nil {
 		return store.Stats{}, fmt.Errorf("%w: bad format record %q", store.ErrFormat, format)
 	}
-	err = db.pool.QueryRow(db.ctx, `SELECT
+	err = db.pool.QueryRow(ctx, `SELECT
 		pg_total_relation_size($1::regclass) + pg_total_relation_size($2::regclass) + pg_total_relation_size($3::regclass)`,
 		db.full, db.prefix, db.meta).Scan(&s.DiskBytes)
 	var pe *pgconn.PgError
@@ -47,13 +48,13 @@ func (db *DB) Stats() (store.Stats, error) {
 // every key is well formed (32-byte full keys, 4..31-byte prefix keys, no
 // NULL). It reads every key. It returns an error wrapping
 // store.ErrCorrupt when a check fails.
-func (db *DB) Verify() error {
+func (db *DB) Verify(ctx context.Context) error {
 	if err := db.begin(); err != nil {
 		return err
 	}
 	var format *string
 	var badFull, badPrefix int64
-	err := db.pool.QueryRow(db.ctx, `SELECT
+	err := db.pool.QueryRow(ctx, `SELECT
 		(SELECT value FROM `+db.meta+` WHERE name = 'format'),
 		(SELECT count(*) FROM `+db.full+` WHERE h IS NULL OR length(h) <> 32),
 		(SELECT count(*) FROM `+db.prefix+` WHERE p IS NULL OR length(p) NOT BETWEEN 4 AND 31)`).

@@ -1,7 +1,6 @@
 package pgindex
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -68,7 +66,7 @@ func (r *rowTimes) set(v *store.Value) {
 // decides among concurrent visitors, in any process on any host.
 // revisitAfter is rounded up to whole seconds; the clock is Options.Now of
 // this process (keep the hosts' clocks in step).
-func (db *DB) VisitBatch(entries []store.Entry, revisitAfter time.Duration) ([]bool, error) {
+func (db *DB) VisitBatch(ctx context.Context, entries []store.Entry, revisitAfter time.Duration) ([]bool, error) {
 	for i := range entries {
 		if err := checkEntry(&entries[i]); err != nil {
 			return nil, err
@@ -87,22 +85,13 @@ func (db *DB) VisitBatch(entries []store.Entry, revisitAfter time.Duration) ([]b
 	}
 	now := db.now()
 	pos := make(map[entryKey]int, len(entries))
-	var full, prefixes []entryKey
 	for i := range entries {
 		k := keyOf(&entries[i])
-		if _, dup := pos[k]; dup {
-			continue
-		}
-		pos[k] = i
-		if k.n == hashkey.Size {
-			full = append(full, k)
-		} else {
-			prefixes = append(prefixes, k)
+		if _, dup := pos[k]; !dup {
+			pos[k] = i // the first occurrence visits
 		}
 	}
-	byBytes := func(a, b entryKey) int { return bytes.Compare(a.bytes(), b.bytes()) }
-	slices.SortFunc(full, byBytes)
-	slices.SortFunc(prefixes, byBytes)
+	full, prefixes := sortedKeys(pos)
 	for _, part := range []struct {
 		keys []entryKey
 		sql  string
@@ -117,7 +106,7 @@ func (db *DB) VisitBatch(entries []store.Entry, revisitAfter time.Duration) ([]b
 				v := &entries[pos[chunk[j]]].Value
 				texts[j], datas[j], exps[j] = nilIfEmpty(v.Text), nilIfEmpty(v.Data), unixOrNil(v.Expires)
 			}
-			if err := db.markReturned(pos, result, part.sql, ks, texts, datas, exps, now, after); err != nil {
+			if err := db.markReturned(ctx, pos, result, part.sql, ks, texts, datas, exps, now, after); err != nil {
 				return nil, err
 			}
 		}
@@ -127,7 +116,7 @@ func (db *DB) VisitBatch(entries []store.Entry, revisitAfter time.Duration) ([]b
 
 // DeletePrefix implements store.Backend: two DELETEs by key range (live
 // rows are counted; expired ones in the range stay until purged).
-func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err error) {
+func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, bits int) (full, prefixes int64, err error) {
 	if err := store.CheckPrefix(prefix, bits); err != nil {
 		return 0, 0, err
 	}
@@ -136,13 +125,13 @@ func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err e
 	}
 	lo, hi, nbytes := keyRange(prefix, bits)
 	now := db.now()
-	err = pgx.BeginFunc(db.ctx, db.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(db.ctx, db.q.deleteRangeFull, lo, hi, now)
+	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, db.q.deleteRangeFull, lo, hi, now)
 		if err != nil {
 			return err
 		}
 		full = tag.RowsAffected()
-		tag, err = tx.Exec(db.ctx, db.q.deleteRangePrefix, lo, hi, nbytes, now)
+		tag, err = tx.Exec(ctx, db.q.deleteRangePrefix, lo, hi, nbytes, now)
 		prefixes = tag.RowsAffected()
 		return err
 	})
@@ -156,14 +145,14 @@ func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err e
 // returns how many it deleted. Reads never see expired rows; this only
 // frees their space (run it from time to time, or the equivalent DELETE
 // ... WHERE expires_at <= extract(epoch FROM now()) from cron).
-func (db *DB) PurgeExpired() (int64, error) {
+func (db *DB) PurgeExpired(ctx context.Context) (int64, error) {
 	if err := db.beginWrite(); err != nil {
 		return 0, err
 	}
 	now := db.now()
 	var n int64
 	for _, sql := range []string{db.q.purgeFull, db.q.purgePrefix} {
-		tag, err := db.pool.Exec(db.ctx, sql, now)
+		tag, err := db.pool.Exec(ctx, sql, now)
 		if err != nil {
 			return n, db.translate(err)
 		}

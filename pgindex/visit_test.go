@@ -36,7 +36,7 @@ func TestVisitConcurrent(t *testing.T) {
 					for _, i := range order[start:min(start+100, len(order))] {
 						batch = append(batch, store.FullEntry(hs[i], store.Value{}))
 					}
-					got, err := db.VisitBatch(batch, time.Hour)
+					got, err := db.VisitBatch(context.Background(), batch, time.Hour)
 					if err != nil {
 						errs <- err
 						return
@@ -92,24 +92,25 @@ func TestUpgradeTimes(t *testing.T) {
 	for i := range h {
 		h[i] = 0xab
 	}
-	v, err := db.Get(h)
+	v, err := db.Get(context.Background(), h)
 	if err != nil || string(v.Text) != "old" {
 		t.Fatalf("Get after upgrade = %+v, %v", v, err)
 	}
-	if got, err := db.VisitBatch([]store.Entry{store.FullEntry(h, store.Value{})}, time.Hour); err != nil || !got[0] {
+	if got, err := db.VisitBatch(context.Background(), []store.Entry{store.FullEntry(h, store.Value{})}, time.Hour); err != nil || !got[0] {
 		t.Fatalf("visit of an old row = %v, %v, want new", got, err)
 	}
 	ro := openSchema(t, &Options{Schema: schema, ReadOnly: true})
-	if v, err := ro.Get(h); err != nil || v.LastSeen.IsZero() {
+	if v, err := ro.Get(context.Background(), h); err != nil || v.LastSeen.IsZero() {
 		t.Fatalf("read-only Get after upgrade = %+v, %v", v, err)
 	}
 }
 
 func TestPurgeExpired(t *testing.T) {
+	ctx := context.Background()
 	clock := fakeclock.New(fakeclock.Start())
 	db := openTestDB(t, &Options{Now: clock.Now})
 	hs := randHashes(rand.New(rand.NewPCG(1, 2)), 3)
-	err := db.PutBatch([]store.Entry{
+	err := db.PutBatch(ctx, []store.Entry{
 		store.FullEntry(hs[0], store.Value{Expires: clock.Now().Add(time.Hour)}),
 		store.FullEntry(hs[1], store.Value{Expires: clock.Now().Add(2 * time.Hour)}),
 		store.FullEntry(hs[2], store.Value{}),
@@ -122,11 +123,11 @@ func TestPurgeExpired(t *testing.T) {
 		want    int64
 	}{{59 * time.Minute, 0}, {time.Minute, 1}, {time.Hour, 1}, {time.Hour, 0}} {
 		clock.Advance(tc.advance)
-		if n, err := db.PurgeExpired(); err != nil || n != tc.want {
+		if n, err := db.PurgeExpired(ctx); err != nil || n != tc.want {
 			t.Errorf("after %v: PurgeExpired = %d, %v, want %d", tc.advance, n, err, tc.want)
 		}
 	}
-	if s, err := db.Stats(); err != nil || s.Entries != 1 {
+	if s, err := db.Stats(ctx); err != nil || s.Entries != 1 {
 		t.Fatalf("Stats after purges: %+v, %v", s, err)
 	}
 }

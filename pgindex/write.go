@@ -2,6 +2,7 @@ package pgindex
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 
@@ -10,43 +11,34 @@ import (
 	"github.com/urlhash/urlhash/store"
 )
 
-// Put stores v under the full entry h, replacing any stored value.
-func (db *DB) Put(h hashkey.Hash, v store.Value) error {
-	_, err := db.write([]store.Entry{{Hash: h, Value: v}}, false)
-	return err
+// Put stores v under the full entry h, replacing any stored value
+// (store.Put: a batch of one).
+func (db *DB) Put(ctx context.Context, h hashkey.Hash, v store.Value) error {
+	return store.Put(ctx, db, h, v)
 }
 
 // PutPrefix stores v under the prefix entry p (store.MinPrefixEntryLen..
 // store.MaxPrefixEntryLen bytes, else store.ErrPrefixLength), replacing any
-// stored value.
-func (db *DB) PutPrefix(p []byte, v store.Value) error {
-	e, err := store.PrefixEntry(p, v)
-	if err != nil {
-		return err
-	}
-	_, err = db.write([]store.Entry{e}, false)
-	return err
+// stored value (store.PutPrefix).
+func (db *DB) PutPrefix(ctx context.Context, p []byte, v store.Value) error {
+	return store.PutPrefix(ctx, db, p, v)
 }
 
 // PutBatch stores every entry (full or prefix), replacing stored values.
 // When a key repeats, the last entry wins. Each statement of
 // Options.BatchSize rows is one transaction; the batch as a whole is not
 // (a failure may keep a part of it).
-func (db *DB) PutBatch(entries []store.Entry) error {
-	_, err := db.write(entries, false)
+func (db *DB) PutBatch(ctx context.Context, entries []store.Entry) error {
+	_, err := db.write(ctx, entries, false)
 	return err
 }
 
-// Add stores v under h unless h is stored, and reports whether it
-// did. It is one INSERT ... ON CONFLICT DO NOTHING RETURNING: atomic with
-// respect to every other writer of the database, in any process on any
-// host.
-func (db *DB) Add(h hashkey.Hash, v store.Value) (added bool, err error) {
-	added1, err := db.write([]store.Entry{{Hash: h, Value: v}}, true)
-	if err != nil {
-		return false, err
-	}
-	return added1[0], nil
+// Add stores v under h unless h is stored, and reports whether it did
+// (store.Add). It is one INSERT ... ON CONFLICT DO NOTHING RETURNING:
+// atomic with respect to every other writer of the database, in any
+// process on any host.
+func (db *DB) Add(ctx context.Context, h hashkey.Hash, v store.Value) (added bool, err error) {
+	return store.Add(ctx, db, h, v)
 }
 
 // AddBatch stores each entry whose key is not stored and reports,
@@ -54,28 +46,28 @@ func (db *DB) Add(h hashkey.Hash, v store.Value) (added bool, err error) {
 // its first occurrence can be added. Each key is reported added by exactly
 // one caller however many processes add it at once. Each statement of
 // Options.BatchSize rows is one transaction; the batch as a whole is not.
-func (db *DB) AddBatch(entries []store.Entry) ([]bool, error) {
-	return db.write(entries, true)
+func (db *DB) AddBatch(ctx context.Context, entries []store.Entry) ([]bool, error) {
+	return db.write(ctx, entries, true)
 }
 
 // Delete removes a full or prefix entry. It returns an error wrapping
 // store.ErrNotFound when the key is not stored and store.ErrPrefixLength
 // for a bad prefix length.
-func (db *DB) Delete(e store.Entry) error {
+func (db *DB) Delete(ctx context.Context, e store.Entry) error {
 	if err := e.Check(); err != nil {
 		return err
 	}
 	if e.IsPrefix() {
-		return db.remove(db.q.deletePrefix, e.Key())
+		return db.remove(ctx, db.q.deletePrefix, e.Key())
 	}
-	return db.remove(db.q.deleteFull, e.Key())
+	return db.remove(ctx, db.q.deleteFull, e.Key())
 }
 
-func (db *DB) remove(sql string, key []byte) error {
+func (db *DB) remove(ctx context.Context, sql string, key []byte) error {
 	if err := db.beginWrite(); err != nil {
 		return err
 	}
-	tag, err := db.pool.Exec(db.ctx, sql, key, db.now())
+	tag, err := db.pool.Exec(ctx, sql, key, db.now())
 	if err != nil {
 		return db.translate(err)
 	}
@@ -102,11 +94,11 @@ func keyOf(e *store.Entry) entryKey {
 // markReturned runs the statement sql, which returns the keys it wrote,
 // and sets result[pos[key]] for each (retried as a whole on a transient
 // error).
-func (db *DB) markReturned(pos map[entryKey]int, result []bool, sql string, args ...any) error {
+func (db *DB) markReturned(ctx context.Context, pos map[entryKey]int, result []bool, sql string, args ...any) error {
 	var written [][]byte
-	err := db.retry(func() error {
+	err := db.retry(ctx, func() error {
 		written = written[:0]
-		rows, err := db.pool.Query(db.ctx, sql, args...)
+		rows, err := db.pool.Query(ctx, sql, args...)
 		if err != nil {
 			return err
 		}
@@ -139,6 +131,23 @@ func keyOfBytes(b []byte) entryKey {
 
 func (k *entryKey) bytes() []byte { return k.h[:k.n] }
 
+// sortedKeys returns the keys of pos, full and prefix apart, each in byte
+// order: concurrent batches then take row locks in one order, which keeps
+// them from deadlocking.
+func sortedKeys(pos map[entryKey]int) (full, prefixes []entryKey) {
+	for k := range pos {
+		if k.n == hashkey.Size {
+			full = append(full, k)
+		} else {
+			prefixes = append(prefixes, k)
+		}
+	}
+	byBytes := func(a, b entryKey) int { return bytes.Compare(a.bytes(), b.bytes()) }
+	slices.SortFunc(full, byBytes)
+	slices.SortFunc(prefixes, byBytes)
+	return full, prefixes
+}
+
 // checkEntry returns store.ErrPrefixLength for an entry that is neither
 // full nor a 4..31-byte prefix entry, and store.ErrBadValue for a value
 // that fails store.Value.Check.
@@ -154,7 +163,7 @@ func checkEntry(e *store.Entry) error {
 
 // write implements Put*, Add*. For ifAbsent it returns, per input
 // entry, whether it was added; otherwise it returns nil.
-func (db *DB) write(entries []store.Entry, ifAbsent bool) ([]bool, error) {
+func (db *DB) write(ctx context.Context, entries []store.Entry, ifAbsent bool) ([]bool, error) {
 	for i := range entries {
 		if err := checkEntry(&entries[i]); err != nil {
 			return nil, err
@@ -180,19 +189,7 @@ func (db *DB) write(entries []store.Entry, ifAbsent bool) ([]bool, error) {
 		}
 		pos[k] = i
 	}
-	// Sorted keys: concurrent batches then take row locks in one order,
-	// which keeps them from deadlocking.
-	var full, prefixes []entryKey
-	for k := range pos {
-		if k.n == hashkey.Size {
-			full = append(full, k)
-		} else {
-			prefixes = append(prefixes, k)
-		}
-	}
-	byBytes := func(a, b entryKey) int { return bytes.Compare(a.bytes(), b.bytes()) }
-	slices.SortFunc(full, byBytes)
-	slices.SortFunc(prefixes, byBytes)
+	full, prefixes := sortedKeys(pos)
 	now := db.now()
 	for _, part := range []struct {
 		keys     []entryKey
@@ -210,8 +207,8 @@ func (db *DB) write(entries []store.Entry, ifAbsent bool) ([]bool, error) {
 				firsts[j], lasts[j], exps[j] = seenOrNil(v)
 			}
 			if !ifAbsent {
-				err := db.retry(func() error {
-					_, err := db.pool.Exec(db.ctx, part.put, ks, texts, datas, firsts, lasts, exps)
+				err := db.retry(ctx, func() error {
+					_, err := db.pool.Exec(ctx, part.put, ks, texts, datas, firsts, lasts, exps)
 					return err
 				})
 				if err != nil {
@@ -219,7 +216,7 @@ func (db *DB) write(entries []store.Entry, ifAbsent bool) ([]bool, error) {
 				}
 				continue
 			}
-			if err := db.markReturned(pos, result, part.add, ks, texts, datas, firsts, lasts, exps, now); err != nil {
+			if err := db.markReturned(ctx, pos, result, part.add, ks, texts, datas, firsts, lasts, exps, now); err != nil {
 				return nil, err
 			}
 		}

@@ -12,9 +12,9 @@
 //	db, err := index.Open(dir, nil) // or backend.Open(ctx, location, nil)
 //	...
 //	profile, err := urlhash.New(urlhash.DropFragment())
-//	ix, err := query.New(db, &query.Options{Profile: profile})
-//	added, err := ix.Add("https://example.com/a#top") // true the first time
-//	ok, err := ix.Has("https://EXAMPLE.com/a")        // true: same identity
+//	ix, err := query.New(ctx, db, &query.Options{Profile: profile})
+//	added, err := ix.Add(ctx, "https://example.com/a#top") // true the first time
+//	ok, err := ix.Has(ctx, "https://EXAMPLE.com/a")        // true: same identity
 //
 // Put overwrites an entry's value; Add adds only if the identity is absent
 // and reports whether it was new (exactly one concurrent caller sees

@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 
@@ -13,6 +14,7 @@ import (
 )
 
 func ExampleIndex_Add() {
+	ctx := context.Background()
 	profile, err := urlhash.New(urlhash.DropFragment())
 	if err != nil {
 		log.Fatal(err)
@@ -21,13 +23,13 @@ func ExampleIndex_Add() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	seen, err := query.New(db, &query.Options{Profile: profile})
+	seen, err := query.New(ctx, db, &query.Options{Profile: profile})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer seen.Close()
 	for _, u := range []string{"https://example.com/a", "HTTPS://EXAMPLE.COM/a#top", "https://example.com/b"} {
-		isNew, err := seen.Add(u)
+		isNew, err := seen.Add(ctx, u)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -40,21 +42,22 @@ func ExampleIndex_Add() {
 }
 
 func ExampleIndex_Lookup() {
+	ctx := context.Background()
 	db, err := index.Open("", &index.Options{InMemory: true})
 	if err != nil {
 		log.Fatal(err)
 	}
-	list, err := query.New(db, &query.Options{Profile: safebrowsing.V5})
+	list, err := query.New(ctx, db, &query.Options{Profile: safebrowsing.V5})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer list.Close()
 	// A list ships 4-byte prefixes of the SHA-256 of its expressions.
 	h := hashkey.Sum([]byte("evil.example/"))
-	if err := db.PutPrefix(h[:4], store.Value{}); err != nil {
+	if err := db.PutPrefix(ctx, h[:4], store.Value{}); err != nil {
 		log.Fatal(err)
 	}
-	hits, err := list.Lookup("http://www.evil.example/login?next=/", safebrowsing.V5)
+	hits, err := list.Lookup(ctx, "http://www.evil.example/login?next=/", safebrowsing.V5)
 	if err != nil {
 		log.Fatal(err)
 	}

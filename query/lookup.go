@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urlhash/urlhash/hashkey"
@@ -25,14 +26,14 @@ func (h Hit) IsFull() bool { return h.Len == hashkey.Size }
 // returns those whose hash is stored as a full entry or starts with a
 // stored prefix entry (the longest one), in expression order. No hits and
 // no error means the URL is not listed.
-func (ix *Index) Lookup(rawURL string, p *safebrowsing.Profile) ([]Hit, error) {
+func (ix *Index) Lookup(ctx context.Context, rawURL string, p *safebrowsing.Profile) ([]Hit, error) {
 	exprs, err := p.Hashes(rawURL)
 	if err != nil {
 		return nil, err
 	}
 	var hits []Hit
 	for _, e := range exprs {
-		m, ok, err := ix.st.Match(e.Hash)
+		m, ok, err := ix.st.Match(ctx, e.Hash)
 		if err != nil {
 			return nil, err
 		}
@@ -46,7 +47,7 @@ func (ix *Index) Lookup(rawURL string, p *safebrowsing.Profile) ([]Hit, error) {
 // AddHashedURI stores a hashed URI: its digest as the key (a full entry for
 // 32-byte digests, a prefix entry for md5's 16 and sha1's 20 bytes) and its
 // text as the value, so that MatchHashed knows its flags.
-func (ix *Index) AddHashedURI(u hasheduri.URI) error {
+func (ix *Index) AddHashedURI(ctx context.Context, u hasheduri.URI) error {
 	if !u.IsValid() {
 		return fmt.Errorf("query: invalid hashed uri %q", u.String())
 	}
@@ -54,7 +55,7 @@ func (ix *Index) AddHashedURI(u hasheduri.URI) error {
 	copy(e.Hash[:], u.Digest)
 	e.Len = len(u.Digest)
 	e.Value.Text = []byte(u.String())
-	return ix.st.PutBatch([]store.Entry{e})
+	return ix.st.PutBatch(ctx, []store.Entry{e})
 }
 
 // hashedForms are the algorithm and flag combinations a stored hashed URI
@@ -82,7 +83,7 @@ var hashedForms = func() []struct {
 // matches under canonicalisation variant v: the URL is hashed with each
 // algorithm, keeping what each flag combination keeps, and a stored URI
 // counts only when its own algorithm and flags are the ones used.
-func (ix *Index) MatchHashed(rawURL string, v hasheduri.Variant) ([]hasheduri.URI, error) {
+func (ix *Index) MatchHashed(ctx context.Context, rawURL string, v hasheduri.Variant) ([]hasheduri.URI, error) {
 	// A URL that cannot be canonicalised fails every form: report it once.
 	if _, err := hasheduri.Generate(rawURL, hasheduri.SHA256, hasheduri.KeepNone, v); err != nil {
 		return nil, err
@@ -95,7 +96,7 @@ func (ix *Index) MatchHashed(rawURL string, v hasheduri.Variant) ([]hasheduri.UR
 		}
 		var h hashkey.Hash
 		copy(h[:], u.Digest)
-		m, ok, err := ix.st.Match(h)
+		m, ok, err := ix.st.Match(ctx, h)
 		if err != nil {
 			return nil, err
 		}

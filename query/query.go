@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -43,8 +44,11 @@ type Index struct {
 }
 
 // New returns an Index over the open backend st, which it owns from then
-// on: Close closes it, also when New fails.
-func New(st store.Backend, opts *Options) (*Index, error) {
+// on: Close closes it, also when New fails. ctx bounds reading and
+// recording the profile; a backend that cannot say which profile it
+// records (a server that does not answer) fails New rather than getting
+// the default one.
+func New(ctx context.Context, st store.Backend, opts *Options) (*Index, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -52,7 +56,11 @@ func New(st store.Backend, opts *Options) (*Index, error) {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
-	recorded := st.Profile()
+	recorded, err := st.Profile(ctx)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("%s: profile: %w", st.Path(), err)
+	}
 	if o.Profile == nil {
 		o.Profile = urlhash.Default
 		if recorded != "" {
@@ -71,7 +79,7 @@ func New(st store.Backend, opts *Options) (*Index, error) {
 	}
 	// Record the profile in an index that records none, so that no index
 	// holds identities of an unnamed profile; a read-only one stays as is.
-	if err := st.SetProfile(record); err != nil && !(recorded == "" && errors.Is(err, store.ErrReadOnly)) {
+	if err := st.SetProfile(ctx, record); err != nil && !(recorded == "" && errors.Is(err, store.ErrReadOnly)) {
 		st.Close()
 		return nil, err
 	}
@@ -144,7 +152,7 @@ func (ix *Index) Profile() hashkey.Profile { return ix.profile }
 func (ix *Index) Close() error { return ix.st.Close() }
 
 // Sync makes every write so far durable.
-func (ix *Index) Sync() error { return ix.st.Sync() }
+func (ix *Index) Sync(ctx context.Context) error { return ix.st.Sync(ctx) }
 
 // Hash returns the identity of rawURL under the index's profile.
 func (ix *Index) Hash(rawURL string) (hashkey.Hash, error) { return ix.profile.Hash(rawURL) }
@@ -158,12 +166,12 @@ func (ix *Index) entry(h hashkey.Hash, rawURL string) store.Entry {
 }
 
 // Has reports whether rawURL's identity is stored.
-func (ix *Index) Has(rawURL string) (bool, error) {
+func (ix *Index) Has(ctx context.Context, rawURL string) (bool, error) {
 	h, err := ix.profile.Hash(rawURL)
 	if err != nil {
 		return false, err
 	}
-	found, err := ix.st.HasBatch([]hashkey.Hash{h})
+	found, err := ix.st.HasBatch(ctx, []hashkey.Hash{h})
 	if err != nil {
 		return false, err
 	}
@@ -172,33 +180,33 @@ func (ix *Index) Has(rawURL string) (bool, error) {
 
 // Get returns the value stored for rawURL, or an error wrapping
 // store.ErrNotFound.
-func (ix *Index) Get(rawURL string) (store.Value, error) {
+func (ix *Index) Get(ctx context.Context, rawURL string) (store.Value, error) {
 	h, err := ix.profile.Hash(rawURL)
 	if err != nil {
 		return store.Value{}, err
 	}
-	return ix.st.Get(h)
+	return ix.st.Get(ctx, h)
 }
 
 // Put stores rawURL's identity (and its text when Options.StoreURL),
 // replacing the value of a stored one.
-func (ix *Index) Put(rawURL string) error {
+func (ix *Index) Put(ctx context.Context, rawURL string) error {
 	h, err := ix.profile.Hash(rawURL)
 	if err != nil {
 		return err
 	}
-	return ix.st.PutBatch([]store.Entry{ix.entry(h, rawURL)})
+	return ix.st.PutBatch(ctx, []store.Entry{ix.entry(h, rawURL)})
 }
 
 // Add stores rawURL's identity unless it is stored already (a stored value
 // is kept), and reports whether it was new. Among concurrent callers adding
 // the same identity exactly one sees true.
-func (ix *Index) Add(rawURL string) (bool, error) {
+func (ix *Index) Add(ctx context.Context, rawURL string) (bool, error) {
 	h, err := ix.profile.Hash(rawURL)
 	if err != nil {
 		return false, err
 	}
-	added, err := ix.st.AddBatch([]store.Entry{ix.entry(h, rawURL)})
+	added, err := ix.st.AddBatch(ctx, []store.Entry{ix.entry(h, rawURL)})
 	if err != nil {
 		return false, err
 	}
@@ -207,12 +215,12 @@ func (ix *Index) Add(rawURL string) (bool, error) {
 
 // Delete removes rawURL's identity; an absent one gives an error wrapping
 // store.ErrNotFound.
-func (ix *Index) Delete(rawURL string) error {
+func (ix *Index) Delete(ctx context.Context, rawURL string) error {
 	h, err := ix.profile.Hash(rawURL)
 	if err != nil {
 		return err
 	}
-	return ix.st.Delete(store.FullEntry(h, store.Value{}))
+	return ix.st.Delete(ctx, store.FullEntry(h, store.Value{}))
 }
 
 // Result is the answer for one URL of a batch.
@@ -258,14 +266,14 @@ func (ix *Index) parallel(n int, fn func(i int)) {
 }
 
 // HasBatch answers Has for every URL in one ordered pass over the index.
-func (ix *Index) HasBatch(urls []string) ([]Result, error) {
-	return ix.HasInputs(urls, URLs)
+func (ix *Index) HasBatch(ctx context.Context, urls []string) ([]Result, error) {
+	return ix.HasInputs(ctx, urls, URLs)
 }
 
 // HasInputs is HasBatch for inputs read as in says: URLs, hashed through
 // the profile, or Hashes, parsed (full hashes; Keys is refused). Inputs
 // are hashed or parsed on Options.Workers goroutines.
-func (ix *Index) HasInputs(inputs []string, in Input) ([]Result, error) {
+func (ix *Index) HasInputs(ctx context.Context, inputs []string, in Input) ([]Result, error) {
 	var rs []Result
 	switch in {
 	case URLs:
@@ -277,7 +285,7 @@ func (ix *Index) HasInputs(inputs []string, in Input) ([]Result, error) {
 		return nil, fmt.Errorf("query: HasInputs of input kind %d", in)
 	}
 	hs, pos := valid(rs)
-	found, err := ix.st.HasBatch(hs)
+	found, err := ix.st.HasBatch(ctx, hs)
 	if err != nil {
 		return nil, err
 	}
@@ -288,18 +296,18 @@ func (ix *Index) HasInputs(inputs []string, in Input) ([]Result, error) {
 }
 
 // PutBatch is Put for every valid URL of urls.
-func (ix *Index) PutBatch(urls []string) ([]Result, error) {
+func (ix *Index) PutBatch(ctx context.Context, urls []string) ([]Result, error) {
 	rs := ix.HashBatch(urls)
 	entries, _ := ix.entries(urls, rs)
-	return rs, ix.st.PutBatch(entries)
+	return rs, ix.st.PutBatch(ctx, entries)
 }
 
 // AddBatch is Add for every URL of urls, atomically per URL. A URL
 // repeated within the batch is new at most once.
-func (ix *Index) AddBatch(urls []string) ([]Result, error) {
+func (ix *Index) AddBatch(ctx context.Context, urls []string) ([]Result, error) {
 	rs := ix.HashBatch(urls)
 	entries, pos := ix.entries(urls, rs)
-	added, err := ix.st.AddBatch(entries)
+	added, err := ix.st.AddBatch(ctx, entries)
 	if err != nil {
 		return nil, err
 	}

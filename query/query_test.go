@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -34,7 +35,7 @@ func openDir(dir string, opts *Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(db, opts)
+	return New(context.Background(), db, opts)
 }
 
 // noFragment is the url-hash profile that drops fragments.
@@ -47,8 +48,9 @@ var noFragment = func() *urlhash.Profile {
 }()
 
 func TestMembership(t *testing.T) {
+	ctx := context.Background()
 	ix, _ := openTestIndex(t, &Options{StoreURL: true})
-	if err := ix.Put("HTTPS://Example.COM:443/a/../b"); err != nil {
+	if err := ix.Put(ctx, "HTTPS://Example.COM:443/a/../b"); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -60,37 +62,38 @@ func TestMembership(t *testing.T) {
 		{"https://example.com/b#frag", false}, // the default profile keeps fragments
 		{"https://example.com/c", false},
 	} {
-		got, err := ix.Has(tc.url)
+		got, err := ix.Has(ctx, tc.url)
 		if err != nil || got != tc.want {
 			t.Errorf("Has(%q) = %v, %v; want %v", tc.url, got, err, tc.want)
 		}
 	}
-	v, err := ix.Get("https://example.com/b")
+	v, err := ix.Get(ctx, "https://example.com/b")
 	if err != nil || string(v.Text) != "HTTPS://Example.COM:443/a/../b" {
 		t.Errorf("Get = %q, %v; want the URL as added", v.Text, err)
 	}
-	if _, err := ix.Get("https://example.com/c"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := ix.Get(ctx, "https://example.com/c"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Get(absent) error = %v, want store.ErrNotFound", err)
 	}
-	if _, err := ix.Has("not a url"); err == nil {
+	if _, err := ix.Has(ctx, "not a url"); err == nil {
 		t.Error("Has(not a url) succeeded")
 	}
-	if err := ix.Delete("https://example.com/b"); err != nil {
+	if err := ix.Delete(ctx, "https://example.com/b"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := ix.Has("https://example.com/b"); ok {
+	if ok, _ := ix.Has(ctx, "https://example.com/b"); ok {
 		t.Error("Has after Delete = true")
 	}
 }
 
 func TestBatches(t *testing.T) {
+	ctx := context.Background()
 	ix, _ := openTestIndex(t, &Options{Profile: noFragment, Workers: 2})
 	var urls []string
 	for i := range 3000 {
 		urls = append(urls, fmt.Sprintf("https://example.com/p/%d#s%d", i%1000, i))
 	}
 	urls = append(urls, "bad url")
-	rs, err := ix.AddBatch(urls)
+	rs, err := ix.AddBatch(ctx, urls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +115,7 @@ func TestBatches(t *testing.T) {
 	if rs[3000].Err == nil {
 		t.Error("bad url has no error")
 	}
-	has, err := ix.HasBatch([]string{"https://example.com/p/5", "https://example.com/p/5000", "bad url"})
+	has, err := ix.HasBatch(ctx, []string{"https://example.com/p/5", "https://example.com/p/5000", "bad url"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,14 +123,14 @@ func TestBatches(t *testing.T) {
 		t.Errorf("HasBatch = %+v", has)
 	}
 	// The same lookups by hash: the present one's, an absent one, a bad one.
-	byHash, err := ix.HasInputs([]string{has[0].Hash.String(), has[1].Hash.String(), "abc"}, Hashes)
+	byHash, err := ix.HasInputs(ctx, []string{has[0].Hash.String(), has[1].Hash.String(), "abc"}, Hashes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !byHash[0].OK || byHash[1].OK || byHash[2].Err == nil || byHash[0].Hash != has[0].Hash {
 		t.Errorf("HasInputs(Hashes) = %+v", byHash)
 	}
-	if _, err := ix.HasInputs(nil, Keys); err == nil {
+	if _, err := ix.HasInputs(ctx, nil, Keys); err == nil {
 		t.Error("HasInputs(Keys) accepted")
 	}
 }
@@ -135,6 +138,7 @@ func TestBatches(t *testing.T) {
 // TestConcurrentAdd: among goroutines adding overlapping URLs,
 // each URL is reported new exactly once.
 func TestConcurrentAdd(t *testing.T) {
+	ctx := context.Background()
 	ix, _ := openTestIndex(t, nil)
 	const workers, n = 8, 500
 	counts := make([]int, n)
@@ -148,10 +152,10 @@ func TestConcurrentAdd(t *testing.T) {
 				var ok bool
 				var err error
 				if w%2 == 0 {
-					ok, err = ix.Add(u)
+					ok, err = ix.Add(ctx, u)
 				} else {
 					var rs []Result
-					rs, err = ix.AddBatch([]string{u})
+					rs, err = ix.AddBatch(ctx, []string{u})
 					if err == nil {
 						ok = rs[0].OK
 					}
@@ -177,12 +181,13 @@ func TestConcurrentAdd(t *testing.T) {
 }
 
 func TestProfileRecorded(t *testing.T) {
+	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "idx")
 	ix, err := openDir(dir, &Options{Profile: noFragment})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix.Put("https://example.com/a#x")
+	ix.Put(ctx, "https://example.com/a#x")
 	ix.Close()
 
 	// No profile given: the recorded one is used.
@@ -193,7 +198,7 @@ func TestProfileRecorded(t *testing.T) {
 	if got := ix.Profile().Name(); got != "urlhash-nofragment+sha256" {
 		t.Errorf("Profile().Name() = %q", got)
 	}
-	if ok, _ := ix.Has("https://example.com/a#y"); !ok {
+	if ok, _ := ix.Has(ctx, "https://example.com/a#y"); !ok {
 		t.Error("recorded profile not used: fragment not dropped")
 	}
 	ix.Close()
@@ -207,6 +212,7 @@ func TestProfileRecorded(t *testing.T) {
 }
 
 func TestLookup(t *testing.T) {
+	ctx := context.Background()
 	ix, _ := openTestIndex(t, &Options{Profile: safebrowsing.V5})
 	full := hashkey.Sum([]byte("bank.example.net/login/"))
 	prefix := hashkey.Sum([]byte("malware.example/"))
@@ -214,7 +220,7 @@ func TestLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ix.Store().PutBatch([]store.Entry{store.FullEntry(full, store.Value{Data: []byte("phishing")}), pe}); err != nil {
+	if err := ix.Store().PutBatch(ctx, []store.Entry{store.FullEntry(full, store.Value{Data: []byte("phishing")}), pe}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -226,7 +232,7 @@ func TestLookup(t *testing.T) {
 		{"https://bank.example.net/about", nil},
 		{"https://example.org/", nil},
 	} {
-		got, err := ix.Lookup(tc.url, safebrowsing.V5)
+		got, err := ix.Lookup(ctx, tc.url, safebrowsing.V5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,19 +247,20 @@ func TestLookup(t *testing.T) {
 		}
 	}
 	// A list index keys a URL by its exact expression.
-	if err := ix.Put("http://evil.example/a?b"); err != nil {
+	if err := ix.Put(ctx, "http://evil.example/a?b"); err != nil {
 		t.Fatal(err)
 	}
-	hits, _ := ix.Lookup("https://evil.example/a?b", safebrowsing.V5)
+	hits, _ := ix.Lookup(ctx, "https://evil.example/a?b", safebrowsing.V5)
 	if len(hits) != 1 || hits[0].Expression != "evil.example/a?b" || !hits[0].IsFull() {
 		t.Errorf("Lookup after Add = %+v", hits)
 	}
-	if _, err := ix.Lookup("mailto:x@example.com", safebrowsing.V5); !errors.Is(err, hashkey.ErrUnsupportedURL) {
+	if _, err := ix.Lookup(ctx, "mailto:x@example.com", safebrowsing.V5); !errors.Is(err, hashkey.ErrUnsupportedURL) {
 		t.Errorf("Lookup(mailto) error = %v", err)
 	}
 }
 
 func TestMatchHashed(t *testing.T) {
+	ctx := context.Background()
 	ix, _ := openTestIndex(t, nil)
 	var stored []hasheduri.URI
 	for _, g := range []struct {
@@ -269,7 +276,7 @@ func TestMatchHashed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ix.AddHashedURI(u); err != nil {
+		if err := ix.AddHashedURI(ctx, u); err != nil {
 			t.Fatal(err)
 		}
 		stored = append(stored, u)
@@ -284,7 +291,7 @@ func TestMatchHashed(t *testing.T) {
 		{"http://c.example/z", 2},
 		{"http://d.example/", -1},
 	} {
-		got, err := ix.MatchHashed(tc.url, hasheduri.N)
+		got, err := ix.MatchHashed(ctx, tc.url, hasheduri.N)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +302,7 @@ func TestMatchHashed(t *testing.T) {
 			t.Errorf("MatchHashed(%q) = %v, want %v", tc.url, got, stored[tc.want])
 		}
 	}
-	if _, err := ix.MatchHashed("no scheme", hasheduri.N); err == nil {
+	if _, err := ix.MatchHashed(ctx, "no scheme", hasheduri.N); err == nil {
 		t.Error("MatchHashed(bad url) succeeded")
 	}
 }
@@ -303,12 +310,13 @@ func TestMatchHashed(t *testing.T) {
 // TestOtherUnicodeTables: an index recorded by a build with other IDNA
 // tables (or by one before they were recorded) is refused, naming both.
 func TestOtherUnicodeTables(t *testing.T) {
+	ctx := context.Background()
 	for _, recorded := range []string{"urlhash+sha256", "urlhash+sha256;unicode=15.0.0", "webrisk;unicode=16.0.0"} {
 		db, err := index.Open("", &index.Options{InMemory: true, Profile: recorded})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = New(db, nil)
+		_, err = New(ctx, db, nil)
 		if !errors.Is(err, store.ErrProfileMismatch) || !strings.Contains(err.Error(), "Unicode 17.0.0") || !strings.Contains(err.Error(), "rebuild the index") {
 			t.Errorf("index recording %q: %v, want a mismatch naming both table versions", recorded, err)
 		}
@@ -317,7 +325,7 @@ func TestOtherUnicodeTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := New(db, nil)
+	ix, err := New(ctx, db, nil)
 	if err != nil || ix.Profile().Name() != "iri" {
 		t.Fatalf("iri index: %v", err) // iri maps no hosts: no tables to record
 	}

@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"os"
@@ -33,31 +34,32 @@ func Example_tour() {
 	crawl, err := urlhash.New(urlhash.DropFragment()) // page#a and page#b are one page
 	check(err)
 
+	ctx := context.Background() // a request's, or one cancelled on SIGINT
 	dir, err := os.MkdirTemp("", "tour")
 	check(err)
 	defer os.RemoveAll(dir)
 	db, err := index.Open(filepath.Join(dir, "seen.idx"), nil) // or backend.Open(ctx, "postgres://…", nil)
 	check(err)
-	ix, err := query.New(db, &query.Options{Profile: crawl}) // records the profile, refuses another
+	ix, err := query.New(ctx, db, &query.Options{Profile: crawl}) // records the profile, refuses another
 	check(err)
 	defer ix.Close()
-	isNew, err := ix.Add("https://example.com/a#top") // add if absent: true once, across goroutines
+	isNew, err := ix.Add(ctx, "https://example.com/a#top") // add if absent: true once, across goroutines
 	check(err)
-	ok, err := ix.Has("https://EXAMPLE.com/a") // the same page
+	ok, err := ix.Has(ctx, "https://EXAMPLE.com/a") // the same page
 	check(err)
-	rs, err := ix.HasBatch([]string{"https://example.com/a#b", "https://example.com/b"}) // hashed on every core
+	rs, err := ix.HasBatch(ctx, []string{"https://example.com/a#b", "https://example.com/b"}) // hashed on every core
 	check(err)
 	fmt.Println(isNew, ok, rs[0].OK, rs[1].OK)
 
 	ldb, err := index.Open(filepath.Join(dir, "list.idx"), nil)
 	check(err)
-	list, err := query.New(ldb, &query.Options{Profile: safebrowsing.V5})
+	list, err := query.New(ctx, ldb, &query.Options{Profile: safebrowsing.V5})
 	check(err)
 	defer list.Close()
 	evil, err := safebrowsing.V5.Hash("evil.example/") // a list entry: an expression's hash
 	check(err)
-	check(ldb.PutPrefix(evil[:4], store.Value{})) // list entries are hashes (here a 4-byte prefix), not URLs
-	hits, err := list.Lookup("http://www.evil.example/login", safebrowsing.V5)
+	check(ldb.PutPrefix(ctx, evil[:4], store.Value{})) // list entries are hashes (here a 4-byte prefix), not URLs
+	hits, err := list.Lookup(ctx, "http://www.evil.example/login", safebrowsing.V5)
 	check(err)
 	for _, hit := range hits {
 		fmt.Println(hit.Expression, hit.Len) // the expression that matched, and how many bytes

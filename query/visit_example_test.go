@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"time"
@@ -13,17 +14,18 @@ import (
 // more: the first sighting is due, a second within the day is not (the
 // index's clock is the wall clock).
 func ExampleIndex_Visit() {
+	ctx := context.Background()
 	db, err := index.Open("", &index.Options{InMemory: true})
 	if err != nil {
 		log.Fatal(err)
 	}
-	seen, err := query.New(db, nil)
+	seen, err := query.New(ctx, db, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer seen.Close()
 	for range 2 {
-		due, err := seen.Visit("https://example.com/news", 24*time.Hour)
+		due, err := seen.Visit(ctx, "https://example.com/news", 24*time.Hour)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -31,7 +33,7 @@ func ExampleIndex_Visit() {
 	}
 	// Forget every URL whose identity starts with the same 4 hex digits.
 	h, _ := seen.Hash("https://example.com/news")
-	n, _, err := seen.DeletePrefix(h.String()[:4])
+	n, _, err := seen.DeletePrefix(ctx, h.String()[:4])
 	fmt.Println("deleted", n, err)
 	// Output:
 	// due true

@@ -19,6 +19,7 @@ import (
 // ExampleDB_Backup backs up a served index while it serves, and restores
 // the backup into another index.
 func ExampleDB_Backup() {
+	ctx := context.Background()
 	db, _ := index.Open("", &index.Options{InMemory: true})
 	defer db.Close()
 	srv := httptest.NewServer(server.New(db, &server.Options{
@@ -30,15 +31,15 @@ func ExampleDB_Backup() {
 	}))
 	defer srv.Close()
 
-	c, err := remote.Open(context.Background(), srv.URL, nil)
+	c, err := remote.Open(ctx, srv.URL, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer c.Close()
-	c.PutBatch([]store.Entry{store.FullEntry(hashkey.Sum([]byte("https://example.com/")), store.Value{})})
+	c.PutBatch(ctx, []store.Entry{store.FullEntry(hashkey.Sum([]byte("https://example.com/")), store.Value{})})
 	var bak bytes.Buffer
-	if _, err := c.Backup(&bak, 0); err != nil {
+	if _, err := c.Backup(ctx, &bak, 0); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -49,7 +50,7 @@ func ExampleDB_Backup() {
 		fmt.Println(err)
 		return
 	}
-	ok, _ := restored.Has(hashkey.Sum([]byte("https://example.com/")))
+	ok, _ := restored.Has(ctx, hashkey.Sum([]byte("https://example.com/")))
 	fmt.Println("restored:", ok)
 	// Output:
 	// restored: true
@@ -59,11 +60,12 @@ func ExampleDB_Backup() {
 // client does after a crash: the server answers what it answered the
 // first time, so the keys the first attempt stored are still reported new.
 func ExampleDB_AddBatchOnce() {
+	ctx := context.Background()
 	db, _ := index.Open("", &index.Options{InMemory: true})
 	defer db.Close()
 	srv := httptest.NewServer(server.New(db, &server.Options{Logger: slog.New(slog.DiscardHandler)}))
 	defer srv.Close()
-	c, err := remote.Open(context.Background(), srv.URL, nil)
+	c, err := remote.Open(ctx, srv.URL, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -74,9 +76,9 @@ func ExampleDB_AddBatchOnce() {
 		store.FullEntry(hashkey.Sum([]byte("b")), store.Value{}),
 	}
 	key := wire.NewKey() // kept with the batch (dedupe journals both)
-	first, _ := c.AddBatchOnce(batch, key)
-	again, _ := c.AddBatchOnce(batch, key)
-	other, _ := c.AddBatchOnce(batch, wire.NewKey())
+	first, _ := c.AddBatchOnce(ctx, batch, key)
+	again, _ := c.AddBatchOnce(ctx, batch, key)
+	other, _ := c.AddBatchOnce(ctx, batch, wire.NewKey())
 	fmt.Println(first, again, other)
 	// Output:
 	// [true true] [true true] [false false]
@@ -96,8 +98,8 @@ func ExampleDB_ServerStats() {
 		return
 	}
 	defer c.Close()
-	c.PutBatch([]store.Entry{store.FullEntry(hashkey.Sum([]byte("https://example.com/")), store.Value{})})
-	s, err := c.ServerStats()
+	c.PutBatch(context.Background(), []store.Entry{store.FullEntry(hashkey.Sum([]byte("https://example.com/")), store.Value{})})
+	s, err := c.ServerStats(context.Background())
 	if err != nil {
 		fmt.Println(err)
 		return

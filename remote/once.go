@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"time"
 
 	"github.com/urlhash/urlhash/store"
@@ -12,20 +13,20 @@ import (
 // resent with the same key, after either side crashed, gets the first
 // answer, also while the first is still being applied. A key names one
 // batch: sending another batch with it is an error wrapping
-// server.ErrKeyReused. wire.NewKey makes keys.
-func (db *DB) AddBatchOnce(es []store.Entry, key string) ([]bool, error) {
-	return db.answered("/v1/add", es, key)
+// wire.ErrKeyReused. wire.NewKey makes keys.
+func (db *DB) AddBatchOnce(ctx context.Context, es []store.Entry, key string) ([]bool, error) {
+	return db.answered(ctx, "/v1/add", es, key)
 }
 
 // VisitBatchOnce is VisitBatch sent with the Idempotency-Key key, as
 // AddBatchOnce.
-func (db *DB) VisitBatchOnce(es []store.Entry, revisitAfter time.Duration, key string) ([]bool, error) {
-	return db.answered(visitPath(revisitAfter), es, key)
+func (db *DB) VisitBatchOnce(ctx context.Context, es []store.Entry, revisitAfter time.Duration, key string) ([]bool, error) {
+	return db.answered(ctx, visitPath(revisitAfter), es, key)
 }
 
 // answered posts es to path (with key, when not empty) and reads one
 // answer byte per entry.
-func (db *DB) answered(path string, es []store.Entry, key string) ([]bool, error) {
+func (db *DB) answered(ctx context.Context, path string, es []store.Entry, key string) ([]bool, error) {
 	if db.o.ReadOnly {
 		return nil, store.ErrReadOnly
 	}
@@ -36,13 +37,13 @@ func (db *DB) answered(path string, es []store.Entry, key string) ([]bool, error
 			return nil, err
 		}
 	}
-	b, err := entryBody(es)
+	b, err := wire.AppendEntries(nil, es)
 	if err != nil {
 		return nil, err
 	}
 	var out []byte
-	if err := db.callKey(nil, "POST", path, b, key, &out); err != nil {
+	if err := db.callKey(ctx, "POST", path, b, key, &out); err != nil {
 		return nil, err
 	}
-	return bools(out, len(es))
+	return db.bools(out, len(es))
 }

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
-	"github.com/urlhash/urlhash/server"
 	"github.com/urlhash/urlhash/store"
 	"github.com/urlhash/urlhash/wire"
 )
@@ -137,7 +136,7 @@ func (db *DB) send(req *http.Request, cancel context.CancelFunc) (*http.Response
 	if db.o.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+db.o.Token)
 	}
-	req.Header.Set("Content-Type", "application/octet-stream")
+	req.Header.Set("Content-Type", wire.ContentTypeBinary)
 	resp, err := db.client.Do(req)
 	if err != nil {
 		cancel()
@@ -146,12 +145,15 @@ func (db *DB) send(req *http.Request, cancel context.CancelFunc) (*http.Response
 	resp.Body = cancelOnClose{resp.Body, cancel}
 	if resp.StatusCode >= 300 {
 		defer resp.Body.Close()
-		var e struct{ Error, Kind string }
-		json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&e)
-		if s := server.KindError(e.Kind); s != nil {
-			return nil, fmt.Errorf("%w (from %s: %s)", s, db.base, e.Error)
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		kind, msg, err := wire.ParseErrorBody(b)
+		if err != nil {
+			return nil, fmt.Errorf("remote: %s: %s: %w", db.base, resp.Status, err)
 		}
-		return nil, fmt.Errorf("remote: %s: %s: %s", db.base, resp.Status, e.Error)
+		if s := wire.KindError(kind); s != nil {
+			return nil, fmt.Errorf("%w (from %s: %s)", s, db.base, msg)
+		}
+		return nil, fmt.Errorf("remote: %s: %s: %s", db.base, resp.Status, msg)
 	}
 	return resp, nil
 }
@@ -163,68 +165,45 @@ type cancelOnClose struct {
 
 func (c cancelOnClose) Close() error { err := c.ReadCloser.Close(); c.cancel(); return err }
 
-func hashBody(hs []hashkey.Hash) []byte {
-	b := make([]byte, 0, len(hs)*hashkey.Size)
-	for i := range hs {
-		b = append(b, hs[i][:]...)
-	}
-	return b
-}
-
-func entryBody(es []store.Entry) ([]byte, error) {
-	var b []byte
-	for i := range es {
-		if err := es[i].Check(); err != nil {
-			return nil, err
-		}
-		b = server.AppendEntry(b, &es[i])
-	}
-	return b, nil
-}
-
 // Get implements store.Backend.
-func (db *DB) Get(h hashkey.Hash) (store.Value, error) {
+func (db *DB) Get(ctx context.Context, h hashkey.Hash) (store.Value, error) {
 	var b []byte
-	if err := db.call(nil, "POST", "/v1/get", h[:], &b); err != nil {
+	if err := db.call(ctx, "POST", "/v1/get", h[:], &b); err != nil {
 		return store.Value{}, err
 	}
-	e, _, err := server.DecodeEntry(b)
+	e, _, err := wire.DecodeEntry(b)
 	return e.Value, err
 }
 
 // HasBatch implements store.Backend.
-func (db *DB) HasBatch(hs []hashkey.Hash) ([]bool, error) {
+func (db *DB) HasBatch(ctx context.Context, hs []hashkey.Hash) ([]bool, error) {
 	var b []byte
-	if err := db.call(nil, "POST", "/v1/has", hashBody(hs), &b); err != nil {
+	if err := db.call(ctx, "POST", "/v1/has", wire.AppendHashes(nil, hs), &b); err != nil {
 		return nil, err
 	}
-	return bools(b, len(hs))
+	return db.bools(b, len(hs))
 }
 
-// bools reads an answer of one byte per question (1 yes, 0 no) to n
-// questions.
-func bools(b []byte, n int) ([]bool, error) {
-	if len(b) != n {
-		return nil, fmt.Errorf("remote: %d answers for %d questions", len(b), n)
-	}
-	out := make([]bool, n)
-	for i, v := range b {
-		out[i] = v == 1
+// bools reads a batch answer to n questions.
+func (db *DB) bools(b []byte, n int) ([]bool, error) {
+	out, err := wire.ParseBools(b, n)
+	if err != nil {
+		return nil, fmt.Errorf("remote: %s: %w", db.base, err)
 	}
 	return out, nil
 }
 
 // Match implements store.Backend.
-func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
+func (db *DB) Match(ctx context.Context, h hashkey.Hash) (store.Match, bool, error) {
 	var b []byte
-	err := db.call(nil, "POST", "/v1/match", h[:], &b)
+	err := db.call(ctx, "POST", "/v1/match", h[:], &b)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Match{}, false, nil
 	}
 	if err != nil {
 		return store.Match{}, false, err
 	}
-	e, _, err := server.DecodeEntry(b)
+	e, _, err := wire.DecodeEntry(b)
 	if err != nil {
 		return store.Match{}, false, err
 	}
@@ -232,81 +211,70 @@ func (db *DB) Match(h hashkey.Hash) (store.Match, bool, error) {
 }
 
 // Scan implements store.Backend: a streamed JSONL answer.
-func (db *DB) Scan(prefix []byte, bits, limit int, fn func(store.Entry) error) error {
+func (db *DB) Scan(ctx context.Context, prefix []byte, bits, limit int, fn func(store.Entry) error) error {
 	q := url.Values{}
 	q.Set("prefix", fmt.Sprintf("%x", prefix))
 	q.Set("bits", strconv.Itoa(bits))
 	q.Set("limit", strconv.Itoa(limit))
-	resp, err := db.do(nil, "GET", "/v1/scan?"+q.Encode(), nil)
+	resp, err := db.do(ctx, "GET", "/v1/scan?"+q.Encode(), nil)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 4<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		switch {
-		case bytes.HasPrefix(line, []byte(`{"end":`)):
-			return nil
-		case bytes.HasPrefix(line, []byte(`{"error":`)):
-			var e struct{ Error string }
-			json.Unmarshal(line, &e)
-			return fmt.Errorf("%w (from %s: scan: %s)", store.ErrCorrupt, db.base, e.Error)
-		}
-		e, err := store.ParseJSONL(line)
-		if err != nil {
-			return err
-		}
-		if err := fn(e); err != nil {
-			return err
-		}
+	var fnErr error
+	err = wire.ReadStream(resp.Body, func(e store.Entry) error {
+		fnErr = fn(e)
+		return fnErr
+	})
+	var se *wire.StreamError
+	switch {
+	case err == nil || err == fnErr:
+		return err
+	case errors.As(err, &se):
+		return fmt.Errorf("%w (from %s: scan: %s)", store.ErrCorrupt, db.base, se.Msg)
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("remote: %s: scan: %w", db.base, err)
-	}
-	return fmt.Errorf("remote: %s: scan cut short (no end record)", db.base)
+	return fmt.Errorf("remote: %s: scan: %w", db.base, err)
 }
 
 // Count implements store.Backend.
-func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
+func (db *DB) Count(ctx context.Context, prefix []byte, bits int) (full, prefixes int64, err error) {
 	var c struct{ Full, Prefixes int64 }
-	err = db.call(nil, "GET", fmt.Sprintf("/v1/count?prefix=%x&bits=%d", prefix, bits), nil, &c)
+	err = db.call(ctx, "GET", fmt.Sprintf("/v1/count?prefix=%x&bits=%d", prefix, bits), nil, &c)
 	return c.Full, c.Prefixes, err
 }
 
 // PutBatch implements store.Backend; durable on return.
-func (db *DB) PutBatch(es []store.Entry) error {
+func (db *DB) PutBatch(ctx context.Context, es []store.Entry) error {
 	if db.o.ReadOnly {
 		return store.ErrReadOnly
 	}
-	b, err := entryBody(es)
+	b, err := wire.AppendEntries(nil, es)
 	if err != nil {
 		return err
 	}
-	return db.call(nil, "POST", "/v1/put", b, nil)
+	return db.call(ctx, "POST", "/v1/put", b, nil)
 }
 
 // AddBatch implements store.Backend; durable on return.
-func (db *DB) AddBatch(es []store.Entry) ([]bool, error) {
-	return db.answered("/v1/add", es, "")
+func (db *DB) AddBatch(ctx context.Context, es []store.Entry) ([]bool, error) {
+	return db.answered(ctx, "/v1/add", es, "")
 }
 
 // Delete implements store.Backend; durable on return.
-func (db *DB) Delete(e store.Entry) error {
+func (db *DB) Delete(ctx context.Context, e store.Entry) error {
 	if db.o.ReadOnly {
 		return store.ErrReadOnly
 	}
-	b, err := entryBody([]store.Entry{e})
+	b, err := wire.AppendEntries(nil, []store.Entry{e})
 	if err != nil {
 		return err
 	}
-	return db.call(nil, "POST", "/v1/delete", b, nil)
+	return db.call(ctx, "POST", "/v1/delete", b, nil)
 }
 
 // Load implements store.Backend: the entries stream to the server as
 // JSONL; durable on return.
-func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
+func (db *DB) Load(ctx context.Context, seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 	if db.o.ReadOnly {
 		return store.LoadResult{}, store.ErrReadOnly
 	}
@@ -332,7 +300,7 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 		}
 		pw.CloseWithError(bw.Flush())
 	}()
-	req, err := http.NewRequest("POST", db.base+"/v1/load", pr)
+	req, err := http.NewRequestWithContext(ctx, "POST", db.base+"/v1/load", pr)
 	if err != nil {
 		return store.LoadResult{}, err
 	}
@@ -346,25 +314,25 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (store.LoadResult, error) {
 }
 
 // Stats implements store.Backend.
-func (db *DB) Stats() (store.Stats, error) {
-	s, err := db.ServerStats()
+func (db *DB) Stats(ctx context.Context) (store.Stats, error) {
+	s, err := db.ServerStats(ctx)
 	return s.Store(), err
 }
 
 // ServerStats returns the server's whole /v1/stats answer: Stats, and the
 // index's filter and file figures when the server serves a Badger index
 // (zero otherwise).
-func (db *DB) ServerStats() (wire.Stats, error) {
+func (db *DB) ServerStats(ctx context.Context) (wire.Stats, error) {
 	var s wire.Stats
-	return s, db.call(nil, "GET", "/v1/stats", nil, &s)
+	return s, db.call(ctx, "GET", "/v1/stats", nil, &s)
 }
 
 // Verify implements store.Backend.
-func (db *DB) Verify() error { return db.call(nil, "POST", "/v1/verify", nil, nil) }
+func (db *DB) Verify(ctx context.Context) error { return db.call(ctx, "POST", "/v1/verify", nil, nil) }
 
 // Sync implements store.Backend. Every write is durable when it returns
 // already; Sync asks the server anyway, for writes other clients made.
-func (db *DB) Sync() error { return db.call(nil, "POST", "/v1/sync", nil, nil) }
+func (db *DB) Sync(ctx context.Context) error { return db.call(ctx, "POST", "/v1/sync", nil, nil) }
 
 // Close releases the client's connections; the server keeps the index.
 // Later calls return store.ErrClosed.
@@ -378,27 +346,32 @@ func (db *DB) Close() error {
 func (db *DB) Path() string { return db.base }
 
 // Profile implements store.Backend: the profile the server's index
-// records ("" also when the server does not answer).
-func (db *DB) Profile() string {
-	if db.closed.Load() {
-		return ""
-	}
+// records. A server that does not answer is an error, never "" (which
+// would mean the default profile).
+func (db *DB) Profile(ctx context.Context) (string, error) {
 	var b []byte
-	if db.call(nil, "GET", "/v1/profile", nil, &b) != nil {
-		return ""
+	if err := db.call(ctx, "GET", "/v1/profile", nil, &b); err != nil {
+		return "", err
 	}
-	return string(b)
+	return string(b), nil
 }
 
 // SetProfile implements store.Backend.
-func (db *DB) SetProfile(name string) error {
+func (db *DB) SetProfile(ctx context.Context, name string) error {
 	if db.o.ReadOnly {
-		if name == "" || name == db.Profile() {
+		if name == "" {
+			return nil
+		}
+		recorded, err := db.Profile(ctx)
+		if err != nil {
+			return err
+		}
+		if name == recorded {
 			return nil // nothing to record: as on a read-only directory
 		}
 		return store.ErrReadOnly
 	}
-	return db.call(nil, "POST", "/v1/profile", []byte(name), nil)
+	return db.call(ctx, "POST", "/v1/profile", []byte(name), nil)
 }
 
 // Backup writes a backup of the server's index to w, the file "urlhash
@@ -406,8 +379,8 @@ func (db *DB) SetProfile(name string) error {
 // every entry). It returns the since of the next backup of the chain. An
 // answer cut short is an error (and the part written is no backup:
 // restore refuses it).
-func (db *DB) Backup(w io.Writer, since uint64) (until uint64, err error) {
-	resp, err := db.do(nil, "GET", "/v1/backup?since="+strconv.FormatUint(since, 10), nil)
+func (db *DB) Backup(ctx context.Context, w io.Writer, since uint64) (until uint64, err error) {
+	resp, err := db.do(ctx, "GET", "/v1/backup?since="+strconv.FormatUint(since, 10), nil)
 	if err != nil {
 		return 0, err
 	}
@@ -415,12 +388,12 @@ func (db *DB) Backup(w io.Writer, since uint64) (until uint64, err error) {
 	if _, err := io.Copy(w, resp.Body); err != nil {
 		return 0, fmt.Errorf("remote: %s: backup: %w", db.base, err)
 	}
-	if e := resp.Trailer.Get(server.TrailerError); e != "" {
+	if e := resp.Trailer.Get(wire.TrailerError); e != "" {
 		return 0, fmt.Errorf("remote: %s: backup: %s", db.base, e)
 	}
-	v := resp.Trailer.Get(server.TrailerBackupUntil)
+	v := resp.Trailer.Get(wire.TrailerBackupUntil)
 	if until, err = strconv.ParseUint(v, 10, 64); err != nil {
-		return 0, fmt.Errorf("remote: %s: backup cut short (no %s trailer)", db.base, server.TrailerBackupUntil)
+		return 0, fmt.Errorf("remote: %s: backup cut short (no %s trailer)", db.base, wire.TrailerBackupUntil)
 	}
 	return until, nil
 }

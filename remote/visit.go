@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"time"
@@ -10,8 +11,8 @@ import (
 
 // VisitBatch implements store.Backend: the server's clock decides which
 // entries are due; durable on return.
-func (db *DB) VisitBatch(es []store.Entry, revisitAfter time.Duration) ([]bool, error) {
-	return db.answered(visitPath(revisitAfter), es, "")
+func (db *DB) VisitBatch(ctx context.Context, es []store.Entry, revisitAfter time.Duration) ([]bool, error) {
+	return db.answered(ctx, visitPath(revisitAfter), es, "")
 }
 
 // visitPath is the path of a VisitBatch.
@@ -20,7 +21,7 @@ func visitPath(revisitAfter time.Duration) string {
 }
 
 // DeletePrefix implements store.Backend; durable on return.
-func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err error) {
+func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, bits int) (full, prefixes int64, err error) {
 	if db.o.ReadOnly {
 		return 0, 0, store.ErrReadOnly
 	}
@@ -32,6 +33,6 @@ func (db *DB) DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err e
 	if bits == 0 {
 		path += "&all=true" // the caller asked for everything; the server wants it said
 	}
-	err = db.call(nil, "POST", path, nil, &c)
+	err = db.call(ctx, "POST", path, nil, &c)
 	return c.Full, c.Prefixes, err
 }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -54,7 +55,7 @@ func TestBackupStream(t *testing.T) {
 			}
 			defer c.Close()
 			var got bytes.Buffer
-			until, err := c.Backup(&got, 3)
+			until, err := c.Backup(context.Background(), &got, 3)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("Backup err = %v, want one saying %q", err, tc.wantErr)

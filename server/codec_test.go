@@ -9,33 +9,8 @@ import (
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
-
-func TestEntryRoundTrip(t *testing.T) {
-	h := hashkey.Sum([]byte("x"))
-	es := []store.Entry{
-		store.FullEntry(h, store.Value{}),
-		store.FullEntry(h, store.Value{Text: []byte("https://example.com/"), Data: []byte{0, 1}}),
-		{Hash: hashkey.Hash{1, 2, 3, 4}, Len: 4},
-		store.FullEntry(h, store.Value{Data: []byte{1}, FirstSeen: store.Unix(1893456000), LastSeen: store.Unix(1893459600)}),
-		{Hash: hashkey.Hash{1, 2, 3, 4}, Len: 5, Value: store.Value{Expires: store.Unix(1893456000)}},
-	}
-	var b []byte
-	for i := range es {
-		b = AppendEntry(b, &es[i])
-	}
-	got, err := DecodeEntries(b)
-	if err != nil || len(got) != len(es) {
-		t.Fatalf("DecodeEntries = %d, %v", len(got), err)
-	}
-	for i := range es {
-		if !bytes.Equal(got[i].Key(), es[i].Key()) || !bytes.Equal(got[i].Value.Text, es[i].Value.Text) || !bytes.Equal(got[i].Value.Data, es[i].Value.Data) ||
-			!got[i].Value.FirstSeen.Equal(es[i].Value.FirstSeen) || !got[i].Value.LastSeen.Equal(es[i].Value.LastSeen) ||
-			!got[i].Value.Expires.Equal(es[i].Value.Expires) {
-			t.Errorf("entry %d: %+v, want %+v", i, got[i], es[i])
-		}
-	}
-}
 
 // TestMalformedRequests: a malformed body is a 4xx with a JSON error, and
 // the server goes on serving.
@@ -74,31 +49,6 @@ func TestMalformedRequests(t *testing.T) {
 	}
 }
 
-// FuzzDecodeEntries: the request decoder never panics, and what decodes
-// encodes back to the same bytes.
-func FuzzDecodeEntries(f *testing.F) {
-	e := store.FullEntry(hashkey.Sum(nil), store.Value{Text: []byte("t")})
-	f.Add(AppendEntry(nil, &e))
-	f.Add([]byte{4, 1, 2, 3, 4, 0, 0})
-	f.Add([]byte{4 | timesFlag, 1, 2, 3, 4, 0, 0, 2, 2, 0})
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		es, err := DecodeEntries(b)
-		if err != nil {
-			return
-		}
-		var back []byte
-		for i := range es {
-			back = AppendEntry(back, &es[i])
-		}
-		// Lengths may be written in a longer uvarint form than ours.
-		again, err := DecodeEntries(back)
-		if err != nil || len(again) != len(es) {
-			t.Fatalf("%x decodes to %d entries, whose encoding %x decodes to %v, %v", b, len(es), back, again, err)
-		}
-	})
-}
-
 // TestMetricsAndToken: with a token, requests without it are 401 and
 // /metrics too; with it, /metrics counts requests, group-commit fsyncs and
 // the filter's answers.
@@ -130,7 +80,7 @@ func TestMetricsAndToken(t *testing.T) {
 		}
 	}
 	e := store.FullEntry(hashkey.Sum([]byte("x")), store.Value{})
-	if code, _ := do("POST", "/v1/add", "s3cret", AppendEntry(nil, &e)); code != 200 {
+	if code, _ := do("POST", "/v1/add", "s3cret", wire.AppendEntry(nil, &e)); code != 200 {
 		t.Fatalf("add: %d", code)
 	}
 	// The add's check and the absent key: "absent"; x: "found".

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -47,7 +48,8 @@ func (c *committer) groupSync() error {
 		gen := c.begun
 		c.mu.Unlock()
 		start := time.Now()
-		err := c.st.Sync()
+		// One sync answers many requests: none of theirs may cancel it.
+		err := c.st.Sync(context.Background())
 		c.syncs.Add(1)
 		if err != nil {
 			c.log.Error("sync failed", "sync", gen, "duration", time.Since(start), "error", err)

@@ -51,7 +51,10 @@
 // value has seen times or an expiry sets bit 0x80 of the key-length byte
 // and ends with three varints: first seen, last seen and expiry, in unix
 // seconds (0: none); an entry without them is encoded as it always was. JSONL is the
-// format of package store (store.AppendJSONL).
+// format of package store (store.AppendJSONL). Package wire holds every
+// one of these encodings (entries, hashes, one-byte answers, the JSONL
+// stream's end and error records, error bodies, headers and trailers),
+// shared with the client, package remote.
 //
 // # URLs as text
 //

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
 
 // openMem opens an in-memory index closed at the test's end.
@@ -37,10 +39,11 @@ func openMem(t testing.TB) *index.DB {
 // and deletes nothing unless all=true says it is meant (testdata/
 // delete-prefix.txt, applied in order to one index).
 func TestDeletePrefixRefusesEverything(t *testing.T) {
+	ctx := context.Background()
 	db := openMem(t)
 	keys := []hashkey.Hash{{0x0f, 1}, {0x0f, 2}, {0xa0, 3}}
 	for _, h := range keys {
-		if err := db.Put(h, store.Value{}); err != nil {
+		if err := db.Put(ctx, h, store.Value{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,7 +73,7 @@ func TestDeletePrefixRefusesEverything(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Errorf("delete-prefix.txt:%d: %q: status %d, want %d", line, fields[0], resp.StatusCode, want)
 		}
-		full, _, err := db.Count(nil, 0)
+		full, _, err := db.Count(ctx, nil, 0)
 		if err != nil || full != left {
 			t.Fatalf("delete-prefix.txt:%d: %q: %d entries left (%v), want %d", line, fields[0], full, err, left)
 		}
@@ -82,6 +85,7 @@ func TestDeletePrefixRefusesEverything(t *testing.T) {
 // every write endpoint, and the index stays whole: Verify and a full Scan
 // succeed afterwards.
 func TestPutRefusesBadTimes(t *testing.T) {
+	ctx := context.Background()
 	db := openMem(t)
 	ts := httptest.NewServer(New(db, nil))
 	defer ts.Close()
@@ -95,7 +99,7 @@ func TestPutRefusesBadTimes(t *testing.T) {
 		{Expires: store.Unix(-1)},
 	} {
 		e := store.FullEntry(h, v)
-		body := AppendEntry(AppendEntry(nil, &good), &e) // a good entry first: the batch is refused whole
+		body := wire.AppendEntry(wire.AppendEntry(nil, &good), &e) // a good entry first: the batch is refused whole
 		for _, path := range []string{"/v1/put", "/v1/add", "/v1/visit"} {
 			resp, err := http.Post(ts.URL+path, "application/octet-stream", bytes.NewReader(body))
 			if err != nil {
@@ -108,13 +112,13 @@ func TestPutRefusesBadTimes(t *testing.T) {
 			}
 		}
 	}
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(ctx); err != nil {
 		t.Fatalf("Verify after refused writes: %v", err)
 	}
-	if err := db.Scan(nil, 0, 0, func(store.Entry) error { return nil }); err != nil {
+	if err := db.Scan(ctx, nil, 0, 0, func(store.Entry) error { return nil }); err != nil {
 		t.Fatalf("Scan after refused writes: %v", err)
 	}
-	if ok, _ := db.Has(h); ok {
+	if ok, _ := db.Has(ctx, h); ok {
 		t.Error("a refused entry is stored")
 	}
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -16,17 +15,13 @@ import (
 	"github.com/urlhash/urlhash/wire"
 )
 
-// ErrKeyReused is returned, wrapped, for a request whose Idempotency-Key
-// was used by a request with another method, path, query or body (422).
-var ErrKeyReused = errors.New("server: idempotency key reused for another request")
-
 // recorder is a backend that keeps idempotency records with its writes:
 // *index.DB (see index.Record). Another backend gets memRecords, which
 // keeps them in memory only.
 type recorder interface {
-	AddBatchRecorded(es []store.Entry, rec *index.Record) ([]bool, error)
-	VisitBatchRecorded(es []store.Entry, revisitAfter time.Duration, rec *index.Record) ([]bool, error)
-	PutBatchRecorded(es []store.Entry, rec *index.Record) error
+	AddBatchRecorded(ctx context.Context, es []store.Entry, rec *index.Record) ([]bool, error)
+	VisitBatchRecorded(ctx context.Context, es []store.Entry, revisitAfter time.Duration, rec *index.Record) ([]bool, error)
+	PutBatchRecorded(ctx context.Context, es []store.Entry, rec *index.Record) error
 	PutRecord(rec *index.Record) error
 	Recorded(key string) ([]byte, bool, error)
 }
@@ -179,7 +174,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, keep keeping, run
 	if v := r.Header.Get(wire.HeaderIdempotencyKey); v != "" {
 		var err error
 		if key, err = wire.ParseKey(v); err != nil {
-			return fmt.Errorf("%w: %v", ErrBadRequest, err)
+			return fmt.Errorf("%w: %v", wire.ErrBadRequest, err)
 		}
 	}
 	var body []byte
@@ -233,7 +228,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, keep keeping, run
 			return err
 		}
 		if first != g.digest {
-			return fmt.Errorf("%w: key %q", ErrKeyReused, key)
+			return fmt.Errorf("%w: key %q", wire.ErrKeyReused, key)
 		}
 		if keep == withWrite {
 			// The record may name keys a crash left out (it is written

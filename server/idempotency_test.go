@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -22,7 +23,7 @@ func entriesBody(n int, seed string) []byte {
 	var b []byte
 	for i := range n {
 		e := store.FullEntry(hashkey.Sum(fmt.Appendf(nil, "%s%d", seed, i)), store.Value{})
-		b = AppendEntry(b, &e)
+		b = wire.AppendEntry(b, &e)
 	}
 	return b
 }
@@ -32,7 +33,7 @@ func entriesBody(n int, seed string) []byte {
 // refuses the key with another request (422).
 func TestIdempotentRepeat(t *testing.T) {
 	_, ts, db := newTestServer(t, nil)
-	if err := db.PutBatch([]store.Entry{store.FullEntry(hashkey.Sum([]byte("del")), store.Value{})}); err != nil {
+	if err := db.PutBatch(context.Background(), []store.Entry{store.FullEntry(hashkey.Sum([]byte("del")), store.Value{})}); err != nil {
 		t.Fatal(err)
 	}
 	del := store.FullEntry(hashkey.Sum([]byte("del")), store.Value{})
@@ -45,7 +46,7 @@ func TestIdempotentRepeat(t *testing.T) {
 		{"add", "/v1/add", entriesBody(3, "a"), 200, "\x01\x01\x01"},
 		{"visit", "/v1/visit?after=1h", entriesBody(2, "v"), 200, "\x01\x01"},
 		{"put", "/v1/put", entriesBody(2, "p"), 204, ""},
-		{"delete", "/v1/delete", AppendEntry(nil, &del), 204, ""},
+		{"delete", "/v1/delete", wire.AppendEntry(nil, &del), 204, ""},
 		{"urls add", "/v1/urls/add", []byte("https://a.example/\nhttps://A.example/\nnope\n"), 200,
 			"new\npresent\ninvalid\thashkey: urlhash+sha256: invalid url \"nope\": missing scheme\n"},
 		{"urls visit", "/v1/urls/add?revisit_after=24h", []byte("https://v.example/\n"), 200, "new\n"},
@@ -162,9 +163,9 @@ func TestReplayWritesMissingKeys(t *testing.T) {
 	if status != 200 || got != "\x01\x01\x01" {
 		t.Fatalf("replay: %d %q, want the recorded answer", status, got)
 	}
-	es, _ := DecodeEntries(body)
+	es, _ := wire.DecodeEntries(body)
 	hs := []hashkey.Hash{es[0].Hash, es[1].Hash, es[2].Hash}
-	found, err := db.HasBatch(hs)
+	found, err := db.HasBatch(context.Background(), hs)
 	if err != nil || !found[0] || !found[1] || !found[2] {
 		t.Errorf("after the replay: %v, %v; want every key stored", found, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
 
 // lockedBuffer is a bytes.Buffer the handler goroutines may share.
@@ -51,7 +52,7 @@ func TestRequestLog(t *testing.T) {
 		bytesIn            int
 	}{
 		{"answered", "POST", "/v1/has", h[:], "DEBUG", 200, "", 32},
-		{"write", "POST", "/v1/add", AppendEntry(nil, &e), "DEBUG", 200, "", len(AppendEntry(nil, &e))},
+		{"write", "POST", "/v1/add", wire.AppendEntry(nil, &e), "DEBUG", 200, "", len(wire.AppendEntry(nil, &e))},
 		{"not found is no warning", "POST", "/v1/get", make([]byte, 32), "DEBUG", 404, "not_found", 32},
 		{"malformed", "POST", "/v1/has", []byte("abc"), "WARN", 400, "bad_request", 3},
 		{"unknown endpoint", "GET", "/v1/nothing", nil, "", 404, "", 0}, // not ours to log: the mux answers

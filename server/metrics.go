@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -67,7 +68,7 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
-	s, err := statsOf(c.st)
+	s, err := statsOf(context.Background(), c.st) // Collect takes no context
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.entries, err)
 		return

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -19,6 +20,7 @@ import (
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
 	"github.com/urlhash/urlhash/threatlist"
+	"github.com/urlhash/urlhash/wire"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -221,12 +223,13 @@ func (s *Server) handle(pattern string, rt route, h handler) {
 			return
 		}
 		var status int
-		kind, status = Kind(err)
+		kind, status = wire.Kind(err)
 		var mbe *http.MaxBytesError
 		switch {
-		case errors.Is(err, errGone):
-			// Gone while waiting: nothing was written, and the logs and
-			// metrics say so (nginx's "client closed").
+		case errors.Is(err, errGone), errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+			// Gone while waiting, or the backend call its request's
+			// context ended: the logs and metrics say so (nginx's
+			// "client closed"), not as a failure of the server.
 			w.status, kind, failure = 499, "canceled", r.Context().Err()
 			return
 		case errors.As(err, &mbe):
@@ -321,7 +324,7 @@ func (s *Server) readBody(rw http.ResponseWriter, r *http.Request) (release func
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			return nil, fmt.Errorf("%w: not whole after %v (%d bytes)", errSlowBody, s.o.BodyTimeout, len(b))
 		case errors.Is(err, io.ErrUnexpectedEOF):
-			return nil, fmt.Errorf("%w: body cut short after %d of %d bytes", ErrBadRequest, len(b), r.ContentLength)
+			return nil, fmt.Errorf("%w: body cut short after %d of %d bytes", wire.ErrBadRequest, len(b), r.ContentLength)
 		}
 		return nil, err
 	}
@@ -410,9 +413,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func (c *countingReader) Close() error { return c.r.Close() }
 
 func writeError(w http.ResponseWriter, status int, kind, msg string) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", wire.ContentTypeJSON)
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]string{"error": msg, "kind": kind})
+	w.Write(wire.AppendErrorBody(nil, kind, msg))
 }
 
 func writeJSON(w http.ResponseWriter, v any) error {
@@ -428,11 +431,15 @@ func (s *Server) writable() error {
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, map[string]string{"status": "ok", "profile": s.st.Profile()})
+	p, err := s.st.Profile(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, map[string]string{"status": "ok", "profile": p})
 }
 
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
-	st, err := statsOf(s.st)
+	st, err := statsOf(r.Context(), s.st)
 	if err != nil {
 		return err
 	}
@@ -440,7 +447,11 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) profile(w http.ResponseWriter, r *http.Request) error {
-	_, err := io.WriteString(w, s.st.Profile())
+	p, err := s.st.Profile(r.Context())
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, p)
 	return err
 }
 
@@ -449,12 +460,16 @@ func (s *Server) setProfile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if s.st.Profile() != string(name) {
+	recorded, err := s.st.Profile(r.Context())
+	if err != nil {
+		return err
+	}
+	if recorded != string(name) {
 		if err := s.writable(); err != nil {
 			return err
 		}
 	}
-	if err := s.st.SetProfile(string(name)); err != nil {
+	if err := s.st.SetProfile(r.Context(), string(name)); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -466,14 +481,7 @@ func readHashes(r *http.Request) ([]hashkey.Hash, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(b)%hashkey.Size != 0 {
-		return nil, fmt.Errorf("%w: body of %d bytes is not whole 32-byte hashes", ErrBadRequest, len(b))
-	}
-	hs := make([]hashkey.Hash, len(b)/hashkey.Size)
-	for i := range hs {
-		copy(hs[i][:], b[i*hashkey.Size:])
-	}
-	return hs, nil
+	return wire.ParseHashes(b)
 }
 
 func (s *Server) has(w http.ResponseWriter, r *http.Request) error {
@@ -481,7 +489,7 @@ func (s *Server) has(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	found, err := s.st.HasBatch(hs)
+	found, err := s.st.HasBatch(r.Context(), hs)
 	if err != nil {
 		return err
 	}
@@ -492,7 +500,7 @@ func (s *Server) has(w http.ResponseWriter, r *http.Request) error {
 func oneHash(r *http.Request) (hashkey.Hash, error) {
 	hs, err := readHashes(r)
 	if err == nil && len(hs) != 1 {
-		err = fmt.Errorf("%w: want one hash", ErrBadRequest)
+		err = fmt.Errorf("%w: want one hash", wire.ErrBadRequest)
 	}
 	if err != nil {
 		return hashkey.Hash{}, err
@@ -505,12 +513,12 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.st.Get(h)
+	v, err := s.st.Get(r.Context(), h)
 	if err != nil {
 		return err
 	}
 	e := store.FullEntry(h, v)
-	_, err = w.Write(AppendEntry(nil, &e))
+	_, err = w.Write(wire.AppendEntry(nil, &e))
 	return err
 }
 
@@ -519,7 +527,7 @@ func (s *Server) match(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, ok, err := s.st.Match(h)
+	m, ok, err := s.st.Match(r.Context(), h)
 	if err != nil {
 		return err
 	}
@@ -530,7 +538,7 @@ func (s *Server) match(w http.ResponseWriter, r *http.Request) error {
 	if !e.IsPrefix() {
 		e.Len = hashkey.Size
 	}
-	_, err = w.Write(AppendEntry(nil, &e))
+	_, err = w.Write(wire.AppendEntry(nil, &e))
 	return err
 }
 
@@ -540,14 +548,14 @@ func prefixArgs(r *http.Request) ([]byte, int, error) {
 	if p := q.Get("prefix"); p != "" {
 		var err error
 		if prefix, err = hex.DecodeString(p + strings.Repeat("0", len(p)%2)); err != nil {
-			return nil, 0, fmt.Errorf("%w: prefix %q", ErrBadRequest, p)
+			return nil, 0, fmt.Errorf("%w: prefix %q", wire.ErrBadRequest, p)
 		}
 	}
 	bits := 8 * len(prefix)
 	if b := q.Get("bits"); b != "" {
 		var err error
 		if bits, err = strconv.Atoi(b); err != nil {
-			return nil, 0, fmt.Errorf("%w: bits %q", ErrBadRequest, b)
+			return nil, 0, fmt.Errorf("%w: bits %q", wire.ErrBadRequest, b)
 		}
 	}
 	return prefix, bits, nil
@@ -561,14 +569,14 @@ func (s *Server) scan(w http.ResponseWriter, r *http.Request) error {
 	limit := 0
 	if l := r.URL.Query().Get("limit"); l != "" {
 		if limit, err = strconv.Atoi(l); err != nil {
-			return fmt.Errorf("%w: limit %q", ErrBadRequest, l)
+			return fmt.Errorf("%w: limit %q", wire.ErrBadRequest, l)
 		}
 	}
-	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Content-Type", wire.ContentTypeJSONL)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var line []byte
 	started := false
-	err = s.st.Scan(prefix, bits, limit, func(e store.Entry) error {
+	err = s.st.Scan(r.Context(), prefix, bits, limit, func(e store.Entry) error {
 		started = true
 		line = store.AppendJSONL(line[:0], &e)
 		_, err := bw.Write(line)
@@ -580,9 +588,9 @@ func (s *Server) scan(w http.ResponseWriter, r *http.Request) error {
 		}
 		// Too late for a status: end the stream with an error line, which
 		// the client reports (a stream that simply stops looks complete).
-		bw.Write(append([]byte(`{"error":`), strconv.Quote(err.Error())+"}\n"...))
+		bw.Write(wire.AppendStreamError(nil, err.Error()))
 	} else {
-		bw.WriteString("{\"end\":true}\n")
+		bw.Write(wire.AppendStreamEnd(nil))
 	}
 	return bw.Flush()
 }
@@ -592,7 +600,7 @@ func (s *Server) count(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	full, prefixes, err := s.st.Count(prefix, bits)
+	full, prefixes, err := s.st.Count(r.Context(), prefix, bits)
 	if err != nil {
 		return err
 	}
@@ -600,7 +608,7 @@ func (s *Server) count(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) verify(w http.ResponseWriter, r *http.Request) error {
-	if err := s.st.Verify(); err != nil {
+	if err := s.st.Verify(r.Context()); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -615,16 +623,9 @@ func (s *Server) sync(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// Trailers of a backup answer: the version to pass as since to the next
-// backup of the chain, and the error that cut the stream short.
-const (
-	TrailerBackupUntil = "Urlhash-Backup-Until"
-	TrailerError       = "Urlhash-Error"
-)
-
 // backup streams index.Backup: the backup file's bytes, then the trailer
-// TrailerBackupUntil; an error after the first byte is the trailer
-// TrailerError (the file is cut, and restore would refuse it).
+// wire.TrailerBackupUntil; an error after the first byte is the trailer
+// wire.TrailerError (the file is cut, and restore would refuse it).
 func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 	if s.o.Backup == nil {
 		return fmt.Errorf("%w: this server makes no backups", store.ErrInvalidOptions)
@@ -633,11 +634,11 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 	if v := r.URL.Query().Get("since"); v != "" {
 		var err error
 		if since, err = strconv.ParseUint(v, 10, 64); err != nil {
-			return fmt.Errorf("%w: since %q", ErrBadRequest, v)
+			return fmt.Errorf("%w: since %q", wire.ErrBadRequest, v)
 		}
 	}
-	w.Header().Set("Trailer", TrailerBackupUntil+", "+TrailerError)
-	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Trailer", wire.TrailerBackupUntil+", "+wire.TrailerError)
+	w.Header().Set("Content-Type", wire.ContentTypeBinary)
 	cw := &countingWriter{w: w}
 	until, err := s.o.Backup(cw, since)
 	if err != nil {
@@ -645,11 +646,11 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 			w.Header().Del("Trailer")
 			return err
 		}
-		w.Header().Set(TrailerError, err.Error())
+		w.Header().Set(wire.TrailerError, err.Error())
 		s.o.Logger.Error("backup cut short", "since", since, "bytes", cw.n, "error", err)
 		return nil
 	}
-	w.Header().Set(TrailerBackupUntil, strconv.FormatUint(until, 10))
+	w.Header().Set(wire.TrailerBackupUntil, strconv.FormatUint(until, 10))
 	return nil
 }
 

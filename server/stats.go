@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/store"
 	"github.com/urlhash/urlhash/wire"
@@ -10,20 +12,20 @@ import (
 // (*index.DB: its filter's and Badger's files'), which /v1/stats and the
 // metrics report.
 type detailedStats interface {
-	DetailedStats() (index.Stats, error)
+	DetailedStats(ctx context.Context) (index.Stats, error)
 }
 
 var _ detailedStats = (*index.DB)(nil)
 
 // statsOf returns st's figures as /v1/stats carries them: a backend's own
 // figures zero unless it has them (detailedStats).
-func statsOf(st store.Backend) (wire.Stats, error) {
+func statsOf(ctx context.Context, st store.Backend) (wire.Stats, error) {
 	d, ok := st.(detailedStats)
 	if !ok {
-		s, err := st.Stats()
+		s, err := st.Stats(ctx)
 		return wire.StatsOf(s), err
 	}
-	s, err := d.DetailedStats()
+	s, err := d.DetailedStats(ctx)
 	if err != nil {
 		return wire.Stats{}, err
 	}

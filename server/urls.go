@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -26,19 +27,22 @@ const maxReason = 256
 // urlsProfile returns the profile the index records; an index that records
 // none gets the default profile recorded when write is set (a URL is about
 // to be stored) and is answered with it otherwise.
-func (s *Server) urlsProfile(write bool) (hashkey.Profile, error) {
+func (s *Server) urlsProfile(ctx context.Context, write bool) (hashkey.Profile, error) {
 	s.urls.mu.Lock()
 	defer s.urls.mu.Unlock()
 	if s.urls.p != nil {
 		return s.urls.p, nil
 	}
-	recorded := s.st.Profile()
+	recorded, err := s.st.Profile(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if recorded == "" {
 		p := urlhash.Default
 		if !write {
 			return p, nil // nothing is stored: every URL is absent
 		}
-		if err := s.st.SetProfile(query.ProfileRecord(p)); err != nil {
+		if err := s.st.SetProfile(ctx, query.ProfileRecord(p)); err != nil {
 			return nil, err
 		}
 		s.urls.p = p
@@ -126,7 +130,7 @@ func (h *hashedLines) answer(found []bool, yes, no wire.Answer) answer {
 func splitLines(body []byte) ([][]byte, error) {
 	lines, err := wire.SplitLines(body)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+		return nil, fmt.Errorf("%w: %v", wire.ErrBadRequest, err)
 	}
 	return lines, nil
 }
@@ -145,13 +149,13 @@ func (s *Server) urlsAdd(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return answer{}, err
 		}
-		p, err := s.urlsProfile(true)
+		p, err := s.urlsProfile(r.Context(), true)
 		if err != nil {
 			return answer{}, err
 		}
 		h := hashLines(p, lines)
 		answerOf := func(added []bool) answer { return h.answer(added, wire.New, wire.Present) }
-		return s.addEntries(h.entries, g, answerOf, after, after > 0)
+		return s.addEntries(r.Context(), h.entries, g, answerOf, after, after > 0)
 	})
 }
 
@@ -166,7 +170,7 @@ func (s *Server) urlsHas(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := s.urlsProfile(false)
+	p, err := s.urlsProfile(r.Context(), false)
 	if err != nil {
 		return err
 	}
@@ -175,7 +179,7 @@ func (s *Server) urlsHas(w http.ResponseWriter, r *http.Request) error {
 	for i := range h.entries {
 		hs[i] = h.entries[i].Hash
 	}
-	found, err := s.st.HasBatch(hs)
+	found, err := s.st.HasBatch(r.Context(), hs)
 	if err != nil {
 		return err
 	}

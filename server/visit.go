@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/urlhash/urlhash/wire"
 )
 
 // visit is POST /v1/visit?after=DURATION: VisitBatch of the body's
@@ -15,11 +17,11 @@ func (s *Server) visit(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.write(w, r, withWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
-		es, err := DecodeEntries(body)
+		es, err := wire.DecodeEntries(body)
 		if err != nil {
 			return answer{}, err
 		}
-		return s.addEntries(es, g, boolsAnswer, after, true)
+		return s.addEntries(r.Context(), es, g, boolsAnswer, after, true)
 	})
 }
 
@@ -34,10 +36,10 @@ func (s *Server) deletePrefix(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if bits == 0 && r.URL.Query().Get("all") != "true" {
-		return fmt.Errorf("%w: an empty prefix deletes every entry; say so with prefix=&all=true", ErrBadRequest)
+		return fmt.Errorf("%w: an empty prefix deletes every entry; say so with prefix=&all=true", wire.ErrBadRequest)
 	}
 	return s.write(w, r, afterWrite, func(*http.Request, []byte, *recording) (answer, error) {
-		full, prefixes, err := s.st.DeletePrefix(prefix, bits)
+		full, prefixes, err := s.st.DeletePrefix(r.Context(), prefix, bits)
 		return jsonAnswer(map[string]int64{"full": full, "prefixes": prefixes}), err
 	})
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/urlhash/urlhash/hashkey/safebrowsing"
 	"github.com/urlhash/urlhash/query"
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
 
 // The Web Risk Lookup API (webrisk.googleapis.com/v1, REST), over an index
@@ -51,7 +53,7 @@ func (e *webRiskError) Error() string { return e.msg }
 func (e *webRiskError) Unwrap() error { return e.internalCause }
 
 func badWebRiskRequest(format string, args ...any) error {
-	return &webRiskError{code: http.StatusBadRequest, status: "INVALID_ARGUMENT", msg: fmt.Sprintf(format, args...), internalCause: ErrBadRequest}
+	return &webRiskError{code: http.StatusBadRequest, status: "INVALID_ARGUMENT", msg: fmt.Sprintf(format, args...), internalCause: wire.ErrBadRequest}
 }
 
 // webRisk wraps a Web Risk handler: its errors become *webRiskError,
@@ -62,7 +64,7 @@ func webRisk(h handler) handler {
 		if _, ok := err.(*webRiskError); ok || err == nil {
 			return err
 		}
-		_, status := Kind(err)
+		_, status := wire.Kind(err)
 		e := &webRiskError{code: status, status: "INTERNAL", msg: err.Error(), internalCause: err}
 		if status < 500 {
 			e.status = "FAILED_PRECONDITION"
@@ -82,7 +84,7 @@ func (e *webRiskError) write(w http.ResponseWriter) {
 // the request asks for the list's threat type; an index of another profile
 // is an error. Threat types may be names or numbers (threatTypes=1), under
 // camelCase or snake_case names (threat_types), as Google's API takes them.
-func (s *Server) webRiskList(q url.Values) (*safebrowsing.Profile, bool, error) {
+func (s *Server) webRiskList(ctx context.Context, q url.Values) (*safebrowsing.Profile, bool, error) {
 	var types []string
 	for _, v := range q["threatTypes"] {
 		t, err := enumName("threatTypes", v, threatTypeNames)
@@ -94,7 +96,10 @@ func (s *Server) webRiskList(q url.Values) (*safebrowsing.Profile, bool, error) 
 	if len(types) == 0 {
 		return nil, false, badWebRiskRequest("threatTypes is required")
 	}
-	recorded := s.st.Profile()
+	recorded, err := s.st.Profile(ctx)
+	if err != nil {
+		return nil, false, err
+	}
 	profile, err := query.ParseProfile(recorded)
 	p, ok := profile.(*safebrowsing.Profile)
 	if err != nil || !ok || query.ProfileRecord(p) != recorded {
@@ -142,7 +147,7 @@ func checkURI(uri string) error {
 // threat when a stored full hash is one of theirs; {} when none is.
 func (s *Server) searchURIs(w http.ResponseWriter, r *http.Request) error {
 	q := webRiskQuery(r)
-	p, asked, err := s.webRiskList(q)
+	p, asked, err := s.webRiskList(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -169,7 +174,7 @@ func (s *Server) searchURIs(w http.ResponseWriter, r *http.Request) error {
 		for i, e := range exprs {
 			hs[i] = e.Hash
 		}
-		found, err := s.st.HasBatch(hs)
+		found, err := s.st.HasBatch(r.Context(), hs)
 		if err != nil {
 			return err
 		}
@@ -184,7 +189,7 @@ func (s *Server) searchURIs(w http.ResponseWriter, r *http.Request) error {
 // the stored full hashes that start with the 4..32-byte prefix.
 func (s *Server) searchHashes(w http.ResponseWriter, r *http.Request) error {
 	q := webRiskQuery(r)
-	_, asked, err := s.webRiskList(q)
+	_, asked, err := s.webRiskList(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -205,7 +210,7 @@ func (s *Server) searchHashes(w http.ResponseWriter, r *http.Request) error {
 	out.NegativeExpireTime = timestamp(now.Add(webRiskCacheFor))
 	if asked {
 		expire := timestamp(now.Add(webRiskCacheFor))
-		err := s.st.Scan(prefix, 8*len(prefix), webRiskMaxHashes, func(e store.Entry) error {
+		err := s.st.Scan(r.Context(), prefix, 8*len(prefix), webRiskMaxHashes, func(e store.Entry) error {
 			if !e.IsPrefix() {
 				out.Threats = append(out.Threats, threatHash{ThreatTypes: []any{enumValue(s.o.threatType(), threatTypeNames, enumInts(q))},
 					Hash: base64.StdEncoding.EncodeToString(e.Hash[:]), ExpireTime: expire})

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"net/http"
@@ -138,7 +139,7 @@ func (d *diffLists) keep(key string, min int64, b []byte) {
 // diffList returns the state of the list of threat type t: the synced list, or
 // the index's own list when t is the server's threat type and nothing was
 // synced; nil when there is none.
-func (s *Server) diffList(t string) (*threatlist.ListState, error) {
+func (s *Server) diffList(ctx context.Context, t string) (*threatlist.ListState, error) {
 	d := &s.diff
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -166,7 +167,7 @@ func (s *Server) diffList(t string) (*threatlist.ListState, error) {
 		return d.own, nil
 	}
 	var b threatlist.Builder
-	err := s.st.Scan(nil, 0, 0, func(e store.Entry) error { return b.Add(e.Key()) })
+	err := s.st.Scan(ctx, nil, 0, 0, func(e store.Entry) error { return b.Add(e.Key()) })
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +224,7 @@ func (s *Server) computeDiff(w http.ResponseWriter, r *http.Request) error {
 			return badWebRiskRequest("versionToken: %v", err)
 		}
 	}
-	ls, err := s.diffList(t)
+	ls, err := s.diffList(r.Context(), t)
 	if err != nil {
 		return err
 	}

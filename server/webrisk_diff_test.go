@@ -146,29 +146,30 @@ func TestComputeDiffSynced(t *testing.T) {
 // TestComputeDiffOwnList serves the index's own entries, and a DIFF after
 // the index changed.
 func TestComputeDiffOwnList(t *testing.T) {
+	ctx := context.Background()
 	sbProfile := safebrowsing.WebRisk.Name() + ";unicode=" + safebrowsing.WebRisk.UnicodeVersion()
 	db, err := index.Open("", &index.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	db.SetProfile(sbProfile)
+	db.SetProfile(ctx, sbProfile)
 	h := hashkey.Sum([]byte("x/"))
-	db.PutPrefix(h[:4], store.Value{})
+	db.PutPrefix(ctx, h[:4], store.Value{})
 	srv := New(db, nil)
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	c := &threatlist.Client{Endpoint: ts.URL}
-	u1, err := c.ComputeDiff(context.Background(), threatlist.DiffRequest{ThreatType: "MALWARE"})
+	u1, err := c.ComputeDiff(ctx, threatlist.DiffRequest{ThreatType: "MALWARE"})
 	if err != nil || !u1.Reset || u1.Additions.Len() != 1 {
 		t.Fatalf("first: %+v %v", u1, err)
 	}
 	h2 := hashkey.Sum([]byte("y/"))
-	db.PutPrefix(h2[:8], store.Value{})
+	db.PutPrefix(ctx, h2[:8], store.Value{})
 	srv.diff.mu.Lock()
 	srv.diff.ownAt = srv.diff.ownAt.Add(-ownListTTL) // the cache expires
 	srv.diff.mu.Unlock()
-	u2, err := c.ComputeDiff(context.Background(), threatlist.DiffRequest{ThreatType: "MALWARE", Version: u1.Version})
+	u2, err := c.ComputeDiff(ctx, threatlist.DiffRequest{ThreatType: "MALWARE", Version: u1.Version})
 	if err != nil || u2.Reset || u2.Additions.Len() != 1 || !u2.Additions.Has(h2[:8]) {
 		t.Fatalf("second: %+v %v", u2, err)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -20,13 +21,14 @@ import (
 // webRiskServer serves an in-memory index of profile with the full hashes
 // of the expressions full and the 4-byte prefixes of those of prefixes.
 func webRiskServer(t *testing.T, profile string, full, prefixes []string, o *Options) *httptest.Server {
+	ctx := context.Background()
 	t.Helper()
 	db, err := index.Open("", &index.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := db.SetProfile(profile); err != nil {
+	if err := db.SetProfile(ctx, profile); err != nil {
 		t.Fatal(err)
 	}
 	var es []store.Entry
@@ -36,7 +38,7 @@ func webRiskServer(t *testing.T, profile string, full, prefixes []string, o *Opt
 	for _, e := range prefixes {
 		es = append(es, store.Entry{Hash: hashkey.Sum([]byte(e)), Len: 4})
 	}
-	if err := db.PutBatch(es); err != nil {
+	if err := db.PutBatch(ctx, es); err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(New(db, o))

@@ -1,15 +1,17 @@
 package server
 
 import (
-	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
 
 // The write endpoints: each runs through Server.write, which honours the
@@ -17,25 +19,25 @@ import (
 
 func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 	return s.write(w, r, withWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
-		es, err := DecodeEntries(body)
+		es, err := wire.DecodeEntries(body)
 		if err != nil {
 			return answer{}, err
 		}
 		done := func([]bool) answer { return answer{status: http.StatusNoContent, fresh: true} }
 		if g == nil || g.replay {
-			return done(nil), s.st.PutBatch(es)
+			return done(nil), s.st.PutBatch(r.Context(), es)
 		}
-		return done(nil), s.records.PutBatchRecorded(es, g.record(done))
+		return done(nil), s.records.PutBatchRecorded(r.Context(), es, g.record(done))
 	})
 }
 
 func (s *Server) add(w http.ResponseWriter, r *http.Request) error {
 	return s.write(w, r, withWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
-		es, err := DecodeEntries(body)
+		es, err := wire.DecodeEntries(body)
 		if err != nil {
 			return answer{}, err
 		}
-		return s.addEntries(es, g, boolsAnswer, 0, false)
+		return s.addEntries(r.Context(), es, g, boolsAnswer, 0, false)
 	})
 }
 
@@ -48,21 +50,21 @@ func durationArg(r *http.Request, name string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(a)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %s %q", ErrBadRequest, name, a)
+		return 0, fmt.Errorf("%w: %s %q", wire.ErrBadRequest, name, a)
 	}
 	return d, nil
 }
 
 // addEntries adds es (visits them when visit is set), keeping the answer
 // answerOf gives with the write when g is set.
-func (s *Server) addEntries(es []store.Entry, g *recording, answerOf func([]bool) answer, after time.Duration, visit bool) (answer, error) {
+func (s *Server) addEntries(ctx context.Context, es []store.Entry, g *recording, answerOf func([]bool) answer, after time.Duration, visit bool) (answer, error) {
 	var added []bool
 	var err error
 	switch {
 	case g != nil && g.replay:
 		// Store what the first attempt may have left out, as an add: a
 		// visit's keys it stored are not visited again.
-		added, err = s.st.AddBatch(es)
+		added, err = s.st.AddBatch(ctx, es)
 		if err != nil {
 			return answer{}, err
 		}
@@ -72,18 +74,18 @@ func (s *Server) addEntries(es []store.Entry, g *recording, answerOf func([]bool
 		}
 		return a, nil
 	case g == nil && visit:
-		added, err = s.st.VisitBatch(es, after)
+		added, err = s.st.VisitBatch(ctx, es, after)
 	case g == nil:
-		added, err = s.st.AddBatch(es)
+		added, err = s.st.AddBatch(ctx, es)
 	default:
 		// An add that stores nothing (every key present) leaves its
 		// record to Server.write, which stores it after answering.
 		rec := g.record(answerOf)
 		rec.Lazy = true
 		if visit {
-			added, err = s.records.VisitBatchRecorded(es, after, rec)
+			added, err = s.records.VisitBatchRecorded(ctx, es, after, rec)
 		} else {
-			added, err = s.records.AddBatchRecorded(es, rec)
+			added, err = s.records.AddBatchRecorded(ctx, es, rec)
 		}
 	}
 	if err != nil {
@@ -94,13 +96,7 @@ func (s *Server) addEntries(es []store.Entry, g *recording, answerOf func([]bool
 
 // boolsAnswer answers one byte per answer: 1 yes (new, found), 0 no.
 func boolsAnswer(added []bool) answer {
-	a := answer{status: http.StatusOK, ctype: "application/octet-stream", body: make([]byte, len(added))}
-	for i, n := range added {
-		if n {
-			a.body[i], a.fresh = 1, true
-		}
-	}
-	return a
+	return answer{status: http.StatusOK, ctype: wire.ContentTypeBinary, body: wire.AppendBools(nil, added), fresh: slices.Contains(added, true)}
 }
 
 func jsonAnswer(v any) answer {
@@ -110,27 +106,26 @@ func jsonAnswer(v any) answer {
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request) error {
 	return s.write(w, r, afterWrite, func(r *http.Request, body []byte, _ *recording) (answer, error) {
-		es, err := DecodeEntries(body)
+		es, err := wire.DecodeEntries(body)
 		if err == nil && len(es) != 1 {
-			err = fmt.Errorf("%w: want one entry", ErrBadRequest)
+			err = fmt.Errorf("%w: want one entry", wire.ErrBadRequest)
 		}
 		if err != nil {
 			return answer{}, err
 		}
-		return answer{status: http.StatusNoContent, fresh: true}, s.st.Delete(es[0])
+		return answer{status: http.StatusNoContent, fresh: true}, s.st.Delete(r.Context(), es[0])
 	})
 }
 
 func (s *Server) load(w http.ResponseWriter, r *http.Request) error {
 	return s.write(w, r, afterStream, func(r *http.Request, _ []byte, _ *recording) (answer, error) {
-		sc := bufio.NewScanner(r.Body)
-		sc.Buffer(nil, 4<<20)
+		sc := wire.NewLineScanner(r.Body)
 		var bad error
 		seq := func(yield func(store.Entry) bool) {
 			for sc.Scan() {
 				e, err := store.ParseJSONL(sc.Bytes())
 				if err != nil {
-					bad = fmt.Errorf("%w: %v", ErrBadRequest, err)
+					bad = fmt.Errorf("%w: %v", wire.ErrBadRequest, err)
 					return
 				}
 				if !yield(e) {
@@ -138,10 +133,10 @@ func (s *Server) load(w http.ResponseWriter, r *http.Request) error {
 				}
 			}
 		}
-		res, err := s.st.Load(seq)
+		res, err := s.st.Load(r.Context(), seq)
 		switch {
 		case sc.Err() != nil: // a body cut short ends in a line cut short: the cut is the news
-			return answer{}, fmt.Errorf("%w: %w", ErrBadRequest, sc.Err())
+			return answer{}, fmt.Errorf("%w: %w", wire.ErrBadRequest, sc.Err())
 		case bad != nil:
 			return answer{}, bad
 		case err != nil:
@@ -190,24 +185,24 @@ func (m *memRecords) keep(rec *index.Record, added []bool) {
 	m.m[rec.Key] = memRecord{b, now.Add(rec.TTL)}
 }
 
-func (m *memRecords) AddBatchRecorded(es []store.Entry, rec *index.Record) ([]bool, error) {
-	added, err := m.AddBatch(es)
+func (m *memRecords) AddBatchRecorded(ctx context.Context, es []store.Entry, rec *index.Record) ([]bool, error) {
+	added, err := m.AddBatch(ctx, es)
 	if err == nil {
 		m.keep(rec, added)
 	}
 	return added, err
 }
 
-func (m *memRecords) VisitBatchRecorded(es []store.Entry, after time.Duration, rec *index.Record) ([]bool, error) {
-	added, err := m.VisitBatch(es, after)
+func (m *memRecords) VisitBatchRecorded(ctx context.Context, es []store.Entry, after time.Duration, rec *index.Record) ([]bool, error) {
+	added, err := m.VisitBatch(ctx, es, after)
 	if err == nil {
 		m.keep(rec, added)
 	}
 	return added, err
 }
 
-func (m *memRecords) PutBatchRecorded(es []store.Entry, rec *index.Record) error {
-	err := m.PutBatch(es)
+func (m *memRecords) PutBatchRecorded(ctx context.Context, es []store.Entry, rec *index.Record) error {
+	err := m.PutBatch(ctx, es)
 	if err == nil {
 		m.keep(rec, nil)
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"iter"
 	"time"
 
@@ -14,32 +15,38 @@ import (
 //
 // Slices passed in may be reused by the caller once a method returns;
 // values passed to a callback or returned are the caller's to keep.
+//
+// Every method that can block takes a context: a cancelled one (or one
+// past its deadline) ends the call with an error wrapping ctx.Err() as
+// soon as the backend can tell. A write cancelled midway may have applied
+// part of its batch (each entry whole), as a crash may; what a write
+// acknowledged stays.
 type Backend interface {
 	// Get returns the value of the full entry h, or an error wrapping
 	// ErrNotFound.
-	Get(h hashkey.Hash) (Value, error)
+	Get(ctx context.Context, h hashkey.Hash) (Value, error)
 	// HasBatch reports, for each hash, whether its full entry is stored.
-	HasBatch(hs []hashkey.Hash) ([]bool, error)
+	HasBatch(ctx context.Context, hs []hashkey.Hash) ([]bool, error)
 	// Match returns the full entry h when it is stored, else the longest
 	// prefix entry h starts with; the bool is false when neither is.
-	Match(h hashkey.Hash) (Match, bool, error)
+	Match(ctx context.Context, h hashkey.Hash) (Match, bool, error)
 	// Scan calls fn for the stored entries (full first, then prefix
 	// entries) whose key starts with the first bits of prefix, in key
 	// order, at most limit of them (limit <= 0: all). It stops at the
 	// first error fn returns and returns it.
-	Scan(prefix []byte, bits, limit int, fn func(Entry) error) error
+	Scan(ctx context.Context, prefix []byte, bits, limit int, fn func(Entry) error) error
 	// Count returns the numbers of full and prefix entries whose key
 	// starts with the first bits of prefix.
-	Count(prefix []byte, bits int) (full, prefixes int64, err error)
+	Count(ctx context.Context, prefix []byte, bits int) (full, prefixes int64, err error)
 
 	// PutBatch stores every entry, replacing the value of a stored key
 	// (put overwrites; add does not).
-	PutBatch(entries []Entry) error
+	PutBatch(ctx context.Context, entries []Entry) error
 	// AddBatch stores each entry whose key is not stored yet (add if
 	// absent; a stored value is never replaced) and reports which were new. Among concurrent callers adding one key,
 	// exactly one sees true; a key repeated in the batch is new at most
 	// once (the first).
-	AddBatch(entries []Entry) ([]bool, error)
+	AddBatch(ctx context.Context, entries []Entry) ([]bool, error)
 	// VisitBatch records a sighting of each entry and reports which are
 	// new: absent (or expired), or last reported new revisitAfter or
 	// longer ago by the backend's clock (revisitAfter <= 0: never again).
@@ -50,38 +57,40 @@ type Backend interface {
 	// concurrent callers visiting one key, exactly one sees true per
 	// revisit; a key repeated in the batch is new at most once (the
 	// first).
-	VisitBatch(entries []Entry, revisitAfter time.Duration) ([]bool, error)
+	VisitBatch(ctx context.Context, entries []Entry, revisitAfter time.Duration) ([]bool, error)
 	// Delete removes a full or prefix entry; an absent one is an error
 	// wrapping ErrNotFound.
-	Delete(e Entry) error
+	Delete(ctx context.Context, e Entry) error
 	// DeletePrefix removes every entry Scan(prefix, bits, 0, ...) would
 	// visit and returns how many full and prefix entries it removed.
-	DeletePrefix(prefix []byte, bits int) (full, prefixes int64, err error)
+	DeletePrefix(ctx context.Context, prefix []byte, bits int) (full, prefixes int64, err error)
 	// Load bulk-loads entries, keeping stored keys as they are (add if
 	// absent); it is the fast path for large imports.
-	Load(seq iter.Seq[Entry]) (LoadResult, error)
+	Load(ctx context.Context, seq iter.Seq[Entry]) (LoadResult, error)
 
 	// Stats returns counts and sizes.
-	Stats() (Stats, error)
+	Stats(ctx context.Context) (Stats, error)
 	// Verify reads the whole index and returns an error wrapping
 	// ErrCorrupt that lists every damage it finds, naming each damaged
 	// file.
-	Verify() error
+	Verify(ctx context.Context) error
 	// Sync makes every acknowledged write durable.
-	Sync() error
+	Sync(ctx context.Context) error
 	// Close syncs and releases the backend.
 	Close() error
 	// Path names the index for messages: a directory, a redacted
 	// connection string or a server address.
 	Path() string
-	// Profile returns the profile name recorded in the index ("" if none).
-	Profile() string
+	// Profile returns the profile name recorded in the index ("" if
+	// none). A backend that cannot tell (a server that does not answer)
+	// returns the error, never "": "" would mean the default profile.
+	Profile(ctx context.Context) (string, error)
 	// SetProfile records name as the index's profile when it records none
 	// (once recorded, a profile never changes; an empty name records
 	// nothing). It returns an error
 	// wrapping ErrProfileMismatch when the index records another, and
 	// ErrReadOnly on a read-only backend that records none.
-	SetProfile(name string) error
+	SetProfile(ctx context.Context, name string) error
 }
 
 // LoadResult counts what a Load did.

@@ -111,6 +111,7 @@ func BenchmarkSyncDiff(b *testing.B) {
 // BenchmarkFirstLookup opens an index holding a synced list of a million
 // prefixes read-only, as "urlhash lookup" does, and looks one hash up.
 func BenchmarkFirstLookup(b *testing.B) {
+	ctx := context.Background()
 	v1 := million(rand.New(rand.NewPCG(3, 3)))
 	srv := &fakeServer{rice: true, versions: []*List{v1}}
 	ts := httptest.NewServer(srv)
@@ -121,7 +122,7 @@ func BenchmarkFirstLookup(b *testing.B) {
 		b.Fatal(err)
 	}
 	ls := openLists(b, db)
-	if _, err := ls.SyncWebRisk(context.Background(), &Client{Endpoint: ts.URL, Key: "k"}, DiffRequest{ThreatType: "MALWARE"}); err != nil {
+	if _, err := ls.SyncWebRisk(ctx, &Client{Endpoint: ts.URL, Key: "k"}, DiffRequest{ThreatType: "MALWARE"}); err != nil {
 		b.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -134,7 +135,7 @@ func BenchmarkFirstLookup(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		m, ok, err := db.Match(h)
+		m, ok, err := db.Match(ctx, h)
 		if err != nil || !ok || m.Len != 4 {
 			b.Fatalf("match %v %v %v", m, ok, err)
 		}

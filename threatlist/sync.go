@@ -26,7 +26,7 @@ type Lists struct {
 // Open reads the state of the lists synced into db, an index in a
 // directory (db.Path()). An update an earlier process left half applied
 // is finished first.
-func Open(db store.Backend) (*Lists, error) {
+func Open(ctx context.Context, db store.Backend) (*Lists, error) {
 	dir := db.Path()
 	if fi, err := os.Stat(dir); dir == "" || err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("threatlist: index %q is not a directory: lists are kept only in an index directory", dir)
@@ -42,7 +42,7 @@ func Open(db store.Backend) (*Lists, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := ls.commit(next, nil); err != nil {
+		if err := ls.commit(ctx, next, nil); err != nil {
 			return nil, fmt.Errorf("threatlist: finishing the interrupted update: %w", err)
 		}
 	}
@@ -79,8 +79,12 @@ func (ls *Lists) Version(name string) []byte {
 // and the list it leads to must have the update's checksum. When one fails
 // (an error wrapping ErrMalformed or ErrChecksum), nothing of the updates
 // is applied, the index is as before, and the failed lists' versions are
-// forgotten so that the next sync asks for a reset.
-func (ls *Lists) Apply(updates map[string]*Update) error {
+// forgotten so that the next sync asks for a reset. A ctx done before Apply
+// begins stops it; once begun, it runs to its end.
+func (ls *Lists) Apply(ctx context.Context, updates map[string]*Update) error {
+	if err := ctx.Err(); err != nil {
+		return err // not begun; once begun, it finishes (see commit)
+	}
 	next := state{}
 	for n, s := range ls.st {
 		next[n] = s
@@ -124,7 +128,7 @@ func (ls *Lists) Apply(updates map[string]*Update) error {
 	if err := writeFile(filepath.Join(ls.dir, NextStateFile), next.marshal()); err != nil {
 		return err
 	}
-	return ls.commit(next, changes)
+	return ls.commit(ctx, next, changes)
 }
 
 // apply returns the state after the update and the change to the list
@@ -165,14 +169,17 @@ const loadAbove = 100_000
 // batchDeleter is an index that deletes many entries at once
 // (index.DB.DeleteBatch); other backends delete one at a time.
 type batchDeleter interface {
-	DeleteBatch(entries []store.Entry) (int, error)
+	DeleteBatch(ctx context.Context, entries []store.Entry) (int, error)
 }
 
 // commit makes the index hold the lists of next, then makes next the saved
 // state. It is idempotent, so that an interrupted commit can run again.
 // changes holds the change of each list that changed, when known (else it
 // is computed from the saved state).
-func (ls *Lists) commit(next state, changes map[string]Change) error {
+func (ls *Lists) commit(ctx context.Context, next state, changes map[string]Change) error {
+	// Once begun, a commit runs to its end rather than leave its half for
+	// the next Open: ctx gives its values, not its cancellation.
+	ctx = context.WithoutCancel(ctx)
 	var del []store.Entry
 	var added []*List
 	nAdd := 0
@@ -214,12 +221,12 @@ func (ls *Lists) commit(next state, changes map[string]Change) error {
 		}
 	}
 	if bd, ok := ls.db.(batchDeleter); ok {
-		if _, err := bd.DeleteBatch(del); err != nil {
+		if _, err := bd.DeleteBatch(ctx, del); err != nil {
 			return err
 		}
 	} else {
 		for _, e := range del {
-			if err := ls.db.Delete(e); err != nil && !errors.Is(err, store.ErrNotFound) {
+			if err := ls.db.Delete(ctx, e); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return err
 			}
 		}
@@ -227,7 +234,7 @@ func (ls *Lists) commit(next state, changes map[string]Change) error {
 	if nAdd >= loadAbove {
 		// A bulk load writes sorted tables rather than a memtable entry
 		// per key (add if absent: a key already stored stays as it is).
-		if _, err := ls.db.Load(additions); err != nil {
+		if _, err := ls.db.Load(ctx, additions); err != nil {
 			return err
 		}
 	} else {
@@ -235,17 +242,17 @@ func (ls *Lists) commit(next state, changes map[string]Change) error {
 		for e := range additions {
 			batch = append(batch, e)
 			if len(batch) == cap(batch) {
-				if err := ls.db.PutBatch(batch); err != nil {
+				if err := ls.db.PutBatch(ctx, batch); err != nil {
 					return err
 				}
 				batch = batch[:0]
 			}
 		}
-		if err := ls.db.PutBatch(batch); err != nil {
+		if err := ls.db.PutBatch(ctx, batch); err != nil {
 			return err
 		}
 	}
-	if err := ls.db.Sync(); err != nil {
+	if err := ls.db.Sync(ctx); err != nil {
 		return err
 	}
 	if err := os.Rename(filepath.Join(ls.dir, NextStateFile), filepath.Join(ls.dir, StateFile)); err != nil {
@@ -283,7 +290,7 @@ func (ls *Lists) SyncWebRisk(ctx context.Context, c *Client, req DiffRequest) (*
 	if err != nil {
 		return nil, ls.forgetIfMalformed(err, name)
 	}
-	if err := ls.Apply(map[string]*Update{name: u}); err != nil {
+	if err := ls.Apply(ctx, map[string]*Update{name: u}); err != nil {
 		return nil, err
 	}
 	return u, nil
@@ -307,7 +314,7 @@ func (ls *Lists) SyncSafeBrowsing(ctx context.Context, c *Client, req BatchGetRe
 	for n, u := range us {
 		byName[SafeBrowsingName(n)] = u
 	}
-	if err := ls.Apply(byName); err != nil {
+	if err := ls.Apply(ctx, byName); err != nil {
 		return nil, err
 	}
 	return us, nil

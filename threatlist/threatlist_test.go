@@ -220,7 +220,7 @@ func openIndex(t testing.TB, dir string) *index.DB {
 // openLists opens the lists kept in db.
 func openLists(t testing.TB, db store.Backend) *Lists {
 	t.Helper()
-	ls, err := Open(db)
+	ls, err := Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func openLists(t testing.TB, db store.Backend) *Lists {
 func indexEntries(t testing.TB, db store.Backend) *List {
 	t.Helper()
 	var b Builder
-	err := db.Scan(nil, 0, 0, func(e store.Entry) error { return b.Add(e.Key()) })
+	err := db.Scan(context.Background(), nil, 0, 0, func(e store.Entry) error { return b.Add(e.Key()) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,8 +328,9 @@ func TestSyncWebRisk(t *testing.T) {
 	}
 }
 
-// TestInterruptedCommit: a crash after the commit point leaves the next
-// state file; readers refuse the directory, and Open finishes the update.
+// TestInterruptedCommit: an Apply whose context is done before it begins
+// changes nothing; a crash after the commit point leaves the next state
+// file; readers refuse the directory, and Open finishes the update.
 func TestInterruptedCommit(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	v1 := randomList(t, r, 500)
@@ -338,7 +339,14 @@ func TestInterruptedCommit(t *testing.T) {
 	ls := openLists(t, db)
 	name := WebRiskName("MALWARE")
 	sum := v1.Checksum()
-	if err := ls.Apply(map[string]*Update{name: {Reset: true, Additions: v1, Version: []byte("a"), Checksum: sum[:]}}); err != nil {
+	u := map[string]*Update{name: {Reset: true, Additions: v1, Version: []byte("a"), Checksum: sum[:]}}
+	// An Apply interrupted before it begins changes nothing.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := ls.Apply(ctx, u); !errors.Is(err, context.Canceled) || Pending(dir) || indexEntries(t, db).Len() != 0 {
+		t.Fatalf("Apply with a cancelled context: %v; want context.Canceled and nothing changed", err)
+	}
+	if err := ls.Apply(context.Background(), u); err != nil {
 		t.Fatal(err)
 	}
 	// Write the next state by hand, as Apply does before it changes the
@@ -383,7 +391,7 @@ func TestHistory(t *testing.T) {
 		if i == 0 {
 			u.Removals = nil
 		}
-		if err := ls.Apply(map[string]*Update{name: u}); err != nil {
+		if err := ls.Apply(context.Background(), map[string]*Update{name: u}); err != nil {
 			t.Fatalf("version %d: %v", i, err)
 		}
 		versions = append(versions, next)
@@ -404,6 +412,7 @@ func TestHistory(t *testing.T) {
 
 // TestSyncMillion syncs a RESET of a million prefixes, then a DIFF.
 func TestSyncMillion(t *testing.T) {
+	ctx := context.Background()
 	if testing.Short() {
 		t.Skip("a million prefixes")
 	}
@@ -423,16 +432,16 @@ func TestSyncMillion(t *testing.T) {
 	c := &Client{Endpoint: ts.URL, Key: "k"}
 	db := openIndex(t, t.TempDir())
 	ls := openLists(t, db)
-	if _, err := ls.SyncWebRisk(context.Background(), c, DiffRequest{ThreatType: "MALWARE"}); err != nil {
+	if _, err := ls.SyncWebRisk(ctx, c, DiffRequest{ThreatType: "MALWARE"}); err != nil {
 		t.Fatal(err)
 	}
-	full, prefixes, err := db.Count(nil, 0)
+	full, prefixes, err := db.Count(ctx, nil, 0)
 	if err != nil || full != 0 || prefixes != int64(v1.Len()) {
 		t.Fatalf("count %d %d %v, want %d prefixes", full, prefixes, err, v1.Len())
 	}
 	v2, _, _ := v1.Apply([]int32{0, 1000, 500000}, randomList(t, r, 10000))
 	srv.set("", v2)
-	if _, err := ls.SyncWebRisk(context.Background(), c, DiffRequest{ThreatType: "MALWARE"}); err != nil {
+	if _, err := ls.SyncWebRisk(ctx, c, DiffRequest{ThreatType: "MALWARE"}); err != nil {
 		t.Fatal(err)
 	}
 	if !indexEntries(t, db).Equal(v2) {

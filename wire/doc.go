@@ -1,8 +1,46 @@
-// Package wire holds the parts of urlhash's HTTP protocol that both the
-// server (package server) and its clients (package remote, the CLI) speak,
-// so that neither imports the other: the text/plain URL batches of
-// /v1/urls/add and /v1/urls/has, the Idempotency-Key header that makes
-// a write exactly-once, and the body of /v1/stats (Stats).
+// Package wire is urlhash's HTTP protocol on the wire: the encodings that
+// both the server (package server) and its clients (package remote, the
+// CLI) speak, so that a client links neither the server, package query
+// nor Prometheus. It imports only hashkey and store. Every encoding is
+// pinned byte for byte by testdata/golden.txt.
+//
+// # Entries and answers
+//
+// An entry (AppendEntry, DecodeEntry) is a key-length byte (32 for a full
+// entry, 4..31 for a prefix entry), the key, a uvarint text length and
+// the text, a uvarint data length and the data. An entry whose value has
+// seen times or an expiry sets bit 0x80 of the key-length byte and ends
+// with three varints: first seen, last seen and expiry, in unix seconds
+// (0: none). A body of entries (AppendEntries, DecodeEntries) is entries
+// back to back; a body of hashes (AppendHashes, ParseHashes) is 32-byte
+// hashes back to back. A batch answer (AppendBools, ParseBools) is one
+// byte per question, in order: 1 yes (new, found), 0 no; any other byte,
+// or another count, is refused (ErrBadAnswer).
+//
+// # Errors
+//
+// An error answer is JSON, {"error":MSG,"kind":KIND} (AppendErrorBody,
+// ParseErrorBody), with the HTTP status of its kind. Kind maps an error to
+// its kind and status, and KindError a kind back to the sentinel error
+// (store.ErrNotFound is "not_found", 404; ErrBadRequest "bad_request",
+// 400; ErrKeyReused "key_reused", 422; ...), so that a client returns the
+// error the server's backend returned.
+//
+// # JSONL streams
+//
+// A scan answer is a stream of JSONL entries (store.AppendJSONL), one a
+// line, ended by one record that says how it ended: {"end":true}
+// (AppendStreamEnd) or, when the server failed after its status was
+// sent, {"error":"MSG"} (AppendStreamError). ReadStream reads one; a
+// stream without its end record is cut short (ErrStreamCut), never taken
+// for complete. A load body is JSONL entries without an end record
+// (NewLineScanner). Lines are bounded by MaxJSONLLine.
+//
+// # URL batches and the other bodies
+//
+// The text/plain URL batches of /v1/urls/add and /v1/urls/has, the
+// Idempotency-Key header that makes a write exactly-once, and the body of
+// /v1/stats (Stats) are here too.
 //
 // # URL batches
 //
@@ -24,5 +62,11 @@
 // key with the write, durably, for at least 24 hours, and answers a repeat
 // with it byte for byte, waiting while the first is still being applied.
 // A repeat whose method, path, query or body differ (RequestDigest) is
-// refused with 422 Unprocessable Content.
+// refused with 422 Unprocessable Content (ErrKeyReused).
+//
+// # Headers
+//
+// The Content-Types (ContentTypeBinary, ContentTypeJSON, ContentTypeJSONL,
+// ContentTypeText) and a backup answer's trailers (TrailerBackupUntil,
+// TrailerError) are named here too.
 package wire

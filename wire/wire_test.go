@@ -1,25 +1,13 @@
 package wire
 
 import (
-	"bufio"
 	"bytes"
-	"os"
 	"strings"
 	"testing"
 )
 
 func TestParseKey(t *testing.T) {
-	f, err := os.Open("testdata/keys.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
+	for n, line := range tableLines(t, "keys.txt") {
 		in, want, ok := strings.Cut(line, "\t")
 		if !ok {
 			t.Fatalf("keys.txt:%d: no tab", n)

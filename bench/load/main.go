@@ -103,7 +103,7 @@ func run(c config) error {
 		present[i] = hashkey.Sum([]byte(u))
 	}
 	idx := filepath.Join(dir, "idx")
-	if err := preload(idx, urls, present); err != nil {
+	if err := preload(context.Background(), idx, urls, present); err != nil {
 		return err
 	}
 
@@ -135,7 +135,7 @@ func run(c config) error {
 		return err
 	}
 	defer db.Close()
-	st, err := db.ServerStats()
+	st, err := db.ServerStats(ctx)
 	if err != nil {
 		return err
 	}
@@ -144,12 +144,12 @@ func run(c config) error {
 }
 
 // preload writes the entries, each with its URL as text, to a new index.
-func preload(dir string, urls []string, hs []hashkey.Hash) error {
+func preload(ctx context.Context, dir string, urls []string, hs []hashkey.Hash) error {
 	db, err := index.Open(dir, nil)
 	if err != nil {
 		return err
 	}
-	_, err = db.Load(func(yield func(store.Entry) bool) {
+	_, err = db.Load(ctx, func(yield func(store.Entry) bool) {
 		for i, u := range urls {
 			if !yield(store.FullEntry(hs[i], store.Value{Text: []byte(u)})) {
 				return
@@ -223,32 +223,32 @@ func client(ctx context.Context, addr string, k int, c config, present []hashkey
 		switch o.name {
 		case "has-present", "has-absent":
 			var got []bool
-			if got, err = db.HasBatch(hs); err == nil && slices.Contains(got, o.name == "has-absent") {
+			if got, err = db.HasBatch(ctx, hs); err == nil && slices.Contains(got, o.name == "has-absent") {
 				err = fmt.Errorf("%s answered wrongly", o.name)
 			}
 		case "get-present":
-			_, err = db.Get(hs[0])
+			_, err = db.Get(ctx, hs[0])
 		case "get-absent":
-			if _, err = db.Get(hs[0]); errors.Is(err, store.ErrNotFound) {
+			if _, err = db.Get(ctx, hs[0]); errors.Is(err, store.ErrNotFound) {
 				err = nil
 			} else if err == nil {
 				err = errors.New("get-absent found a key")
 			}
 		case "match":
 			var ok bool
-			if _, ok, err = db.Match(hs[0]); err == nil && !ok {
+			if _, ok, err = db.Match(ctx, hs[0]); err == nil && !ok {
 				err = errors.New("match missed a present key")
 			}
 		case "scan-10":
 			p := byte(rng.IntN(256))
-			err = db.Scan([]byte{p}, 8, 10, func(store.Entry) error { return nil })
+			err = db.Scan(ctx, []byte{p}, 8, 10, func(store.Entry) error { return nil })
 		case "add-new", "add-present":
 			var added []bool
-			if added, err = db.AddBatch(es); err == nil && slices.Contains(added, o.name == "add-present") {
+			if added, err = db.AddBatch(ctx, es); err == nil && slices.Contains(added, o.name == "add-present") {
 				err = fmt.Errorf("%s answered wrongly", o.name)
 			}
 		case "put":
-			err = db.PutBatch(es)
+			err = db.PutBatch(ctx, es)
 		}
 		d := time.Since(t0)
 		if err != nil {

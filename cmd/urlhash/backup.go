@@ -91,8 +91,10 @@ func (o *backupOptions) run(e *env, _ []string) error {
 		info, err = b.Backup(out, since)
 	case *remote.DB:
 		// The server's index, while the server runs.
-		info = index.BackupInfo{Profile: b.Profile(), Since: since}
-		info.Until, err = b.Backup(out, since)
+		info = index.BackupInfo{Since: since}
+		if info.Profile, err = b.Profile(e.ctx); err == nil {
+			info.Until, err = b.Backup(e.ctx, out, since)
+		}
 	default:
 		return usagef("backup works on an index directory or a urlhash server")
 	}

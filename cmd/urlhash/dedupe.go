@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/query"
 	"github.com/urlhash/urlhash/remote"
-	"github.com/urlhash/urlhash/server"
 	"github.com/urlhash/urlhash/store"
 	"github.com/urlhash/urlhash/wire"
 )
@@ -99,7 +99,7 @@ type dedupeOptions struct {
 // sent the batch again with its Idempotency-Key and answers what it
 // answered the first time; another index prints every input of the batch
 // that is stored (when the run did not record which were new).
-func recoverJournal(ix *query.Index, jn *journal, a *answers, kind query.Input, sep byte) error {
+func recoverJournal(ctx context.Context, ix *query.Index, jn *journal, a *answers, kind query.Input, sep byte) error {
 	p, err := jn.pending()
 	if err != nil || p == nil {
 		return err
@@ -107,7 +107,7 @@ func recoverJournal(ix *query.Index, jn *journal, a *answers, kind query.Input, 
 	var es []store.Entry
 	if p.v1 {
 		// An older run's batch: its inputs, hashed again.
-		rs, err := ix.HasInputs(p.inputs, kind)
+		rs, err := ix.HasInputs(ctx, p.inputs, kind)
 		if err != nil {
 			return fmt.Errorf("journal %s: finishing the batch of a killed run: %w", jn.path, err)
 		}
@@ -120,23 +120,23 @@ func recoverJournal(ix *query.Index, jn *journal, a *answers, kind query.Input, 
 		if p.isNew == nil {
 			p.isNew = stored
 		}
-	} else if es, err = server.DecodeEntries(p.body); err != nil || len(es) != len(p.inputs) {
+	} else if es, err = wire.DecodeEntries(p.body); err != nil || len(es) != len(p.inputs) {
 		return fmt.Errorf("journal %s: %d entries for %d inputs: %v", jn.path, len(es), len(p.inputs), err)
 	}
 	isNew := p.isNew
 	if isNew == nil {
 		if rdb, ok := ix.Store().(*remote.DB); ok && p.key != "" {
 			if p.revisit < 0 {
-				isNew, err = rdb.AddBatchOnce(es, p.key)
+				isNew, err = rdb.AddBatchOnce(ctx, es, p.key)
 			} else {
-				isNew, err = rdb.VisitBatchOnce(es, p.revisit, p.key)
+				isNew, err = rdb.VisitBatchOnce(ctx, es, p.revisit, p.key)
 			}
 		} else {
 			hs := make([]hashkey.Hash, len(es))
 			for i := range es {
 				hs[i] = es[i].Hash
 			}
-			isNew, err = ix.Store().HasBatch(hs)
+			isNew, err = ix.Store().HasBatch(ctx, hs)
 		}
 		if err != nil {
 			return fmt.Errorf("journal %s: finishing the batch of a killed run: %w", jn.path, err)
@@ -209,7 +209,7 @@ func (o *dedupeOptions) run(e *env, args []string) error {
 		if oj == nil {
 			continue
 		}
-		if err := recoverJournal(ix, oj, a, o.in.kind(), sep); err != nil {
+		if err := recoverJournal(e.ctx, ix, oj, a, o.in.kind(), sep); err != nil {
 			return err
 		}
 	}
@@ -239,7 +239,7 @@ func (o *dedupeOptions) run(e *env, args []string) error {
 			key = wire.NewKey()
 			var body []byte
 			for i := range entries {
-				body = server.AppendEntry(body, &entries[i])
+				body = wire.AppendEntry(body, &entries[i])
 			}
 			if err := jn.begin(key, revisitArg, body, inputs); err != nil {
 				return err
@@ -250,19 +250,19 @@ func (o *dedupeOptions) run(e *env, args []string) error {
 		switch {
 		case rdb != nil && o.revisit > 0:
 			// A server's answer is durable: no /v1/sync after it.
-			added, err = rdb.VisitBatchOnce(entries, o.revisit, key)
+			added, err = rdb.VisitBatchOnce(e.ctx, entries, o.revisit, key)
 		case rdb != nil:
-			added, err = rdb.AddBatchOnce(entries, key)
+			added, err = rdb.AddBatchOnce(e.ctx, entries, key)
 		case o.revisit > 0:
-			added, err = ix.Store().VisitBatch(entries, o.revisit)
+			added, err = ix.Store().VisitBatch(e.ctx, entries, o.revisit)
 		default:
-			added, err = ix.Store().AddBatch(entries)
+			added, err = ix.Store().AddBatch(e.ctx, entries)
 		}
 		if err != nil {
 			return err
 		}
 		// Acknowledge nothing before it is durable.
-		if err := syncWrites(ix.Store()); err != nil {
+		if err := syncWrites(e.ctx, ix.Store()); err != nil {
 			return err
 		}
 		if jn != nil {

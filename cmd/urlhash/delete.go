@@ -69,7 +69,7 @@ func (o *deleteOptions) run(e *env, args []string) error {
 	err = writeEach(e, ix, &o.writeFlags, args, a, func(entries []store.Entry) ([]bool, error) {
 		wasStored := make([]bool, len(entries))
 		for i, en := range entries {
-			switch err := ix.Store().Delete(en); {
+			switch err := ix.Store().Delete(e.ctx, en); {
 			case errors.Is(err, store.ErrNotFound):
 				a.missed++
 			case err != nil:
@@ -98,11 +98,11 @@ func deletePrefix(e *env, st store.Backend, prefix string, asJSON bool) error {
 	if err != nil {
 		return usagef("--prefix %q: %v", prefix, err)
 	}
-	full, prefixes, err := st.DeletePrefix(p, bits)
+	full, prefixes, err := st.DeletePrefix(e.ctx, p, bits)
 	if err != nil {
 		return err
 	}
-	if err := syncWrites(st); err != nil {
+	if err := syncWrites(e.ctx, st); err != nil {
 		return err
 	}
 	if asJSON {

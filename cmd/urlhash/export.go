@@ -61,9 +61,13 @@ func (o *exportOptions) run(e *env, _ []string) error {
 	enc := newJSONWriter(out)
 	var line []byte
 	if o.format == "jsonl" {
-		out.Write(store.AppendJSONLHeader(nil, st.Profile()))
+		profile, err := st.Profile(e.ctx)
+		if err != nil {
+			return err
+		}
+		out.Write(store.AppendJSONLHeader(nil, profile))
 	}
-	err = st.Scan(nil, 0, 0, func(en store.Entry) error {
+	err = st.Scan(e.ctx, nil, 0, 0, func(en store.Entry) error {
 		switch o.format {
 		case "jsonl":
 			line = store.AppendJSONL(line[:0], &en)

@@ -57,7 +57,7 @@ func (o *getOptions) run(e *env, args []string) error {
 				a.fail(r.r, r.err)
 				continue
 			}
-			v, err := ix.Store().Get(r.entry.Hash)
+			v, err := ix.Store().Get(e.ctx, r.entry.Hash)
 			present := err == nil
 			switch {
 			case errors.Is(err, store.ErrNotFound):

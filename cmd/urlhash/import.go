@@ -223,7 +223,9 @@ func (o *importOptions) run(e *env, files []string) error {
 			return
 		}
 	}
-	res, err := ix.Store().Load(entries)
+	// Once the input is read, an interrupt lets the load finish (see
+	// below): its context keeps e.ctx's values, not its cancellation.
+	res, err := ix.Store().Load(context.WithoutCancel(e.ctx), entries)
 	if refused {
 		// Load refused the poisoned input, as intended: nothing stored.
 		res, err = store.LoadResult{}, nil

@@ -28,7 +28,7 @@ import (
 //	uvarint len(key), key         the batch's Idempotency-Key
 //	varint revisit                the write: -1 add, else visit with this
 //	                              revisitAfter in nanoseconds
-//	uvarint len(body), body       the entries as sent (server.AppendEntry)
+//	uvarint len(body), body       the entries as sent (wire.AppendEntry)
 //	uvarint count, count × (uvarint len, input)   the inputs of the entries
 //	CRC-32C of all that
 //

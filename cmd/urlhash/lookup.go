@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urlhash/urlhash/hashkey"
@@ -91,7 +92,7 @@ func (o *lookupOptions) run(e *env, args []string) error {
 	matched := 0
 	err = streamBatches(e, &o.in, args, storeBatch, func(batch []record) error {
 		for _, r := range batch {
-			hits, err := lookupOne(ix, p, r.text, o.in.kind())
+			hits, err := lookupOne(e.ctx, ix, p, r.text, o.in.kind())
 			if err != nil {
 				a.fail(r, err)
 				continue
@@ -121,15 +122,15 @@ func (o *lookupOptions) run(e *env, args []string) error {
 
 // lookupOne looks up a URL's expressions or, for query.Hashes, one
 // expression hash.
-func lookupOne(ix *query.Index, p *safebrowsing.Profile, input string, kind query.Input) ([]query.Hit, error) {
+func lookupOne(ctx context.Context, ix *query.Index, p *safebrowsing.Profile, input string, kind query.Input) ([]query.Hit, error) {
 	if kind != query.Hashes {
-		return ix.Lookup(input, p)
+		return ix.Lookup(ctx, input, p)
 	}
 	h, err := hashkey.ParseHash(input)
 	if err != nil {
 		return nil, err
 	}
-	m, ok, err := ix.Store().Match(h)
+	m, ok, err := ix.Store().Match(ctx, h)
 	if err != nil || !ok {
 		return nil, err
 	}

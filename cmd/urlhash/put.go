@@ -26,7 +26,7 @@ is durable when the command exits 0. Prints nothing unless --json.
 func (o *storeFlags) put(e *env, args []string) error {
 	a := newAnswers(e, o.json)
 	err := o.storeEach(e, args, a, func(st store.Backend, entries []store.Entry) ([]bool, error) {
-		return nil, st.PutBatch(entries)
+		return nil, st.PutBatch(e.ctx, entries)
 	}, func(r record, en *store.Entry, _ bool) {
 		if a.json != nil {
 			a.json.Encode(memberOutput{Input: r.text, Hash: hexKey(en)})

@@ -87,7 +87,7 @@ func (o *scanOptions) run(e *env, _ []string) error {
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	enc := newJSONWriter(out)
 	n := 0
-	err = st.Scan(key, bits, o.limit, func(en store.Entry) error {
+	err = st.Scan(e.ctx, key, bits, o.limit, func(en store.Entry) error {
 		n++
 		if o.json {
 			return enc.Encode(newEntryOutput(&en))

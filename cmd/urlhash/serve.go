@@ -113,13 +113,19 @@ func (o *serveOptions) run(e *env, _ []string) error {
 		ln.Close()
 		return err
 	}
+	profile, err := st.Profile(e.ctx)
+	if err != nil {
+		st.Close()
+		ln.Close()
+		return err
+	}
 	so := &server.Options{Token: token, ReadOnly: o.readOnly, MaxBody: o.maxBody, MaxInFlight: o.maxInFlight, Logger: logger, ThreatType: o.threatType}
 	if ix, ok := st.(*index.DB); ok {
 		so.Backup = func(w io.Writer, since uint64) (uint64, error) {
 			info, err := ix.Backup(w, since)
 			return info.Until, err
 		}
-		if err := serveThreatLists(st, o.db.dir, o.readOnly, so); err != nil {
+		if err := serveThreatLists(e.ctx, st, o.db.dir, o.readOnly, so); err != nil {
 			st.Close()
 			ln.Close()
 			return err
@@ -145,7 +151,7 @@ func (o *serveOptions) run(e *env, _ []string) error {
 	fmt.Fprintf(e.stderr, "urlhash: serving %s on %s://%s\n", o.db.dir, scheme, ln.Addr())
 	started := time.Now()
 	logger.Info("serving", "db", o.db.dir, "addr", ln.Addr().String(), "tls", o.cert != "", "read_only", o.readOnly,
-		"profile", st.Profile(), "token", token != "")
+		"profile", profile, "token", token != "")
 	done := make(chan error, 1)
 	go func() {
 		if o.cert != "" {

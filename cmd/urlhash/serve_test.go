@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -248,6 +249,7 @@ func TestServeLogFlags(t *testing.T) {
 // put, each URL as its value's text. It returns the entries whose write
 // was acknowledged, in order, each with the time of its acknowledgement.
 func writer(t *testing.T, addr string, k, run int, stop <-chan struct{}) (acked []store.Entry, at []time.Time) {
+	ctx := context.Background()
 	db, err := remote.Open(t.Context(), addr, &remote.Options{Timeout: 30 * time.Second})
 	if err != nil {
 		t.Error(err)
@@ -266,9 +268,9 @@ func writer(t *testing.T, addr string, k, run int, stop <-chan struct{}) (acked 
 			es[j] = store.FullEntry(hashkey.Sum([]byte(u)), store.Value{Text: []byte(u)})
 		}
 		if i%2 == 0 {
-			_, err = db.AddBatch(es)
+			_, err = db.AddBatch(ctx, es)
 		} else {
-			err = db.PutBatch(es)
+			err = db.PutBatch(ctx, es)
 		}
 		if err != nil {
 			return acked, at
@@ -291,7 +293,7 @@ func checkAcked(t *testing.T, addr string, acked []store.Entry) {
 	}
 	defer db.Close()
 	checkEntries(t, db, acked)
-	if err := db.Verify(); err != nil {
+	if err := db.Verify(context.Background()); err != nil {
 		t.Fatalf("verify: %v", err)
 	}
 }
@@ -299,12 +301,13 @@ func checkAcked(t *testing.T, addr string, acked []store.Entry) {
 // checkEntries fails the test unless every entry is stored in st, with its
 // value's text.
 func checkEntries(t *testing.T, st store.Backend, want []store.Entry) {
+	ctx := context.Background()
 	t.Helper()
 	hs := make([]hashkey.Hash, len(want))
 	for i, e := range want {
 		hs[i] = e.Hash
 	}
-	found, err := st.HasBatch(hs)
+	found, err := st.HasBatch(ctx, hs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +323,7 @@ func checkEntries(t *testing.T, st store.Backend, want []store.Entry) {
 		t.Fatalf("%d of %d acknowledged entries missing", missing, len(want))
 	}
 	for i := 0; i < len(want); i += max(1, len(want)/200) { // a sample of the values
-		v, err := st.Get(want[i].Hash)
+		v, err := st.Get(ctx, want[i].Hash)
 		if err != nil || string(v.Text) != string(want[i].Value.Text) {
 			t.Fatalf("%s: text %q, %v", want[i].Value.Text, v.Text, err)
 		}
@@ -489,7 +492,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	for l := range loads {
 		for i := range lines {
 			h, _ := hashkey.ParseHash(key(l, i))
-			if ok, err := db.Has(h); !ok || err != nil {
+			if ok, err := db.Has(context.Background(), h); !ok || err != nil {
 				t.Fatalf("load %d line %d missing after a drained stop: %v", l, i, err)
 			}
 		}

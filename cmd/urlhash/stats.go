@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 
 	"github.com/urlhash/urlhash/index"
@@ -78,7 +79,7 @@ func (o *statsOptions) run(e *env, _ []string) error {
 			return err
 		}
 	}
-	out, err := statsOf(st)
+	out, err := statsOf(e.ctx, st)
 	if err != nil {
 		return err
 	}
@@ -100,21 +101,21 @@ func (o *statsOptions) run(e *env, _ []string) error {
 // statsOf returns st's figures as stats prints them: those every backend
 // answers, and the filter and file figures of an index directory, or of
 // the index a server serves (zero for PostgreSQL).
-func statsOf(st store.Backend) (statsOutput, error) {
+func statsOf(ctx context.Context, st store.Backend) (statsOutput, error) {
 	var s store.Stats
 	var out statsOutput
 	var err error
 	switch db := st.(type) {
 	case *index.DB:
 		var d index.Stats
-		d, err = db.DetailedStats()
+		d, err = db.DetailedStats(ctx)
 		s, out.FilterBits, out.FilterBytes, out.LSMBytes, out.VlogBytes = d.Stats, d.FilterBits, d.FilterBytes, d.LSMBytes, d.VlogBytes
 	case *remote.DB:
 		var d wire.Stats
-		d, err = db.ServerStats()
+		d, err = db.ServerStats(ctx)
 		s, out.FilterBits, out.FilterBytes, out.LSMBytes, out.VlogBytes = d.Store(), d.FilterBits, d.FilterBytes, d.LSMBytes, d.VlogBytes
 	default:
-		s, err = st.Stats()
+		s, err = st.Stats(ctx)
 	}
 	if err != nil {
 		return statsOutput{}, err

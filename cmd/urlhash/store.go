@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -102,7 +103,7 @@ func (o *dbFlags) open(e *env, a access) (*query.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	return query.New(b, qo)
+	return query.New(e.ctx, b, qo)
 }
 
 // openReader opens the store for a command that reads hashes and entries
@@ -140,6 +141,7 @@ func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) 
 	}
 	bo.Index.Compression = o.compression
 	bo.Index.LoadMemory = o.loadMemory
+	bo.Remote.Token = os.Getenv("URLHASH_TOKEN") // a server's bearer token
 	b, err := backend.Open(e.ctx, o.dir, bo)
 	switch {
 	case errors.Is(err, store.ErrLocked):
@@ -222,12 +224,13 @@ func hexKey(en *store.Entry) string { return hex.EncodeToString(en.Key()) }
 
 // syncWrites makes the writes made so far durable: Sync, except on a
 // server, whose writes are durable when they are answered (a /v1/sync
-// after them would only cost a round trip, and an fsync).
-func syncWrites(st store.Backend) error {
+// after them would only cost a round trip, and an fsync). An interrupt
+// does not cancel it: what was answered must become durable.
+func syncWrites(ctx context.Context, st store.Backend) error {
 	if _, ok := st.(*remote.DB); ok {
 		return nil
 	}
-	return st.Sync()
+	return st.Sync(context.WithoutCancel(ctx))
 }
 
 // journalID names the index for dedupe's journals: the location, and the

@@ -173,7 +173,7 @@ func (s *syncer) once() (next time.Time, err error) {
 			err = cerr
 		}
 	}()
-	ls, err := threatlist.Open(b)
+	ls, err := threatlist.Open(s.e.ctx, b)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -306,12 +306,12 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // synced into the index directory dir. An update a crash interrupted is
 // finished first (a read-only server refuses the index instead: it would
 // answer from a mix of two versions).
-func serveThreatLists(st store.Backend, dir string, readOnly bool, so *server.Options) error {
+func serveThreatLists(ctx context.Context, st store.Backend, dir string, readOnly bool, so *server.Options) error {
 	if threatlist.Pending(dir) {
 		if readOnly {
 			return fmt.Errorf("%s: a threat-list update was interrupted\nurlhash: hint: run urlhash sync --db %s (or serve it writable) to finish it", dir, dir)
 		}
-		if _, err := threatlist.Open(st); err != nil {
+		if _, err := threatlist.Open(ctx, st); err != nil {
 			return err
 		}
 	}

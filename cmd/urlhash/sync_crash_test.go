@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 // exactly the list its saved state names (or, when the kill came after the
 // commit point, that readers refuse it until the next sync finishes it).
 func TestSyncKillLoop(t *testing.T) {
+	ctx := context.Background()
 	runs := killRuns(t, 8)
 	r := rand.New(rand.NewPCG(11, 12))
 	mk := func(n int, keep *threatlist.List) *threatlist.List {
@@ -89,13 +91,13 @@ func TestSyncKillLoop(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run %d: %v", run, err)
 		}
-		ls, err := threatlist.Open(db)
+		ls, err := threatlist.Open(ctx, db)
 		if err != nil {
 			db.Close()
 			t.Fatalf("run %d: %v", run, err)
 		}
 		var b threatlist.Builder
-		err = db.Scan(nil, 0, 0, func(e store.Entry) error { return b.Add(e.Key()) })
+		err = db.Scan(ctx, nil, 0, 0, func(e store.Entry) error { return b.Add(e.Key()) })
 		st := ls.State(threatlist.WebRiskName("MALWARE"))
 		db.Close()
 		if err != nil {

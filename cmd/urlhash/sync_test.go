@@ -95,7 +95,7 @@ func serveList(t *testing.T, dir string, so *server.Options) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := serveThreatLists(db, dir, false, so); err != nil {
+	if err := serveThreatLists(context.Background(), db, dir, false, so); err != nil {
 		db.Close()
 		t.Fatal(err)
 	}
@@ -269,6 +269,7 @@ func TestWatch(t *testing.T) {
 // answer from a mix of two versions, and finished by the next sync, even
 // when that sync's request fails.
 func TestSyncPending(t *testing.T) {
+	ctx := context.Background()
 	_, endpoint := webRiskUpstream(t, prefixList("a.example/", "b.example/"))
 	dir := syncedDir(t, endpoint)
 	// Fake the crash: the state file of version 2 as the commit point, and
@@ -278,13 +279,13 @@ func TestSyncPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := threatlist.Open(db)
+	ls, err := threatlist.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	saved, _ := os.ReadFile(filepath.Join(dir, threatlist.StateFile))
 	sum := next.Checksum()
-	if err := ls.Apply(map[string]*threatlist.Update{threatlist.WebRiskName("MALWARE"): {Reset: true, Additions: next, Version: []byte{2}, Checksum: sum[:]}}); err != nil {
+	if err := ls.Apply(ctx, map[string]*threatlist.Update{threatlist.WebRiskName("MALWARE"): {Reset: true, Additions: next, Version: []byte{2}, Checksum: sum[:]}}); err != nil {
 		t.Fatal(err)
 	}
 	// Put back the old state as current and the new one as pending, and
@@ -293,7 +294,7 @@ func TestSyncPending(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, threatlist.NextStateFile), applied, 0o644)
 	os.WriteFile(filepath.Join(dir, threatlist.StateFile), saved, 0o644)
 	a := hashkey.Sum([]byte("a.example/"))
-	db.PutPrefix(a[:4], store.Value{})
+	db.PutPrefix(ctx, a[:4], store.Value{})
 	db.Close()
 
 	code, _, errs := runCLI(t, "", "lookup", "--db", dir, "--hashes", hex.EncodeToString(a[:]))

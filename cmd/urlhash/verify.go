@@ -31,10 +31,10 @@ func (o *verifyOptions) run(e *env, _ []string) error {
 		return err
 	}
 	defer st.Close()
-	if err := st.Verify(); err != nil {
+	if err := st.Verify(e.ctx); err != nil {
 		return err
 	}
-	s, err := st.Stats()
+	s, err := st.Stats(e.ctx)
 	if err != nil {
 		return err
 	}

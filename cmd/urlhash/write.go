@@ -45,7 +45,7 @@ func writeEach(e *env, ix *query.Index, w *writeFlags, args []string, a *answers
 		if err != nil {
 			return err
 		}
-		if err := syncWrites(ix.Store()); err != nil {
+		if err := syncWrites(e.ctx, ix.Store()); err != nil {
 			return err
 		}
 		j := 0

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log"
@@ -35,6 +36,7 @@ func main() {
 
 // run is the example; it writes what it shows to w.
 func run(w io.Writer) error {
+	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "blocklist-")
 	if err != nil {
 		return err
@@ -45,7 +47,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	list, err := query.New(db, &query.Options{Profile: profile})
+	list, err := query.New(ctx, db, &query.Options{Profile: profile})
 	if err != nil {
 		return err
 	}
@@ -60,7 +62,7 @@ func run(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := db.PutPrefix(p, store.Value{}); err != nil {
+		if err := db.PutPrefix(ctx, p, store.Value{}); err != nil {
 			return err
 		}
 	}
@@ -74,7 +76,7 @@ func run(w io.Writer) error {
 		"http://cdn.example.org/ads/pixel.gif?id=8",
 		"https://www.example.com/",
 	} {
-		hits, err := list.Lookup(u, profile)
+		hits, err := list.Lookup(ctx, u, profile)
 		if err != nil {
 			return err
 		}

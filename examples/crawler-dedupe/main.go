@@ -9,6 +9,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log"
@@ -54,6 +55,7 @@ type link struct {
 
 // run is the example; it writes what it shows to w.
 func run(w io.Writer) error {
+	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "crawler-dedupe-")
 	if err != nil {
 		return err
@@ -67,7 +69,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	seen, err := query.New(db, &query.Options{Profile: profile})
+	seen, err := query.New(ctx, db, &query.Options{Profile: profile})
 	if err != nil {
 		return err
 	}
@@ -80,7 +82,7 @@ func run(w io.Writer) error {
 	var crawled []int
 
 	enqueue := func(url string, page int) error {
-		isNew, err := seen.Add(url)
+		isNew, err := seen.Add(ctx, url)
 		if err != nil {
 			return err
 		}
@@ -128,7 +130,7 @@ func run(w io.Writer) error {
 			return fmt.Errorf("page %d crawled out of place: each page must be fetched exactly once", p)
 		}
 	}
-	st, err := db.Stats()
+	st, err := db.Stats(ctx)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log"
@@ -53,6 +54,7 @@ func links(n int) []string {
 
 // run is the example; it writes what it shows to w.
 func run(w io.Writer) error {
+	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "crawler-revisit-")
 	if err != nil {
 		return err
@@ -62,7 +64,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	seen, err := query.New(db, nil)
+	seen, err := query.New(ctx, db, nil)
 	if err != nil {
 		return err
 	}
@@ -70,13 +72,13 @@ func run(w io.Writer) error {
 
 	for i, wait := range []time.Duration{0, 0, revisitAfter + time.Second} {
 		time.Sleep(wait)
-		fetched, err := crawl(seen)
+		fetched, err := crawl(ctx, seen)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "round %d, %v after the last: %d pages fetched\n", i+1, wait, fetched)
 	}
-	v, err := seen.Get("https://news.example/p/1")
+	v, err := seen.Get(ctx, "https://news.example/p/1")
 	if err != nil {
 		return err
 	}
@@ -89,7 +91,7 @@ func run(w io.Writer) error {
 // fetched, so its links are not followed: a real crawler would keep its
 // frontier; the round ends where the site is fresh). It returns how many
 // pages it fetched, and fails if one was fetched twice.
-func crawl(seen *query.Index) (int, error) {
+func crawl(ctx context.Context, seen *query.Index) (int, error) {
 	frontier := make(chan int, pages*4)
 	var pending sync.WaitGroup
 	var fetched atomic.Int64
@@ -98,7 +100,7 @@ func crawl(seen *query.Index) (int, error) {
 	var errOnce sync.Once
 	fail := func(err error) { errOnce.Do(func() { firstErr = err }) }
 	enqueue := func(url string) {
-		due, err := seen.Visit(url, revisitAfter)
+		due, err := seen.Visit(ctx, url, revisitAfter)
 		if err != nil {
 			fail(err)
 			return

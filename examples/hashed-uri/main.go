@@ -6,6 +6,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log"
@@ -24,6 +25,7 @@ func main() {
 
 // run is the example; it writes what it shows to w.
 func run(w io.Writer) error {
+	ctx := context.Background()
 	// The vendor's side: hash each listed URL. Query strings are kept for
 	// the entry whose query matters.
 	type entry struct {
@@ -59,7 +61,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ix, err := query.New(db, nil)
+	ix, err := query.New(ctx, db, nil)
 	if err != nil {
 		return err
 	}
@@ -69,7 +71,7 @@ func run(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := ix.AddHashedURI(u); err != nil {
+		if err := ix.AddHashedURI(ctx, u); err != nil {
 			return err
 		}
 	}
@@ -81,7 +83,7 @@ func run(w io.Writer) error {
 		"http://video.example/watch?v=abc123",
 		"http://video.example/watch?v=zzz999",
 	} {
-		matches, err := ix.MatchHashed(raw, hasheduri.N)
+		matches, err := ix.MatchHashed(ctx, raw, hasheduri.N)
 		if err != nil {
 			return err
 		}

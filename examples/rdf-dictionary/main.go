@@ -13,6 +13,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -42,6 +43,7 @@ func main() {
 
 // run is the example; it writes what it shows to w.
 func run(w io.Writer) error {
+	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "rdf-dictionary-")
 	if err != nil {
 		return err
@@ -52,7 +54,7 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dict, err := query.New(db, &query.Options{Profile: iri.IRI, StoreURL: true})
+	dict, err := query.New(ctx, db, &query.Options{Profile: iri.IRI, StoreURL: true})
 	if err != nil {
 		return err
 	}
@@ -69,11 +71,11 @@ func run(w io.Writer) error {
 	}
 	for _, src := range sources {
 		fmt.Fprintf(w, "-- %s\n", src.name)
-		if err := addTerms(w, db, dict, src.name, src.data, src.format, &occurrences); err != nil {
+		if err := addTerms(ctx, w, db, dict, src.name, src.data, src.format, &occurrences); err != nil {
 			return err
 		}
 	}
-	st, err := db.Stats()
+	st, err := db.Stats(ctx)
 	if err != nil {
 		return err
 	}
@@ -82,7 +84,7 @@ func run(w io.Writer) error {
 	// The homepage was written HTTP://Example.ORG:80/~bob/: under RDF term
 	// equality another spelling is another term.
 	for _, term := range []string{"HTTP://Example.ORG:80/~bob/", "http://example.org/~bob/", "http://example.org/people/dave"} {
-		v, err := dict.Get(term)
+		v, err := dict.Get(ctx, term)
 		switch {
 		case err == nil:
 			fmt.Fprintf(w, "lookup %s -> stored as %q\n", term, v.Text)
@@ -99,7 +101,7 @@ func run(w io.Writer) error {
 		return err
 	}
 	id := h.VeryShort()
-	return db.Scan(id[:], 8*hashkey.Size8, 0, func(e store.Entry) error {
+	return db.Scan(ctx, id[:], 8*hashkey.Size8, 0, func(e store.Entry) error {
 		fmt.Fprintf(w, "term %s resolves to %s\n", id, e.Value.Text)
 		return nil
 	})
@@ -107,13 +109,13 @@ func run(w io.Writer) error {
 
 // addTerms adds every IRI of one RDF document to the dictionary and prints
 // each new term with its id.
-func addTerms(w io.Writer, db *index.DB, dict *query.Index, name string, data []byte, format ingest.Format, occurrences *int) error {
+func addTerms(ctx context.Context, w io.Writer, db *index.DB, dict *query.Index, name string, data []byte, format ingest.Format, occurrences *int) error {
 	for rec, err := range ingest.Read(bytes.NewReader(data), name, format, nil) {
 		if err != nil {
 			return err
 		}
 		*occurrences++
-		added, err := dict.Add(rec.Text)
+		added, err := dict.Add(ctx, rec.Text)
 		if err != nil {
 			return err
 		}
@@ -128,7 +130,7 @@ func addTerms(w io.Writer, db *index.DB, dict *query.Index, name string, data []
 			return err
 		}
 		id := h.VeryShort()
-		full, _, err := db.Count(id[:], 8*hashkey.Size8)
+		full, _, err := db.Count(ctx, id[:], 8*hashkey.Size8)
 		if err != nil {
 			return err
 		}

@@ -38,7 +38,7 @@ func main() {
 	flag.Parse()
 	var err error
 	if *endpoint != "" {
-		err = syncOnce(os.Stdout, *endpoint, os.Getenv("WEBRISK_API_KEY"), *dir, *threatType)
+		err = syncOnce(context.Background(), os.Stdout, *endpoint, os.Getenv("WEBRISK_API_KEY"), *dir, *threatType)
 	} else {
 		err = run(os.Stdout)
 	}
@@ -48,7 +48,7 @@ func main() {
 }
 
 // syncOnce syncs the list of threatType from endpoint into dir.
-func syncOnce(w io.Writer, endpoint, key, dir, threatType string) error {
+func syncOnce(ctx context.Context, w io.Writer, endpoint, key, dir, threatType string) error {
 	if dir == "" {
 		return fmt.Errorf("-db DIR is required with -endpoint")
 	}
@@ -57,7 +57,7 @@ func syncOnce(w io.Writer, endpoint, key, dir, threatType string) error {
 		return err
 	}
 	defer db.Close()
-	lists, err := threatlist.Open(db)
+	lists, err := threatlist.Open(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -74,6 +74,7 @@ func syncOnce(w io.Writer, endpoint, key, dir, threatType string) error {
 // run is the example against a local list server; it writes what it
 // shows to w.
 func run(w io.Writer) error {
+	ctx := context.Background()
 	// The list server: a urlhash server over an index of 4-byte prefixes
 	// of listed expressions. It answers computeDiff from them.
 	profile := query.ProfileRecord(safebrowsing.WebRisk)
@@ -84,7 +85,7 @@ func run(w io.Writer) error {
 	defer src.Close()
 	list := func(expr string) error {
 		h := hashkey.Sum([]byte(expr))
-		return src.PutPrefix(h[:4], store.Value{})
+		return src.PutPrefix(ctx, h[:4], store.Value{})
 	}
 	for _, e := range []string{"malware.example/", "phish.example.net/login/"} {
 		if err := list(e); err != nil {
@@ -108,12 +109,12 @@ func run(w io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	lists, err := threatlist.Open(db)
+	lists, err := threatlist.Open(ctx, db)
 	if err != nil {
 		return err
 	}
 	c := &threatlist.Client{Endpoint: ts.URL}
-	ix, err := query.New(db, nil)
+	ix, err := query.New(ctx, db, nil)
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func run(w io.Writer) error {
 		return nil
 	}
 	lookup := func(url string) error {
-		hits, err := ix.Lookup(url, safebrowsing.WebRisk)
+		hits, err := ix.Lookup(ctx, url, safebrowsing.WebRisk)
 		if err != nil {
 			return err
 		}
@@ -154,7 +155,7 @@ func run(w io.Writer) error {
 	}
 	// The list changes: one expression goes, another comes.
 	gone := hashkey.Sum([]byte("malware.example/"))
-	if err := src.Delete(store.Entry{Hash: gone, Len: 4}); err != nil {
+	if err := src.Delete(ctx, store.Entry{Hash: gone, Len: 4}); err != nil {
 		return err
 	}
 	if err := list("new-threat.example/"); err != nil {

@@ -1,0 +1,185 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/store"
+)
+
+// timesFlag, set in an entry's key-length byte, says that three varints
+// follow its data: FirstSeen, LastSeen and Expires in unix seconds (0:
+// none). An entry without times is encoded as before they existed.
+const timesFlag = 0x80
+
+// AppendEntry appends e in the protocol's entry encoding: the key's length
+// (| 0x80 when the value has times), the key, uvarint len(Text), Text,
+// uvarint len(Data), Data and, with 0x80, the times as three varints.
+func AppendEntry(dst []byte, e *store.Entry) []byte {
+	k := e.Key()
+	v := &e.Value
+	times := v.HasTimes() || !v.Expires.IsZero()
+	if times {
+		dst = append(dst, byte(len(k))|timesFlag)
+	} else {
+		dst = append(dst, byte(len(k)))
+	}
+	dst = append(dst, k...)
+	dst = binary.AppendUvarint(dst, uint64(len(v.Text)))
+	dst = append(dst, v.Text...)
+	dst = binary.AppendUvarint(dst, uint64(len(v.Data)))
+	dst = append(dst, v.Data...)
+	if times {
+		dst = binary.AppendVarint(dst, store.UnixOf(v.FirstSeen))
+		dst = binary.AppendVarint(dst, store.UnixOf(v.LastSeen))
+		dst = binary.AppendVarint(dst, store.UnixOf(v.Expires))
+	}
+	return dst
+}
+
+// AppendEntries appends each entry of es (AppendEntry), after checking it
+// (store.Entry.Check): a body of entries.
+func AppendEntries(dst []byte, es []store.Entry) ([]byte, error) {
+	for i := range es {
+		if err := es[i].Check(); err != nil {
+			return dst, err
+		}
+		dst = AppendEntry(dst, &es[i])
+	}
+	return dst, nil
+}
+
+// DecodeEntry decodes one entry from the start of b and returns the rest.
+// The entry's value aliases b. A malformed entry, or one whose times
+// store.Value.Check refuses, is an error wrapping ErrBadRequest.
+func DecodeEntry(b []byte) (store.Entry, []byte, error) {
+	var e store.Entry
+	if len(b) == 0 {
+		return e, nil, fmt.Errorf("%w: empty entry", ErrBadRequest)
+	}
+	n := int(b[0] &^ timesFlag)
+	times := b[0]&timesFlag != 0
+	if n > hashkey.Size || len(b) < 1+n {
+		return e, nil, fmt.Errorf("%w: key of %d bytes", ErrBadRequest, n)
+	}
+	copy(e.Hash[:], b[1:1+n])
+	e.Len = n
+	// The key's length is all there is to check yet (e.Check would move e
+	// to the heap).
+	if n == 0 || n < hashkey.Size && store.CheckPrefixEntryLen(n) != nil {
+		return e, nil, fmt.Errorf("%w: key of %d bytes", ErrBadRequest, n)
+	}
+	b = b[1+n:]
+	var err error
+	if e.Value.Text, b, err = decodeBytes(b); err != nil {
+		return e, nil, err
+	}
+	if e.Value.Data, b, err = decodeBytes(b); err != nil {
+		return e, nil, err
+	}
+	if times {
+		// Into an array, not through pointers to e: those would move
+		// every entry decoded to the heap.
+		var ts [3]int64
+		for i := range ts {
+			x, k := binary.Varint(b)
+			if k <= 0 {
+				return e, nil, fmt.Errorf("%w: bad time", ErrBadRequest)
+			}
+			ts[i], b = x, b[k:]
+		}
+		e.Value.FirstSeen, e.Value.LastSeen, e.Value.Expires = store.Unix(ts[0]), store.Unix(ts[1]), store.Unix(ts[2])
+		if err := e.Value.Check(); err != nil {
+			// Both: the kind stays bad_value (wire.Kind), and the
+			// body is refused whole, before any backend sees it.
+			return e, nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		}
+	}
+	if len(e.Value.Text) == 0 {
+		e.Value.Text = nil
+	}
+	if len(e.Value.Data) == 0 {
+		e.Value.Data = nil
+	}
+	return e, b, nil
+}
+
+func decodeBytes(b []byte) ([]byte, []byte, error) {
+	l, k := binary.Uvarint(b)
+	if k <= 0 || l > uint64(len(b)-k) {
+		return nil, nil, fmt.Errorf("%w: bad length", ErrBadRequest)
+	}
+	return b[k : k+int(l) : k+int(l)], b[k+int(l):], nil
+}
+
+// DecodeEntries decodes a body of entries. The values alias b.
+func DecodeEntries(b []byte) ([]store.Entry, error) {
+	var out []store.Entry
+	for len(b) > 0 {
+		e, rest, err := DecodeEntry(b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+		b = rest
+	}
+	return out, nil
+}
+
+// AppendHashes appends the body of a question about hashes (/v1/has,
+// /v1/get, /v1/match): the hashes, 32 bytes each, back to back.
+func AppendHashes(dst []byte, hs []hashkey.Hash) []byte {
+	dst = slices.Grow(dst, len(hs)*hashkey.Size)
+	for i := range hs {
+		dst = append(dst, hs[i][:]...)
+	}
+	return dst
+}
+
+// ParseHashes decodes a body of hashes (AppendHashes). A body that is not
+// whole hashes is an error wrapping ErrBadRequest.
+func ParseHashes(b []byte) ([]hashkey.Hash, error) {
+	if len(b)%hashkey.Size != 0 {
+		return nil, fmt.Errorf("%w: body of %d bytes is not whole 32-byte hashes", ErrBadRequest, len(b))
+	}
+	hs := make([]hashkey.Hash, len(b)/hashkey.Size)
+	for i := range hs {
+		copy(hs[i][:], b[i*hashkey.Size:])
+	}
+	return hs, nil
+}
+
+// AppendBools appends a batch answer: one byte per question, in order, 1
+// for yes (new, found) and 0 for no.
+func AppendBools(dst []byte, answers []bool) []byte {
+	for _, a := range answers {
+		if a {
+			dst = append(dst, 1)
+		} else {
+			dst = append(dst, 0)
+		}
+	}
+	return dst
+}
+
+// ParseBools decodes a batch answer (AppendBools) to n questions. An
+// answer of another length, or with a byte other than 0 and 1, is an error
+// wrapping ErrBadAnswer.
+func ParseBools(b []byte, n int) ([]bool, error) {
+	if len(b) != n {
+		return nil, fmt.Errorf("%w: %d answers for %d questions", ErrBadAnswer, len(b), n)
+	}
+	out := make([]bool, n)
+	for i, v := range b {
+		switch v {
+		case 0:
+		case 1:
+			out[i] = true
+		default:
+			return nil, fmt.Errorf("%w: answer %d is byte %d", ErrBadAnswer, i, v)
+		}
+	}
+	return out, nil
+}
