@@ -38,6 +38,7 @@ var indexNames = map[string]bool{
 	badger.KeyRegistryRewriteFileName: true,
 	"DISCARD":                         true,
 	"LOCK":                            true,
+	keyTableDir:                       true,
 	lockFileName:                      true,
 	"lost+found":                      true,
 }

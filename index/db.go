@@ -14,6 +14,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/dgraph-io/badger/v4"
+	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -79,6 +80,22 @@ type DB struct {
 	loadedSnapshot bool
 	// panics counts the panics turned into errors (tests).
 	panics atomic.Int64
+
+	// kt holds the key-only full entries when the index has a key table
+	// (see keys.go), else nil.
+	kt *keytable.Table
+	// ktWrote is set by the first key-table write since Open or the last
+	// filter snapshot (see ktDirty).
+	ktWrote atomic.Bool
+	// recordsPending is set while Badger holds idempotency records of
+	// key-table writes not yet synced (see syncRecords).
+	recordsPending atomic.Bool
+	// format is the format version the index records.
+	format uint64
+	// testRecordCrash, when set, is called between a key-table add and
+	// the write of its record to Badger (tests: an error stands for a
+	// crash there).
+	testRecordCrash func() error
 }
 
 // Open opens the index in dir, creating it unless opts says ReadOnly or
@@ -260,6 +277,7 @@ func (db *DB) init() error {
 		if err := db.writeMeta(true); err != nil {
 			return err
 		}
+		db.format = formatBadger
 	default:
 		v, n := binary.Uvarint(format)
 		if n != len(format) {
@@ -268,6 +286,7 @@ func (db *DB) init() error {
 		if v > FormatVersion {
 			return fmt.Errorf("%w: version %d, this program reads up to %d", store.ErrFormat, v, FormatVersion)
 		}
+		db.format = v
 		db.profile = string(profile)
 		if p := db.opts.Profile; p != "" && db.profile != p {
 			if db.profile != "" {
@@ -283,7 +302,11 @@ func (db *DB) init() error {
 	if err := db.readTTL(); err != nil {
 		return err
 	}
+	if err := db.openKeyTable(); err != nil {
+		return err
+	}
 	if err := db.loadFilter(); err != nil {
+		db.closeKeyTable()
 		return err
 	}
 	if db.opts.ReadOnly {
@@ -302,7 +325,7 @@ func (db *DB) writeMeta(format bool) error {
 	}
 	err := db.bdb.Update(func(txn *badger.Txn) error {
 		if format {
-			if err := txn.Set(metaKey(metaFormat), binary.AppendUvarint(nil, FormatVersion)); err != nil {
+			if err := txn.Set(metaKey(metaFormat), binary.AppendUvarint(nil, formatBadger)); err != nil {
 				return err
 			}
 		}
@@ -449,6 +472,12 @@ func (db *DB) rebuildFilter(k uint8) error {
 	})
 	if err != nil {
 		return translate(err)
+	}
+	for key, err := range db.ktKeys(nil, 0) {
+		if err != nil {
+			return err
+		}
+		leads = append(leads, binary.BigEndian.Uint64(key[:8]))
 	}
 	k = max(k, filterBitsFor(uint64(len(leads))))
 	f := newFilter(k)
@@ -600,6 +629,15 @@ func (db *DB) fillFilter(txn *badger.Txn, f *filter) (ok bool) {
 			flush()
 		}
 	}
+	for key, err := range db.ktKeys(nil, 0) {
+		if err != nil || db.stopGrow.Load() {
+			return false
+		}
+		batch = append(batch, binary.BigEndian.Uint64(key[:8])>>shift)
+		if len(batch) == cap(batch) {
+			flush()
+		}
+	}
 	flush()
 	return true
 }
@@ -659,6 +697,9 @@ func (db *DB) writeSnapshot() error {
 		}
 		return txn.Set(metaKey(metaSnapshot), hdr.appendBinary(nil))
 	})
+	if err == nil {
+		db.ktWrote.Store(false)
+	}
 	return translate(err)
 }
 
@@ -699,11 +740,12 @@ func (db *DB) Close() (err error) {
 		db.roomFor(2*int64(db.f.sizeBytes())) == nil && db.prepareWrite() == nil {
 		errSnap = db.writeSnapshot()
 	}
+	errKT := db.closeKeyTable()
 	errClose := translate(db.bdb.Close())
 	if errMark == nil && errClose == nil {
 		errMark = db.recordSync(seq, true)
 	}
-	return errors.Join(errSnap, errClose, errMark, db.closeSynced(), db.lock.release())
+	return errors.Join(errSnap, errKT, errClose, errMark, db.closeSynced(), db.lock.release())
 }
 
 // Sync makes every write acknowledged so far durable on disk.
@@ -713,22 +755,43 @@ func (db *DB) Sync() (err error) {
 		return err
 	}
 	defer db.mu.RUnlock()
+	return db.syncLocked()
+}
+
+// syncLocked is Sync under db.mu (shared or exclusive).
+func (db *DB) syncLocked() error {
 	if db.opts.InMemory || db.opts.ReadOnly {
 		return nil
 	}
+	if db.kt != nil {
+		if err := db.kt.Sync(); err != nil {
+			return fmt.Errorf("index: key table: %w", err)
+		}
+	}
 	db.acked.mu.Lock()
 	defer db.acked.mu.Unlock()
+	// Every Badger write commits at a new version: when none did since
+	// the last Sync made Badger durable, it has nothing to sync (a
+	// seen-set on a key table writes only to the key table).
+	if db.kt != nil && db.acked.synced != 0 && db.bdb.MaxVersion() == db.acked.synced {
+		return nil
+	}
 	seq, err := db.markSync()
 	if err != nil {
 		return err
 	}
+	v := db.bdb.MaxVersion() // what the fsync below covers, at least
 	if err := db.bdb.Sync(); err != nil {
 		return translate(err)
 	}
 	if err := db.syncMemtables(); err != nil {
 		return err
 	}
-	return db.recordSync(seq, false)
+	if err := db.recordSync(seq, false); err != nil {
+		return err
+	}
+	db.acked.synced = v
+	return nil
 }
 
 // syncMemtables fsyncs every memtable log in the directory. Badger's Sync

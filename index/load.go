@@ -94,6 +94,9 @@ func (db *DB) Load(seq iter.Seq[store.Entry]) (_ store.LoadResult, err error) {
 			return store.LoadResult{}, err
 		}
 	}
+	if db.kt != nil {
+		return db.loadKeys(s, input)
+	}
 	w, err := db.newLoadWriter(s.cost / 2)
 	if err != nil {
 		if w != nil {

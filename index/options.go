@@ -107,6 +107,19 @@ type Options struct {
 	// VerifyValueChecksum).
 	Badger *badger.Options
 
+	// KeyTable keeps the key-only full entries (no text, data, times or
+	// expiry: a seen-set's) in a key table beside Badger, in the
+	// directory's keytable/: sorted 32-byte key files and a log of its
+	// own, about 33 bytes an entry on disk and a lookup of one or two
+	// reads. It applies to a new index and upgrades an existing one (the
+	// index then records format 2, which older programs refuse); an index
+	// that has a key table uses it whatever this says. Default false.
+	// Ignored in memory.
+	KeyTable bool
+
+	// keyTableDelta is the key table's delta size (tests; 0: default).
+	keyTableDelta int
+
 	// noBlockChecksums turns block checksum verification off (tests:
 	// Badger's table code then panics on some damage).
 	noBlockChecksums bool

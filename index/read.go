@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"math/bits"
 	"runtime"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -44,6 +46,15 @@ func (db *DB) Get(h hashkey.Hash) (v store.Value, err error) {
 		v, err = db.itemValue(item)
 		return err
 	})
+	if errors.Is(err, badger.ErrKeyNotFound) && db.kt != nil {
+		// Badger first: a key in both (a move to Badger a crash cut
+		// short) has its value there.
+		in, kerr := db.ktHas(&h)
+		if kerr != nil || in {
+			db.probes.one(true, in)
+			return store.Value{}, kerr
+		}
+	}
 	db.probes.one(true, err == nil)
 	if err == errExpired {
 		return store.Value{}, store.ErrNotFound
@@ -71,6 +82,10 @@ func (db *DB) Has(h hashkey.Hash) (ok bool, err error) {
 	if !maybe {
 		db.probes.one(false, false)
 		return false, nil
+	}
+	if in, err := db.ktHas(&h); in || err != nil {
+		db.probes.one(true, in)
+		return in, err
 	}
 	k := fullKey(&h)
 	txn := db.bdb.NewTransaction(false)
@@ -103,6 +118,33 @@ func (db *DB) HasBatch(hs []hashkey.Hash) (_ []bool, err error) {
 		return out, nil
 	}
 	sortByHash(hs, maybe)
+	ktFound := 0
+	if db.kt != nil {
+		// The key table first, in key order; Badger gets the rest.
+		look := make([]keytable.Key, len(maybe))
+		for j, i := range maybe {
+			look[j] = keytable.Key(hs[i])
+		}
+		in := make([]bool, len(maybe))
+		if _, err := db.kt.HasBatch(look, in); err != nil {
+			return nil, fmt.Errorf("index: key table: %w", err)
+		}
+		rest := maybe[:0:0]
+		for j, i := range maybe {
+			if in[j] {
+				out[i] = true
+			} else {
+				rest = append(rest, i)
+			}
+		}
+		ktFound = len(maybe) - len(rest)
+		db.probes.found.Add(int64(ktFound))
+		if len(rest) == 0 {
+			db.probes.add(len(hs)-ktFound, nil)
+			return out, nil
+		}
+		maybe = rest
+	}
 	keys := make([][]byte, len(maybe))
 	buf := make([]byte, len(maybe)*fullKeyLen)
 	for j, i := range maybe {
@@ -115,7 +157,7 @@ func (db *DB) HasBatch(hs []hashkey.Hash) (_ []bool, err error) {
 	if err != nil {
 		return nil, err
 	}
-	db.probes.add(len(hs), found)
+	db.probes.add(len(hs)-ktFound, found)
 	if err := db.checkMissed(keys, found); err != nil {
 		return nil, err
 	}
@@ -420,6 +462,15 @@ func (db *DB) Match(h hashkey.Hash) (_ store.Match, _ bool, err error) {
 	if err != nil {
 		return store.Match{}, false, translate(err)
 	}
+	if full && m.Len < hashkey.Size && db.kt != nil {
+		in, err := db.ktHas(&h)
+		if err != nil {
+			return store.Match{}, false, err
+		}
+		if in {
+			m, ok = store.Match{Len: hashkey.Size}, true
+		}
+	}
 	db.probes.one(full, m.Len == hashkey.Size)
 	if m.Len < hashkey.Size && !db.guard.idle() {
 		// The filter let h through, and no full entry (or none at all)
@@ -585,9 +636,81 @@ func (db *DB) Count(prefix []byte, bits int) (full, prefixes int64, err error) {
 
 var errStop = errors.New("index: stop")
 
-// scan visits the entries under the bit prefix. fn gets the Badger key
-// and the entry, both reused.
+// scan visits the entries under the bit prefix, those of the key table
+// among Badger's full entries in key order. fn gets the Badger key (the
+// key an entry of the key table would have) and the entry, both reused.
 func (db *DB) scan(prefix []byte, bits int, values bool, fn func([]byte, *store.Entry) error) error {
+	if db.kt == nil {
+		return db.scanBadger(prefix, bits, values, fn)
+	}
+	next, stop := iter.Pull2(db.ktKeys(prefix, bits))
+	defer stop()
+	var pend *keytable.Key // the next key of the key table, or nil at its end
+	var perr error
+	pull := func() {
+		k, err, ok := next()
+		switch {
+		case !ok:
+			pend = nil
+		case err != nil:
+			pend, perr = nil, err
+		default:
+			pend = k
+		}
+	}
+	pull()
+	var done error // fn's error (scanBadger returns nil for errStop)
+	user := fn
+	fn = func(key []byte, e *store.Entry) error {
+		err := user(key, e)
+		if err != nil {
+			done = err
+		}
+		return err
+	}
+	var kkey [fullKeyLen]byte
+	var ke store.Entry
+	// flush yields the key table's keys before key (all when key is nil
+	// or not a full entry's) and drops one equal to it (Badger's copy is
+	// the newer, see keys.go).
+	flush := func(key []byte) error {
+		for pend != nil {
+			kkey[0] = tagFull
+			copy(kkey[1:], pend[:])
+			c := -1
+			if len(key) > 0 && key[0] == tagFull {
+				c = bytes.Compare(kkey[:], key)
+			}
+			if c > 0 {
+				return nil
+			}
+			if c < 0 {
+				ke = store.Entry{Hash: hashkey.Hash(*pend), Len: hashkey.Size}
+				if err := fn(kkey[:], &ke); err != nil {
+					return err
+				}
+			}
+			pull()
+		}
+		return perr
+	}
+	err := db.scanBadger(prefix, bits, values, func(key []byte, e *store.Entry) error {
+		if err := flush(key); err != nil {
+			return err
+		}
+		return fn(key, e)
+	})
+	if err != nil || done != nil {
+		return err
+	}
+	if err := flush(nil); err != nil && err != errStop {
+		return err
+	}
+	return nil
+}
+
+// scanBadger is scan over Badger's entries.
+func (db *DB) scanBadger(prefix []byte, bits int, values bool, fn func([]byte, *store.Entry) error) error {
 	nb := bits / 8           // whole bytes
 	nbytes := (bits + 7) / 8 // bytes that hold the prefix
 	var mask byte

@@ -175,6 +175,7 @@ func Recover(dir, to string, opts *Options) (RecoverReport, error) {
 	}
 
 	entries, profile := r.merge(o.Now())
+	entries = r.readKeyTable(entries)
 	rep.Profile = profile
 	if profile != "" {
 		if o.Profile != "" && o.Profile != profile {

@@ -30,7 +30,7 @@ func (db *DB) Stats() (_ store.Stats, err error) {
 	}
 	defer db.mu.RUnlock()
 	s := store.Stats{
-		FormatVersion: FormatVersion,
+		FormatVersion: int(db.format),
 		Profile:       db.Profile(),
 		Tables:        len(db.bdb.Tables()),
 	}
@@ -56,6 +56,9 @@ func (db *DB) Stats() (_ store.Stats, err error) {
 // sparse while open, so their apparent size would mislead).
 func dirBytes(dir string) (lsm, vlog, total int64, err error) {
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed meanwhile (a key-table merge)
+		}
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -391,6 +394,26 @@ func (db *DB) verifyKeys() (errs []error) {
 	})
 	if err != nil {
 		errs = append(errs, translate(err))
+	}
+	if db.kt != nil {
+		if err := db.kt.Verify(); err != nil {
+			errs = append(errs, fmt.Errorf("index: key table: %w", err))
+		}
+		for k, err := range db.ktKeys(nil, 0) {
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			db.fmu.RLock()
+			maybe := db.f.mayHaveFull((*hashkey.Hash)(k))
+			db.fmu.RUnlock()
+			if !maybe {
+				if filterMisses++; firstMiss == nil {
+					firstMiss = append([]byte{tagFull}, k[:]...)
+				}
+			}
+			full++
+		}
 	}
 	if filterMisses > 0 {
 		errs = append(errs, db.corrupt("the filter misses %d stored keys (the first: %x)", filterMisses, firstMiss[1:]))

@@ -39,6 +39,7 @@ type syncMark struct {
 	mu     sync.Mutex // serialises Syncs: the numbers reach Badger in order
 	seq    uint64     // the last number recorded
 	marked uint64     // Badger's version after the last number was written
+	synced uint64     // Badger's version the last successful Sync covered (0: none)
 	f      *os.File   // urlhash.synced, open for writing (nil in memory or read-only)
 }
 
