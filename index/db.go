@@ -92,6 +92,8 @@ type DB struct {
 	recordsPending atomic.Bool
 	// format is the format version the index records.
 	format uint64
+	// created is set when Open created the index.
+	created bool
 	// testRecordCrash, when set, is called between a key-table add and
 	// the write of its record to Badger (tests: an error stands for a
 	// crash there).
@@ -278,6 +280,7 @@ func (db *DB) init() error {
 			return err
 		}
 		db.format = formatBadger
+		db.created = true
 	default:
 		v, n := binary.Uvarint(format)
 		if n != len(format) {

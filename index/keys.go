@@ -42,11 +42,13 @@ const (
 )
 
 // openKeyTable opens the key table when the index has one (format 2), or
-// creates it when the options ask for one (a new index, or an upgrade of
-// one that has none) and records format 2.
+// creates it, and records format 2, for a new index (unless
+// Options.NoKeyTable) and for an existing one when Options.KeyTable asks
+// for the upgrade.
 func (db *DB) openKeyTable() error {
 	has := db.format >= formatKeyTable
-	if db.opts.InMemory || (!has && (!db.opts.KeyTable || db.opts.ReadOnly)) {
+	want := db.opts.KeyTable || (db.created && !db.opts.NoKeyTable)
+	if db.opts.InMemory || (!has && (!want || db.opts.ReadOnly)) {
 		return nil
 	}
 	dir := filepath.Join(db.path, keyTableDir)
@@ -579,7 +581,8 @@ func (db *DB) loadKeys(s *sorter, input int64) (_ store.LoadResult, err error) {
 	if err := db.syncLocked(); err != nil {
 		return store.LoadResult{}, err
 	}
-	return store.LoadResult{Added: added, Present: input - added}, nil
+	// The key table's new keys were written as a sorted file.
+	return store.LoadResult{Added: added, Present: input - added, Streamed: n > 0}, nil
 }
 
 // readKeyTable appends the key table's keys, when dir has one, to the

@@ -24,7 +24,7 @@ func TestKeyTableModel(t *testing.T) {
 			ktDir, refDir := t.TempDir(), t.TempDir()
 			ktOpts := &Options{KeyTable: true, keyTableDelta: 50}
 			kt := mustOpen(t, ktDir, ktOpts)
-			ref := mustOpen(t, refDir, nil)
+			ref := mustOpen(t, refDir, &Options{NoKeyTable: true})
 			rng := rand.New(rand.NewPCG(seed, 7))
 			keys := make([]hashkey.Hash, 400)
 			for i := range keys {
@@ -137,7 +137,7 @@ func TestKeyTableModel(t *testing.T) {
 // both are found.
 func TestKeyTableUpgrade(t *testing.T) {
 	dir := t.TempDir()
-	db := mustOpen(t, dir, nil)
+	db := mustOpen(t, dir, &Options{NoKeyTable: true})
 	old := hashkey.Sum([]byte("old"))
 	if _, err := db.AddBatch([]store.Entry{store.FullEntry(old, store.Value{})}); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 // recover (issue 21, item 4). The untouched copy opens with every key.
 func TestLostMemtableRefused(t *testing.T) {
 	dir := t.TempDir()
-	db := mustOpen(t, dir, &Options{MemTableSize: 1 << 20})
+	db := mustOpen(t, dir, &Options{MemTableSize: 1 << 20, NoKeyTable: true}) // Badger's memtables
 	defer db.Close()
 	hs := randHashes(rand.New(rand.NewPCG(21, 21)), 2000)
 	if _, err := db.AddBatch(entriesOf(hs)); err != nil {

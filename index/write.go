@@ -265,10 +265,15 @@ func (db *DB) plan(entries []store.Entry, keepLast bool) (plan, error) {
 			return plan{}, err
 		}
 		for j, in := range inKT {
-			if existed[j] {
+			switch {
+			case existed[j]:
 				inKT[j] = false // in both: Badger's copy is the entry
+			case in:
+				// Badger may hold an expired record of the key: it
+				// stays counted (see counts.go); the entry is the key
+				// table's, which has no expiry.
+				existed[j], oldExp[j] = true, 0
 			}
-			existed[j] = existed[j] || in
 		}
 	} else {
 		inKT = make([]bool, len(uniq))

@@ -62,6 +62,7 @@ $ urlhash dedupe --db seen --revisit-after 24h --from frontier.txt
 			o.db.addFlags(fs)
 			o.db.addIdentity(fs)
 			o.db.addCompression(fs)
+			o.db.addKeyTable(fs)
 			o.in.addHashes(fs, "inputs are hashes: 64 hex digits or w0-w1-w2-w3")
 			fs.BoolVar(&o.storeURL, "store-url", false, "keep each URL's text in its entry")
 			fs.DurationVar(&o.revisit, "revisit-after", 0, "print a URL again once it was last printed this long ago, `DURATION`, e.g. 24h (default 0: never again)")
