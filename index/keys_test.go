@@ -3,8 +3,10 @@ package index
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -371,4 +373,84 @@ func FuzzRecordsOpaque(f *testing.F) {
 			}
 		}
 	})
+}
+
+var writeGoldenBackup = flag.Bool("write-backup-v3", false, "write testdata/backup-v3-*.bak")
+
+// TestRestoreVersion3: the backups of an index with a key table
+// (testdata/backup-v3-*.bak: 20 key-only entries, a valued one and a
+// prefix entry; then "k0" deleted, "k1" given a value and "z" added) keep
+// restoring: the bytes of the format are pinned.
+func TestRestoreVersion3(t *testing.T) {
+	names := []string{"testdata/backup-v3-full.bak", "testdata/backup-v3-incr.bak"}
+	if *writeGoldenBackup {
+		src := mustOpen(t, t.TempDir(), &Options{KeyTable: true, Profile: "p"})
+		var es []store.Entry
+		for i := range 20 {
+			es = append(es, store.FullEntry(hashOf(fmt.Sprintf("k%d", i)), store.Value{}))
+		}
+		if _, err := src.AddBatch(es); err != nil {
+			t.Fatal(err)
+		}
+		if err := src.Put(hashOf("v"), store.Value{Text: []byte("v")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := src.PutPrefix([]byte{1, 2, 3, 4}, store.Value{}); err != nil {
+			t.Fatal(err)
+		}
+		var full, incr bytes.Buffer
+		info, err := src.Backup(&full, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := src.Delete(store.FullEntry(hashOf("k0"), store.Value{})); err != nil {
+			t.Fatal(err)
+		}
+		if err := src.Put(hashOf("k1"), store.Value{Text: []byte("one")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := src.Add(hashOf("z"), store.Value{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := src.Backup(&incr, info.Until); err != nil {
+			t.Fatal(err)
+		}
+		for i, b := range [][]byte{full.Bytes(), incr.Bytes()} {
+			if err := os.WriteFile(names[i], b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dst := mustOpen(t, t.TempDir(), nil)
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, []byte(backupMagicV3)) {
+			t.Fatalf("%s is not a version 3 backup", name)
+		}
+		if _, err := dst.Restore(bytes.NewReader(b)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	full, prefixes, err := dst.Count(nil, 0)
+	if err != nil || full != 21 || prefixes != 1 {
+		t.Fatalf("Count = %d, %d, %v; want 21, 1", full, prefixes, err)
+	}
+	for _, c := range []struct {
+		key, text string
+		want      bool
+	}{{"k0", "", false}, {"k1", "one", true}, {"k2", "", true}, {"v", "v", true}, {"z", "", true}} {
+		v, err := dst.Get(hashOf(c.key))
+		if got := err == nil; got != c.want || string(v.Text) != c.text {
+			t.Errorf("Get(%s) = %q, %v; want %q, present %v", c.key, v.Text, err, c.text, c.want)
+		}
+	}
+	if dst.kt == nil || dst.kt.Len() != 19 {
+		t.Fatalf("the restored key table holds %v, want the 19 key-only entries", dst.kt.Len())
+	}
+	if err := dst.Verify(); err != nil {
+		t.Fatal(err)
+	}
 }
