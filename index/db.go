@@ -90,6 +90,11 @@ type DB struct {
 	// recordsPending is set while Badger holds idempotency records of
 	// key-table writes not yet synced (see syncRecords).
 	recordsPending atomic.Bool
+	// recordVersions counts the Badger versions those records' commits
+	// took (see syncLocked); a commit and its count are one step under
+	// recMu held shared, so that Sync reads both at one moment.
+	recordVersions atomic.Uint64
+	recMu          sync.RWMutex
 	// format is the format version the index records.
 	format uint64
 	// created is set when Open created the index.
@@ -775,15 +780,22 @@ func (db *DB) syncLocked() error {
 	defer db.acked.mu.Unlock()
 	// Every Badger write commits at a new version: when none did since
 	// the last Sync made Badger durable, it has nothing to sync (a
-	// seen-set on a key table writes only to the key table).
-	if db.kt != nil && db.acked.synced != 0 && db.bdb.MaxVersion() == db.acked.synced {
-		return nil
+	// seen-set on a key table writes only to the key table), nor when
+	// each did for an idempotency record that the key table's log holds
+	// too (a served dedupe's batches): the log is durable, and the key
+	// table syncs Badger before it drops a log segment (syncRecords).
+	if db.kt != nil && db.acked.synced != 0 {
+		v, records := db.badgerVersion()
+		if v-db.acked.synced == records-db.acked.syncedRecords {
+			db.acked.synced, db.acked.syncedRecords = v, records
+			return nil
+		}
 	}
 	seq, err := db.markSync()
 	if err != nil {
 		return err
 	}
-	v := db.bdb.MaxVersion() // what the fsync below covers, at least
+	v, records := db.badgerVersion() // what the fsync below covers, at least
 	if err := db.bdb.Sync(); err != nil {
 		return translate(err)
 	}
@@ -793,8 +805,17 @@ func (db *DB) syncLocked() error {
 	if err := db.recordSync(seq, false); err != nil {
 		return err
 	}
-	db.acked.synced = v
+	db.acked.synced, db.acked.syncedRecords = v, records
 	return nil
+}
+
+// badgerVersion returns Badger's version and the count of record commits
+// (recordVersions) at one moment: every record counted has committed at
+// that version or before.
+func (db *DB) badgerVersion() (version, records uint64) {
+	db.recMu.Lock()
+	defer db.recMu.Unlock()
+	return db.bdb.MaxVersion(), db.recordVersions.Load()
 }
 
 // syncMemtables fsyncs every memtable log in the directory. Badger's Sync

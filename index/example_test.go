@@ -132,3 +132,36 @@ func ExampleDB_Load() {
 	fmt.Printf("added %d, present %d\n", res.Added, res.Present)
 	// Output: added 2, present 1
 }
+
+// A seen-set in a key table (a new index has one): key-only entries go
+// to it, an entry with a value to Badger; both are found, counted and
+// scanned.
+func ExampleOptions_keyTable() {
+	dir, err := os.MkdirTemp("", "index-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := index.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	seen := hashkey.Sum([]byte("https://example.com/"))
+	noted := hashkey.Sum([]byte("https://example.com/noted"))
+	// A batch of key-only entries: the key table.
+	added, err := db.AddBatch([]store.Entry{store.FullEntry(seen, store.Value{}), store.FullEntry(seen, store.Value{})})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// An entry with a value: Badger.
+	if err := db.Put(noted, store.Value{Data: []byte("note")}); err != nil {
+		log.Fatal(err)
+	}
+	ok, _ := db.Has(seen)
+	v, _ := db.Get(noted)
+	st, _ := db.Stats()
+	fmt.Println(added, ok, string(v.Data), st.Entries, st.FormatVersion)
+	// Output:
+	// [true false] true note 2 2
+}

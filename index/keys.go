@@ -348,7 +348,15 @@ func (db *DB) addKeys(entries []store.Entry, rec *Record) ([]bool, error) {
 		}
 		e := badger.NewEntry(metaKey(metaRecord+rec.Key), answer)
 		e.ExpiresAt = uint64(expires)
-		if err := db.bdb.Update(func(txn *badger.Txn) error { return txn.SetEntry(e) }); err != nil {
+		// Its commit takes one Badger version, which Sync need not make
+		// durable: the key table's log holds the record (see syncLocked).
+		db.recMu.RLock()
+		err := db.bdb.Update(func(txn *badger.Txn) error { return txn.SetEntry(e) })
+		if err == nil {
+			db.recordVersions.Add(1)
+		}
+		db.recMu.RUnlock()
+		if err != nil {
 			return nil, translate(err)
 		}
 		db.recordsPending.Store(true)

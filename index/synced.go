@@ -40,7 +40,9 @@ type syncMark struct {
 	seq    uint64     // the last number recorded
 	marked uint64     // Badger's version after the last number was written
 	synced uint64     // Badger's version the last successful Sync covered (0: none)
-	f      *os.File   // urlhash.synced, open for writing (nil in memory or read-only)
+	// syncedRecords is DB.recordVersions when synced was recorded.
+	syncedRecords uint64
+	f             *os.File // urlhash.synced, open for writing (nil in memory or read-only)
 }
 
 // readSyncedFile returns the number urlhash.synced in dir records, 0 when
