@@ -815,7 +815,17 @@ func (db *DB) syncLocked() error {
 func (db *DB) badgerVersion() (version, records uint64) {
 	db.recMu.Lock()
 	defer db.recMu.Unlock()
-	return db.bdb.MaxVersion(), db.recordVersions.Load()
+	return db.committed(), db.recordVersions.Load()
+}
+
+// committed returns the version of Badger's last commit. Badger's
+// MaxVersion reads its memtable's maximum without synchronisation with a
+// write in progress (a data race); a read transaction's timestamp is that
+// version, once every commit up to it has finished.
+func (db *DB) committed() uint64 {
+	txn := db.bdb.NewTransaction(false)
+	defer txn.Discard()
+	return txn.ReadTs()
 }
 
 // syncMemtables fsyncs every memtable log in the directory. Badger's Sync

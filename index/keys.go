@@ -209,7 +209,7 @@ func (db *DB) ktDirty() error {
 		return nil
 	}
 	err := db.bdb.Update(func(txn *badger.Txn) error {
-		return txn.Set(metaKey(metaKeyTableDirty), binary.AppendUvarint(nil, db.bdb.MaxVersion()))
+		return txn.Set(metaKey(metaKeyTableDirty), binary.AppendUvarint(nil, db.committed()))
 	})
 	if err == nil {
 		err = db.bdb.Sync()

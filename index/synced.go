@@ -120,7 +120,7 @@ func (db *DB) readSyncedKey() (got uint64, ok bool) {
 // under sync.mu.
 // Nothing written since the last mark: the last number stands.
 func (db *DB) markSync() (uint64, error) {
-	if db.bdb.MaxVersion() == db.acked.marked {
+	if db.committed() == db.acked.marked {
 		return db.acked.seq, nil
 	}
 	seq := db.acked.seq + 1
@@ -130,7 +130,7 @@ func (db *DB) markSync() (uint64, error) {
 	if err != nil {
 		return 0, translate(err)
 	}
-	db.acked.marked = db.bdb.MaxVersion()
+	db.acked.marked = db.committed()
 	return seq, nil
 }
 
