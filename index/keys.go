@@ -273,7 +273,9 @@ func (db *DB) addKeys(entries []store.Entry, rec *Record) ([]bool, error) {
 			candPos = append(candPos, i)
 		}
 	}
-	db.probes.add(len(uniq)-len(look), nil)
+	// The filter's answers: absent, and found in the key table (the
+	// others are settled in Badger below).
+	db.probes.add(len(uniq)-len(look)+len(found), found)
 	if len(cand) == 0 {
 		return result, db.writeRecordOnly(rec, result)
 	}
