@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/index/internal/integrity"
+	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/internal/atomicfile"
 	"github.com/urlhash/urlhash/store"
 )
@@ -42,9 +44,24 @@ import (
 // dropped their markers from the source before the backup. A full backup
 // (since 0) has no key frames and asOf 0. Version 1 (no key frames, no
 // stream end, an end of until and CRC only) still restores.
+//
+// Version 3, written for an index with a key table, is version 2 with the
+// key table's section between the header and the stream:
+//
+//	frames: uint32 n > 0 (a multiple of 32), n bytes of 32-byte keys in
+//	        ascending order, uint32 CRC-32C
+//	end:    uint32 0, uint64 key count
+//
+// The section holds every key of the key table, also in an incremental
+// backup (key-table entries have no versions to select by): restore adds
+// the keys its key table lacks and deletes those the section lacks, so
+// deletions are carried. The section is read before the stream's
+// snapshot is taken: an entry moved to Badger meanwhile (given a value)
+// is in both, and restore keeps Badger's copy.
 const (
 	backupMagic   = "urlhash-backup\x02"
 	backupMagicV1 = "urlhash-backup\x01"
+	backupMagicV3 = "urlhash-backup\x03"
 )
 
 // keyFrameSize is the size at which a backup's key frame is written.
@@ -60,7 +77,8 @@ type BackupInfo struct {
 	Since   uint64 // it holds the changes after this version; 0: everything
 	Until   uint64 // the Since of the next backup in the chain
 
-	v2 bool // read from a version 2 backup
+	v2 bool // read from a version 2 or 3 backup
+	v3 bool // read from a version 3 backup (a key-table section)
 }
 
 // Backup writes the changes to the index after version since (0: every
@@ -91,18 +109,27 @@ func (db *DB) Backup(w io.Writer, since uint64) (_ BackupInfo, err error) {
 	// compaction from dropping markers newer than it).
 	var keys *badger.Txn
 	var asOf uint64
-	if since != 0 {
-		keys = db.bdb.NewTransaction(false)
-		defer keys.Discard()
-		asOf = keys.ReadTs()
-	}
 
 	bw := bufio.NewWriterSize(w, 256<<10)
-	header := binary.AppendUvarint([]byte(backupMagic), uint64(len(info.Profile)))
+	magic := backupMagic
+	if db.kt != nil {
+		magic = backupMagicV3
+	}
+	header := binary.AppendUvarint([]byte(magic), uint64(len(info.Profile)))
 	header = append(header, info.Profile...)
 	header = binary.BigEndian.AppendUint64(header, since)
 	if _, err := bw.Write(header); err != nil {
 		return BackupInfo{}, err
+	}
+	if db.kt != nil {
+		if err := db.writeKeyTable(frameWriter{bw}); err != nil {
+			return BackupInfo{}, err
+		}
+	}
+	if since != 0 {
+		keys = db.bdb.NewTransaction(false)
+		defer keys.Discard()
+		asOf = keys.ReadTs()
 	}
 	stream := db.bdb.NewStream()
 	stream.NumGo = 1 // one read transaction: one consistent snapshot
@@ -132,6 +159,32 @@ func (db *DB) Backup(w io.Writer, since uint64) (_ BackupInfo, err error) {
 		return BackupInfo{}, err
 	}
 	return info, bw.Flush()
+}
+
+// writeKeyTable writes the key table's section of a version 3 backup.
+func (db *DB) writeKeyTable(fw frameWriter) error {
+	frame := make([]byte, 0, keyFrameSize)
+	var count uint64
+	for k, err := range db.ktKeys(nil, 0) {
+		if err != nil {
+			return err
+		}
+		frame = append(frame, k[:]...)
+		count++
+		if len(frame) >= keyFrameSize {
+			if _, err := fw.Write(frame); err != nil {
+				return err
+			}
+			frame = frame[:0]
+		}
+	}
+	if _, err := fw.Write(frame); err != nil {
+		return err
+	}
+	end := binary.BigEndian.AppendUint32(nil, 0)
+	end = binary.BigEndian.AppendUint64(end, count)
+	_, err := fw.w.Write(end)
+	return err
 }
 
 // writeKeys writes every entry key (full and prefix, no metadata) live
@@ -221,6 +274,12 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	if err := db.markRestoring(info); err != nil {
 		return BackupInfo{}, err
 	}
+	var ktGone []keytable.Key
+	if info.v3 {
+		if ktGone, err = db.restoreKeyTable(br, info.Since != 0); err != nil {
+			return BackupInfo{}, fmt.Errorf("index: restore: %w", err)
+		}
+	}
 	fr := &frameReader{r: br, room: db.roomFor, v2: info.v2}
 	if err := db.bdb.Load(fr, 256); err != nil {
 		if fr.err != nil {
@@ -268,6 +327,14 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 			return BackupInfo{}, translate(err)
 		}
 	}
+	if err := db.ktDelete(ktGone); err != nil {
+		return BackupInfo{}, err
+	}
+	if info.v3 {
+		if err := db.dropKeyTableCopies(); err != nil {
+			return BackupInfo{}, err
+		}
+	}
 	err = db.bdb.Update(func(txn *badger.Txn) error {
 		if err := txn.Set(metaKey(metaRestored), binary.BigEndian.AppendUint64(nil, info.Until)); err != nil {
 			return err
@@ -301,6 +368,11 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	}
 	if err := db.bdb.Sync(); err != nil {
 		return BackupInfo{}, translate(err)
+	}
+	if db.kt != nil {
+		if err := db.kt.Sync(); err != nil {
+			return BackupInfo{}, fmt.Errorf("index: key table: %w", err)
+		}
 	}
 	return info, db.unmarkRestoring()
 }
@@ -432,7 +504,7 @@ func (db *DB) restoredUntil() (uint64, error) {
 
 func readBackupHeader(br *bufio.Reader) (BackupInfo, []byte, error) {
 	magic := make([]byte, len(backupMagic))
-	if _, err := io.ReadFull(br, magic); err != nil || !bytes.Equal(magic, []byte(backupMagic)) && !bytes.Equal(magic, []byte(backupMagicV1)) {
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != backupMagic && string(magic) != backupMagicV1 && string(magic) != backupMagicV3 {
 		return BackupInfo{}, nil, fmt.Errorf("%w: not a urlhash backup", store.ErrFormat)
 	}
 	n, err := binary.ReadUvarint(br)
@@ -443,7 +515,8 @@ func readBackupHeader(br *bufio.Reader) (BackupInfo, []byte, error) {
 	if _, err := io.ReadFull(br, rest); err != nil {
 		return BackupInfo{}, nil, fmt.Errorf("%w: backup header", store.ErrCorrupt)
 	}
-	info := BackupInfo{Profile: string(rest[:n]), Since: binary.BigEndian.Uint64(rest[n:]), v2: string(magic) == backupMagic}
+	info := BackupInfo{Profile: string(rest[:n]), Since: binary.BigEndian.Uint64(rest[n:]),
+		v2: string(magic) != backupMagicV1, v3: string(magic) == backupMagicV3}
 	header := binary.AppendUvarint(magic, n)
 	return info, append(header, rest...), nil
 }
@@ -550,4 +623,153 @@ func (f *frameReader) nextKey() ([]byte, error) {
 	f.frame = f.frame[1+n:]
 	f.keys++
 	return k, nil
+}
+
+// restoreKeyTable reads the key-table section of a version 3 backup and
+// adds the keys the index lacks to its key table (creating one when the
+// index has none), in one new key file. For an incremental backup it
+// returns the keys of the key table the section lacks: the deletions,
+// applied once the whole backup is checked. The caller holds db.mu
+// exclusively.
+func (db *DB) restoreKeyTable(br *bufio.Reader, incremental bool) ([]keytable.Key, error) {
+	if db.kt == nil {
+		if db.opts.InMemory {
+			return nil, fmt.Errorf("%w: a backup of an index with a key table restores into an index in a directory", store.ErrInvalidOptions)
+		}
+		db.opts.KeyTable = true
+		if err := db.openKeyTable(); err != nil {
+			return nil, err
+		}
+	}
+	in, err := db.kt.NewIngest(1 << 20)
+	if err != nil {
+		return nil, fmt.Errorf("index: key table: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			in.Abort()
+		}
+	}()
+	next, stop := iter.Pull2(db.ktKeys(nil, 0))
+	defer stop()
+	var have *keytable.Key // the index's next key, nil at the end
+	pull := func() error {
+		k, err, ok := next()
+		if !ok {
+			have = nil
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		have = k
+		return nil
+	}
+	if err := pull(); err != nil {
+		return nil, err
+	}
+	var gone []keytable.Key
+	var prev keytable.Key
+	var count uint64
+	for {
+		var b [4]byte
+		if _, err := io.ReadFull(br, b[:]); err != nil {
+			return nil, fmt.Errorf("%w: backup cut short in the key table's section", store.ErrCorrupt)
+		}
+		n := binary.BigEndian.Uint32(b[:])
+		if n == 0 {
+			break
+		}
+		if n%keytable.KeySize != 0 || n > 256<<20 {
+			return nil, fmt.Errorf("%w: key table frame of %d bytes", store.ErrCorrupt, n)
+		}
+		if err := db.roomFor(2 * int64(n)); err != nil {
+			return nil, err
+		}
+		frame := make([]byte, n+4)
+		if _, err := io.ReadFull(br, frame); err != nil {
+			return nil, fmt.Errorf("%w: backup cut short in a key table frame", store.ErrCorrupt)
+		}
+		if crc32.Checksum(frame[:n], castagnoli) != binary.BigEndian.Uint32(frame[n:]) {
+			return nil, fmt.Errorf("%w: backup key table frame checksum mismatch", store.ErrCorrupt)
+		}
+		for off := 0; off < int(n); off += keytable.KeySize {
+			k := keytable.Key(frame[off : off+keytable.KeySize])
+			if count > 0 && bytes.Compare(prev[:], k[:]) >= 0 {
+				return nil, fmt.Errorf("%w: backup key table keys out of order at %x", store.ErrCorrupt, k[:])
+			}
+			prev = k
+			count++
+			// The index's keys before k are not in the backup's set.
+			for have != nil && bytes.Compare(have[:], k[:]) < 0 {
+				if incremental {
+					gone = append(gone, *have)
+				}
+				if err := pull(); err != nil {
+					return nil, err
+				}
+			}
+			if have != nil && *have == k {
+				if err := pull(); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if err := in.Add(&k); err != nil {
+				return nil, fmt.Errorf("index: key table: %w", err)
+			}
+		}
+	}
+	for have != nil {
+		if incremental {
+			gone = append(gone, *have)
+		}
+		if err := pull(); err != nil {
+			return nil, err
+		}
+	}
+	stop()
+	var b [8]byte
+	if _, err := io.ReadFull(br, b[:]); err != nil {
+		return nil, fmt.Errorf("%w: backup cut short in the key table's section", store.ErrCorrupt)
+	}
+	if c := binary.BigEndian.Uint64(b[:]); c != count {
+		return nil, fmt.Errorf("%w: backup key table section carries %d keys, its end says %d", store.ErrCorrupt, count, c)
+	}
+	committed = true
+	if in.Len() > 0 {
+		if err := db.ktDirty(); err != nil {
+			in.Abort()
+			return nil, err
+		}
+	}
+	if err := in.Commit(); err != nil {
+		return nil, fmt.Errorf("index: key table: %w", err)
+	}
+	return gone, nil
+}
+
+// dropKeyTableCopies deletes from the key table the keys Badger holds too
+// (after a restore: entries moved to Badger while the backup was taken),
+// so that each key is stored once. The caller holds db.mu exclusively.
+func (db *DB) dropKeyTableCopies() error {
+	txn := db.bdb.NewTransaction(false)
+	defer txn.Discard()
+	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tagFull}})
+	defer it.Close()
+	kf := keyFinder{it: it, n: uint64(db.entries.Load())}
+	var dup []keytable.Key
+	var key [fullKeyLen]byte
+	key[0] = tagFull
+	for k, err := range db.ktKeys(nil, 0) {
+		if err != nil {
+			return err
+		}
+		copy(key[1:], k[:])
+		if kf.find(key[:]) != nil {
+			dup = append(dup, *k)
+		}
+	}
+	return db.ktDelete(dup)
 }

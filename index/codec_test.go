@@ -53,7 +53,7 @@ func TestCompressionKept(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			keys := randHashes(r, 3000)
-			db := mustOpen(t, dir, &Options{Compression: tc.first})
+			db := mustOpen(t, dir, &Options{Compression: tc.first, NoKeyTable: true}) // Badger's tables
 			if _, err := db.Load(ctx, slices.Values(entriesOf(keys[:2000]))); err != nil {
 				t.Fatal(err)
 			}

@@ -10,16 +10,26 @@ import (
 )
 
 // TestCancelLongLoops: a scan and a load cancelled midway stop within
-// ctxEvery keys (Badger takes no context), and the load stores nothing.
+// ctxEvery keys (Badger takes no context), and the load stores nothing;
+// in memory (Badger alone) and on disk (key-only entries in the key
+// table, whose scan loop checks the context too).
 func TestCancelLongLoops(t *testing.T) {
-	db := openTestDB(t, true, nil)
+	for _, mem := range []bool{true, false} {
+		t.Run(map[bool]string{true: "memory", false: "key table"}[mem], func(t *testing.T) {
+			cancelLongLoops(t, mem)
+		})
+	}
+}
+
+func cancelLongLoops(t *testing.T, mem bool) {
+	db := openTestDB(t, mem, nil)
 	bg := context.Background()
 	const n = 5 * ctxEvery
 	es := make([]store.Entry, n)
 	for i := range es {
 		es[i] = store.FullEntry(hashkey.Sum([]byte{byte(i), byte(i >> 8)}), store.Value{})
 	}
-	if err := db.PutBatch(bg, es); err != nil {
+	if _, err := db.AddBatch(bg, es); err != nil { // key-only: the key table on disk
 		t.Fatal(err)
 	}
 
@@ -35,7 +45,7 @@ func TestCancelLongLoops(t *testing.T) {
 		t.Errorf("Scan cancelled at entry 10: %v after %d entries; want context.Canceled within %d", err, seen, 10+ctxEvery)
 	}
 
-	other := openTestDB(t, true, nil)
+	other := openTestDB(t, mem, nil)
 	ctx, cancel = context.WithCancel(bg)
 	fed := 0
 	_, err = other.Load(ctx, func(yield func(store.Entry) bool) {

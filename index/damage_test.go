@@ -132,6 +132,14 @@ func buildDamageIndex(t *testing.T, c damageConfig) *damageIndex {
 func copyDir(t testing.TB, src string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "index")
+	copyTree(t, src, dst)
+	return dst
+}
+
+// copyTree copies the files of src into dst, and its directories (a key
+// table's) recursively.
+func copyTree(t testing.TB, src, dst string) {
+	t.Helper()
 	if err := os.Mkdir(dst, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +148,10 @@ func copyDir(t testing.TB, src string) string {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
+		if e.IsDir() {
+			copyTree(t, filepath.Join(src, e.Name()), filepath.Join(dst, e.Name()))
+			continue
+		}
 		b, err := os.ReadFile(filepath.Join(src, e.Name()))
 		if err != nil {
 			t.Fatal(err)
@@ -148,7 +160,6 @@ func copyDir(t testing.TB, src string) string {
 			t.Fatal(err)
 		}
 	}
-	return dst
 }
 
 // largestTable returns the path of the largest table file in dir.

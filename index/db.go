@@ -17,6 +17,7 @@ import (
 	"github.com/urlhash/urlhash/index/internal/extsort"
 	"github.com/urlhash/urlhash/index/internal/filter"
 	"github.com/urlhash/urlhash/index/internal/integrity"
+	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -82,6 +83,29 @@ type DB struct {
 	loadedSnapshot bool
 	// panics counts the panics turned into errors (tests).
 	panics atomic.Int64
+
+	// kt holds the key-only full entries when the index has a key table
+	// (see keys.go), else nil.
+	kt *keytable.Table
+	// ktWrote is set by the first key-table write since Open or the last
+	// filter snapshot (see ktDirty).
+	ktWrote atomic.Bool
+	// recordsPending is set while Badger holds idempotency records of
+	// key-table writes not yet synced (see syncRecords).
+	recordsPending atomic.Bool
+	// recordVersions counts the Badger versions those records' commits
+	// took (see syncLocked); a commit and its count are one step under
+	// recMu held shared, so that Sync reads both at one moment.
+	recordVersions atomic.Uint64
+	recMu          sync.RWMutex
+	// format is the format version the index records.
+	format uint64
+	// created is set when Open created the index.
+	created bool
+	// testRecordCrash, when set, is called between a key-table add and
+	// the write of its record to Badger (tests: an error stands for a
+	// crash there).
+	testRecordCrash func() error
 }
 
 // Open opens the index in dir, creating it unless opts says ReadOnly or
@@ -263,6 +287,8 @@ func (db *DB) init() error {
 		if err := db.writeMeta(true); err != nil {
 			return err
 		}
+		db.format = formatBadger
+		db.created = true
 	default:
 		v, n := binary.Uvarint(format)
 		if n != len(format) {
@@ -271,6 +297,7 @@ func (db *DB) init() error {
 		if v > FormatVersion {
 			return fmt.Errorf("%w: version %d, this program reads up to %d", store.ErrFormat, v, FormatVersion)
 		}
+		db.format = v
 		db.profile = string(profile)
 		if p := db.opts.Profile; p != "" && db.profile != p {
 			if db.profile != "" {
@@ -286,7 +313,11 @@ func (db *DB) init() error {
 	if err := db.readTTL(); err != nil {
 		return err
 	}
+	if err := db.openKeyTable(); err != nil {
+		return err
+	}
 	if err := db.loadFilter(); err != nil {
+		db.closeKeyTable()
 		return err
 	}
 	if db.opts.ReadOnly {
@@ -305,7 +336,7 @@ func (db *DB) writeMeta(format bool) error {
 	}
 	err := db.bdb.Update(func(txn *badger.Txn) error {
 		if format {
-			if err := txn.Set(metaKey(metaFormat), binary.AppendUvarint(nil, FormatVersion)); err != nil {
+			if err := txn.Set(metaKey(metaFormat), binary.AppendUvarint(nil, formatBadger)); err != nil {
 				return err
 			}
 		}
@@ -453,6 +484,12 @@ func (db *DB) rebuildFilter(k uint8) error {
 	if err != nil {
 		return translate(err)
 	}
+	for key, err := range db.ktKeys(nil, 0) {
+		if err != nil {
+			return err
+		}
+		leads = append(leads, binary.BigEndian.Uint64(key[:8]))
+	}
 	k = max(k, filter.BitsFor(uint64(len(leads))))
 	f := filter.New(k)
 	f.AddLeads(leads, leads[:0])
@@ -583,6 +620,15 @@ func (db *DB) fillFilter(txn *badger.Txn, f *filter.Filter) (ok bool) {
 			flush()
 		}
 	}
+	for key, err := range db.ktKeys(nil, 0) {
+		if err != nil || db.stopGrow.Load() {
+			return false
+		}
+		batch = append(batch, binary.BigEndian.Uint64(key[:8]))
+		if len(batch) == cap(batch) {
+			flush()
+		}
+	}
 	flush()
 	return true
 }
@@ -642,6 +688,9 @@ func (db *DB) writeSnapshot() error {
 		}
 		return txn.Set(metaKey(metaSnapshot), hdr.appendBinary(nil))
 	})
+	if err == nil {
+		db.ktWrote.Store(false)
+	}
 	return translate(err)
 }
 
@@ -682,11 +731,12 @@ func (db *DB) Close() (err error) {
 		db.roomFor(2*int64(db.f.SizeBytes())) == nil && db.prepareWrite() == nil {
 		errSnap = db.writeSnapshot()
 	}
+	errKT := db.closeKeyTable()
 	errClose := translate(db.bdb.Close())
 	if errMark == nil && errClose == nil {
 		errMark = db.recordSync(seq, true)
 	}
-	return errors.Join(errSnap, errClose, errMark, db.closeSynced(), db.lock.release())
+	return errors.Join(errSnap, errKT, errClose, errMark, db.closeSynced(), db.lock.release())
 }
 
 // Sync makes every write acknowledged so far durable on disk.
@@ -696,22 +746,69 @@ func (db *DB) Sync(ctx context.Context) (err error) {
 		return err
 	}
 	defer db.mu.RUnlock()
+	return db.syncLocked()
+}
+
+// syncLocked is Sync under db.mu (shared or exclusive).
+func (db *DB) syncLocked() error {
 	if db.opts.InMemory || db.opts.ReadOnly {
 		return nil
 	}
+	if db.kt != nil {
+		if err := db.kt.Sync(); err != nil {
+			return fmt.Errorf("index: key table: %w", err)
+		}
+	}
 	db.acked.mu.Lock()
 	defer db.acked.mu.Unlock()
+	// Every Badger write commits at a new version: when none did since
+	// the last Sync made Badger durable, it has nothing to sync (a
+	// seen-set on a key table writes only to the key table), nor when
+	// each did for an idempotency record that the key table's log holds
+	// too (a served dedupe's batches): the log is durable, and the key
+	// table syncs Badger before it drops a log segment (syncRecords).
+	if db.kt != nil && db.acked.synced != 0 {
+		v, records := db.badgerVersion()
+		if v-db.acked.synced == records-db.acked.syncedRecords {
+			db.acked.synced, db.acked.syncedRecords = v, records
+			return nil
+		}
+	}
 	seq, err := db.markSync()
 	if err != nil {
 		return err
 	}
+	v, records := db.badgerVersion() // what the fsync below covers, at least
 	if err := db.bdb.Sync(); err != nil {
 		return translate(err)
 	}
 	if err := db.syncMemtables(); err != nil {
 		return err
 	}
-	return db.recordSync(seq, false)
+	if err := db.recordSync(seq, false); err != nil {
+		return err
+	}
+	db.acked.synced, db.acked.syncedRecords = v, records
+	return nil
+}
+
+// badgerVersion returns Badger's version and the count of record commits
+// (recordVersions) at one moment: every record counted has committed at
+// that version or before.
+func (db *DB) badgerVersion() (version, records uint64) {
+	db.recMu.Lock()
+	defer db.recMu.Unlock()
+	return db.committed(), db.recordVersions.Load()
+}
+
+// committed returns the version of Badger's last commit. Badger's
+// MaxVersion reads its memtable's maximum without synchronisation with a
+// write in progress (a data race); a read transaction's timestamp is that
+// version, once every commit up to it has finished.
+func (db *DB) committed() uint64 {
+	txn := db.bdb.NewTransaction(false)
+	defer txn.Discard()
+	return txn.ReadTs()
 }
 
 // syncMemtables fsyncs every memtable log in the directory. Badger's Sync

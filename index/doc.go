@@ -172,6 +172,37 @@
 // 737 MiB, 30 million in 25 s (778 MiB), 100 million in 102 s (1009 MiB:
 // then the filter alone takes 340 MiB of heap, 206 MiB serialized).
 //
+// # Key table
+//
+// A new index (unless Options.NoKeyTable), and one upgraded with
+// Options.KeyTable, keeps its key-only full entries — no text, data, seen
+// times or expiry: a seen-set's — in DIR/keytable rather than in Badger:
+// immutable files of sorted 32-byte keys with a bucket-offset array over
+// their leading bits (a lookup is one or two reads of a mapped file), a
+// bounded in-memory delta of recent changes, and an append-only log of
+// checksummed records whose fsyncs are shared between concurrent writers.
+// A full delta is merged into a new file in the background. Deletions are
+// tombstones until a merge reaches the oldest file. About 33 bytes an
+// entry on disk, against 53 in Badger.
+//
+// A key is stored in one of the two: an add of key-only entries looks in
+// both (the filter, then the key table, then Badger for the keys the
+// filter lets through), an entry that gains a value moves to Badger
+// (written there, then deleted from the key table; after a crash between
+// the two, Badger's copy is the one read), and reads, scans, counts,
+// Verify and Recover see both, in key order. Load writes a load's new
+// key-only entries straight into one new file. The filter stays in front
+// of both and its snapshot covers both (the first key-table write after a
+// snapshot marks it stale in Badger, durably). An index with a key table
+// records format 2, which older programs refuse; one without keeps format
+// 1. Its backups are format 3 (see Backup). An idempotency record of a
+// batch of key-only entries rides in the key table's log record with the
+// keys (see Record). Recovery: the log is replayed at Open; a record cut
+// short or failing its checksum at the end of the newest segment is a
+// torn write never acknowledged and is dropped; damage anywhere else, a
+// missing file or a checksum mismatch is store.ErrCorrupt naming the
+// file.
+//
 // # Durability
 //
 // Writes go to Badger's write-ahead log without fsync (unless

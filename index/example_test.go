@@ -157,3 +157,33 @@ func ExampleDB_DetailedStats() {
 	// Output:
 	// entries: 1 filter bits: 20 answered absent by the filter: 2
 }
+
+// A seen-set in a key table (a new index has one): key-only entries go
+// to it, an entry with a value to Badger; both are found, counted and
+// scanned.
+func ExampleOptions_keyTable() {
+	dir, err := os.MkdirTemp("", "index-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, err := index.Open(dir, nil)
+	seen := hashkey.Sum([]byte("https://example.com/"))
+	noted := hashkey.Sum([]byte("https://example.com/noted"))
+	// A batch of key-only entries: the key table.
+	added, err := db.AddBatch(ctx, []store.Entry{store.FullEntry(seen, store.Value{}), store.FullEntry(seen, store.Value{})})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// An entry with a value: Badger.
+	if err := db.Put(ctx, noted, store.Value{Data: []byte("note")}); err != nil {
+		log.Fatal(err)
+	}
+	ok, _ := db.Has(ctx, seen)
+	v, _ := db.Get(ctx, noted)
+	st, _ := db.Stats(ctx)
+	fmt.Println(added, ok, string(v.Data), st.Entries, st.FormatVersion)
+	// Output:
+	// [true false] true note 2 2
+}

@@ -10,9 +10,11 @@ import (
 	"github.com/urlhash/urlhash/store"
 )
 
-// FormatVersion is the on-disk format this package writes and the newest it
-// reads.
-const FormatVersion = 1
+// FormatVersion is the newest on-disk format this package reads and
+// writes: 2 for an index with a key table (see Options.KeyTable), 1 for
+// one without (which it keeps recording, so that older programs still
+// read it).
+const FormatVersion = formatKeyTable
 
 // Prefix entry lengths.
 // Keyspace tags: the first byte of every Badger key the index writes.

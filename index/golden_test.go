@@ -39,7 +39,9 @@ func goldenRecords(t *testing.T) [][2]string {
 		rec("key prefix sha256(c)[:4]", prefixKey(c[:4])),
 		rec("key meta format", metaKey(metaFormat)),
 		rec("key meta filter chunk 1", filterChunkKey(1)),
-		rec("meta format value", []byte{FormatVersion}),
+		rec("meta format value", []byte{formatBadger}),
+		rec("meta format value with a key table", []byte{formatKeyTable}),
+		rec("key meta keytable-dirty", metaKey(metaKeyTableDirty)),
 	}
 	for _, gv := range goldenValues {
 		recs = append(recs, rec(gv.name, appendValue(nil, gv.v)))
@@ -116,8 +118,10 @@ func TestGoldenFormat(t *testing.T) {
 	if !f.MayHaveFull(&a) || !f.MayHaveFull(&b) || !f.MayHavePrefixOf(&c) || f.MayHaveFull(&d) {
 		t.Fatal("golden filter contents differ")
 	}
-	if got := field["meta format value"]; !bytes.Equal(got, []byte{FormatVersion}) {
-		t.Fatalf("meta format value = %x, want %d", got, FormatVersion)
+	for name, version := range map[string]byte{"meta format value": formatBadger, "meta format value with a key table": formatKeyTable} {
+		if got := field[name]; !bytes.Equal(got, []byte{version}) {
+			t.Fatalf("%s = %x, want %d", name, got, version)
+		}
 	}
 	for _, gv := range goldenValues {
 		b, ok := field[gv.name]

@@ -109,6 +109,9 @@ func (db *DB) Load(ctx context.Context, seq iter.Seq[store.Entry]) (_ store.Load
 			return store.LoadResult{}, err
 		}
 	}
+	if db.kt != nil {
+		return db.loadKeys(ctx, s, input)
+	}
 	w, err := db.newLoadWriter(s.Cost() / 2)
 	if err != nil {
 		if w != nil {

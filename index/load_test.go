@@ -297,7 +297,7 @@ func TestLoadSettled(t *testing.T) {
 		t.Skip("loads 2.5 million keys")
 	}
 	dir := t.TempDir()
-	db := mustOpen(t, dir, &Options{Profile: "p"})
+	db := mustOpen(t, dir, &Options{Profile: "p", NoKeyTable: true}) // Badger's tables
 	hs := make([]hashkey.Hash, 2_600_000)
 	r := rand.New(rand.NewPCG(47, 48))
 	for i := range hs {

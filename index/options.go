@@ -107,6 +107,26 @@ type Options struct {
 	// the module), kept at or after the wall clock, which Badger itself
 	// applies to expiry as well.
 	now func() time.Time
+	// KeyTable upgrades an index without a key table (format 1, every
+	// index written before format 2) to one with a key table: its entries
+	// stay in Badger, and new key-only entries go to the key table. The
+	// index then records format 2, which older programs refuse. A new
+	// index gets a key table without it (see NoKeyTable), and an index
+	// that has one uses it whatever the options say. Default false.
+	//
+	// The key table keeps the key-only full entries (no text, data, times
+	// or expiry: a seen-set's) beside Badger, in the directory's
+	// keytable/: sorted 32-byte key files and a log of its own, about 33
+	// bytes an entry on disk and a lookup of one or two reads. Ignored in
+	// memory.
+	KeyTable bool
+
+	// NoKeyTable creates a new index without a key table: every entry in
+	// Badger, format 1, which older programs read. Default false.
+	NoKeyTable bool
+
+	// keyTableDelta is the key table's delta size (tests; 0: default).
+	keyTableDelta int
 
 	// noBlockChecksums turns block checksum verification off (tests:
 	// Badger's table code then panics on some damage).
@@ -117,6 +137,9 @@ type Options struct {
 func (o *Options) Validate() error {
 	if o == nil {
 		return nil
+	}
+	if o.KeyTable && o.NoKeyTable {
+		return fmt.Errorf("%w: KeyTable and NoKeyTable together", store.ErrInvalidOptions)
 	}
 	if o.InMemory && o.ReadOnly {
 		return fmt.Errorf("%w: InMemory and ReadOnly together", store.ErrInvalidOptions)

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"math/bits"
 	"runtime"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -45,6 +47,15 @@ func (db *DB) Get(ctx context.Context, h hashkey.Hash) (v store.Value, err error
 		v, err = db.itemValue(item)
 		return err
 	})
+	if errors.Is(err, badger.ErrKeyNotFound) && db.kt != nil {
+		// Badger first: a key in both (a move to Badger a crash cut
+		// short) has its value there.
+		in, kerr := db.ktHas(&h)
+		if kerr != nil || in {
+			db.probes.one(true, in)
+			return store.Value{}, kerr
+		}
+	}
 	db.probes.one(true, err == nil)
 	if err == errExpired {
 		return store.Value{}, store.ErrNotFound
@@ -72,6 +83,10 @@ func (db *DB) Has(ctx context.Context, h hashkey.Hash) (ok bool, err error) {
 	if !maybe {
 		db.probes.one(false, false)
 		return false, nil
+	}
+	if in, err := db.ktHas(&h); in || err != nil {
+		db.probes.one(true, in)
+		return in, err
 	}
 	k := fullKey(&h)
 	txn := db.bdb.NewTransaction(false)
@@ -104,6 +119,33 @@ func (db *DB) HasBatch(ctx context.Context, hs []hashkey.Hash) (_ []bool, err er
 		return out, nil
 	}
 	sortByHash(hs, maybe)
+	ktFound := 0
+	if db.kt != nil {
+		// The key table first, in key order; Badger gets the rest.
+		look := make([]keytable.Key, len(maybe))
+		for j, i := range maybe {
+			look[j] = keytable.Key(hs[i])
+		}
+		in := make([]bool, len(maybe))
+		if _, err := db.kt.HasBatch(look, in); err != nil {
+			return nil, fmt.Errorf("index: key table: %w", err)
+		}
+		rest := maybe[:0:0]
+		for j, i := range maybe {
+			if in[j] {
+				out[i] = true
+			} else {
+				rest = append(rest, i)
+			}
+		}
+		ktFound = len(maybe) - len(rest)
+		db.probes.found.Add(int64(ktFound))
+		if len(rest) == 0 {
+			db.probes.add(len(hs)-ktFound, nil)
+			return out, nil
+		}
+		maybe = rest
+	}
 	keys := make([][]byte, len(maybe))
 	buf := make([]byte, len(maybe)*fullKeyLen)
 	for j, i := range maybe {
@@ -116,7 +158,7 @@ func (db *DB) HasBatch(ctx context.Context, hs []hashkey.Hash) (_ []bool, err er
 	if err != nil {
 		return nil, err
 	}
-	db.probes.add(len(hs), found)
+	db.probes.add(len(hs)-ktFound, found)
 	if err := db.checkMissed(keys, found); err != nil {
 		return nil, err
 	}
@@ -421,6 +463,15 @@ func (db *DB) Match(ctx context.Context, h hashkey.Hash) (_ store.Match, _ bool,
 	if err != nil {
 		return store.Match{}, false, translate(err)
 	}
+	if full && m.Len < hashkey.Size && db.kt != nil {
+		in, err := db.ktHas(&h)
+		if err != nil {
+			return store.Match{}, false, err
+		}
+		if in {
+			m, ok = store.Match{Len: hashkey.Size}, true
+		}
+	}
 	db.probes.one(full, m.Len == hashkey.Size)
 	if m.Len < hashkey.Size && !db.guard.IsIdle() {
 		// The filter let h through, and no full entry (or none at all)
@@ -588,9 +639,87 @@ func (db *DB) Count(ctx context.Context, prefix []byte, bits int) (full, prefixe
 
 var errStop = errors.New("index: stop")
 
-// scan visits the entries under the bit prefix. fn gets the Badger key
-// and the entry, both reused.
+// scan visits the entries under the bit prefix, those of the key table
+// among Badger's full entries in key order. fn gets the Badger key (the
+// key an entry of the key table would have) and the entry, both reused.
 func (db *DB) scan(ctx context.Context, prefix []byte, bits int, values bool, fn func([]byte, *store.Entry) error) error {
+	if db.kt == nil {
+		return db.scanBadger(ctx, prefix, bits, values, fn)
+	}
+	next, stop := iter.Pull2(db.ktKeys(prefix, bits))
+	defer stop()
+	var pend *keytable.Key // the next key of the key table, or nil at its end
+	var perr error
+	pull := func() {
+		k, err, ok := next()
+		switch {
+		case !ok:
+			pend = nil
+		case err != nil:
+			pend, perr = nil, err
+		default:
+			pend = k
+		}
+	}
+	pull()
+	var done error // fn's error (scanBadger returns nil for errStop)
+	user := fn
+	fn = func(key []byte, e *store.Entry) error {
+		err := user(key, e)
+		if err != nil {
+			done = err
+		}
+		return err
+	}
+	var kkey [fullKeyLen]byte
+	var ke store.Entry
+	// flush yields the key table's keys before key (all when key is nil
+	// or not a full entry's) and drops one equal to it (Badger's copy is
+	// the newer, see keys.go).
+	sent := 0
+	flush := func(key []byte) error {
+		for pend != nil {
+			kkey[0] = tagFull
+			copy(kkey[1:], pend[:])
+			c := -1
+			if len(key) > 0 && key[0] == tagFull {
+				c = bytes.Compare(kkey[:], key)
+			}
+			if c > 0 {
+				return nil
+			}
+			if c < 0 {
+				ke = store.Entry{Hash: hashkey.Hash(*pend), Len: hashkey.Size}
+				if err := fn(kkey[:], &ke); err != nil {
+					return err
+				}
+				// Badger's loop checks the context; a run of the key
+				// table's keys between two of Badger's needs its own.
+				if sent++; sent%ctxEvery == 0 && ctx.Err() != nil {
+					return ctx.Err()
+				}
+			}
+			pull()
+		}
+		return perr
+	}
+	err := db.scanBadger(ctx, prefix, bits, values, func(key []byte, e *store.Entry) error {
+		if err := flush(key); err != nil {
+			return err
+		}
+		return fn(key, e)
+	})
+	if err != nil || done != nil {
+		return err
+	}
+	if err := flush(nil); err != nil && err != errStop {
+		return err
+	}
+	return nil
+}
+
+// scanBadger is scan over Badger's entries.
+func (db *DB) scanBadger(ctx context.Context, prefix []byte, bits int, values bool, fn func([]byte, *store.Entry) error) error {
 	nb := bits / 8           // whole bytes
 	nbytes := (bits + 7) / 8 // bytes that hold the prefix
 	var mask byte

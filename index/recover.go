@@ -160,6 +160,7 @@ func Recover(dir, to string, opts *Options) (RecoverReport, error) {
 	}
 
 	entries, profile := r.merge(o.now())
+	entries = r.readKeyTable(entries)
 	rep.Profile = profile
 	if profile != "" {
 		if o.Profile != "" && o.Profile != profile {

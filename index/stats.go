@@ -62,7 +62,7 @@ func (db *DB) DetailedStats(ctx context.Context) (_ Stats, err error) {
 		return Stats{}, err
 	}
 	defer db.mu.RUnlock()
-	s := Stats{Stats: store.Stats{FormatVersion: FormatVersion, Profile: db.profileName()}, Tables: len(db.bdb.Tables())}
+	s := Stats{Stats: store.Stats{FormatVersion: int(db.format), Profile: db.profileName()}, Tables: len(db.bdb.Tables())}
 	s.Entries, s.PrefixEntries, s.Expiring = db.liveCounts()
 	db.fmu.RLock()
 	s.FilterBits = int(db.f.Bits())
@@ -85,6 +85,9 @@ func (db *DB) DetailedStats(ctx context.Context) (_ Stats, err error) {
 // sparse while open, so their apparent size would mislead).
 func dirBytes(dir string) (lsm, vlog, total int64, err error) {
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed meanwhile (a key-table merge)
+		}
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -427,6 +430,26 @@ func (db *DB) verifyKeys() (errs []error) {
 	})
 	if err != nil {
 		errs = append(errs, translate(err))
+	}
+	if db.kt != nil {
+		if err := db.kt.Verify(); err != nil {
+			errs = append(errs, fmt.Errorf("index: key table: %w", err))
+		}
+		for k, err := range db.ktKeys(nil, 0) {
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			db.fmu.RLock()
+			maybe := db.f.MayHaveFull((*hashkey.Hash)(k))
+			db.fmu.RUnlock()
+			if !maybe {
+				if filterMisses++; firstMiss == nil {
+					firstMiss = append([]byte{tagFull}, k[:]...)
+				}
+			}
+			full++
+		}
 	}
 	if filterMisses > 0 {
 		errs = append(errs, db.corrupt("the filter misses %d stored keys (the first: %x)", filterMisses, firstMiss[1:]))

@@ -39,7 +39,10 @@ type syncMark struct {
 	mu     sync.Mutex // serialises Syncs: the numbers reach Badger in order
 	seq    uint64     // the last number recorded
 	marked uint64     // Badger's version after the last number was written
-	f      *os.File   // urlhash.synced, open for writing (nil in memory or read-only)
+	synced uint64     // Badger's version the last successful Sync covered (0: none)
+	// syncedRecords is DB.recordVersions when synced was recorded.
+	syncedRecords uint64
+	f             *os.File // urlhash.synced, open for writing (nil in memory or read-only)
 }
 
 // readSyncedFile returns the number urlhash.synced in dir records, 0 when
@@ -117,7 +120,7 @@ func (db *DB) readSyncedKey() (got uint64, ok bool) {
 // under sync.mu.
 // Nothing written since the last mark: the last number stands.
 func (db *DB) markSync() (uint64, error) {
-	if db.bdb.MaxVersion() == db.acked.marked {
+	if db.committed() == db.acked.marked {
 		return db.acked.seq, nil
 	}
 	seq := db.acked.seq + 1
@@ -127,7 +130,7 @@ func (db *DB) markSync() (uint64, error) {
 	if err != nil {
 		return 0, translate(err)
 	}
-	db.acked.marked = db.bdb.MaxVersion()
+	db.acked.marked = db.committed()
 	return seq, nil
 }
 

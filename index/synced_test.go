@@ -19,7 +19,7 @@ import (
 func TestLostMemtableRefused(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db := mustOpen(t, dir, &Options{MemTableSize: 1 << 20})
+	db := mustOpen(t, dir, &Options{MemTableSize: 1 << 20, NoKeyTable: true}) // Badger's memtables
 	defer db.Close()
 	hs := randHashes(rand.New(rand.NewPCG(21, 21)), 2000)
 	if _, err := db.AddBatch(ctx, entriesOf(hs)); err != nil {

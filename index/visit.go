@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -142,7 +143,8 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 		e    store.Entry
 	}
 	var writes []write
-	var fresh []int // keys not stored before (for the filter; the counts come from p)
+	var fresh []int          // keys not stored before (for the filter; the counts come from p)
+	var moved []keytable.Key // from the key table to Badger
 	err = db.bdb.View(func(txn *badger.Txn) error {
 		for j, i := range p.order {
 			e := entries[i]
@@ -153,14 +155,18 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 				writes = append(writes, write{i, j, store.Entry{Hash: e.Hash, Len: e.Len, Value: v}})
 				continue
 			}
-			item, err := txn.Get(dbKey(&e))
-			if err != nil {
-				// Stored a moment ago and held by the stripe lock since.
-				return err
-			}
-			old, err := db.itemValue(item)
-			if err != nil {
-				return err
+			var old store.Value // a key-table entry has no value
+			if p.inKT[j] {
+				moved = append(moved, keytable.Key(e.Hash))
+			} else {
+				item, err := txn.Get(dbKey(&e))
+				if err != nil {
+					// Stored a moment ago and held by the stripe lock since.
+					return err
+				}
+				if old, err = db.itemValue(item); err != nil {
+					return err
+				}
 			}
 			if old.HasTimes() && (revisitAfter <= 0 || now.Sub(old.LastSeen) < revisitAfter) {
 				continue
@@ -214,6 +220,9 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 	if err := wb.Flush(); err != nil {
 		return nil, translate(err)
 	}
+	if err := db.ktDelete(moved); err != nil {
+		return nil, err
+	}
 	var t tally
 	for k, w := range writes {
 		t.change(w.e.IsPrefix(), p.existed[w.j], p.oldExp[w.j], true, expiresAt(&ws[k].Value))
@@ -262,7 +271,7 @@ func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, bits int) (full, 
 	var t tally
 	// Once begun, the delete runs to its end: the write batch may commit
 	// parts as it goes, and a part removed must reach the counts.
-	err = db.scan(context.WithoutCancel(ctx), prefix, bits, false, func(key []byte, e *store.Entry) error {
+	err = db.scanBadger(context.WithoutCancel(ctx), prefix, bits, false, func(key []byte, e *store.Entry) error {
 		t.change(e.IsPrefix(), true, expiresAt(&e.Value), false, 0)
 		return wb.Delete(append([]byte(nil), key...))
 	})
@@ -272,6 +281,11 @@ func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, bits int) (full, 
 	if err != nil {
 		return 0, 0, translate(err)
 	}
+	n, err := db.ktDeletePrefix(prefix, bits)
+	t.n[kindFull] -= n
 	db.apply(&t)
+	if err != nil {
+		return 0, 0, err
+	}
 	return -t.n[kindFull], -t.n[kindPrefix], nil // each removal counted -1
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -138,6 +139,9 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 		}
 		return result, db.writeRecordOnly(rec, result)
 	}
+	if db.kt != nil && ifAbsent && allKeyOnly(entries) {
+		return db.addKeys(entries, rec)
+	}
 	unlock := db.lockFor(entries)
 	defer unlock()
 	// Add keeps the first of repeated keys, put the last.
@@ -174,11 +178,18 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 			return nil, err
 		}
 	}
+	var moved []keytable.Key // from the key table to Badger
 	for j, i := range p.order {
 		if ifAbsent && p.existed[j] {
 			continue
 		}
 		e := &entries[i]
+		if p.inKT[j] {
+			if isKeyOnly(e) {
+				continue // stored as it is
+			}
+			moved = append(moved, keytable.Key(e.Hash))
+		}
 		be := badgerEntry(e)
 		t.change(e.IsPrefix(), p.existed[j], p.oldExp[j], true, be.ExpiresAt)
 		if wb != nil {
@@ -198,6 +209,9 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 	if err != nil {
 		return nil, translate(err)
 	}
+	if err := db.ktDelete(moved); err != nil {
+		return nil, err
+	}
 	db.apply(&t)
 	return result, nil
 }
@@ -208,6 +222,7 @@ type plan struct {
 	order   []int    // indexes into the entries, one per key, in key order
 	existed []bool   // existed[j]: entries[order[j]]'s key was stored
 	oldExp  []uint64 // oldExp[j]: its expiry then (for the counts)
+	inKT    []bool   // inKT[j]: stored in the key table (and not in Badger)
 }
 
 // plan sorts the entries' keys (stably), keeps one entry per key (the last
@@ -234,7 +249,29 @@ func (db *DB) plan(entries []store.Entry, keepLast bool) (plan, error) {
 		uniq = append(uniq, i)
 	}
 	existed, oldExp, err := db.existSorted(entries, uniq)
-	return plan{order: uniq, existed: existed, oldExp: oldExp}, err
+	if err != nil {
+		return plan{}, err
+	}
+	var inKT []bool
+	if db.kt != nil {
+		if inKT, err = db.ktMark(entries, uniq); err != nil {
+			return plan{}, err
+		}
+		for j, in := range inKT {
+			switch {
+			case existed[j]:
+				inKT[j] = false // in both: Badger's copy is the entry
+			case in:
+				// Badger may hold an expired record of the key: it
+				// stays counted (see counts.go); the entry is the key
+				// table's, which has no expiry.
+				existed[j], oldExp[j] = true, 0
+			}
+		}
+	} else {
+		inKT = make([]bool, len(uniq))
+	}
+	return plan{order: uniq, existed: existed, oldExp: oldExp, inKT: inKT}, nil
 }
 
 // sortEntries sorts order, positions in entries, by key and then by
@@ -325,11 +362,14 @@ func (db *DB) remove(ctx context.Context, entries []store.Entry) (n int, err err
 	var t tally
 	wb := db.bdb.NewWriteBatch()
 	defer wb.Cancel()
+	var gone []keytable.Key // from the key table
 	for j, i := range p.order {
 		if !p.existed[j] {
 			continue
 		}
-		if err := wb.Delete(dbKey(&entries[i])); err != nil {
+		if p.inKT[j] {
+			gone = append(gone, keytable.Key(entries[i].Hash))
+		} else if err := wb.Delete(dbKey(&entries[i])); err != nil {
 			return 0, translate(err)
 		}
 		t.change(entries[i].IsPrefix(), true, p.oldExp[j], false, 0)
@@ -340,6 +380,9 @@ func (db *DB) remove(ctx context.Context, entries []store.Entry) (n int, err err
 	}
 	if err := wb.Flush(); err != nil {
 		return 0, translate(err)
+	}
+	if err := db.ktDelete(gone); err != nil {
+		return 0, err
 	}
 	// The filter keeps the deleted keys' bits ("maybe"); a rebuild drops
 	// them.

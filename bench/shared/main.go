@@ -8,6 +8,7 @@
 //
 //	go run ./bench/shared              # 1M URLs
 //	go run ./bench/shared -n 200000
+//	go run ./bench/shared -key-table=false   # the index without a key table (Badger alone)
 //
 // It needs Debian's redis-server (apt-get install redis-server).
 package main
@@ -34,14 +35,20 @@ const clients = 4
 
 func main() {
 	n := flag.Int("n", 1_000_000, "number of distinct URLs")
+	keyTable := flag.Bool("key-table", true, "the served index keeps its key-only entries in a key table (false: serve --key-table off)")
 	flag.Parse()
-	if err := run(*n); err != nil {
+	var serveFlags []string
+	if !*keyTable {
+		serveFlags = []string{"--key-table", "off"}
+	}
+	if err := run(*n, serveFlags); err != nil {
 		fmt.Fprintln(os.Stderr, "shared: error:", err)
 		os.Exit(2)
 	}
 }
 
-func run(n int) error {
+// run runs the benchmark with n URLs; serveFlags are urlhash serve's.
+func run(n int, serveFlags []string) error {
 	dir, err := os.MkdirTemp("", "urlhash-shared-")
 	if err != nil {
 		return err
@@ -69,7 +76,7 @@ func run(n int) error {
 		}
 		inputs = append(inputs, name)
 	}
-	ours, err := runUrlhash(dir, bins["urlhash"], inputs)
+	ours, err := runUrlhash(dir, bins["urlhash"], inputs, serveFlags)
 	if err != nil {
 		return err
 	}
@@ -102,8 +109,8 @@ type result struct {
 }
 
 // runUrlhash runs "urlhash serve" and the four dedupe clients.
-func runUrlhash(dir, bin string, inputs []string) (result, error) {
-	srv, err := proc.Serve(bin, filepath.Join(dir, "idx"))
+func runUrlhash(dir, bin string, inputs, serveFlags []string) (result, error) {
+	srv, err := proc.Serve(bin, filepath.Join(dir, "idx"), serveFlags...)
 	if err != nil {
 		return result{}, err
 	}

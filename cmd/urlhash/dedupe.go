@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/urlhash/urlhash/backend"
@@ -62,6 +63,7 @@ $ urlhash dedupe --db seen --revisit-after 24h --from frontier.txt
 			o.db.addFlags(fs)
 			o.db.addIdentity(fs)
 			o.db.addCompression(fs)
+			o.db.addKeyTable(fs)
 			o.in.addHashes(fs, "inputs are hashes: 64 hex digits or w0-w1-w2-w3")
 			fs.BoolVar(&o.storeURL, "store-url", false, "keep each URL's text in its entry")
 			fs.DurationVar(&o.revisit, "revisit-after", 0, "print a URL again once it was last printed this long ago, `DURATION`, e.g. 24h (default 0: never again)")
@@ -223,76 +225,269 @@ func (o *dedupeOptions) run(e *env, args []string) error {
 	if o.revisit > 0 {
 		revisitArg = o.revisit
 	}
-	err = streamBatches(e, &o.in, args, dedupeBatch, func(batch []record) error {
-		rs := resolve(ix, batch, o.in.kind())
-		entries := make([]store.Entry, 0, len(rs))
+	// A server answers a write once it is durable, so several batches can
+	// be in flight (it stores one while the next is resolved and sent),
+	// each with a journal of its own: with journals in a directory (the
+	// default for a server), or none.
+	slots := []*journal{jn}
+	if rdb != nil && o.revisit == 0 && o.journal == "" {
+		if jn != nil {
+			more, err := claimMore(filepath.Dir(jn.path), dedupeInFlight-1)
+			if err != nil {
+				return err
+			}
+			slots = append(slots, more...)
+		} else {
+			slots = make([]*journal, dedupeInFlight)
+		}
+	}
+	size := dedupeBatch
+	if len(slots) > 1 {
+		size = dedupeRemoteBatch
+	}
+	p := newDedupePipe(len(slots), func(b *dedupeBatchState) error { return o.finish(b, a, sep) })
+	n := 0
+	err = streamBatches(e, &o.in, args, size, func(batch []record) error {
+		b := &dedupeBatchState{rs: resolve(ix, batch, o.in.kind()), jn: slots[n%len(slots)], done: make(chan struct{})}
+		n++
+		if err := p.admit(b); err != nil {
+			return err
+		}
+		entries := make([]store.Entry, 0, len(b.rs))
 		var inputs []string
-		for _, r := range rs {
-			if r.err == nil {
+		for i, r := range b.rs {
+			if r.err == nil && !b.skip[i] {
 				entries = append(entries, r.entry)
 				inputs = append(inputs, r.r.text)
 			}
 		}
 		o.vf.apply(entries, time.Now())
 		var key string
-		if jn != nil {
+		if b.jn != nil {
 			key = wire.NewKey()
 			var body []byte
 			for i := range entries {
 				body = wire.AppendEntry(body, &entries[i])
 			}
-			if err := jn.begin(key, revisitArg, body, inputs); err != nil {
+			if err := b.jn.begin(key, revisitArg, body, inputs); err != nil {
 				return err
 			}
 		}
-		var added []bool
-		var err error
-		switch {
-		case rdb != nil && o.revisit > 0:
-			// A server's answer is durable: no /v1/sync after it.
-			added, err = rdb.VisitBatchOnce(e.ctx, entries, o.revisit, key)
-		case rdb != nil:
-			added, err = rdb.AddBatchOnce(e.ctx, entries, key)
-		case o.revisit > 0:
-			added, err = ix.Store().VisitBatch(e.ctx, entries, o.revisit)
-		default:
-			added, err = ix.Store().AddBatch(e.ctx, entries)
-		}
-		if err != nil {
-			return err
-		}
-		// Acknowledge nothing before it is durable.
-		if err := syncWrites(e.ctx, ix.Store()); err != nil {
-			return err
-		}
-		if jn != nil {
-			if err := jn.commit(added); err != nil {
-				return err
-			}
-		}
-		j := 0 // the entry of r, which has one
-		for _, r := range rs {
-			if r.err != nil {
-				a.fail(r.r, r.err)
-				continue
-			}
-			isNew := added[j]
-			j++
+		write := func() ([]bool, error) {
+			var added []bool
+			var err error
 			switch {
-			case a.json != nil:
-				a.json.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &isNew})
-			case isNew:
-				a.out.WriteString(r.r.text)
-				a.out.WriteByte(sep)
+			case rdb != nil && o.revisit > 0:
+				// A server's answer is durable: no /v1/sync after it.
+				added, err = rdb.VisitBatchOnce(e.ctx, entries, o.revisit, key)
+			case rdb != nil:
+				added, err = rdb.AddBatchOnce(e.ctx, entries, key)
+			case o.revisit > 0:
+				added, err = ix.Store().VisitBatch(e.ctx, entries, o.revisit)
+			default:
+				added, err = ix.Store().AddBatch(e.ctx, entries)
 			}
+			if err != nil {
+				return nil, err
+			}
+			// Acknowledge nothing before it is durable.
+			return added, syncWrites(e.ctx, ix.Store())
 		}
-		if err := a.out.Flush(); err != nil || jn == nil {
-			return err
+		if len(slots) == 1 {
+			b.added, b.err = write()
+			close(b.done)
+		} else {
+			go func() {
+				defer close(b.done)
+				b.added, b.err = write()
+			}()
 		}
-		return jn.done()
+		return p.send(b)
 	})
+	if perr := p.close(); err == nil {
+		err = perr
+	}
+	for _, j := range slots[1:] {
+		if j == nil {
+			continue
+		}
+		// Cleared unless a batch failed: then kept for the next run.
+		if err == nil {
+			j.drop()
+		} else {
+			j.close()
+		}
+	}
 	if cerr := ix.Close(); err == nil {
 		err = cerr
 	}
 	return a.status(o.in.status(err))
+}
+
+// dedupeInFlight is how many batches dedupe has in flight to a server, and
+// dedupeRemoteBatch their size: measured against 4,096 x 6 and 32,768 x 3
+// on branch issue-23 (the server holds every batch in flight in memory).
+const (
+	dedupeInFlight    = 3
+	dedupeRemoteBatch = 1 << 14
+)
+
+// A dedupeBatchState is a batch of dedupe on its way: resolved, sent,
+// answered, printed.
+type dedupeBatchState struct {
+	rs   []resolved
+	skip []bool   // skip[i]: rs[i]'s identity is in an earlier batch in flight
+	jn   *journal // its journal, or nil
+	// hashes are its identities, counted in the pipe's pending.
+	hashes []hashkey.Hash
+	added  []bool // per entry sent: whether it was new
+	err    error
+	done   chan struct{} // closed once added and err are set
+}
+
+// A dedupePipe prints the batches in flight in the order they were read,
+// each once it is answered, in a goroutine of its own, so that an
+// interactive producer is answered without sending more. It admits a
+// batch when fewer than depth are in flight.
+type dedupePipe struct {
+	slots  chan struct{}
+	queue  chan *dedupeBatchState
+	ended  chan struct{}
+	finish func(*dedupeBatchState) error
+
+	mu sync.Mutex
+	// pending counts the identities of the batches in flight. The server
+	// may store a later batch before an earlier one: an identity of an
+	// earlier batch in flight is not sent again (it is not new, whatever
+	// the earlier batch's answer), so that the first input of an identity
+	// is the one printed, as with one batch at a time.
+	pending map[hashkey.Hash]int
+	err     error // the first error of finish
+}
+
+func newDedupePipe(depth int, finish func(*dedupeBatchState) error) *dedupePipe {
+	p := &dedupePipe{slots: make(chan struct{}, depth), queue: make(chan *dedupeBatchState, depth),
+		ended: make(chan struct{}), finish: finish, pending: map[hashkey.Hash]int{}}
+	go p.print()
+	return p
+}
+
+// admit waits for a free slot and marks the identities of b that an
+// earlier batch in flight holds.
+func (p *dedupePipe) admit(b *dedupeBatchState) error {
+	p.slots <- struct{}{}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil {
+		<-p.slots
+		return p.err
+	}
+	b.skip = make([]bool, len(b.rs))
+	if cap(p.slots) == 1 {
+		return nil
+	}
+	mine := map[hashkey.Hash]bool{}
+	for i, r := range b.rs {
+		if r.err != nil {
+			continue
+		}
+		h := r.entry.Hash
+		switch {
+		case p.pending[h] > 0 && !mine[h]:
+			b.skip[i] = true
+		case !mine[h]:
+			mine[h] = true
+			b.hashes = append(b.hashes, h)
+		}
+	}
+	for _, h := range b.hashes {
+		p.pending[h]++
+	}
+	return nil
+}
+
+// send queues b, admitted, for printing.
+func (p *dedupePipe) send(b *dedupeBatchState) error {
+	p.queue <- b
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// print prints the batches in order. After an error it still waits for
+// the batches in flight (they may be stored) and prints none.
+func (p *dedupePipe) print() {
+	defer close(p.ended)
+	for b := range p.queue {
+		<-b.done
+		p.mu.Lock()
+		for _, h := range b.hashes {
+			if p.pending[h]--; p.pending[h] <= 0 {
+				delete(p.pending, h)
+			}
+		}
+		failed := p.err != nil
+		p.mu.Unlock()
+		err := b.err
+		if err == nil && !failed {
+			err = p.finish(b)
+		}
+		p.mu.Lock()
+		if err != nil && p.err == nil {
+			p.err = err
+		}
+		p.mu.Unlock()
+		<-p.slots
+	}
+}
+
+// close waits for the batches in flight and returns the first error.
+func (p *dedupePipe) close() error {
+	close(p.queue)
+	<-p.ended
+	return p.err
+}
+
+// finish records and prints the answer of a batch, then clears its
+// journal.
+func (o *dedupeOptions) finish(b *dedupeBatchState, a *answers, sep byte) error {
+	// added covers the entries sent; an input skipped (an identity of an
+	// earlier batch) is not new.
+	isNew := make([]bool, 0, len(b.rs))
+	j := 0
+	for i, r := range b.rs {
+		switch {
+		case r.err != nil:
+		case b.skip[i]:
+			isNew = append(isNew, false)
+		default:
+			isNew = append(isNew, b.added[j])
+			j++
+		}
+	}
+	if b.jn != nil {
+		if err := b.jn.commit(b.added); err != nil {
+			return err
+		}
+	}
+	k := 0 // the answer of r, which has an entry
+	for _, r := range b.rs {
+		if r.err != nil {
+			a.fail(r.r, r.err)
+			continue
+		}
+		isNew := isNew[k]
+		k++
+		switch {
+		case a.json != nil:
+			a.json.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &isNew})
+		case isNew:
+			a.out.WriteString(r.r.text)
+			a.out.WriteByte(sep)
+		}
+	}
+	if err := a.out.Flush(); err != nil || b.jn == nil {
+		return err
+	}
+	return b.jn.done()
 }

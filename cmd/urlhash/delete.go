@@ -33,6 +33,7 @@ urlhash: delete: 3 deleted (3 entries, 0 prefix entries)
 			o.addFlags(fs, "inputs are hex: 64 digits or an even 8..62 digits",
 				"one object per input: input, hash, present (was stored); with --prefix one summary object: deleted, full, prefixes")
 			o.db.addCompression(fs)
+			o.db.addKeyTable(fs)
 			fs.StringVar(&o.prefix, "prefix", "", "delete every entry whose key starts with `HEX`")
 			o.db.mustExist = true // deleting from a misspelt --db must not create it
 			o.fs = fs

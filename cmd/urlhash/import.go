@@ -64,6 +64,7 @@ $ urlhash import --db idx --profile iri foaf.ttl dcterms.rdf
 			fs.BoolVarP(&o.nul, "null", "0", false, "lines and hashes are NUL-separated; an empty record is skipped, as a blank line is")
 			fs.BoolVar(&o.storeURL, "store-url", false, "keep each URL's text in its entry")
 			o.db.addCompression(fs)
+			o.db.addKeyTable(fs)
 			o.vf.addFlags(fs)
 			fs.BoolVar(&o.strict, "strict", false, "stop at the first bad line (--max-errors 1)")
 			fs.Int64Var(&o.maxErrors, "max-errors", 0, "stop after `N` bad records (default 0: never)")

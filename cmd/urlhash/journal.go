@@ -151,6 +151,31 @@ func claimJournal(dir string) (mine *journal, orphans []*journal, err error) {
 	return mine, orphans, nil
 }
 
+// claimMore returns up to n more journals of dir for this run (a dedupe
+// with batches in flight keeps one per batch), new ones that no run
+// holds. A run killed with them is finished by the next, as any.
+func claimMore(dir string, n int) ([]*journal, error) {
+	var out []*journal
+	for i := 0; len(out) < n; i++ {
+		name := filepath.Join(dir, fmt.Sprintf("run-%d.journal", i))
+		if _, err := os.Stat(name); err == nil {
+			continue // another run's, or a killed run's the next run finishes
+		}
+		j, err := openJournal(name)
+		if errors.Is(err, errJournalBusy) {
+			continue
+		}
+		if err != nil {
+			for _, j := range out {
+				j.drop()
+			}
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
 // drop removes a finished orphan journal (still locked, so no run takes
 // it meanwhile) and closes it.
 func (j *journal) drop() error {

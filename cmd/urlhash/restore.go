@@ -30,6 +30,7 @@ urlhash: restore: full.bak: full, up to 48213
 			o := new(restoreOptions)
 			fs.StringVar(&o.db.dir, "db", "", "the index directory `DIR` to restore into (required)")
 			o.db.addCompression(fs)
+			o.db.addKeyTable(fs)
 			return o.run
 		},
 	}

@@ -53,6 +53,7 @@ $ urlhash dedupe --db http://127.0.0.1:7411 < links.txt
 			fs.StringVar(&o.cert, "tls-cert", "", "serve HTTPS with the certificate in `FILE` (with --tls-key)")
 			fs.StringVar(&o.key, "tls-key", "", "the TLS key `FILE` (with --tls-cert)")
 			fs.BoolVar(&o.readOnly, "read-only", false, "refuse writes (403)")
+			o.db.addKeyTable(fs)
 			fs.Int64Var(&o.maxBody, "max-body", 64<<20, "largest request body in `BYTES` (default 64 MiB)")
 			fs.IntVar(&o.maxInFlight, "max-in-flight", 64, "`N` requests served at once (default 64)")
 			fs.StringVar(&o.threatType, "threat-type", "MALWARE", "the Web Risk threat `TYPE` of a Safe Browsing list index (webrisk or safebrowsing-v5 profile), as GET /v1/uris:search and /v1/hashes:search (the Web Risk Lookup API) answer it: MALWARE, SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or SOCIAL_ENGINEERING_EXTENDED_COVERAGE (default MALWARE); GET /v1/threatLists:computeDiff serves the lists \"urlhash sync\" keeps in DIR, or else the index's entries as the list of this type")

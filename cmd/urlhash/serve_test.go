@@ -245,9 +245,11 @@ func TestServeLogFlags(t *testing.T) {
 }
 
 // writer writes through a server until stop is closed or a write fails
-// (the server was killed): batches of new entries, alternately added and
-// put, each URL as its value's text. It returns the entries whose write
-// was acknowledged, in order, each with the time of its acknowledgement.
+// (the server was killed): batches of new entries, in turn added and put
+// with each URL as its value's text, and added without a value (a
+// seen-set's entries, which the key table holds). It returns the entries
+// whose write was acknowledged, in order, each with the time of its
+// acknowledgement.
 func writer(t *testing.T, addr string, k, run int, stop <-chan struct{}) (acked []store.Entry, at []time.Time) {
 	ctx := context.Background()
 	db, err := remote.Open(t.Context(), addr, &remote.Options{Timeout: 30 * time.Second})
@@ -266,11 +268,14 @@ func writer(t *testing.T, addr string, k, run int, stop <-chan struct{}) (acked 
 		for j := range es {
 			u := fmt.Sprintf("https://w%d.example/run%d/%d/%d", k, run, i, j)
 			es[j] = store.FullEntry(hashkey.Sum([]byte(u)), store.Value{Text: []byte(u)})
+			if i%3 == 2 {
+				es[j].Value = store.Value{}
+			}
 		}
-		if i%2 == 0 {
-			_, err = db.AddBatch(ctx, es)
-		} else {
+		if i%3 == 1 {
 			err = db.PutBatch(ctx, es)
+		} else {
+			_, err = db.AddBatch(ctx, es)
 		}
 		if err != nil {
 			return acked, at
@@ -315,7 +320,7 @@ func checkEntries(t *testing.T, st store.Backend, want []store.Entry) {
 	for i, ok := range found {
 		if !ok {
 			if missing++; missing <= 3 {
-				t.Errorf("acknowledged %s is missing", want[i].Value.Text)
+				t.Errorf("acknowledged %x (%s) is missing", want[i].Hash[:8], want[i].Value.Text)
 			}
 		}
 	}
@@ -569,4 +574,47 @@ func TestImportGzipBomb(t *testing.T) {
 		t.Fatalf("import of a gzip bomb: %v; want exit 2 naming bomb.gz as a decompression bomb", err)
 	}
 	t.Logf("refused after %v", time.Since(start))
+}
+
+// TestServeDedupeOrder: dedupe through a server keeps several batches in
+// flight, which the server may add in any order; still the first input of
+// each identity is the one printed, as on a directory, and the run leaves
+// no journal behind.
+func TestServeDedupeOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	srv, addr := startServe(t, filepath.Join(t.TempDir(), "idx"))
+	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+	var in, want strings.Builder
+	const n = 4 * dedupeRemoteBatch
+	for i := range n {
+		// Line i+n/2 is a variant of line i (the same identity), in a
+		// later batch.
+		host := "example.com"
+		if i >= n/2 {
+			host = "EXAMPLE.com"
+		}
+		fmt.Fprintf(&in, "https://%s/%d\n", host, i%(n/2))
+		if i < n/2 {
+			fmt.Fprintf(&want, "https://example.com/%d\n", i)
+		}
+	}
+	urls := filepath.Join(t.TempDir(), "urls.txt")
+	if err := os.WriteFile(urls, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	out, err := cli(t, "", "dedupe", "--db", addr, "--from", urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != want.String() {
+		t.Fatalf("printed %d bytes, want the %d of the first inputs", len(out), want.Len())
+	}
+	journals, _ := filepath.Glob(filepath.Join(cache, "urlhash", "dedupe", "*", "*.journal"))
+	if len(journals) > 1 {
+		t.Errorf("journals left behind: %v", journals)
+	}
 }

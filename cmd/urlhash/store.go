@@ -54,6 +54,10 @@ type dbFlags struct {
 	compression string
 	// loadMemory is index.Options.LoadMemory (import --memory).
 	loadMemory int64
+	// keyTable is --key-table: "on" upgrades an index directory to a key
+	// table (index.Options.KeyTable), "off" creates a new one without
+	// (index.Options.NoKeyTable), "" is the index's default.
+	keyTable string
 }
 
 // addFlags declares --db, --wait and --schema.
@@ -74,6 +78,13 @@ func (o *dbFlags) addIdentity(fs *flagSet) {
 func (o *dbFlags) addCompression(fs *flagSet) {
 	fs.StringVar(&o.compression, "compression", "", "`CODEC` of the tables written: none (fast lookups, about 53 bytes an entry on disk), snappy (42) or zstd (about 40) (default: the index's, none for a new index)")
 	fs.enum("compression", "none", "snappy", "zstd")
+}
+
+// addKeyTable declares --key-table, of the commands that write an index
+// directory.
+func (o *dbFlags) addKeyTable(fs *flagSet) {
+	fs.StringVar(&o.keyTable, "key-table", "", "`MODE` of the key table that holds entries without a value (about 33 bytes an entry on disk): on upgrades an index without one (format 2, which older urlhash refuse), off creates a new index without one (format 1) (default: a new index has one, an existing index keeps what it has)")
+	fs.enum("key-table", "on", "off")
 }
 
 // access is how a command opens an index.
@@ -133,6 +144,9 @@ func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) 
 	if o.compression != "" && (bo.ReadOnly || backend.IsPostgres(o.dir) || remote.IsLocation(o.dir)) {
 		return nil, usagef("--compression applies to a command that writes an index directory")
 	}
+	if o.keyTable != "" && (bo.ReadOnly || backend.IsPostgres(o.dir) || remote.IsLocation(o.dir)) {
+		return nil, usagef("--key-table applies to a command that writes an index directory")
+	}
 	if err := backend.CheckLocation(o.dir); err != nil {
 		return nil, err
 	}
@@ -142,6 +156,8 @@ func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) 
 	bo.Index.Compression = o.compression
 	bo.Index.LoadMemory = o.loadMemory
 	bo.Remote.Token = os.Getenv("URLHASH_TOKEN") // a server's bearer token
+	bo.Index.KeyTable = o.keyTable == "on"
+	bo.Index.NoKeyTable = o.keyTable == "off"
 	b, err := backend.Open(e.ctx, o.dir, bo)
 	switch {
 	case errors.Is(err, store.ErrLocked):

@@ -38,7 +38,7 @@ revision of a development build), the Go toolchain, and the format its
 indexes are written in. "urlhash --version" is the same.
 `,
 		example: `$ urlhash version
-urlhash (devel) (go1.26.8; index format 1)
+urlhash (devel) (go1.26.8; index format 2)
 `,
 		flagsOnly: true,
 		setFlags: func(fs *flagSet) runFunc {

@@ -73,6 +73,7 @@ type storeFlags struct {
 func (o *storeFlags) addFlags(fs *flagSet, jsonUsage string) {
 	o.writeFlags.addFlags(fs, "inputs are hex: 64 digits a full entry, an even 8..62 digits a prefix entry", jsonUsage)
 	o.db.addCompression(fs)
+	o.db.addKeyTable(fs)
 	fs.BoolVar(&o.storeURL, "store-url", false, "keep each URL's text in its entry")
 	o.vf.addFlags(fs)
 }

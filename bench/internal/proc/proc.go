@@ -35,10 +35,11 @@ type Server struct {
 	cmd  *exec.Cmd
 }
 
-// Serve starts bin serve --db db on a free loopback port and returns once
-// it is ready. Its stderr is drained, so that its logs never stall it.
-func Serve(bin, db string) (*Server, error) {
-	cmd := exec.Command(bin, "serve", "--db", db, "--listen", "127.0.0.1:0")
+// Serve starts bin serve --db db (and flags) on a free loopback port and
+// returns once it is ready. Its stderr is drained, so that its logs never
+// stall it.
+func Serve(bin, db string, flags ...string) (*Server, error) {
+	cmd := exec.Command(bin, append([]string{"serve", "--db", db, "--listen", "127.0.0.1:0"}, flags...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

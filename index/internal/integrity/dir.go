@@ -36,6 +36,7 @@ var indexNames = map[string]bool{
 	badger.KeyRegistryRewriteFileName: true,
 	"DISCARD":                         true,
 	"LOCK":                            true,
+	"keytable":                        true, // the index's key table (package keytable)
 	"lost+found":                      true,
 }
 

@@ -223,6 +223,15 @@ func (t *Table) mergeFiles(frozen map[Key]deltaEntry, files []*keyFile, logStart
 		out = f
 		kept = append(kept, out)
 	}
+	if t.opts.BeforeDrop != nil {
+		if err := t.opts.BeforeDrop(); err != nil {
+			if out != nil {
+				out.close()
+				os.Remove(out.name)
+			}
+			return err
+		}
+	}
 	m := manifest{logStart: logStart, nextNum: num + 1}
 	for _, f := range kept {
 		m.files = append(m.files, f.num)

@@ -10,11 +10,7 @@
 // then files from newest to oldest) that holds it, live or deleted,
 // decides.
 //
-// The index package is to own the table and keep its filter in front of
-// it (issue 23). On main the package stands alone, with its tests, golden
-// files and benchmarks: its wiring into index (Options.KeyTable, key-only
-// adds, merged scans, verify) is on branch issue-23 and lands once backup
-// carries a table.
+// The index package owns the table; it keeps its filter in front of it.
 package keytable
 
 import (
@@ -54,6 +50,11 @@ type Options struct {
 	// Replay is called at Open with the opaque bytes of each logged batch
 	// not yet merged, in log order (see Batch.Opaque). Default nil.
 	Replay func(opaque []byte) error
+	// BeforeDrop is called by a merge before the log segments it merged
+	// stop being read at Open (before the manifest that drops them is
+	// written), so that the caller makes durable what it derived from
+	// their opaque bytes. An error fails the merge. Default nil.
+	BeforeDrop func() error
 	// noMerge keeps merges from starting (tests).
 	noMerge bool
 }
