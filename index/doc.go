@@ -36,9 +36,11 @@
 // internal package: index/internal/filter (the membership filter, see
 // Filter), index/internal/extsort (Load's external sort, see Bulk loads),
 // index/internal/integrity (Badger's files read without Badger, see
-// Integrity); index/internal/keytable (a set of keys in sorted files) is
-// not wired in yet. What is left here is Badger, the key and value
-// encodings, the counts, the locks and the public API.
+// Integrity), index/internal/keytable (the key-only full entries in
+// sorted key files, a delta and a log of its own, see Key table). What is
+// left here is Badger, the key and value encodings, the routing of
+// entries between Badger and the key table, the counts, the locks and the
+// public API.
 //
 // Errors are the store package's sentinels, possibly wrapped: use
 // errors.Is. No Badger type or error escapes the package, except the expert
