@@ -9,6 +9,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -251,9 +252,16 @@ func (db *DB) addKeys(entries []store.Entry, rec *Record) ([]bool, error) {
 		maybe[j] = db.f.MayHaveFull(&entries[i].Hash)
 	}
 	db.fmu.RUnlock()
-	// Stored keys, found in the key table.
-	var look []keytable.Key
-	var lookPos []int
+	// Stored keys, found in the key table. (The slices are sized once:
+	// entries are 160 bytes, and appends copied them about twice.)
+	nMaybe := 0
+	for _, m := range maybe {
+		if m {
+			nMaybe++
+		}
+	}
+	look := make([]keytable.Key, 0, nMaybe)
+	lookPos := make([]int, 0, nMaybe)
 	for j, i := range uniq {
 		if maybe[j] {
 			look = append(look, keytable.Key(entries[i].Hash))
@@ -268,8 +276,14 @@ func (db *DB) addKeys(entries []store.Entry, rec *Record) ([]bool, error) {
 	for n, j := range lookPos {
 		stored[j] = found[n]
 	}
-	var cand []store.Entry // entries not in the key table, in key order
-	var candPos []int
+	nCand := 0
+	for _, st := range stored {
+		if !st {
+			nCand++
+		}
+	}
+	cand := make([]store.Entry, 0, nCand) // entries not in the key table, in key order
+	candPos := make([]int, 0, nCand)
 	for j, i := range uniq {
 		if !stored[j] {
 			cand = append(cand, entries[i])
@@ -286,7 +300,7 @@ func (db *DB) addKeys(entries []store.Entry, rec *Record) ([]bool, error) {
 	defer unlock()
 	// Under the stripes: no other writer of these keys runs. Again the
 	// key table (another adder may have added some), then Badger.
-	look = look[:0]
+	look = slices.Grow(look[:0], len(cand))
 	for k := range cand {
 		look = append(look, keytable.Key(cand[k].Hash))
 	}

@@ -116,7 +116,17 @@ func decodeBytes(b []byte) ([]byte, []byte, error) {
 
 // DecodeEntries decodes a body of entries. The values alias b.
 func DecodeEntries(b []byte) ([]store.Entry, error) {
-	var out []store.Entry
+	// Counted first, so that the entries (160 bytes each) are allocated
+	// once: growing the slice by appends copied each one about twice and
+	// left as much garbage (a third of a served add's allocations).
+	n := 0
+	for rest := b; len(rest) > 0; n++ {
+		var err error
+		if _, rest, err = DecodeEntry(rest); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]store.Entry, 0, n)
 	for len(b) > 0 {
 		e, rest, err := DecodeEntry(b)
 		if err != nil {

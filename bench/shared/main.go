@@ -9,6 +9,7 @@
 //	go run ./bench/shared              # 1M URLs
 //	go run ./bench/shared -n 200000
 //	go run ./bench/shared -key-table=false   # the index without a key table (Badger alone)
+//	go run ./bench/shared -memory-limit 160  # serve --memory-limit 160
 //
 // It needs Debian's redis-server (apt-get install redis-server).
 package main
@@ -36,10 +37,14 @@ const clients = 4
 func main() {
 	n := flag.Int("n", 1_000_000, "number of distinct URLs")
 	keyTable := flag.Bool("key-table", true, "the served index keeps its key-only entries in a key table (false: serve --key-table off)")
+	memoryLimit := flag.Int("memory-limit", 0, "serve --memory-limit `MIB` (0: none, serve's default)")
 	flag.Parse()
 	var serveFlags []string
 	if !*keyTable {
 		serveFlags = []string{"--key-table", "off"}
+	}
+	if *memoryLimit > 0 {
+		serveFlags = append(serveFlags, "--memory-limit", fmt.Sprint(*memoryLimit))
 	}
 	if err := run(*n, serveFlags); err != nil {
 		fmt.Fprintln(os.Stderr, "shared: error:", err)

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -56,6 +58,7 @@ $ urlhash dedupe --db http://127.0.0.1:7411 < links.txt
 			o.db.addKeyTable(fs)
 			fs.Int64Var(&o.maxBody, "max-body", 64<<20, "largest request body in `BYTES` (default 64 MiB)")
 			fs.IntVar(&o.maxInFlight, "max-in-flight", 64, "`N` requests served at once (default 64)")
+			fs.Int64Var(&o.memoryLimit, "memory-limit", 0, "a soft limit on the server's Go memory in `MIB` (default 0: none): the collector runs more often as the heap nears it (Go's GOMEMLIMIT), trading CPU for resident memory; the heap may still exceed it")
 			fs.StringVar(&o.threatType, "threat-type", "MALWARE", "the Web Risk threat `TYPE` of a Safe Browsing list index (webrisk or safebrowsing-v5 profile), as GET /v1/uris:search and /v1/hashes:search (the Web Risk Lookup API) answer it: MALWARE, SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or SOCIAL_ENGINEERING_EXTENDED_COVERAGE (default MALWARE); GET /v1/threatLists:computeDiff serves the lists \"urlhash sync\" keeps in DIR, or else the index's entries as the list of this type")
 			fs.enum("threat-type", "MALWARE", "SOCIAL_ENGINEERING", "UNWANTED_SOFTWARE", "SOCIAL_ENGINEERING_EXTENDED_COVERAGE")
 			fs.StringVar(&o.logFormat, "log-format", "text", "`FORMAT` of the structured log lines on stderr, after the ready line: text or json (default text)")
@@ -73,6 +76,7 @@ type serveOptions struct {
 	readOnly                        bool
 	maxBody                         int64
 	maxInFlight                     int
+	memoryLimit                     int64 // MiB, 0: none
 	threatType, logFormat, logLevel string
 }
 
@@ -86,6 +90,13 @@ func (o *serveOptions) run(e *env, _ []string) error {
 		return usagef("--tls-cert and --tls-key go together")
 	case !server.IsWebRiskThreatType(o.threatType):
 		return usagef("--threat-type %q: want MALWARE, SOCIAL_ENGINEERING, UNWANTED_SOFTWARE or SOCIAL_ENGINEERING_EXTENDED_COVERAGE", o.threatType)
+	case o.memoryLimit < 0 || o.memoryLimit > math.MaxInt64>>20:
+		return usagef("--memory-limit %d: want MiB, 0 (none) or more", o.memoryLimit)
+	}
+	if o.memoryLimit > 0 {
+		// The process's setting, restored for the tests that run serve
+		// in-process.
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(o.memoryLimit << 20))
 	}
 	logger, err := newLogger(e.stderr, o.logFormat, o.logLevel)
 	if err != nil {

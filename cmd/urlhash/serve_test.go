@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -616,5 +617,27 @@ func TestServeDedupeOrder(t *testing.T) {
 	journals, _ := filepath.Glob(filepath.Join(cache, "urlhash", "dedupe", "*", "*.journal"))
 	if len(journals) > 1 {
 		t.Errorf("journals left behind: %v", journals)
+	}
+}
+
+// TestServeMemoryLimit: --memory-limit refuses a negative size, naming the
+// flag, and a serve that returns leaves the process's limit as it was.
+func TestServeMemoryLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	for _, tc := range []struct {
+		limit, want string
+	}{
+		{"-1", "--memory-limit -1"},
+		// Accepted; serve then fails to listen.
+		{"64", "listen"},
+	} {
+		var errs strings.Builder
+		args := []string{"serve", "--db", t.TempDir(), "--listen", "127.0.0.1:-1", "--memory-limit", tc.limit}
+		if code := run(t.Context(), args, strings.NewReader(""), io.Discard, &errs); code != exitError || !strings.Contains(errs.String(), tc.want) {
+			t.Errorf("--memory-limit %s: exit %d, %q; want %d naming %q", tc.limit, code, errs.String(), exitError, tc.want)
+		}
+		if got := debug.SetMemoryLimit(-1); got != before {
+			t.Errorf("--memory-limit %s: the limit is %d after serve returned, want %d", tc.limit, got, before)
+		}
 	}
 }

@@ -108,7 +108,7 @@ func BenchmarkInsert(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int(next)), "ns/key")
 }
 
-// BenchmarkMerge merges a full delta (262,144 keys) into a table of 1M
+// BenchmarkMerge merges a full delta (DefaultDeltaKeys) into a table of 1M
 // keys.
 func BenchmarkMerge(b *testing.B) {
 	tb, _ := filled(b, 1<<20)
@@ -140,8 +140,8 @@ func BenchmarkMerge(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(1<<20+DefaultDeltaKeys)), "ns/key")
 }
 
-// BenchmarkRecovery opens a table whose log holds a full delta (262,144
-// keys in 64 records): the replay a crash leaves.
+// BenchmarkRecovery opens a table whose log holds 262,144 keys in 64
+// records (more than a default delta): the replay a crash leaves.
 func BenchmarkRecovery(b *testing.B) {
 	dir := b.TempDir()
 	tb, err := Open(dir, &Options{noMerge: true})

@@ -38,7 +38,9 @@ func (t *Table) rotateLocked(force bool) {
 	t.oldLogs = append(t.oldLogs, t.log)
 	t.log, t.logNum, t.segBytes = next, t.logNum+1, 0
 	t.mu.Lock()
-	t.frozen, t.delta = t.delta, newDelta(len(t.delta.m))
+	// Sized for a full delta, not for this one: a delta that grew past
+	// DeltaKeys while a merge ran would make every later one as large.
+	t.frozen, t.delta = t.delta, newDelta(t.opts.DeltaKeys)
 	files := slices.Clone(t.files)
 	t.mu.Unlock()
 	t.merging = true
