@@ -341,8 +341,10 @@ type dedupeBatchState struct {
 	rs   []resolved
 	skip []bool   // skip[i]: rs[i]'s identity is in an earlier batch in flight
 	jn   *journal // its journal, or nil
-	// hashes are its identities, counted in the pipe's pending.
+	// hashes are the identities it holds in the pipe's pending, and seq
+	// its number there.
 	hashes []hashkey.Hash
+	seq    uint64
 	added  []bool // per entry sent: whether it was new
 	err    error
 	done   chan struct{} // closed once added and err are set
@@ -359,18 +361,21 @@ type dedupePipe struct {
 	finish func(*dedupeBatchState) error
 
 	mu sync.Mutex
-	// pending counts the identities of the batches in flight. The server
-	// may store a later batch before an earlier one: an identity of an
-	// earlier batch in flight is not sent again (it is not new, whatever
-	// the earlier batch's answer), so that the first input of an identity
-	// is the one printed, as with one batch at a time.
-	pending map[hashkey.Hash]int
-	err     error // the first error of finish
+	// pending holds the identities of the batches in flight, each with
+	// the seq of the one batch that sends it. The server may store a later
+	// batch before an earlier one: an identity of an earlier batch in
+	// flight is not sent again (it is not new, whatever the earlier
+	// batch's answer), so that the first input of an identity is the one
+	// printed, as with one batch at a time. One map operation a key: the
+	// client's share of a dedupe of present keys is mostly this.
+	pending  map[hashkey.Hash]uint64
+	admitted uint64 // the seq of the last batch admitted
+	err      error  // the first error of finish
 }
 
 func newDedupePipe(depth int, finish func(*dedupeBatchState) error) *dedupePipe {
 	p := &dedupePipe{slots: make(chan struct{}, depth), queue: make(chan *dedupeBatchState, depth),
-		ended: make(chan struct{}), finish: finish, pending: map[hashkey.Hash]int{}}
+		ended: make(chan struct{}), finish: finish, pending: make(map[hashkey.Hash]uint64, depth*dedupeRemoteBatch)}
 	go p.print()
 	return p
 }
@@ -389,22 +394,24 @@ func (p *dedupePipe) admit(b *dedupeBatchState) error {
 	if cap(p.slots) == 1 {
 		return nil
 	}
-	mine := map[hashkey.Hash]bool{}
+	p.admitted++
+	b.seq = p.admitted
+	b.hashes = make([]hashkey.Hash, 0, len(b.rs))
 	for i, r := range b.rs {
 		if r.err != nil {
 			continue
 		}
 		h := r.entry.Hash
+		holder, held := p.pending[h]
 		switch {
-		case p.pending[h] > 0 && !mine[h]:
-			b.skip[i] = true
-		case !mine[h]:
-			mine[h] = true
+		case !held:
+			p.pending[h] = b.seq
 			b.hashes = append(b.hashes, h)
+		case holder != b.seq:
+			b.skip[i] = true
 		}
-	}
-	for _, h := range b.hashes {
-		p.pending[h]++
+		// held by b itself: a repeat within the batch, which the
+		// backend answers new at most once.
 	}
 	return nil
 }
@@ -425,9 +432,7 @@ func (p *dedupePipe) print() {
 		<-b.done
 		p.mu.Lock()
 		for _, h := range b.hashes {
-			if p.pending[h]--; p.pending[h] <= 0 {
-				delete(p.pending, h)
-			}
+			delete(p.pending, h)
 		}
 		failed := p.err != nil
 		p.mu.Unlock()
