@@ -84,13 +84,7 @@ func (db *DB) VisitBatch(ctx context.Context, entries []store.Entry, revisitAfte
 		after = int64((revisitAfter + time.Second - 1) / time.Second)
 	}
 	now := db.now()
-	pos := make(map[entryKey]int, len(entries))
-	for i := range entries {
-		k := keyOf(&entries[i])
-		if _, dup := pos[k]; !dup {
-			pos[k] = i // the first occurrence visits
-		}
-	}
+	pos := positions(entries, false) // the first occurrence visits
 	full, prefixes := sortedKeys(pos)
 	for _, part := range []struct {
 		keys []entryKey

@@ -131,6 +131,21 @@ func keyOfBytes(b []byte) entryKey {
 
 func (k *entryKey) bytes() []byte { return k.h[:k.n] }
 
+// positions maps each key of entries to the index of one occurrence: the
+// first, or the last when last is set (a statement must not touch a row
+// twice).
+func positions(entries []store.Entry, last bool) map[entryKey]int {
+	pos := make(map[entryKey]int, len(entries))
+	for i := range entries {
+		k := keyOf(&entries[i])
+		if _, dup := pos[k]; dup && !last {
+			continue
+		}
+		pos[k] = i
+	}
+	return pos
+}
+
 // sortedKeys returns the keys of pos, full and prefix apart, each in byte
 // order: concurrent batches then take row locks in one order, which keeps
 // them from deadlocking.
@@ -179,16 +194,8 @@ func (db *DB) write(ctx context.Context, entries []store.Entry, ifAbsent bool) (
 	if len(entries) == 0 {
 		return result, nil
 	}
-	// One occurrence per key: the first for add-if-absent, the last for
-	// put (a statement must not touch a row twice).
-	pos := make(map[entryKey]int, len(entries))
-	for i := range entries {
-		k := keyOf(&entries[i])
-		if _, dup := pos[k]; dup && ifAbsent {
-			continue
-		}
-		pos[k] = i
-	}
+	// The first occurrence of a key adds; the last one puts.
+	pos := positions(entries, !ifAbsent)
 	full, prefixes := sortedKeys(pos)
 	now := db.now()
 	for _, part := range []struct {
