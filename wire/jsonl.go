@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/urlhash/urlhash/store"
 )
@@ -47,10 +46,12 @@ var (
 func AppendStreamEnd(dst []byte) []byte { return append(dst, endRecord...) }
 
 // AppendStreamError appends the error record that ends a stream cut by
-// an error: {"error":"MSG"}.
+// an error: {"error":"MSG"}, MSG a JSON string (not a Go-quoted one,
+// whose \a and \x00 escapes JSON does not have).
 func AppendStreamError(dst []byte, msg string) []byte {
+	q, _ := json.Marshal(msg) // a string always marshals
 	dst = append(dst, errorPrefix...)
-	dst = strconv.AppendQuote(dst, msg)
+	dst = append(dst, q...)
 	return append(dst, "}\n"...)
 }
 
