@@ -8,24 +8,16 @@ import (
 	"github.com/urlhash/urlhash/wire"
 )
 
-// detailedStats is a backend with figures of its own beyond store.Stats
-// (*index.DB: its filter's and Badger's files'), which /v1/stats and the
-// metrics report.
-type detailedStats interface {
-	DetailedStats(ctx context.Context) (index.Stats, error)
-}
-
-var _ detailedStats = (*index.DB)(nil)
-
-// statsOf returns st's figures as /v1/stats carries them: a backend's own
-// figures zero unless it has them (detailedStats).
+// statsOf returns st's figures as /v1/stats carries them: an index
+// directory's (*index.DB) with its filter's and Badger's files', another
+// backend's with those zero.
 func statsOf(ctx context.Context, st store.Backend) (wire.Stats, error) {
-	d, ok := st.(detailedStats)
+	db, ok := st.(*index.DB)
 	if !ok {
 		s, err := st.Stats(ctx)
 		return wire.StatsOf(s), err
 	}
-	s, err := d.DetailedStats(ctx)
+	s, err := db.DetailedStats(ctx)
 	if err != nil {
 		return wire.Stats{}, err
 	}
