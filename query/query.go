@@ -157,12 +157,16 @@ func (ix *Index) Sync(ctx context.Context) error { return ix.st.Sync(ctx) }
 // Hash returns the identity of rawURL under the index's profile.
 func (ix *Index) Hash(rawURL string) (hashkey.Hash, error) { return ix.profile.Hash(rawURL) }
 
-func (ix *Index) entry(h hashkey.Hash, rawURL string) store.Entry {
-	e := store.FullEntry(h, store.Value{})
+// value is what rawURL's identity stores: its text when Options.StoreURL.
+func (ix *Index) value(rawURL string) store.Value {
 	if ix.storeURL {
-		e.Value.Text = []byte(rawURL)
+		return store.Value{Text: []byte(rawURL)}
 	}
-	return e
+	return store.Value{}
+}
+
+func (ix *Index) entry(h hashkey.Hash, rawURL string) store.Entry {
+	return store.FullEntry(h, ix.value(rawURL))
 }
 
 // Has reports whether rawURL's identity is stored.
@@ -195,7 +199,7 @@ func (ix *Index) Put(ctx context.Context, rawURL string) error {
 	if err != nil {
 		return err
 	}
-	return ix.st.PutBatch(ctx, []store.Entry{ix.entry(h, rawURL)})
+	return store.Put(ctx, ix.st, h, ix.value(rawURL))
 }
 
 // Add stores rawURL's identity unless it is stored already (a stored value
@@ -206,11 +210,7 @@ func (ix *Index) Add(ctx context.Context, rawURL string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	added, err := ix.st.AddBatch(ctx, []store.Entry{ix.entry(h, rawURL)})
-	if err != nil {
-		return false, err
-	}
-	return added[0], nil
+	return store.Add(ctx, ix.st, h, ix.value(rawURL))
 }
 
 // Delete removes rawURL's identity; an absent one gives an error wrapping
