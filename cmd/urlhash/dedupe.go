@@ -459,33 +459,24 @@ func (p *dedupePipe) close() error {
 // finish records and prints the answer of a batch, then clears its
 // journal.
 func (o *dedupeOptions) finish(b *dedupeBatchState, a *answers, sep byte) error {
-	// added covers the entries sent; an input skipped (an identity of an
-	// earlier batch) is not new.
-	isNew := make([]bool, 0, len(b.rs))
-	j := 0
-	for i, r := range b.rs {
-		switch {
-		case r.err != nil:
-		case b.skip[i]:
-			isNew = append(isNew, false)
-		default:
-			isNew = append(isNew, b.added[j])
-			j++
-		}
-	}
 	if b.jn != nil {
 		if err := b.jn.commit(b.added); err != nil {
 			return err
 		}
 	}
-	k := 0 // the answer of r, which has an entry
-	for _, r := range b.rs {
+	// added covers the entries sent; an input skipped (an identity of an
+	// earlier batch) is not new.
+	j := 0
+	for i, r := range b.rs {
 		if r.err != nil {
 			a.fail(r.r, r.err)
 			continue
 		}
-		isNew := isNew[k]
-		k++
+		isNew := false
+		if !b.skip[i] {
+			isNew = b.added[j]
+			j++
+		}
 		switch {
 		case a.json != nil:
 			a.json.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &isNew})

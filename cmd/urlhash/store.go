@@ -141,10 +141,11 @@ func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) 
 	if o.schema != "" && !backend.IsPostgres(o.dir) {
 		return nil, usagef("--schema applies to a postgres:// index only")
 	}
-	if o.compression != "" && (bo.ReadOnly || backend.IsPostgres(o.dir) || remote.IsLocation(o.dir)) {
+	writesDir := !bo.ReadOnly && !backend.IsPostgres(o.dir) && !remote.IsLocation(o.dir)
+	if o.compression != "" && !writesDir {
 		return nil, usagef("--compression applies to a command that writes an index directory")
 	}
-	if o.keyTable != "" && (bo.ReadOnly || backend.IsPostgres(o.dir) || remote.IsLocation(o.dir)) {
+	if o.keyTable != "" && !writesDir {
 		return nil, usagef("--key-table applies to a command that writes an index directory")
 	}
 	if err := backend.CheckLocation(o.dir); err != nil {
