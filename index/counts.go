@@ -141,24 +141,17 @@ func decodeExpiryCounts(b []byte) (_ *expiryCounts, state uint64, err error) {
 	}
 	b = b[len(expiryMagic):]
 	bad := false
-	uv := func() uint64 {
-		v, n := binary.Uvarint(b)
+	// step drops the n bytes a varint took, or marks b bad when its read
+	// failed (and so gave 0).
+	step := func(n int) {
 		if n <= 0 {
 			bad = true
-			return 0
+			return
 		}
 		b = b[n:]
-		return v
 	}
-	sv := func() int64 {
-		v, n := binary.Varint(b)
-		if n <= 0 {
-			bad = true
-			return 0
-		}
-		b = b[n:]
-		return v
-	}
+	uv := func() uint64 { v, n := binary.Uvarint(b); step(n); return v }
+	sv := func() int64 { v, n := binary.Varint(b); step(n); return v }
 	c := &expiryCounts{}
 	state = uv()
 	c.through = uv()

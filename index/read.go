@@ -197,19 +197,22 @@ func (db *DB) filterFull(hs []hashkey.Hash) []int {
 	const minRun = 1024
 	workers := min(runtime.GOMAXPROCS(0), len(hs)/minRun)
 	if workers < 2 {
-		return db.filterRange(hs, 0, len(hs), nil)
+		return db.filterRange(hs, 0, len(hs))
 	}
 	parts := make([][]int, workers)
 	per := (len(hs) + workers - 1) / workers
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Go(func() { parts[w] = db.filterRange(hs, w*per, min((w+1)*per, len(hs)), nil) })
+		wg.Go(func() { parts[w] = db.filterRange(hs, w*per, min((w+1)*per, len(hs))) })
 	}
 	wg.Wait()
 	return slices.Concat(parts...)
 }
 
-func (db *DB) filterRange(hs []hashkey.Hash, lo, hi int, maybe []int) []int {
+// filterRange returns the positions in [lo, hi) of hs that the filter
+// lets through, in order. The caller holds db.fmu.
+func (db *DB) filterRange(hs []hashkey.Hash, lo, hi int) []int {
+	var maybe []int
 	for i := lo; i < hi; i++ {
 		if db.f.MayHaveFull(&hs[i]) {
 			maybe = append(maybe, i)

@@ -15,6 +15,21 @@ import (
 	"github.com/urlhash/urlhash/store"
 )
 
+// writeClosed writes 1000 random keys (rand.NewPCG(seed, seed+1)) to a new
+// index in dir and closes it, so that its tables are on disk; it returns
+// the closed DB.
+func writeClosed(t *testing.T, dir string, seed uint64) *DB {
+	t.Helper()
+	db := mustOpen(t, dir, nil)
+	if err := db.PutBatch(context.Background(), entriesOf(randHashes(rand.New(rand.NewPCG(seed, seed+1)), 1000))); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 // Verify of a writable index reports a table file the MANIFEST does not
 // list, unless this process holds it open (a table a compaction is
 // writing, or one it replaced whose last reader is not done): those are
@@ -23,14 +38,8 @@ import (
 func TestVerifyUnlistedTables(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
+	writeClosed(t, dir, 93)
 	db := mustOpen(t, dir, nil)
-	if err := db.PutBatch(ctx, entriesOf(randHashes(rand.New(rand.NewPCG(93, 94)), 1000))); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db = mustOpen(t, dir, nil)
 	defer db.Close()
 	b, err := os.ReadFile(largestTable(t, dir))
 	if err != nil {
@@ -69,13 +78,7 @@ func TestVerifyUnlistedTables(t *testing.T) {
 // error, not a fault that kills the process.
 func TestWithTableFileCutShort(t *testing.T) {
 	dir := t.TempDir()
-	db := mustOpen(t, dir, nil)
-	if err := db.PutBatch(context.Background(), entriesOf(randHashes(rand.New(rand.NewPCG(95, 96)), 1000))); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	db := writeClosed(t, dir, 95)
 	p := largestTable(t, dir)
 	err := integrity.WithTable(p, db.bo.Compression, db.bo.BlockSize, options.OnBlockRead, func(tb *table.Table) error {
 		if err := os.Truncate(p, 0); err != nil {

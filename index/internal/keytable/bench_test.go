@@ -1,7 +1,6 @@
 package keytable
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"testing"
@@ -72,7 +71,7 @@ func BenchmarkLookupBatch(b *testing.B) {
 	for i := range keys {
 		keys[i] = keyOf(uint64(i * 31 % n))
 	}
-	slices.SortFunc(keys, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(keys, compareKeys)
 	found := make([]bool, len(keys))
 	b.ReportAllocs()
 	for b.Loop() {

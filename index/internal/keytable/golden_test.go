@@ -22,9 +22,8 @@ func goldenKeys() (live, dead []Key) {
 			dead = append(dead, k)
 		}
 	}
-	cmp := func(a, b Key) int { return bytes.Compare(a[:], b[:]) }
-	slices.SortFunc(live, cmp)
-	slices.SortFunc(dead, cmp)
+	slices.SortFunc(live, compareKeys)
+	slices.SortFunc(dead, compareKeys)
 	return live, dead
 }
 

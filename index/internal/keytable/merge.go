@@ -118,9 +118,8 @@ func deltaSource(d map[Key]deltaEntry) *source {
 			dead = append(dead, k)
 		}
 	}
-	cmp := func(a, b Key) int { return bytes.Compare(a[:], b[:]) }
-	slices.SortFunc(live, cmp)
-	slices.SortFunc(dead, cmp)
+	slices.SortFunc(live, compareKeys)
+	slices.SortFunc(dead, compareKeys)
 	return &source{live: func(i int) *Key { return &live[i] }, dead: func(i int) *Key { return &dead[i] }, nLive: len(live), nDead: len(dead)}
 }
 

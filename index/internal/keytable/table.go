@@ -35,6 +35,10 @@ const KeySize = 32
 // Key is a key of the table.
 type Key = [KeySize]byte
 
+// compareKeys orders keys as bytes: the order of key files, merges and
+// batches.
+func compareKeys(a, b Key) int { return bytes.Compare(a[:], b[:]) }
+
 // DefaultDeltaKeys is the default Options.DeltaKeys: 196,608 keys, 3/4 of
 // the 2^18 slots a Go map of them allocates (it grows at 7/8 full, so that
 // 2^18 keys would take 2^19 slots and twice the memory: 28 against 14 MiB).

@@ -48,7 +48,7 @@ func check(t *testing.T, tb *Table, model map[Key]bool, universe []Key) {
 			want = append(want, k)
 		}
 	}
-	slices.SortFunc(want, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(want, compareKeys)
 	if got := tb.Len(); got != int64(len(want)) {
 		t.Fatalf("Len = %d, want %d", got, len(want))
 	}
@@ -447,7 +447,7 @@ func TestIngest(t *testing.T) {
 		bulk = append(bulk, keyOf(uint64(i)))
 	}
 	bulk = append(bulk, keyOf(5))
-	slices.SortFunc(bulk, func(a, b Key) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(bulk, compareKeys)
 	in, err := tb.NewIngest(uint64(len(bulk)))
 	if err != nil {
 		t.Fatal(err)
