@@ -66,6 +66,11 @@ func (db *DB) openKeyTable() error {
 		},
 		BeforeDrop: db.syncRecords,
 	})
+	if errors.Is(err, keytable.ErrLost) {
+		// As for Badger's logs (see checkSynced).
+		return fmt.Errorf("index: key table: %w. Copy what is readable with \"urlhash recover --db %s --to NEW\"; to accept the loss and open it anyway, remove %s",
+			err, db.path, filepath.Join(dir, keytable.SyncedName))
+	}
 	if err != nil {
 		return fmt.Errorf("index: key table: %w", err)
 	}
@@ -614,14 +619,22 @@ func (db *DB) loadKeys(ctx context.Context, s *extsort.Sorter, input int64) (_ s
 
 // readKeyTable appends the key table's keys, when dir has one, to the
 // entries Recover copies. A key table that does not open whole (a
-// damaged file or log) is reported and skipped.
+// damaged file or log) is reported and skipped; one whose log lost
+// acknowledged records (keytable.ErrLost) is reported, and what is left
+// copied.
 func (r *recoverer) readKeyTable(entries []store.Entry) []store.Entry {
 	dir := filepath.Join(r.dir, keyTableDir)
 	if _, err := os.Stat(dir); err != nil {
 		return entries
 	}
 	f := RecoverFile{Name: keyTableDir, Kind: "key table"}
-	kt, err := keytable.Open(dir, &keytable.Options{ReadOnly: true})
+	o := keytable.Options{ReadOnly: true}
+	kt, err := keytable.Open(dir, &o)
+	if errors.Is(err, keytable.ErrLost) {
+		f.Problem = integrity.FirstLine(err.Error())
+		o.IgnoreSynced = true
+		kt, err = keytable.Open(dir, &o)
+	}
 	if err == nil {
 		err = kt.Scan(nil, 0, func(k *keytable.Key) error {
 			entries = append(entries, store.Entry{Hash: hashkey.Hash(*k), Len: hashkey.Size})

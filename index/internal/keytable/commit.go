@@ -13,6 +13,7 @@ func (t *Table) appendLocked(rec *Batch) (uint64, error) {
 		return 0, store.ErrClosed
 	}
 	var err error
+	rec.seq = t.written.Load() + 1
 	t.buf, err = appendRecord(t.buf[:0], rec)
 	if err != nil {
 		return 0, err
@@ -32,6 +33,7 @@ func (t *Table) appendLocked(rec *Batch) (uint64, error) {
 		t.buf = nil // a large batch's buffer is not kept
 	}
 	t.segBytes += int64(len(t.buf))
+	t.mark.seg = t.logNum
 	return t.written.Add(1), nil
 }
 
@@ -48,16 +50,19 @@ func (t *Table) SyncTo(seq uint64) error {
 			continue
 		}
 		t.syncing = true
-		// target first, then the file: a rotation between the two syncs
-		// the older segment before it installs the newer.
-		target := t.written.Load()
+		// The last record, its segment and the newest segment at one
+		// moment: a rotation syncs the older segment before it installs
+		// a newer one, so the fsync of the newest covers every record.
 		t.wmu.Lock()
-		f := t.log
+		target, seg, f := t.written.Load(), t.mark.seg, t.log
 		t.wmu.Unlock()
 		t.smu.Unlock()
 		var err error
 		if f != nil {
-			err = f.Sync()
+			if err = f.Sync(); err == nil {
+				// Before any caller learns its record is durable.
+				err = t.mark.write(seg, target)
+			}
 		}
 		t.syncs.Add(1)
 		t.smu.Lock()

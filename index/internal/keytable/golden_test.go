@@ -91,14 +91,15 @@ func TestGoldenFile(t *testing.T) {
 	}
 }
 
-// TestGoldenLog pins the log record format.
+// TestGoldenLog pins the log record format: version 2 is written, and
+// version 1 segments (unnumbered records) still read.
 func TestGoldenLog(t *testing.T) {
 	b := append([]byte(logMagic), logVersion)
-	b, err := appendRecord(b, &Batch{Added: []Key{keyOf(1), keyOf(2)}, Deleted: []Key{keyOf(3)}, Opaque: []byte("idem")})
+	b, err := appendRecord(b, &Batch{Added: []Key{keyOf(1), keyOf(2)}, Deleted: []Key{keyOf(3)}, Opaque: []byte("idem"), seq: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := filepath.Join("testdata", "v1.log")
+	name := filepath.Join("testdata", "v2.log")
 	if *update {
 		os.WriteFile(name, b, 0o644)
 	}
@@ -109,15 +110,24 @@ func TestGoldenLog(t *testing.T) {
 	if !bytes.Equal(b, want) {
 		t.Fatalf("written log differs from %s", name)
 	}
-	n := 0
-	if _, err := readLog(want, false, func(b Batch) error {
-		n++
-		if len(b.Added) != 2 || len(b.Deleted) != 1 || string(b.Opaque) != "idem" || b.Added[1] != keyOf(2) {
-			t.Errorf("decoded %d added, %d deleted, opaque %q", len(b.Added), len(b.Deleted), b.Opaque)
+	for _, tc := range []struct {
+		name string
+		seq  uint64
+	}{{"v1.log", 0}, {"v2.log", 7}} {
+		data, err := os.ReadFile(filepath.Join("testdata", tc.name))
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	}); err != nil || n != 1 {
-		t.Fatalf("readLog: %d records, %v", n, err)
+		n := 0
+		if _, err := readLog(data, false, func(b Batch) error {
+			n++
+			if len(b.Added) != 2 || len(b.Deleted) != 1 || string(b.Opaque) != "idem" || b.Added[1] != keyOf(2) || b.seq != tc.seq {
+				t.Errorf("%s: decoded %d added, %d deleted, opaque %q, record %d", tc.name, len(b.Added), len(b.Deleted), b.Opaque, b.seq)
+			}
+			return nil
+		}); err != nil || n != 1 {
+			t.Fatalf("%s: readLog: %d records, %v", tc.name, n, err)
+		}
 	}
 }
 
@@ -140,7 +150,9 @@ func FuzzParseFile(f *testing.F) {
 }
 
 func FuzzReadLog(f *testing.F) {
-	b, _ := os.ReadFile(filepath.Join("testdata", "v1.log"))
+	b, _ := os.ReadFile(filepath.Join("testdata", "v2.log"))
+	v1, _ := os.ReadFile(filepath.Join("testdata", "v1.log"))
+	f.Add(v1, true)
 	f.Add(b, true)
 	f.Add(b[:len(b)-3], true)
 	f.Add(append(b, 0, 0, 0), false)

@@ -14,9 +14,15 @@ import (
 //
 //	length   u32, little-endian: the payload's bytes (≤ maxRecord)
 //	crc      u32: CRC-32C of the payload
-//	payload  kind byte (recordBatch), uvarint added, uvarint deleted,
-//	         uvarint opaque length, added × 32 bytes, deleted × 32 bytes,
-//	         the opaque bytes
+//	payload  kind byte (recordBatch), uvarint sequence number (version 2
+//	         only), uvarint added, uvarint deleted, uvarint opaque length,
+//	         added × 32 bytes, deleted × 32 bytes, the opaque bytes
+//
+// Version 2 numbers the records: one more than the record before, across
+// segments and reopenings, so that a record missing between two (a
+// segment cut at a record's end, or removed) shows, and the file SYNCED
+// can say which record the last fsync covered (see synced.go). Version 1
+// segments (written before) are read, unnumbered.
 //
 // A record is applied whole or not at all. At the end of the newest
 // segment, a record cut short or failing its checksum and followed only by
@@ -24,7 +30,7 @@ import (
 // and is dropped; anywhere else it is damage.
 const (
 	logMagic    = "UHKTLOG"
-	logVersion  = 1
+	logVersion  = 2
 	logHeader   = 8
 	recordBatch = 1
 	// maxRecord bounds one record's payload (and what a damaged length
@@ -39,6 +45,9 @@ type Batch struct {
 	Added   []Key
 	Deleted []Key
 	Opaque  []byte
+	// seq is the record's number in the log (set by the table when it
+	// appends it; 0 for a version 1 record read back).
+	seq uint64
 }
 
 func (b *Batch) isEmpty() bool { return len(b.Added) == 0 && len(b.Deleted) == 0 && len(b.Opaque) == 0 }
@@ -48,6 +57,7 @@ func appendRecord(dst []byte, b *Batch) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
 	dst = append(dst, recordBatch)
+	dst = binary.AppendUvarint(dst, b.seq)
 	dst = binary.AppendUvarint(dst, uint64(len(b.Added)))
 	dst = binary.AppendUvarint(dst, uint64(len(b.Deleted)))
 	dst = binary.AppendUvarint(dst, uint64(len(b.Opaque)))
@@ -67,14 +77,21 @@ func appendRecord(dst []byte, b *Batch) ([]byte, error) {
 	return dst, nil
 }
 
-// decodePayload decodes a record's payload (checksum already checked).
-// The returned keys alias p.
-func decodePayload(p []byte) (Batch, error) {
+// decodePayload decodes a record's payload (checksum already checked) of
+// a segment of the given version. The opaque bytes alias p.
+func decodePayload(p []byte, version byte) (Batch, error) {
 	var b Batch
 	if len(p) == 0 || p[0] != recordBatch {
 		return b, fmt.Errorf("%w: unknown record kind", store.ErrCorrupt)
 	}
 	p = p[1:]
+	if version >= 2 {
+		v, w := binary.Uvarint(p)
+		if w <= 0 || v == 0 {
+			return b, fmt.Errorf("%w: bad record number", store.ErrCorrupt)
+		}
+		b.seq, p = v, p[w:]
+	}
 	var n [3]uint64
 	for i := range n {
 		v, w := binary.Uvarint(p)
@@ -117,8 +134,9 @@ func readLog(data []byte, last bool, fn func(Batch) error) (int64, error) {
 	if string(data[:7]) != logMagic {
 		return 0, fmt.Errorf("%w: not a log segment (bad magic)", store.ErrCorrupt)
 	}
-	if data[7] != logVersion {
-		return 0, fmt.Errorf("%w: log version %d, this program reads %d", store.ErrFormat, data[7], logVersion)
+	version := data[7]
+	if version == 0 || version > logVersion {
+		return 0, fmt.Errorf("%w: log version %d, this program reads 1 to %d", store.ErrFormat, version, logVersion)
 	}
 	off := int64(logHeader)
 	for off < int64(len(data)) {
@@ -152,7 +170,7 @@ func readLog(data []byte, last bool, fn func(Batch) error) (int64, error) {
 			}
 			return off, fmt.Errorf("%w: %s at offset %d", store.ErrCorrupt, bad, off)
 		}
-		b, err := decodePayload(rest[8 : 8+n])
+		b, err := decodePayload(rest[8:8+n], version)
 		if err != nil {
 			return off, fmt.Errorf("%w at offset %d", err, off)
 		}

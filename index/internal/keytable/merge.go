@@ -441,6 +441,9 @@ func (t *Table) Close() error {
 		f.Close()
 	}
 	t.oldLogs = nil
+	if merr := t.mark.close(); err == nil {
+		err = merr
+	}
 	err2 := t.mergeErr
 	t.wmu.Unlock()
 	t.fmu.Lock()

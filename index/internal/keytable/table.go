@@ -61,6 +61,9 @@ type Options struct {
 	// written), so that the caller makes durable what it derived from
 	// their opaque bytes. An error fails the merge. Default nil.
 	BeforeDrop func() error
+	// IgnoreSynced opens a table whose log lost records a sync
+	// acknowledged (see ErrLost), to copy what is left. Default false.
+	IgnoreSynced bool
 	// noMerge keeps merges from starting (tests).
 	noMerge bool
 }
@@ -96,6 +99,7 @@ type Table struct {
 	man      manifest
 	buf      []byte
 	segBytes int64 // bytes in the current segment
+	mark     syncMark
 	// merging is set while a merge runs; mergeDone is signalled (under
 	// wmu) when it ends.
 	merging   bool
@@ -231,11 +235,14 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 		}
 	}
 	for i := range need {
-		if need[i] != m.logStart+uint64(i) {
-			return nil, fmt.Errorf("%w: %s: log segment %d missing", store.ErrCorrupt, dir, m.logStart+uint64(i))
+		if need[i] != m.logStart+uint64(i) && !t.opts.IgnoreSynced {
+			return nil, fmt.Errorf("%w: %s is missing (the log holds later segments)", ErrLost, logName(dir, m.logStart+uint64(i)))
 		}
 	}
-	var seq uint64
+	r := replay{dir: dir, ignoreMarked: t.opts.IgnoreSynced}
+	if r.markSeg, r.markSeq, err = readMark(dir); err != nil {
+		return nil, err
+	}
 	for i, n := range need {
 		last := i == len(need)-1
 		name := logName(dir, n)
@@ -244,7 +251,10 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 			return nil, fmt.Errorf("keytable: %w", err)
 		}
 		end, err := readLog(data, last, func(b Batch) error {
-			seq++
+			seq, err := r.next(&b, n)
+			if err != nil {
+				return err
+			}
 			t.apply(&b, seq)
 			if len(b.Opaque) > 0 && t.opts.Replay != nil {
 				return t.opts.Replay(b.Opaque)
@@ -252,7 +262,16 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 			return nil
 		})
 		if err != nil {
+			if errors.Is(err, ErrLost) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if last {
+			// Before the tail is cut: a refused log stays as it is.
+			if err := r.check(m.logStart); err != nil {
+				return nil, err
+			}
 		}
 		if end < int64(len(data)) && !t.opts.ReadOnly {
 			// A torn tail: never acknowledged. Cut it, so that the
@@ -267,8 +286,15 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 			}
 		}
 	}
+	if err := r.check(m.logStart); err != nil {
+		return nil, err
+	}
+	// Numbers go on from the last record, or from the last one marked
+	// when a merge dropped it.
+	seq := max(r.seq, r.markSeq)
 	t.written.Store(seq)
 	t.synced = seq
+	t.mark.seg, t.mark.marked = r.seg, r.markSeq
 	if t.opts.ReadOnly {
 		return t, nil
 	}
@@ -287,6 +313,10 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 	t.logNum = m.logStart + uint64(len(need))
 	if t.log, err = createLog(logName(dir, t.logNum)); err != nil {
 		return nil, err
+	}
+	if t.mark.f, err = os.OpenFile(filepath.Join(dir, SyncedName), os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+		t.log.Close()
+		return nil, fmt.Errorf("keytable: %w", err)
 	}
 	if err := syncDir(dir); err != nil {
 		return nil, err
