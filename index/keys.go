@@ -618,20 +618,25 @@ func (db *DB) loadKeys(ctx context.Context, s *extsort.Sorter, input int64) (_ s
 }
 
 // readKeyTable appends the key table's keys, when dir has one, to the
-// entries Recover copies. A key table that does not open whole (a
-// damaged file or log) is reported and skipped; one whose log lost
-// acknowledged records (keytable.ErrLost) is reported, and what is left
-// copied.
+// entries Recover copies, and keeps the idempotency records of its log's
+// unmerged batches (see restoreRecords) for readKeyTableRecords. A key
+// table that does not open whole (a damaged file or log) is reported and
+// skipped; one whose log lost acknowledged records (keytable.ErrLost) is
+// reported, and what is left copied.
 func (r *recoverer) readKeyTable(entries []store.Entry) []store.Entry {
 	dir := filepath.Join(r.dir, keyTableDir)
 	if _, err := os.Stat(dir); err != nil {
 		return entries
 	}
 	f := RecoverFile{Name: keyTableDir, Kind: "key table"}
-	o := keytable.Options{ReadOnly: true}
+	o := keytable.Options{ReadOnly: true, Replay: func(opaque []byte) error {
+		r.ktRecords = append(r.ktRecords, opaque...)
+		return nil
+	}}
 	kt, err := keytable.Open(dir, &o)
 	if errors.Is(err, keytable.ErrLost) {
 		f.Problem = integrity.FirstLine(err.Error())
+		r.ktRecords = r.ktRecords[:0]
 		o.IgnoreSynced = true
 		kt, err = keytable.Open(dir, &o)
 	}
@@ -645,7 +650,48 @@ func (r *recoverer) readKeyTable(entries []store.Entry) []store.Entry {
 	}
 	if err != nil {
 		f.Problem = integrity.FirstLine(err.Error())
+		r.ktRecords = nil
 	}
 	r.file(f)
 	return entries
+}
+
+// readKeyTableRecords adds the records of the key table's log to those
+// Recover copies, after Badger's: as Open writes them over Badger's.
+// Damaged ones are reported and skipped.
+func (r *recoverer) readKeyTableRecords() {
+	err := decodeRecordsOpaque(r.ktRecords, func(key string, expires int64, answer []byte) error {
+		r.recorded = append(r.recorded, recovered{key: key, expires: uint64(expires), answer: bytes.Clone(answer)})
+		return nil
+	})
+	if err != nil {
+		r.file(RecoverFile{Name: keyTableDir, Kind: "key table records", Problem: integrity.FirstLine(err.Error())})
+	}
+	r.ktRecords = nil
+}
+
+// writeRecovered writes the idempotency records Recover read (those not
+// expired at now; of two with one key, the later) to the new index.
+func (db *DB) writeRecovered(recs []recovered, now time.Time) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	last := make(map[string]int, len(recs))
+	for i := range recs {
+		last[recs[i].key] = i
+	}
+	wb := db.bdb.NewWriteBatch()
+	defer wb.Cancel()
+	for i := range recs {
+		rec := &recs[i]
+		if last[rec.key] != i || rec.expires != 0 && rec.expires <= uint64(now.Unix()) {
+			continue
+		}
+		e := badger.NewEntry(metaKey(metaRecord+rec.key), rec.answer)
+		e.ExpiresAt = rec.expires
+		if err := wb.SetEntry(e); err != nil {
+			return translate(err)
+		}
+	}
+	return translate(wb.Flush())
 }

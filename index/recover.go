@@ -75,8 +75,11 @@ type record = integrity.Record
 // skipping the blocks that fail their checksum; the memtable logs a crash
 // left, up to their first damaged record; and the value log for values
 // stored there. Of every key it keeps the newest version read, and drops
-// the key when that version is a deletion. The new index is made with
-// opts (nil: defaults) and the profile the damaged one records.
+// the key when that version is a deletion. The idempotency records not
+// expired (see Record), Badger's and those of the key table's log, are
+// copied too, so that a batch retried against the new index gets its
+// first answer. The new index is made with opts (nil: defaults) and the
+// profile the damaged one records.
 //
 // Limits: a table whose index (at the end of the file) is unreadable,
 // such as a truncated one, is skipped whole; a deletion in an unreadable
@@ -161,6 +164,7 @@ func Recover(dir, to string, opts *Options) (RecoverReport, error) {
 
 	entries, profile := r.merge(o.now())
 	entries = r.readKeyTable(entries)
+	r.readKeyTableRecords()
 	rep.Profile = profile
 	if profile != "" {
 		if o.Profile != "" && o.Profile != profile {
@@ -174,6 +178,10 @@ func Recover(dir, to string, opts *Options) (RecoverReport, error) {
 		return rep, err
 	}
 	if _, err := db.Load(context.Background(), slices.Values(entries)); err != nil {
+		db.Close()
+		return rep, err
+	}
+	if err := db.writeRecovered(r.recorded, o.now()); err != nil {
 		db.Close()
 		return rep, err
 	}
@@ -204,6 +212,19 @@ type recoverer struct {
 	missing                  int     // listed tables not on disk
 	crashed                  bool    // memtable logs left: a log may end in a torn record
 	tables                   int     // tables read whole
+	// recorded are the idempotency records read: Badger's, then those of
+	// the key table's log (see readKeyTableRecords), the later of two
+	// with one key the one kept.
+	recorded []recovered
+	// ktRecords are the opaque records of the key table's log.
+	ktRecords []byte
+}
+
+// recovered is an idempotency record Recover copies.
+type recovered struct {
+	key     string
+	expires uint64 // Unix seconds, 0: never
+	answer  []byte
 }
 
 func (r *recoverer) file(f RecoverFile) { r.rep.Files = append(r.rep.Files, f) }
@@ -442,6 +463,12 @@ func (r *recoverer) merge(now time.Time) ([]store.Entry, string) {
 			if bytes.Equal(rec.Key, metaKey(metaProfile)) {
 				if v, ok := r.valueOf(rec); ok {
 					profile = string(v)
+				}
+			}
+			if key, ok := bytes.CutPrefix(rec.Key, metaKey(metaRecord)); ok {
+				// A retried batch gets its first answer from the copy.
+				if v, ok := r.valueOf(rec); ok {
+					r.recorded = append(r.recorded, recovered{key: string(key), expires: rec.ExpiresAt, answer: bytes.Clone(v)})
 				}
 			}
 			continue
