@@ -106,6 +106,9 @@ type DB struct {
 	// the write of its record to Badger (tests: an error stands for a
 	// crash there).
 	testRecordCrash func() error
+	// testMoveCrash, when set, is called between the two steps of a move
+	// to Badger (see ktMove); an error stops the move there, as a crash.
+	testMoveCrash func() error
 }
 
 // Open opens the index in dir, creating it unless opts says ReadOnly or
@@ -484,11 +487,24 @@ func (db *DB) rebuildFilter(k uint8) error {
 	if err != nil {
 		return translate(err)
 	}
-	for key, err := range db.ktKeys(nil, 0) {
-		if err != nil {
+	// A key in both stores (a move a crash interrupted) is counted once,
+	// and the key table's copy deleted.
+	var copies []keytable.Key
+	err = db.ktCopies(func(key *keytable.Key, inBadger bool) error {
+		if inBadger {
+			copies = append(copies, *key)
+		} else {
+			leads = append(leads, binary.BigEndian.Uint64(key[:8]))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(copies) > 0 && !db.opts.ReadOnly {
+		if err := db.ktDelete(copies); err != nil {
 			return err
 		}
-		leads = append(leads, binary.BigEndian.Uint64(key[:8]))
 	}
 	k = max(k, filter.BitsFor(uint64(len(leads))))
 	f := filter.New(k)

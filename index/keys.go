@@ -24,8 +24,12 @@ import (
 // entries: no text, data, times or expiry. Badger holds every other
 // entry. A key is stored in one of the two: an add looks in both, and a
 // write that gives a key-table entry a value moves it to Badger (written
-// there first, then deleted from the table: a crash between the two
-// leaves it in both, and Badger's copy, the newer, is the one Get reads).
+// there first, then deleted from the table: see ktMove). A crash (or a
+// failed write) between the two leaves it in both; Badger's copy, the
+// newer, is the entry: Get reads it, scans and counts see it once, a
+// delete deletes both, the filter's rebuild (at the Open after a crash)
+// counts it once and deletes the key table's copy, and Verify reports a
+// copy it finds.
 //
 // The filter is in front of both, and the entry count covers both.
 const (
@@ -419,6 +423,45 @@ func (db *DB) ktMark(entries []store.Entry, idx []int) ([]bool, error) {
 		in[j] = ok
 	}
 	return in, nil
+}
+
+// ktMove deletes from the key table keys just written to Badger (given a
+// value): the second step of a move.
+func (db *DB) ktMove(keys []keytable.Key) error {
+	if db.testMoveCrash != nil && len(keys) > 0 {
+		if err := db.testMoveCrash(); err != nil {
+			return err
+		}
+	}
+	return db.ktDelete(keys)
+}
+
+// ktCopies calls fn for each key of the key table, in order, with whether
+// Badger holds a live full entry of it too (a move a crash interrupted),
+// and stops at fn's first error. An expired one does not count: the key
+// table's entry, added after the expiry, is the key's (see plan).
+func (db *DB) ktCopies(fn func(k *keytable.Key, inBadger bool) error) error {
+	if db.kt == nil {
+		return nil
+	}
+	txn := db.bdb.NewTransaction(false)
+	defer txn.Discard()
+	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tagFull}})
+	defer it.Close()
+	kf := keyFinder{it: it, n: uint64(db.entries.Load())}
+	var key [fullKeyLen]byte
+	key[0] = tagFull
+	for k, err := range db.ktKeys(nil, 0) {
+		if err != nil {
+			return err
+		}
+		copy(key[1:], k[:])
+		item := kf.find(key[:])
+		if err := fn(k, item != nil && !db.expired(item)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ktDelete deletes keys from the key table (moved to Badger, or deleted).

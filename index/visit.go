@@ -220,7 +220,7 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 	if err := wb.Flush(); err != nil {
 		return nil, translate(err)
 	}
-	if err := db.ktDelete(moved); err != nil {
+	if err := db.ktMove(moved); err != nil {
 		return nil, err
 	}
 	var t tally
