@@ -60,6 +60,12 @@ func (db *DB) openKeyTable() error {
 		return nil
 	}
 	dir := filepath.Join(db.path, keyTableDir)
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); has && errors.Is(err, os.ErrNotExist) {
+		// Written before format 2 is recorded: the key table (its keys,
+		// acknowledged) was removed, and would come back empty.
+		return fmt.Errorf("%w: %s: the index records a key table, and %s is missing. Copy what is readable with \"urlhash recover --db %s --to NEW\"",
+			store.ErrCorrupt, db.path, filepath.Join(dir, "MANIFEST"), db.path)
+	}
 	var replayed []byte // records restored from the log, see ktRecord
 	kt, err := keytable.Open(dir, &keytable.Options{
 		ReadOnly:  db.opts.ReadOnly,

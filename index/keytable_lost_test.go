@@ -126,3 +126,29 @@ func TestKeyTableLostLogRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyTableRemovedRefused: an index that records a key table whose
+// directory is gone is refused, not opened with an empty key table.
+func TestKeyTableRemovedRefused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := mustOpen(t, dir, &Options{KeyTable: true})
+	if _, err := db.AddBatch(ctx, entriesOf(randHashes(rand.New(rand.NewPCG(23, 4)), 10))); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, keyTableDir)); err != nil {
+		t.Fatal(err)
+	}
+	for _, ro := range []bool{false, true} {
+		db, err := Open(dir, &Options{ReadOnly: ro})
+		if err == nil {
+			db.Close()
+		}
+		if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "MANIFEST") || !strings.Contains(err.Error(), "urlhash recover") {
+			t.Errorf("Open(read-only %v) = %v, want ErrCorrupt naming the key table's MANIFEST", ro, err)
+		}
+	}
+}
