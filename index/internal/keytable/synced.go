@@ -57,12 +57,33 @@ func readMark(dir string) (seg, seq uint64, err error) {
 		return 0, 0, nil
 	case err != nil:
 		return 0, 0, fmt.Errorf("keytable: %w", err)
-	case len(b) == 0:
-		return 0, 0, nil // created, never written: nothing acknowledged yet
-	case len(b) != syncedSize || string(b[:8]) != syncedMagic || crc32.Checksum(b[:24], castagnoli) != binary.LittleEndian.Uint32(b[24:]):
+	}
+	seg, seq, ok := decodeMark(b)
+	if !ok {
 		return 0, 0, fmt.Errorf("%w: %s is damaged; remove it to open the key table without checking its acknowledged writes", store.ErrCorrupt, name)
 	}
-	return binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint64(b[16:]), nil
+	return seg, seq, nil
+}
+
+// appendMark appends the bytes of SYNCED for record seq in segment seg.
+func appendMark(b []byte, seg, seq uint64) []byte {
+	start := len(b)
+	b = append(b, syncedMagic...)
+	b = binary.LittleEndian.AppendUint64(b, seg)
+	b = binary.LittleEndian.AppendUint64(b, seq)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+}
+
+// decodeMark decodes the bytes of SYNCED; empty ones (created, never
+// written: nothing acknowledged yet) are zeros.
+func decodeMark(b []byte) (seg, seq uint64, ok bool) {
+	switch {
+	case len(b) == 0:
+		return 0, 0, true
+	case len(b) != syncedSize || string(b[:8]) != syncedMagic || crc32.Checksum(b[:24], castagnoli) != binary.LittleEndian.Uint32(b[24:]):
+		return 0, 0, false
+	}
+	return binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint64(b[16:]), true
 }
 
 // write records that the log is durable up to record seq, in segment seg.
@@ -71,11 +92,7 @@ func (m *syncMark) write(seg, seq uint64) error {
 	if m.f == nil || seq <= m.marked {
 		return nil
 	}
-	b := append([]byte(syncedMagic), make([]byte, 16)...)
-	binary.LittleEndian.PutUint64(b[8:], seg)
-	binary.LittleEndian.PutUint64(b[16:], seq)
-	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
-	if _, err := m.f.WriteAt(b, 0); err != nil {
+	if _, err := m.f.WriteAt(appendMark(nil, seg, seq), 0); err != nil {
 		return fmt.Errorf("keytable: %s: %w", m.f.Name(), err)
 	}
 	m.marked = seq
