@@ -191,8 +191,10 @@
 // both (the filter, then the key table, then Badger for the keys the
 // filter lets through), an entry that gains a value moves to Badger
 // (written there, then deleted from the key table; after a crash between
-// the two, Badger's copy is the one read), and reads, scans, counts,
-// Verify and Recover see both, in key order. Load writes a load's new
+// the two, Badger's copy is the entry, a delete deletes both, the filter's
+// rebuild at Open counts it once and deletes the key table's copy, and
+// Verify reports it), and reads, scans, counts, Verify and Recover see
+// both, in key order. Load writes a load's new
 // key-only entries straight into one new file. The filter stays in front
 // of both and its snapshot covers both (the first key-table write after a
 // snapshot marks it stale in Badger, durably). An index with a key table
@@ -203,7 +205,14 @@
 // short or failing its checksum at the end of the newest segment is a
 // torn write never acknowledged and is dropped; damage anywhere else, a
 // missing file or a checksum mismatch is store.ErrCorrupt naming the
-// file.
+// file. The log's records are numbered, and keytable/SYNCED holds the
+// last one an fsync covered: a log that leaves a gap or ends before it
+// lost acknowledged writes (a segment cut or removed after a crash), and
+// Open refuses the index, as it does when Badger's memtable logs lost
+// them (urlhash.synced), naming the segment and urlhash recover; removing
+// SYNCED accepts the loss.
+// Recover copies the key table's keys and the idempotency records of its
+// log.
 //
 // # Durability
 //
