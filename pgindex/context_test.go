@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/urlhash/urlhash/hashkey"
 )
 
@@ -34,5 +35,25 @@ func TestCancelBlocked(t *testing.T) {
 	_, err = db.HasBatch(ctx, []hashkey.Hash{hashkey.Sum([]byte("x"))})
 	if took := time.Since(start); !errors.Is(err, context.Canceled) || took > 5*time.Second {
 		t.Fatalf("HasBatch blocked by a lock, cancelled after 200ms: %v after %v; want context.Canceled at once", err, took)
+	}
+}
+
+// TestRetryEndsWithContext: a context cancelled while retrying a
+// serialization failure ends the retries with the context's error, not
+// the database's (no database needed: retry only runs fn).
+func TestRetryEndsWithContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	attempts := 0
+	err := (&DB{}).retry(ctx, func() error {
+		attempts++
+		cancel()
+		return &pgconn.PgError{Code: "40001", Message: "could not serialize access"}
+	})
+	if !errors.Is(err, context.Canceled) || attempts != 1 {
+		t.Fatalf("after %d attempts: %v; want context.Canceled after 1", attempts, err)
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		t.Errorf("%v: still a database error (a caller would retry it)", err)
 	}
 }

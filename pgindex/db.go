@@ -354,7 +354,9 @@ func retryable(err error) bool {
 
 // retry runs fn again (a few times, with a short backoff) while it fails
 // with a serialization failure or a deadlock; every statement fn runs is
-// atomic, so a failed attempt left nothing behind.
+// atomic, so a failed attempt left nothing behind. When ctx ends between
+// attempts the error is ctx's (errors.Is finds context.Canceled or
+// DeadlineExceeded), naming the last attempt's failure.
 func (db *DB) retry(ctx context.Context, fn func() error) error {
 	var err error
 	for attempt := range 8 {
@@ -363,7 +365,7 @@ func (db *DB) retry(ctx context.Context, fn func() error) error {
 		}
 		select {
 		case <-ctx.Done():
-			return err
+			return fmt.Errorf("pgindex: %w while retrying (last attempt: %v)", context.Cause(ctx), err)
 		case <-time.After(time.Duration(1<<attempt) * time.Millisecond):
 		}
 	}

@@ -48,11 +48,13 @@ func (r record) diagnostic(err error) string {
 // final separator does not start an empty record. fn owns each batch it is
 // given.
 //
-// Records are handed over as soon as a read returns them, so a producer
-// that writes one line and waits for the answer is not kept waiting; the
-// texts of one read share one string, so a fast producer costs one
-// allocation per read rather than one per record.
-func readRecords(args []string, r io.Reader, nul bool, batchSize int, fn func([]record) error) error {
+// Unless fill is set, records are handed over as soon as a read returns
+// them, so a producer that writes one line and waits for the answer is not
+// kept waiting; with fill (r is a regular file: nobody waits) only full
+// batches are, and the last, so that no batch is built from pieces and
+// copied again. The texts of one read share one string, so a fast producer
+// costs one allocation per read rather than one per record.
+func readRecords(args []string, r io.Reader, nul, fill bool, batchSize int, fn func([]record) error) error {
 	if len(args) > 0 {
 		batch := make([]record, len(args))
 		for i, a := range args {
@@ -67,8 +69,15 @@ func readRecords(args []string, r io.Reader, nul bool, batchSize int, fn func([]
 	line := 0
 	// split hands fn the records of text, whose last byte is a separator
 	// unless atEOF.
+	var batch []record
 	split := func(text string, atEOF bool) error {
-		batch := make([]record, 0, min(batchSize, 1+strings.Count(text, string(sep))))
+		if batch == nil && len(text) > 0 {
+			n := batchSize
+			if !fill {
+				n = min(batchSize, 1+strings.Count(text, string(sep)))
+			}
+			batch = make([]record, 0, n)
+		}
 		for len(text) > 0 {
 			i := strings.IndexByte(text, sep)
 			rec := text
@@ -86,14 +95,17 @@ func readRecords(args []string, r io.Reader, nul bool, batchSize int, fn func([]
 			}
 			batch = append(batch, record{text: rec, line: line})
 			if len(batch) == batchSize {
-				if err := fn(batch); err != nil {
+				full := batch
+				batch = make([]record, 0, batchSize)
+				if err := fn(full); err != nil {
 					return err
 				}
-				batch = make([]record, 0, batchSize)
 			}
 		}
-		if len(batch) > 0 {
-			return fn(batch)
+		if len(batch) > 0 && (!fill || atEOF) {
+			full := batch
+			batch = nil
+			return fn(full)
 		}
 		return nil
 	}
@@ -114,10 +126,8 @@ func readRecords(args []string, r io.Reader, nul bool, batchSize int, fn func([]
 			buf = buf[:copy(buf, buf[last+1:])]
 		}
 		if errors.Is(err, io.EOF) {
-			if len(buf) > 0 {
-				return split(string(buf), true)
-			}
-			return nil
+			// Also when buf is empty: a filled batch may wait.
+			return split(string(buf), true)
 		}
 		if err != nil {
 			return fmt.Errorf("reading stdin: %w", err)

@@ -175,7 +175,7 @@ func (o *inputFlags) read(e *env, args []string, max int, handOver func([]record
 		if len(lits) == 0 {
 			return nil
 		}
-		err := readRecords(lits, nil, false, max, fn)
+		err := readRecords(lits, nil, false, false, max, fn)
 		lits = nil
 		return err
 	}
@@ -193,7 +193,7 @@ func (o *inputFlags) read(e *env, args []string, max int, handOver func([]record
 			if err := ingest.Sniff(br, "stdin", o.nul); err != nil {
 				return err
 			}
-			return readRecords(nil, br, o.nul, max, fn)
+			return readRecords(nil, br, o.nul, isRegular(e, "-"), max, fn)
 		}
 		return o.readFile(e, name, format, max, fn)
 	}

@@ -13,14 +13,20 @@ import (
 // while a fast producer still gets large batches.
 func streamBatches(e *env, in *inputFlags, args []string, max int, fn func([]record) error) error {
 	if in.onlyArgs(args) {
-		return readRecords(args, nil, false, max, fn)
+		return readRecords(args, nil, false, false, max, fn)
 	}
 	// readRecords hands over the records of each read as soon as it
 	// returns, so batches arrive without waiting for more input. From
 	// files, where nobody waits, batches are filled: a full batch is
 	// cheaper for the index to answer.
 	fill := in.fromFiles(e, args)
-	batches := make(chan []record, 4)
+	// Filled batches are large: one read ahead is enough to keep the
+	// reader busy, more only holds memory.
+	depth := 4
+	if fill {
+		depth = 1
+	}
+	batches := make(chan []record, depth)
 	stop := make(chan struct{})
 	var readErr error
 	var wg sync.WaitGroup
