@@ -98,6 +98,9 @@ type DB struct {
 	// recMu held shared, so that Sync reads both at one moment.
 	recordVersions atomic.Uint64
 	recMu          sync.RWMutex
+	// addScratch keeps the working space of key-table adds for the next
+	// (see addHashes).
+	addScratch sync.Pool
 	// format is the format version the index records.
 	format uint64
 	// created is set when Open created the index.
