@@ -80,20 +80,16 @@ func (db *DB) addKeys(entries []store.Entry, rec *Record) ([]bool, error) {
 // addScratch is the working space of one addHashes, reused by the next
 // (DB.addScratch): a served seen-set adds batch after batch of the same
 // size, and allocating these for each cost as much memory as the keys.
+// About 54 bytes a key.
 type addScratch struct {
-	items   []addItem
-	uniq    []keytable.Key // the batch's keys, once each, in key order
-	pos     []int32        // pos[j]: the input position of uniq[j]
-	look    []keytable.Key // keys to look up in the key table
-	lookPos []int32        // look[n] is uniq[lookPos[n]]
+	items   []addItem      // the batch's keys, once each, in key order
+	work    []keytable.Key // the keys of a step: looked up, then candidates, then fresh
+	workPos []int32
 	found   []bool
 	stored  []bool
-	cand    []keytable.Key // keys not in the key table, in key order
-	candPos []int32        // the input position of cand[k]
-	bkeys   [][]byte       // Badger keys of the candidates the filter let through
-	bpos    []int32        // bkeys[n] is the key of cand[bpos[n]]
-	barena  []byte         // the bytes of bkeys
-	fresh   []keytable.Key
+	bkeys   [][]byte // Badger keys of the candidates the filter let through
+	bpos    []int32  // bkeys[n] is the key of work[bpos[n]]
+	barena  []byte   // the bytes of bkeys
 }
 
 // addItem is a key's position with its leading 8 bytes, which decide
@@ -104,7 +100,7 @@ type addItem struct {
 }
 
 // maxScratchKeys bounds the batch whose scratch is kept for reuse
-// (larger ones are left to the collector): 64 bytes a key or so.
+// (larger ones are left to the collector).
 const maxScratchKeys = 1 << 18
 
 func (db *DB) getScratch() *addScratch {
@@ -121,8 +117,8 @@ func (db *DB) putScratch(sc *addScratch, n int) {
 	}
 }
 
-// sortUnique sets sc.uniq and sc.pos to keys once each (the first
-// occurrence), in key order.
+// sortUnique sets sc.items to the positions of keys, once each (the
+// first occurrence), in key order.
 func (sc *addScratch) sortUnique(keys []hashkey.Hash) {
 	items := slices.Grow(sc.items[:0], len(keys))
 	for i := range keys {
@@ -140,17 +136,14 @@ func (sc *addScratch) sortUnique(keys []hashkey.Hash) {
 		}
 		return int(a.i - b.i)
 	})
-	sc.items = items
-	uniq := slices.Grow(sc.uniq[:0], len(keys))
-	pos := slices.Grow(sc.pos[:0], len(keys))
+	uniq := items[:0]
 	for j, it := range items {
 		if j > 0 && keys[items[j-1].i] == keys[it.i] {
 			continue
 		}
-		uniq = append(uniq, keytable.Key(keys[it.i]))
-		pos = append(pos, it.i)
+		uniq = append(uniq, it)
 	}
-	sc.uniq, sc.pos = uniq, pos
+	sc.items = uniq
 }
 
 // bools returns b resized to n falses.
@@ -175,64 +168,66 @@ func (db *DB) addHashes(keys []hashkey.Hash, added []bool, rec *Record) error {
 	sc := db.getScratch()
 	defer db.putScratch(sc, len(keys))
 	sc.sortUnique(keys)
-	uniq := sc.uniq
+	uniq := sc.items
 	db.lookingUp()
-	look, lookPos := sc.look[:0], sc.lookPos[:0]
+	// The keys the filter lets through (uniq[workPos[n]]), looked up in
+	// the key table.
+	work, workPos := slices.Grow(sc.work[:0], len(uniq)), slices.Grow(sc.workPos[:0], len(uniq))
 	db.fmu.RLock()
-	for j := range uniq {
-		if db.f.MayHaveFull((*hashkey.Hash)(&uniq[j])) {
-			look = append(look, uniq[j])
-			lookPos = append(lookPos, int32(j))
+	for j, it := range uniq {
+		if db.f.MayHaveFull(&keys[it.i]) {
+			work = append(work, keytable.Key(keys[it.i]))
+			workPos = append(workPos, int32(j))
 		}
 	}
 	db.fmu.RUnlock()
-	sc.look, sc.lookPos = look, lookPos
-	// Stored keys, found in the key table.
-	found := bools(sc.found, len(look))
+	found := bools(sc.found, len(work))
 	sc.found = found
-	if _, err := db.kt.HasBatch(look, found); err != nil {
+	if _, err := db.kt.HasBatch(work, found); err != nil {
 		return fmt.Errorf("index: key table: %w", err)
 	}
 	stored := bools(sc.stored, len(uniq))
 	sc.stored = stored
-	for n, j := range lookPos {
+	for n, j := range workPos {
 		stored[j] = found[n]
 	}
 	// The filter's answers: absent, and found in the key table (the
 	// others are settled in Badger below).
-	db.probes.add(len(uniq)-len(look)+len(found), found)
-	cand, candPos := sc.cand[:0], sc.candPos[:0]
-	for j := range uniq {
+	db.probes.add(len(uniq)-len(work)+len(found), found)
+	// The candidates: the keys not in the key table (work[k], from
+	// keys[workPos[k]]).
+	work, workPos = work[:0], workPos[:0]
+	for j, it := range uniq {
 		if !stored[j] {
-			cand = append(cand, uniq[j])
-			candPos = append(candPos, sc.pos[j])
+			work = append(work, keytable.Key(keys[it.i]))
+			workPos = append(workPos, it.i)
 		}
 	}
-	sc.cand, sc.candPos = cand, candPos
-	if len(cand) == 0 {
+	sc.work, sc.workPos = work, workPos
+	if len(work) == 0 {
 		return db.writeRecordOnly(rec, added)
 	}
-	unlock := db.lockKeys(cand)
+	unlock := db.lockKeys(work)
 	defer unlock()
 	// Under the stripes: no other writer of these keys runs. Again the
 	// key table (another adder may have added some), then Badger, for
 	// the keys the filter lets through.
-	found = bools(sc.found, len(cand))
+	found = bools(sc.found, len(work))
 	sc.found = found
-	if _, err := db.kt.HasBatch(cand, found); err != nil {
+	if _, err := db.kt.HasBatch(work, found); err != nil {
 		return fmt.Errorf("index: key table: %w", err)
 	}
 	bkeys, bpos, arena := sc.bkeys[:0], sc.bpos[:0], sc.barena[:0]
 	asked := 0
 	db.fmu.RLock()
-	for k := range cand {
+	for k := range work {
 		if found[k] {
 			continue
 		}
 		asked++
-		if db.f.MayHaveFull((*hashkey.Hash)(&cand[k])) {
+		if db.f.MayHaveFull((*hashkey.Hash)(&work[k])) {
 			bpos = append(bpos, int32(k))
-			fk := fullKey((*hashkey.Hash)(&cand[k]))
+			fk := fullKey((*hashkey.Hash)(&work[k]))
 			arena = append(arena, fk[:]...)
 		}
 	}
@@ -245,9 +240,10 @@ func (db *DB) addHashes(keys []hashkey.Hash, added []bool, rec *Record) error {
 	if err != nil {
 		return err
 	}
-	fresh := sc.fresh[:0]
-	n := 0
-	for k := range cand {
+	// The fresh keys: the candidates in neither, moved to the front of
+	// work (in key order still).
+	m, n := 0, 0
+	for k := range work {
 		if found[k] {
 			continue
 		}
@@ -257,10 +253,11 @@ func (db *DB) addHashes(keys []hashkey.Hash, added []bool, rec *Record) error {
 				continue
 			}
 		}
-		fresh = append(fresh, cand[k])
-		added[candPos[k]] = true
+		added[workPos[k]] = true
+		work[m] = work[k]
+		m++
 	}
-	sc.fresh = fresh
+	fresh := work[:m]
 	if len(fresh) == 0 {
 		return db.writeRecordOnly(rec, added)
 	}
@@ -280,8 +277,8 @@ func (db *DB) addHashes(keys []hashkey.Hash, added []bool, rec *Record) error {
 	}
 	// kt.Add sets ok[k] for each key it added: all of them, as the
 	// stripes keep every other writer of the keys out.
-	ok := bools(sc.stored, len(fresh))
-	sc.stored = ok
+	ok := bools(sc.found, len(fresh))
+	sc.found = ok
 	if _, err := db.kt.Add(&b, ok, nil); err != nil {
 		clear(added)
 		return fmt.Errorf("index: key table: %w", err)
