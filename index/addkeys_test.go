@@ -198,3 +198,64 @@ func binaryRand(rng *rand.Rand, h *hashkey.Hash) {
 		}
 	}
 }
+
+// TestKeyTableMemTable: an index with a key table gets Badger memtables
+// of KeyTableMemTableSize unless MemTableSize is set; one without keeps
+// DefaultMemTableSize.
+func TestKeyTableMemTable(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		dir  string
+		opts *Options
+		want int64
+	}{
+		{"new", dir, nil, KeyTableMemTableSize},
+		{"reopened", dir, nil, KeyTableMemTableSize},
+		{"set", dir, &Options{MemTableSize: 8 << 20}, 8 << 20},
+		{"no key table", t.TempDir(), &Options{NoKeyTable: true}, DefaultMemTableSize},
+	} {
+		db := mustOpen(t, tc.dir, tc.opts)
+		if got := db.bo.MemTableSize; got != tc.want {
+			t.Errorf("%s: MemTableSize %d, want %d", tc.name, got, tc.want)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkValuedWrites measures what the key table's smaller Badger
+// memtable (KeyTableMemTableSize) costs the entries that still go to
+// Badger: puts of batches of 1,000 new entries with a 100-byte text, and
+// with an expiry, on an index with a key table, with each memtable size.
+func BenchmarkValuedWrites(b *testing.B) {
+	ctx := context.Background()
+	for _, size := range []int64{KeyTableMemTableSize, DefaultMemTableSize} {
+		for _, kind := range []string{"text", "ttl"} {
+			b.Run(fmt.Sprintf("%s/memtable=%dMiB", kind, size>>20), func(b *testing.B) {
+				db := openTestDB(b, false, &Options{MemTableSize: size})
+				rng := rand.New(rand.NewPCG(9, 10))
+				es := make([]store.Entry, 1000)
+				text := make([]byte, 100)
+				b.ReportAllocs()
+				for b.Loop() {
+					for i := range es {
+						var h hashkey.Hash
+						binaryRand(rng, &h)
+						es[i] = store.FullEntry(h, store.Value{})
+						if kind == "text" {
+							es[i].Value.Text = text
+						} else {
+							es[i].Value.Expires = time.Now().Add(time.Hour)
+						}
+					}
+					if err := db.PutBatch(ctx, es); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(es)), "ns/entry")
+			})
+		}
+	}
+}

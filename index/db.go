@@ -150,7 +150,8 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if !s.Manifest && !s.HasData() {
+	fresh := !s.Manifest && !s.HasData()
+	if fresh {
 		switch {
 		case o.ReadOnly || o.MustExist:
 			return nil, fmt.Errorf("%w: %s", store.ErrNoIndex, dir)
@@ -198,6 +199,9 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 			codec = codecOf(tables)
 		}
 		o.setCodec(&db.bo, codec, anyCompressed(tables))
+	}
+	if o.Badger == nil && (opts == nil || opts.MemTableSize == 0) && o.keyTableAhead(dir, fresh) {
+		db.bo.MemTableSize = KeyTableMemTableSize
 	}
 	db.guard = integrity.NewGuard(dir, db.bo.BlockSize, tables)
 	if err := integrity.CheckKeyRegistry(dir, &db.bo); err != nil {
