@@ -14,16 +14,17 @@ import (
 // the requests in flight held (at most Options.MaxBuffered of bodies), and
 // what it keeps the collector frees after two cycles without use.
 
-// Body buffers come in size classes, powers of two from minPooledBody to
-// maxPooledBody bytes; a larger body gets a buffer of its own, left to
-// the collector.
+// Body buffers come in size classes of 2^k and 1.5 x 2^k bytes, from
+// 64 KiB to 4 MiB (a body wastes at most a third of its buffer); a larger
+// body gets a buffer of its own, left to the collector.
 const (
 	minPooledBodyBits = 16 // 64 KiB
 	maxPooledBodyBits = 22 // 4 MiB
+	bodyClasses       = 2*(maxPooledBodyBits-minPooledBodyBits) + 1
 )
 
 // bodyPool keeps body buffers by size class.
-type bodyPool [maxPooledBodyBits - minPooledBodyBits + 1]sync.Pool
+type bodyPool [bodyClasses]sync.Pool
 
 // get returns a buffer of n bytes (its length), from the pool when n is
 // at most 4 MiB; put gives it back.
@@ -37,27 +38,41 @@ func (p *bodyPool) get(n int) *[]byte {
 		*b = (*b)[:n]
 		return b
 	}
-	b := make([]byte, n, 1<<(c+minPooledBodyBits))
+	b := make([]byte, n, classSize(c))
 	return &b
 }
 
 func (p *bodyPool) put(b *[]byte) {
-	if c := bodyClass(cap(*b)); c >= 0 && cap(*b) == 1<<(c+minPooledBodyBits) {
+	if c := bodyClass(cap(*b)); c >= 0 && cap(*b) == classSize(c) {
 		p[c].Put(b)
 	}
 }
 
-// bodyClass returns the size class of a buffer of n bytes, or -1 when n
-// is larger than the largest class.
+// bodyClass returns the smallest size class of at least n bytes, or -1
+// when n is larger than the largest class.
 func bodyClass(n int) int {
 	if n <= 1<<minPooledBodyBits {
 		return 0
 	}
-	c := bits.Len(uint(n-1)) - minPooledBodyBits
-	if c >= len(bodyPool{}) {
+	k := bits.Len(uint(n-1)) - 1 // 2^k < n <= 2^(k+1)
+	c := 2 * (k - minPooledBodyBits)
+	if n <= 3<<(k-1) {
+		c++ // 1.5 x 2^k
+	} else {
+		c += 2
+	}
+	if c >= bodyClasses {
 		return -1
 	}
 	return c
+}
+
+// classSize returns the bytes of size class c.
+func classSize(c int) int {
+	if c%2 == 1 {
+		return 3 << (minPooledBodyBits + c/2 - 1)
+	}
+	return 1 << (minPooledBodyBits + c/2)
 }
 
 // keyBatch is the working space of a batch of bare keys (Server.addKeys).
