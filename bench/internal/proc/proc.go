@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 )
 
 // PeakRSS returns the peak resident set of process pid in bytes (VmHWM in
@@ -28,11 +30,34 @@ func PeakRSS(pid int) int64 {
 	return 0
 }
 
+// statusKB returns the fields of /proc/PID/status named (in kB, 0 when
+// absent), or false when it cannot be read.
+func statusKB(pid int, names ...string) ([]int64, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, false
+	}
+	out := make([]int64, len(names))
+	for _, line := range strings.Split(string(b), "\n") {
+		for i, n := range names {
+			if v, ok := strings.CutPrefix(line, n+":"); ok {
+				out[i], _ = strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			}
+		}
+	}
+	return out, true
+}
+
 // A Server is a running "urlhash serve".
 type Server struct {
 	// Addr is its location for --db: http://127.0.0.1:PORT.
 	Addr string
 	cmd  *exec.Cmd
+	// The largest RssAnon and RssFile seen (bytes), sampled every 20 ms
+	// until Stop: the kernel keeps the peak of their sum only (VmHWM).
+	mu         sync.Mutex
+	anon, file int64
+	stop, done chan struct{}
 }
 
 // Serve starts bin serve --db db (and flags) on a free loopback port and
@@ -56,13 +81,45 @@ func Serve(bin, db string, flags ...string) (*Server, error) {
 		return nil, fmt.Errorf("urlhash serve said %q (%v)", line, err)
 	}
 	go io.Copy(io.Discard, r)
-	return &Server{Addr: addr, cmd: cmd}, nil
+	s := &Server{Addr: addr, cmd: cmd, stop: make(chan struct{}), done: make(chan struct{})}
+	go s.sample()
+	return s, nil
+}
+
+// sample records the peaks of RssAnon and RssFile until Stop.
+func (s *Server) sample() {
+	defer close(s.done)
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if v, ok := statusKB(s.cmd.Process.Pid, "RssAnon", "RssFile"); ok {
+			s.mu.Lock()
+			s.anon, s.file = max(s.anon, v[0]<<10), max(s.file, v[1]<<10)
+			s.mu.Unlock()
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// PeakSplit returns the largest RssAnon (heap, stacks) and RssFile
+// (mapped files: the binary, the index's) sampled, in bytes; each peaked
+// at its own moment, so their sum may exceed the peak RSS.
+func (s *Server) PeakSplit() (anon, file int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.anon, s.file
 }
 
 // Stop stops the server as an operator would (SIGTERM: it finishes its
 // requests and syncs) and returns its peak RSS.
 func (s *Server) Stop() (peakRSS int64) {
 	peakRSS = PeakRSS(s.cmd.Process.Pid)
+	close(s.stop)
+	<-s.done
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	s.cmd.Wait()
 	return peakRSS
