@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,11 +95,12 @@ type Server struct {
 	bodies  *semaphore.Weighted // the bytes of bodies read ahead of their slots
 	mux     *http.ServeMux
 	diff    diffLists
-	keys    keys       // idempotency keys being answered
-	records recorder   // where answers to idempotency keys are kept
-	urls    urlProfile // the profile /v1/urls/* hash with
-	bufs    bodyPool   // request bodies (see buffers.go)
-	batches sync.Pool  // *keyBatch, for bare-key adds
+	keys    keys          // idempotency keys being answered
+	records recorder      // where answers to idempotency keys are kept
+	urls    urlProfile    // the profile /v1/urls/* hash with
+	bufs    bodyPool      // request bodies (see buffers.go)
+	batches sync.Pool     // *keyBatch, for bare-key adds
+	adders  chan struct{} // the bare-key adds running at once (addKeys)
 }
 
 // New returns a server of st. The caller keeps owning st (and closes it
@@ -127,7 +129,7 @@ func New(st store.Backend, opts *Options) *Server {
 		o.IdempotencyTTL = 24 * time.Hour
 	}
 	s := &Server{st: st, o: o, commit: newCommitter(st, o.Logger), slots: make(chan struct{}, o.MaxInFlight),
-		loads: make(chan struct{}, max(1, o.MaxInFlight/4)), bodies: semaphore.NewWeighted(max(o.MaxBuffered, o.MaxBody)), mux: http.NewServeMux()}
+		loads: make(chan struct{}, max(1, o.MaxInFlight/4)), adders: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))), bodies: semaphore.NewWeighted(max(o.MaxBuffered, o.MaxBody)), mux: http.NewServeMux()}
 	s.records = newRecords(st)
 	s.metrics = newMetrics(st, s.commit)
 	metrics := s.metrics.handler()

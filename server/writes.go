@@ -59,6 +59,15 @@ var _ keyAdder = (*index.DB)(nil)
 // common add), decoded into a reused batch: ok is false, and nothing
 // done, for a body of other entries.
 func (s *Server) addKeys(ctx context.Context, ka keyAdder, body []byte, g *recording) (_ answer, ok bool, err error) {
+	// A few at a time: more would not run faster on the processors there
+	// are, and each holds its keys and the index's scratch (about 90
+	// bytes a key) while it runs.
+	select {
+	case s.adders <- struct{}{}:
+		defer func() { <-s.adders }()
+	case <-ctx.Done():
+		return answer{}, true, errGone
+	}
 	kb, _ := s.batches.Get().(*keyBatch)
 	if kb == nil {
 		kb = new(keyBatch)
