@@ -231,7 +231,7 @@ func TestKeyTableMemTable(t *testing.T) {
 // with an expiry, on an index with a key table, with each memtable size.
 func BenchmarkValuedWrites(b *testing.B) {
 	ctx := context.Background()
-	for _, size := range []int64{KeyTableMemTableSize, DefaultMemTableSize} {
+	for _, size := range []int64{KeyTableMemTableSize, 8 << 20, DefaultMemTableSize} {
 		for _, kind := range []string{"text", "ttl"} {
 			b.Run(fmt.Sprintf("%s/memtable=%dMiB", kind, size>>20), func(b *testing.B) {
 				db := openTestDB(b, false, &Options{MemTableSize: size})
