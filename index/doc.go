@@ -22,7 +22,8 @@
 // store.Match, store.Stats; DetailedStats adds its filter's and Badger's own
 // figures, index.Stats). Writes: Put, PutBatch and PutPrefix
 // overwrite; Add and AddBatch add if absent (atomic with respect to every
-// other write in the process: each key is reported new once); VisitBatch
+// other write in the process: each key is reported new once), and AddKeys
+// adds bare keys without an entry each (a seen-set's batches); VisitBatch
 // (add if absent or due for a revisit); Delete and DeletePrefix; and
 // Load for bulk imports (see Bulk loads). The batch writes sort and keep
 // one entry per key, check which keys are stored (filter, then one ordered
