@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -191,6 +193,13 @@ func (o *dedupeOptions) openJournals() (jn *journal, orphans []*journal, err err
 }
 
 func (o *dedupeOptions) run(e *env, args []string) error {
+	// As processOrdered: dedupe keeps only its batches in flight, and a
+	// sparser GC took about a fifth of the client's CPU off a dedupe of
+	// 300k present URLs through a server (user 0.27-0.34 s with GOGC 100,
+	// 0.24-0.25 s with 400). GOGC, when set, wins.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	ix, err := o.db.open(e, access{write: true, storeURL: o.storeURL})
 	if err != nil {
 		return err
