@@ -98,6 +98,9 @@ type DB struct {
 	// recMu held shared, so that Sync reads both at one moment.
 	recordVersions atomic.Uint64
 	recMu          sync.RWMutex
+	// addScratch keeps the working space of key-table adds for the next
+	// (see addHashes).
+	addScratch sync.Pool
 	// format is the format version the index records.
 	format uint64
 	// created is set when Open created the index.
@@ -150,7 +153,8 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if !s.Manifest && !s.HasData() {
+	fresh := !s.Manifest && !s.HasData()
+	if fresh {
 		switch {
 		case o.ReadOnly || o.MustExist:
 			return nil, fmt.Errorf("%w: %s", store.ErrNoIndex, dir)
@@ -198,6 +202,9 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 			codec = codecOf(tables)
 		}
 		o.setCodec(&db.bo, codec, anyCompressed(tables))
+	}
+	if o.Badger == nil && (opts == nil || opts.MemTableSize == 0) && o.keyTableAhead(dir, fresh) {
+		db.bo.MemTableSize = KeyTableMemTableSize
 	}
 	db.guard = integrity.NewGuard(dir, db.bo.BlockSize, tables)
 	if err := integrity.CheckKeyRegistry(dir, &db.bo); err != nil {

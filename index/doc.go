@@ -22,7 +22,8 @@
 // store.Match, store.Stats; DetailedStats adds its filter's and Badger's own
 // figures, index.Stats). Writes: Put, PutBatch and PutPrefix
 // overwrite; Add and AddBatch add if absent (atomic with respect to every
-// other write in the process: each key is reported new once); VisitBatch
+// other write in the process: each key is reported new once), and AddKeys
+// adds bare keys without an entry each (a seen-set's batches); VisitBatch
 // (add if absent or due for a revisit); Delete and DeletePrefix; and
 // Load for bulk imports (see Bulk loads). The batch writes sort and keep
 // one entry per key, check which keys are stored (filter, then one ordered
@@ -311,7 +312,8 @@
 //     below a reserve that lets Badger flush, compact and close:
 //     (NumMemtables+1) x 1.25 MemTableSize + 2 x ValueLogFileSize (64 MiB
 //     by default) + max(10% of the tables, 64 MiB), 312 MiB at least with
-//     the defaults (5 memtables of 16 MiB). The reserve is sound while the
+//     the defaults (5 memtables of 16 MiB; 222 MiB with a key table's
+//     memtables of 4 MiB). The reserve is sound while the
 //     index is the only writer of its filesystem. Another process filling it is read within 20 ms,
 //     and Badger's memory-mapped logs get their blocks (fallocate) at each
 //     reading, so that appending to them never faults (SIGBUS); a flush or

@@ -2,6 +2,8 @@ package index
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -24,6 +26,11 @@ const (
 	// its skiplist, and a smaller one stays in the processor caches (a
 	// dedupe of 1M new URLs spent 17% less CPU than with 64 MiB).
 	DefaultMemTableSize = 16 << 20
+	// KeyTableMemTableSize is the default Options.MemTableSize of an
+	// index with a key table (4 MiB): Badger then holds only entries with
+	// values and idempotency records, and a memtable is memory held
+	// whole (1.25 x its size, allocated at once) however little it holds.
+	KeyTableMemTableSize = 4 << 20
 	// DefaultValueLogFileSize is the size of one value-log file (64 MiB):
 	// the index keeps entries in its tables, and the value log holds
 	// only values over 4 KiB (filter snapshot chunks, rare large values).
@@ -66,7 +73,8 @@ type Options struct {
 	IndexCacheSize int64
 
 	// MemTableSize is the size of one Badger memtable in bytes. Default
-	// 16 MiB (DefaultMemTableSize).
+	// 16 MiB (DefaultMemTableSize), and 4 MiB (KeyTableMemTableSize) for
+	// an index with a key table.
 	MemTableSize int64
 
 	// SyncWrites makes every write wait for fsync. Default false: writes
@@ -181,6 +189,20 @@ func (o *Options) withDefaults() Options {
 		c.LoadMemory = DefaultLoadMemory
 	}
 	return c
+}
+
+// keyTableAhead reports whether the index in dir will have a key table
+// (see DB.openKeyTable), as far as Open can tell before Badger opens:
+// asked for, a new index, or a key table on disk.
+func (o *Options) keyTableAhead(dir string, fresh bool) bool {
+	if o.InMemory || o.ReadOnly {
+		return false
+	}
+	if o.KeyTable || fresh && !o.NoKeyTable {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(dir, keyTableDir))
+	return err == nil
 }
 
 // badgerOptions derives Badger's options for dir.

@@ -270,9 +270,24 @@ func (db *DB) existSorted(entries []store.Entry, idx []int) ([]bool, []uint64, e
 		}
 	}
 	db.fmu.RUnlock()
+	found, exp, err := db.existKeys(keys, len(idx))
+	if err != nil {
+		return nil, nil, err
+	}
+	for j, p := range pos {
+		out[p] = found[j]
+		outExp[p] = exp[j]
+	}
+	return out, outExp, nil
+}
+
+// existKeys reports which of the sorted Badger keys are stored (live),
+// and the expiry of each stored one: the lookups of existSorted (and of
+// addHashes) for the keys the filter let through, n keys asked in all.
+func (db *DB) existKeys(keys [][]byte, n int) ([]bool, []uint64, error) {
 	if len(keys) == 0 {
-		db.probes.add(len(idx), nil)
-		return out, outExp, nil
+		db.probes.add(n, nil)
+		return nil, nil, nil
 	}
 	var found []bool
 	exp := make([]uint64, len(keys))
@@ -295,15 +310,11 @@ func (db *DB) existSorted(entries []store.Entry, idx []int) ([]bool, []uint64, e
 			return nil, nil, err
 		}
 	}
-	db.probes.add(len(idx), found)
+	db.probes.add(n, found)
 	if err := db.checkMissed(keys, found); err != nil {
 		return nil, nil, err
 	}
-	for j, p := range pos {
-		out[p] = found[j]
-		outExp[p] = exp[j]
-	}
-	return out, outExp, nil
+	return found, exp, nil
 }
 
 // seekAll reports which of the sorted keys are stored, in one forward pass

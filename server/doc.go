@@ -114,6 +114,15 @@
 // /v1/health and /metrics take no slot, so they answer whatever the other
 // clients do.
 //
+// # Memory
+//
+// Bodies of a known length are read into buffers kept for the next
+// request (size classes up to 4 MiB). An add whose entries are all bare
+// full keys (a seen-set's) is decoded into a reused slice of keys and
+// given to the index without an entry per key (index.DB.AddKeys), and at
+// most GOMAXPROCS such adds run at once: the others wait holding only
+// their bodies.
+//
 // # Logs
 //
 // Options.Logger gets one structured line per request (method, path,

@@ -208,6 +208,7 @@ func TestCutAndOversizeBodies(t *testing.T) {
 		want       string
 	}{
 		{"cut", "POST /v1/put HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n\x20\x01\x02", true, " 400 "},
+		{"cut before the body", "POST /v1/add HTTP/1.1\r\nHost: x\r\nContent-Length: 35\r\n\r\n", true, " 400 "},
 		{"oversize", "POST /v1/put HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\nabc", false, " 413 "},
 		{"chunked oversize", "POST /v1/has HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n800\r\n" + strings.Repeat("a", 2048) + "\r\n0\r\n\r\n", false, " 413 "},
 	} {

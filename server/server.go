@@ -13,8 +13,10 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
@@ -93,9 +95,12 @@ type Server struct {
 	bodies  *semaphore.Weighted // the bytes of bodies read ahead of their slots
 	mux     *http.ServeMux
 	diff    diffLists
-	keys    keys       // idempotency keys being answered
-	records recorder   // where answers to idempotency keys are kept
-	urls    urlProfile // the profile /v1/urls/* hash with
+	keys    keys          // idempotency keys being answered
+	records recorder      // where answers to idempotency keys are kept
+	urls    urlProfile    // the profile /v1/urls/* hash with
+	bufs    bodyPool      // request bodies (see buffers.go)
+	batches sync.Pool     // *keyBatch, for bare-key adds
+	adders  chan struct{} // the bare-key adds running at once (addKeys)
 }
 
 // New returns a server of st. The caller keeps owning st (and closes it
@@ -124,7 +129,7 @@ func New(st store.Backend, opts *Options) *Server {
 		o.IdempotencyTTL = 24 * time.Hour
 	}
 	s := &Server{st: st, o: o, commit: newCommitter(st, o.Logger), slots: make(chan struct{}, o.MaxInFlight),
-		loads: make(chan struct{}, max(1, o.MaxInFlight/4)), bodies: semaphore.NewWeighted(max(o.MaxBuffered, o.MaxBody)), mux: http.NewServeMux()}
+		loads: make(chan struct{}, max(1, o.MaxInFlight/4)), adders: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))), bodies: semaphore.NewWeighted(max(o.MaxBuffered, o.MaxBody)), mux: http.NewServeMux()}
 	s.records = newRecords(st)
 	s.metrics = newMetrics(st, s.commit)
 	metrics := s.metrics.handler()
@@ -316,10 +321,26 @@ func (s *Server) readBody(rw http.ResponseWriter, r *http.Request) (release func
 	}
 	rc := http.NewResponseController(rw)
 	rc.SetReadDeadline(time.Now().Add(s.o.BodyTimeout)) // unsupported (tests' recorders): no deadline
-	b, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, s.o.MaxBody))
+	var b []byte
+	var buf *[]byte // pooled, when the length is known
+	body := http.MaxBytesReader(rw, r.Body, s.o.MaxBody)
+	if r.ContentLength > 0 {
+		buf = s.bufs.get(int(r.ContentLength))
+		var k int
+		k, err = io.ReadFull(body, *buf)
+		b = (*buf)[:k]
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+	} else {
+		b, err = io.ReadAll(body)
+	}
 	rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		s.bodies.Release(n)
+		if buf != nil {
+			s.bufs.put(buf)
+		}
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			return nil, fmt.Errorf("%w: not whole after %v (%d bytes)", errSlowBody, s.o.BodyTimeout, len(b))
@@ -329,7 +350,12 @@ func (s *Server) readBody(rw http.ResponseWriter, r *http.Request) (release func
 		return nil, err
 	}
 	r.Body = &memBody{Reader: bytes.NewReader(b), b: b}
-	return func() { s.bodies.Release(n) }, nil
+	return func() {
+		s.bodies.Release(n)
+		if buf != nil {
+			s.bufs.put(buf) // the handler is done with the body
+		}
+	}, nil
 }
 
 // memBody is a request body readBody read whole, which bodyBytes hands to

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/store"
 	"github.com/urlhash/urlhash/wire"
@@ -33,12 +34,72 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) add(w http.ResponseWriter, r *http.Request) error {
 	return s.write(w, r, withWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
+		if ka, ok := s.st.(keyAdder); ok {
+			if a, ok, err := s.addKeys(r.Context(), ka, body, g); ok {
+				return a, err
+			}
+		}
 		es, err := wire.DecodeEntries(body)
 		if err != nil {
 			return answer{}, err
 		}
 		return s.addEntries(r.Context(), es, g, boolsAnswer, 0, false)
 	})
+}
+
+// keyAdder is a backend that adds bare keys without an entry each:
+// *index.DB.
+type keyAdder interface {
+	AddKeys(ctx context.Context, keys []hashkey.Hash, added []bool, rec *index.Record) error
+}
+
+var _ keyAdder = (*index.DB)(nil)
+
+// addKeys is addEntries for a body of bare full keys (a seen-set's, the
+// common add), decoded into a reused batch: ok is false, and nothing
+// done, for a body of other entries.
+func (s *Server) addKeys(ctx context.Context, ka keyAdder, body []byte, g *recording) (_ answer, ok bool, err error) {
+	// A few at a time: more would not run faster on the processors there
+	// are, and each holds its keys and the index's scratch (about 90
+	// bytes a key) while it runs.
+	select {
+	case s.adders <- struct{}{}:
+		defer func() { <-s.adders }()
+	case <-ctx.Done():
+		return answer{}, true, errGone
+	}
+	kb, _ := s.batches.Get().(*keyBatch)
+	if kb == nil {
+		kb = new(keyBatch)
+	}
+	if kb.keys, ok = wire.DecodeKeys(kb.keys[:0], body); !ok {
+		s.batches.Put(kb)
+		return answer{}, false, nil
+	}
+	defer func() {
+		if len(kb.keys) <= maxPooledKeys {
+			s.batches.Put(kb)
+		}
+	}()
+	kb.added = slices.Grow(kb.added[:0], len(kb.keys))[:len(kb.keys)]
+	switch {
+	case g != nil && g.replay:
+		// Store what the first attempt may have left out (addEntries).
+		if err := ka.AddKeys(ctx, kb.keys, kb.added, nil); err != nil {
+			return answer{}, true, err
+		}
+		return answer{fresh: slices.Contains(kb.added, true)}, true, nil
+	case g == nil:
+		err = ka.AddKeys(ctx, kb.keys, kb.added, nil)
+	default:
+		rec := g.record(boolsAnswer)
+		rec.Lazy = true
+		err = ka.AddKeys(ctx, kb.keys, kb.added, rec)
+	}
+	if err != nil {
+		return answer{}, true, err
+	}
+	return boolsAnswer(kb.added), true, nil
 }
 
 // durationArg returns the query argument name as a Go duration (absent: 0;

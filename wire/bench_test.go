@@ -25,6 +25,40 @@ func benchBatch(n int) []store.Entry {
 
 const benchN = 1000
 
+// bareBatch is a batch of n bare full keys: a seen-set client's.
+func bareBatch(n int) []store.Entry {
+	es := make([]store.Entry, n)
+	for i := range es {
+		es[i] = store.FullEntry(hashkey.Sum([]byte(fmt.Sprintf("https://example.com/page/%d", i))), store.Value{})
+	}
+	return es
+}
+
+// BenchmarkDecodeBare decodes a batch of bare keys: as entries
+// (DecodeEntries) and as keys (DecodeKeys, into a reused slice).
+func BenchmarkDecodeBare(b *testing.B) {
+	buf, _ := AppendEntries(nil, bareBatch(benchN))
+	b.Run("entries", func(b *testing.B) {
+		b.SetBytes(int64(len(buf)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := DecodeEntries(buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("keys", func(b *testing.B) {
+		b.SetBytes(int64(len(buf)))
+		b.ReportAllocs()
+		dst := make([]hashkey.Hash, 0, benchN)
+		for b.Loop() {
+			if _, ok := DecodeKeys(dst[:0], buf); !ok {
+				b.Fatal("declined")
+			}
+		}
+	})
+}
+
 func BenchmarkAppendEntries(b *testing.B) {
 	es := benchBatch(benchN)
 	buf, _ := AppendEntries(nil, es)

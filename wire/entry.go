@@ -138,6 +138,33 @@ func DecodeEntries(b []byte) ([]store.Entry, error) {
 	return out, nil
 }
 
+// bareEntryLen is the length of a bare full entry (no text, data or
+// times): the key-length byte, the key, and zero text and data lengths.
+const bareEntryLen = 1 + hashkey.Size + 2
+
+// DecodeKeys decodes a body of entries that are all bare full keys (no
+// text, data or times: a seen-set's), appending their keys to dst: what
+// DecodeEntries decodes, without a store.Entry per key. ok is false, and
+// dst is returned as it was, when the body holds anything else: decode it
+// with DecodeEntries, which reports a malformed body.
+func DecodeKeys(dst []hashkey.Hash, b []byte) (_ []hashkey.Hash, ok bool) {
+	if len(b)%bareEntryLen != 0 {
+		return dst, false
+	}
+	n := len(b) / bareEntryLen
+	for i := 0; i < len(b); i += bareEntryLen {
+		if b[i] != hashkey.Size || b[i+1+hashkey.Size] != 0 || b[i+2+hashkey.Size] != 0 {
+			return dst, false
+		}
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	for j := range n {
+		copy(dst[start+j][:], b[j*bareEntryLen+1:])
+	}
+	return dst, true
+}
+
 // AppendHashes appends the body of a question about hashes (/v1/has,
 // /v1/get, /v1/match): the hashes, 32 bytes each, back to back.
 func AppendHashes(dst []byte, hs []hashkey.Hash) []byte {

@@ -3,6 +3,8 @@ package wire_test
 import (
 	"fmt"
 
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/store"
 	"github.com/urlhash/urlhash/wire"
 )
 
@@ -23,4 +25,22 @@ func ExampleParseAnswers() {
 	// new
 	// present
 	// invalid blank line
+}
+
+func ExampleDecodeKeys() {
+	keys := []hashkey.Hash{hashkey.Sum([]byte("https://example.com/")), hashkey.Sum([]byte("https://example.org/"))}
+	var body []byte
+	for _, k := range keys {
+		e := store.FullEntry(k, store.Value{})
+		body = wire.AppendEntry(body, &e)
+	}
+	got, ok := wire.DecodeKeys(nil, body)
+	fmt.Println(len(body), ok, got[1] == keys[1])
+	// A key with a value: decode the body with DecodeEntries.
+	e := store.FullEntry(keys[0], store.Value{Text: []byte("https://example.com/")})
+	_, ok = wire.DecodeKeys(nil, wire.AppendEntry(nil, &e))
+	fmt.Println(ok)
+	// Output:
+	// 70 true true
+	// false
 }

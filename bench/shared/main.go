@@ -103,13 +103,16 @@ func run(n int, serveFlags []string) error {
 		fmt.Printf("%-40s %9.2fs %14.0f %9.0f MiB\n", r.name, r.wall.Seconds(), total/r.wall.Seconds(), float64(r.rss)/(1<<20))
 	}
 	fmt.Printf("urlhash / Redis: throughput %.2fx, peak RSS %.2fx\n", redis.wall.Seconds()/ours.wall.Seconds(), float64(ours.rss)/float64(redis.rss))
+	fmt.Printf("urlhash serve's peak RssAnon %.0f MiB, RssFile %.0f MiB (sampled every 20 ms); its CPU time %.2fs\n", float64(ours.anon)/(1<<20), float64(ours.file)/(1<<20), ours.cpu.Seconds())
 	return nil
 }
 
 type result struct {
 	name              string
 	wall              time.Duration
-	rss               int64 // server's peak resident set, bytes
+	rss               int64         // server's peak resident set, bytes
+	anon, file        int64         // its peak RssAnon and RssFile (urlhash only)
+	cpu               time.Duration // its CPU time (urlhash only)
 	printed, distinct int
 }
 
@@ -124,6 +127,8 @@ func runUrlhash(dir, bin string, inputs, serveFlags []string) (result, error) {
 	outs, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, "dedupe", "--db", srv.Addr) })
 	r.wall = time.Since(start)
 	r.rss = srv.Stop()
+	r.anon, r.file = srv.PeakSplit()
+	r.cpu = srv.CPU()
 	if err != nil {
 		return r, err
 	}

@@ -54,7 +54,40 @@ func TestDedupePipe(t *testing.T) {
 	if len(printed) != 2 || !slices.Equal(printed[0], want[0]) || !slices.Equal(printed[1], want[1]) {
 		t.Fatalf("printed %q, want %q", printed, want)
 	}
-	if len(p.pending) != 0 {
-		t.Fatalf("identities still pending after the batches printed: %d", len(p.pending))
+	if len(p.inflight) != 0 {
+		t.Fatalf("batches still in flight after they printed: %d", len(p.inflight))
+	}
+}
+
+// TestKeySet: a key set holds its keys, repeats and keys whose leading
+// bytes collide included, and nothing else.
+func TestKeySet(t *testing.T) {
+	var keys []hashkey.Hash
+	for i := range 1000 {
+		keys = append(keys, hashkey.Sum([]byte{byte(i), byte(i >> 8)}))
+	}
+	collide := keys[0]
+	collide[31] ^= 1 // the same leading bytes, another key
+	keys = append(keys, keys[5], collide)
+	s := newKeySet(keys)
+	for i := range keys {
+		if !s.has(&keys[i]) {
+			t.Fatalf("key %d missing", i)
+		}
+	}
+	for i := range 1000 {
+		absent := hashkey.Sum([]byte{byte(i), byte(i >> 8), 'x'})
+		if s.has(&absent) {
+			t.Fatalf("absent key %d found", i)
+		}
+	}
+	other := keys[1]
+	other[31] ^= 1
+	if s.has(&other) {
+		t.Fatal("a key sharing its leading bytes with a member found")
+	}
+	var empty keySet
+	if empty.has(&keys[0]) {
+		t.Fatal("the empty set has a key")
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 )
 
 // PeakRSS returns the peak resident set of process pid in bytes (VmHWM in
@@ -28,12 +30,59 @@ func PeakRSS(pid int) int64 {
 	return 0
 }
 
+// statusKB returns the fields of /proc/PID/status named (in kB, 0 when
+// absent), or false when it cannot be read.
+func statusKB(pid int, names ...string) ([]int64, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, false
+	}
+	out := make([]int64, len(names))
+	for _, line := range strings.Split(string(b), "\n") {
+		for i, n := range names {
+			if v, ok := strings.CutPrefix(line, n+":"); ok {
+				out[i], _ = strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			}
+		}
+	}
+	return out, true
+}
+
 // A Server is a running "urlhash serve".
 type Server struct {
 	// Addr is its location for --db: http://127.0.0.1:PORT.
 	Addr string
 	cmd  *exec.Cmd
+	// The largest RssAnon and RssFile seen (bytes), sampled every 20 ms
+	// until Stop: the kernel keeps the peak of their sum only (VmHWM).
+	mu         sync.Mutex
+	anon, file int64
+	stop, done chan struct{}
+	cpu        time.Duration // user + system CPU, read at Stop
 }
+
+// cpuTime returns the user and system CPU time process pid has used
+// (/proc/PID/stat, in clock ticks of 10 ms), or 0.
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// After the command name, which may hold spaces, in parentheses:
+	// state is field 3, utime 14 and stime 15.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond
+}
+
+// CPU returns the CPU time (user and system) the server used, read at
+// Stop: a cost that other processes running at the same time disturb
+// much less than they disturb wall time.
+func (s *Server) CPU() time.Duration { return s.cpu }
 
 // Serve starts bin serve --db db (and flags) on a free loopback port and
 // returns once it is ready. Its stderr is drained, so that its logs never
@@ -56,13 +105,46 @@ func Serve(bin, db string, flags ...string) (*Server, error) {
 		return nil, fmt.Errorf("urlhash serve said %q (%v)", line, err)
 	}
 	go io.Copy(io.Discard, r)
-	return &Server{Addr: addr, cmd: cmd}, nil
+	s := &Server{Addr: addr, cmd: cmd, stop: make(chan struct{}), done: make(chan struct{})}
+	go s.sample()
+	return s, nil
+}
+
+// sample records the peaks of RssAnon and RssFile until Stop.
+func (s *Server) sample() {
+	defer close(s.done)
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if v, ok := statusKB(s.cmd.Process.Pid, "RssAnon", "RssFile"); ok {
+			s.mu.Lock()
+			s.anon, s.file = max(s.anon, v[0]<<10), max(s.file, v[1]<<10)
+			s.mu.Unlock()
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// PeakSplit returns the largest RssAnon (heap, stacks) and RssFile
+// (mapped files: the binary, the index's) sampled, in bytes; each peaked
+// at its own moment, so their sum may exceed the peak RSS.
+func (s *Server) PeakSplit() (anon, file int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.anon, s.file
 }
 
 // Stop stops the server as an operator would (SIGTERM: it finishes its
 // requests and syncs) and returns its peak RSS.
 func (s *Server) Stop() (peakRSS int64) {
 	peakRSS = PeakRSS(s.cmd.Process.Pid)
+	s.cpu = cpuTime(s.cmd.Process.Pid)
+	close(s.stop)
+	<-s.done
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	s.cmd.Wait()
 	return peakRSS
