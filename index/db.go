@@ -58,10 +58,6 @@ type DB struct {
 
 	growing  atomic.Bool // a background filter growth runs
 	stopGrow atomic.Bool // Close asks it to stop
-	// wantFlat asks the next lookup to build the filter's flat form
-	// (see freeze): a command that never looks a key up (an import, a
-	// stats) never pays for it.
-	wantFlat atomic.Bool
 	// growFailed stops further growth attempts after one found damage.
 	growFailed atomic.Bool
 	growWG     sync.WaitGroup
@@ -320,11 +316,6 @@ func (db *DB) init() error {
 		db.closeKeyTable()
 		return err
 	}
-	if db.opts.ReadOnly {
-		// A reader looks keys up: the build starts now, beside the
-		// command's own start (reading its input).
-		db.lookingUp()
-	}
 	return nil
 }
 
@@ -552,39 +543,8 @@ func (db *DB) maybeGrow() {
 	}()
 }
 
-// setFilter installs f as the filter; its flat form is built at the next
-// lookup (see lookingUp). The caller holds fmu, or is Open.
-func (db *DB) setFilter(f *filter.Filter) {
-	db.f = f
-	db.wantFlat.Store(true)
-}
-
-// lookingUp is called by the lookups (reads and the existence checks of
-// writes): the first after Open or a filter change starts freeze.
-func (db *DB) lookingUp() {
-	if db.wantFlat.Load() && db.wantFlat.CompareAndSwap(true, false) {
-		db.freeze()
-	}
-}
-
-// freeze builds the flat form of the current filter (see
-// filter.Filter.Freeze) in the background; probes use the roaring form
-// until it is ready.
-func (db *DB) freeze() {
-	db.fmu.Lock()
-	f := db.f
-	// Close sets stopGrow, then takes fmu, before it waits for growWG.
-	if db.stopGrow.Load() || !f.BeginFreeze() {
-		db.fmu.Unlock()
-		return
-	}
-	db.growWG.Add(1)
-	db.fmu.Unlock()
-	go func() {
-		defer db.growWG.Done()
-		f.Freeze(&db.fmu, db.stopGrow.Load)
-	}()
-}
+// setFilter installs f as the filter. The caller holds fmu, or is Open.
+func (db *DB) setFilter(f *filter.Filter) { db.f = f }
 
 // fillFilter adds the full keys visible to txn to f, in batches, and
 // reports whether it finished (Close stops it, and damage found in a table
@@ -703,10 +663,6 @@ func (db *DB) writeSnapshot() error {
 func (db *DB) Close() (err error) {
 	defer db.catch(&err)
 	db.stopGrow.Store(true)
-	// A freeze that saw stopGrow unset added to growWG under fmu: after
-	// this, every such Add is done, and every build stops at its next run.
-	db.fmu.Lock()
-	db.fmu.Unlock()
 	db.growWG.Wait()
 	db.mu.Lock()
 	defer db.mu.Unlock()

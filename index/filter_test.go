@@ -75,33 +75,35 @@ func TestFilterNoFalseNegatives(t *testing.T) {
 	check(db)
 }
 
-// An index builds the flat form at its first lookup, not before (an
-// import never pays for it), and answers the same through it.
-func TestDBBuildsFlatOnLookup(t *testing.T) {
+// A loaded index holds its filter in the flat form (one form, not the
+// bitmap beside it), and answers through it, before and after a reopen.
+func TestDBFilterFlatAfterLoad(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(9, 10))
 	keys := randHashes(r, 20_000)
-	db := mustOpen(t, t.TempDir(), nil)
-	defer db.Close()
+	dir := t.TempDir()
+	db := mustOpen(t, dir, nil)
 	if _, err := db.Load(ctx, slices.Values(entriesOf(keys))); err != nil {
 		t.Fatal(err)
 	}
-	db.growWG.Wait()
-	db.fmu.RLock()
-	built := db.f.IsFlat()
-	db.fmu.RUnlock()
-	if built {
-		t.Fatal("flat form built before any lookup")
+	isFlat := func(db *DB) bool {
+		db.fmu.RLock()
+		defer db.fmu.RUnlock()
+		return db.f.IsFlat()
+	}
+	if !isFlat(db) {
+		t.Fatal("no flat form after a load of 20k keys")
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = mustOpen(t, dir, nil)
+	defer db.Close()
+	if !isFlat(db) {
+		t.Fatal("no flat form after a reopen")
 	}
 	if ok, err := db.Has(ctx, keys[0]); !ok || err != nil {
 		t.Fatalf("Has = %v, %v", ok, err)
-	}
-	db.growWG.Wait()
-	db.fmu.RLock()
-	built = db.f.IsFlat()
-	db.fmu.RUnlock()
-	if !built {
-		t.Fatal("no flat form after a lookup")
 	}
 	// A load into the index while the flat form stands goes through it
 	// too (the load's filter updates, see filter.Filter.AddLeads).
@@ -118,8 +120,6 @@ func TestDBBuildsFlatOnLookup(t *testing.T) {
 	if !same {
 		t.Fatal("the load replaced the filter: its flat form was not exercised")
 	}
-	db.Has(ctx, keys[0])
-	db.growWG.Wait()
 	found, err := db.HasBatch(ctx, append(keys, more...))
 	if err != nil {
 		t.Fatal(err)

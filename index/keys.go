@@ -245,7 +245,6 @@ func (db *DB) addKeys(entries []store.Entry, rec *Record) ([]bool, error) {
 		}
 		uniq = append(uniq, i)
 	}
-	db.lookingUp()
 	maybe := make([]bool, len(uniq))
 	db.fmu.RLock()
 	for j, i := range uniq {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"maps"
 	"math/bits"
-	"sync"
+	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -33,17 +35,25 @@ func BitsFor(n uint64) uint8 {
 // A Filter is the in-memory membership filter. It may answer "maybe" for an
 // absent key, never "absent" for a stored one. Callers synchronise: the
 // methods that add are writes, the others reads.
+//
+// The full entries' values live in one form at a time: a roaring64 bitmap
+// while they are too sparse for a flat set (a new filter sized for a load
+// ahead of it, a wider one being filled), and the flat set with its
+// overlay once they are dense enough, which the filter switches to as soon
+// as it can. Holding both cost 3.5 bytes a value for the bitmap beside the
+// flat set's 2.1 (see BenchmarkForms).
 type Filter struct {
 	k     uint8
-	full  *roaring64.Bitmap // leading k bits of every full entry
+	full  *roaring64.Bitmap // leading k bits of every full entry, or nil once flat
 	short *roaring.Bitmap   // leading 32 bits of every prefix entry
 
-	// flat, once built (see Freeze), answers full-entry probes in place
-	// of full, together with recent: the values added since.
-	flat *flatSet
-	// recent is nil until a flat build starts; from then on every value
-	// added to full is recorded here too, until a merge into flat.
+	// flat, once non-nil, holds the full entries' values together with
+	// recent: the values added since its last merge.
+	flat   *flatSet
 	recent map[uint64]struct{}
+	// unchecked counts the values added to full since its last density
+	// check (counting its values costs a pass over its containers).
+	unchecked int
 }
 
 // New returns an empty filter of width k (see BitsFor).
@@ -74,25 +84,63 @@ func (f *Filter) lead(h *hashkey.Hash) uint64 {
 }
 
 // AddFull adds the full entry h.
-func (f *Filter) AddFull(h *hashkey.Hash) {
-	v := f.lead(h)
-	f.full.Add(v)
-	if f.recent == nil || (f.flat != nil && f.flat.has(v)) {
+func (f *Filter) AddFull(h *hashkey.Hash) { f.add(f.lead(h)) }
+
+// checkEvery is how many values are added to the bitmap between two
+// checks of whether it is dense enough for the flat set.
+const checkEvery = 1 << 12
+
+// add adds the value v.
+func (f *Filter) add(v uint64) {
+	if f.flat == nil {
+		f.full.Add(v)
+		if f.unchecked++; f.unchecked >= checkEvery {
+			f.maybeFlatten()
+		}
+		return
+	}
+	if f.flat.has(v) {
 		return
 	}
 	f.recent[v] = struct{}{}
-	// Merging costs a pass over flat: doing it once its size grew by an
-	// eighth keeps that to a few passes per value added, and recent small.
-	if f.flat != nil && len(f.recent) > max(1<<12, f.flat.len()/8) {
-		extra := make([]uint64, 0, len(f.recent))
-		for v := range f.recent {
-			extra = append(extra, v)
-		}
-		if m := f.flat.merged(f.k, extra); m != nil {
-			f.flat = m
-			clear(f.recent)
-		}
+	if len(f.recent) > f.recentMax() {
+		f.mergeRecent(nil)
 	}
+}
+
+// recentMax is how many values the overlay holds before a merge into the
+// flat set. A merge costs a pass over the set: one each time it grew by a
+// sixteenth keeps that to a few passes per value added, and the overlay
+// (a map: about 20 bytes a value) near a byte per value at most.
+func (f *Filter) recentMax() int { return max(1<<12, f.flat.len()/16) }
+
+// mergeRecent merges the overlay and the values extra (any order, repeats
+// allowed; sorted in place) into the flat set. Past what a flat set can
+// hold (2^32 values) the filter returns to the bitmap.
+func (f *Filter) mergeRecent(extra []uint64) {
+	for v := range f.recent {
+		extra = append(extra, v)
+	}
+	if m := f.flat.merged(f.k, extra); m != nil {
+		f.flat = m
+		clear(f.recent)
+		return
+	}
+	full := roaring64.New()
+	f.flat.each(func(v uint64) { full.Add(v) })
+	full.AddMany(extra)
+	f.full, f.flat, f.recent = full, nil, nil
+}
+
+// maybeFlatten replaces the bitmap by the flat set when its values are
+// dense enough for one.
+func (f *Filter) maybeFlatten() {
+	f.unchecked = 0
+	flat := buildFlat(f.full, f.k)
+	if flat == nil {
+		return
+	}
+	f.full, f.flat, f.recent = nil, flat, make(map[uint64]struct{})
 }
 
 // AddPrefix adds the prefix entry p (at least 4 bytes).
@@ -106,23 +154,23 @@ func (f *Filter) AddPrefixes(firsts []uint32) { f.short.AddMany(firsts) }
 // space, which it returns. scratch may be leads[:0]: the values then
 // replace the leads in place.
 func (f *Filter) AddLeads(leads, scratch []uint64) []uint64 {
-	if f.recent != nil {
-		// The flat form is built or being built (any index that has
-		// answered a lookup): through addFull, which keeps flat and
-		// recent right.
-		var h hashkey.Hash
-		for _, l := range leads {
-			binary.BigEndian.PutUint64(h[:8], l)
-			f.AddFull(&h)
-		}
-		return scratch
-	}
 	shift := 64 - uint(f.k)
 	scratch = scratch[:0]
 	for _, l := range leads {
 		scratch = append(scratch, l>>shift)
 	}
-	f.full.AddMany(scratch) // ascending: roaring appends
+	switch {
+	case f.flat == nil:
+		f.full.AddMany(scratch) // ascending: roaring appends
+		f.maybeFlatten()
+	case len(scratch) > f.recentMax():
+		// Straight into the flat set: no overlay to hold them.
+		f.mergeRecent(scratch)
+	default:
+		for _, v := range scratch {
+			f.add(v)
+		}
+	}
 	return scratch
 }
 
@@ -159,26 +207,40 @@ func (f *Filter) MayHaveEntry(h *hashkey.Hash, prefix bool) bool {
 	return f.MayHaveFull(h)
 }
 
-// MemBytes is the memory the filter holds.
+// MemBytes is the memory the filter holds (the overlay's map at about 20
+// bytes a value).
 func (f *Filter) MemBytes() uint64 {
-	n := f.full.GetSizeInBytes() + f.short.GetSizeInBytes() + 16*uint64(len(f.recent))
+	n := f.short.GetSizeInBytes() + 20*uint64(len(f.recent))
 	if f.flat != nil {
-		n += f.flat.sizeBytes()
+		return n + f.flat.sizeBytes()
 	}
-	return n
+	return n + f.full.GetSizeInBytes()
 }
 
-// SizeBytes is the serialized size of both bitmaps.
+// SizeBytes is the serialized size of both bitmaps: exact for the bitmap
+// form, and for the flat form the encoding of its set plus 2 bytes for each
+// value of the overlay.
 func (f *Filter) SizeBytes() uint64 {
-	return f.full.GetSerializedSizeInBytes() + f.short.GetSerializedSizeInBytes()
+	n := f.short.GetSerializedSizeInBytes()
+	if f.flat != nil {
+		return n + f.flat.encodedSize() + 2*uint64(len(f.recent))
+	}
+	return n + f.full.GetSerializedSizeInBytes()
 }
 
 // Marshal returns the portable encoding of both bitmaps (roaring's, the
-// full entries' then the prefix entries') and their lengths.
+// full entries' then the prefix entries') and their lengths. The flat form
+// is encoded as the bitmap it stands for, one 32-bit bitmap at a time,
+// without building the whole.
 func (f *Filter) Marshal() (data []byte, fullLen, shortLen uint64, err error) {
 	var buf bytes.Buffer
 	buf.Grow(int(f.SizeBytes()))
-	n, err := f.full.WriteTo(&buf)
+	var n int64
+	if f.flat != nil {
+		n, err = f.writeFlat(&buf)
+	} else {
+		n, err = f.full.WriteTo(&buf)
+	}
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("index: encode filter: %w", err)
 	}
@@ -189,8 +251,72 @@ func (f *Filter) Marshal() (data []byte, fullLen, shortLen uint64, err error) {
 	return buf.Bytes(), uint64(n), uint64(m), nil
 }
 
+// writeFlat writes the values of the flat form and its overlay in
+// roaring64's portable format: their count of distinct leading 32 bits,
+// then for each, ascending, those bits and the 32-bit bitmap of the rest.
+func (f *Filter) writeFlat(buf *bytes.Buffer) (int64, error) {
+	recent := slices.Sorted(maps.Keys(f.recent))
+	groups := uint64(0)
+	last := uint64(1) << 32 // no group yet
+	f.each(recent, func(v uint64) {
+		if v>>32 != last {
+			groups, last = groups+1, v>>32
+		}
+	})
+	start := buf.Len()
+	buf.Write(binary.LittleEndian.AppendUint64(nil, groups))
+	var err error
+	bm := roaring.New()
+	lows := make([]uint32, 0, 1<<16)
+	flush := func() {
+		bm.AddMany(lows)
+		lows = lows[:0]
+	}
+	write := func() {
+		flush()
+		buf.Write(binary.LittleEndian.AppendUint32(nil, uint32(last)))
+		if _, e := bm.WriteTo(buf); e != nil && err == nil {
+			err = e
+		}
+		bm.Clear()
+	}
+	last = 1 << 32
+	f.each(recent, func(v uint64) {
+		if v>>32 != last {
+			if last != 1<<32 {
+				write()
+			}
+			last = v >> 32
+		}
+		if lows = append(lows, uint32(v)); len(lows) == cap(lows) {
+			flush()
+		}
+	})
+	if last != 1<<32 {
+		write()
+	}
+	return int64(buf.Len() - start), err
+}
+
+// each calls fn with every value of the flat form and of sorted, its
+// overlay's values in order, ascending.
+func (f *Filter) each(sorted []uint64, fn func(uint64)) {
+	i := 0
+	f.flat.each(func(v uint64) {
+		for ; i < len(sorted) && sorted[i] < v; i++ {
+			fn(sorted[i])
+		}
+		fn(v)
+	})
+	for ; i < len(sorted); i++ {
+		fn(sorted[i])
+	}
+}
+
 // Unmarshal decodes and validates a filter of width k written by Marshal.
-// Damage is an error wrapping store.ErrCorrupt, never a panic.
+// Damage is an error wrapping store.ErrCorrupt, never a panic. Full-entry
+// values dense enough for the flat form are decoded straight into it, one
+// 32-bit bitmap at a time, without the whole bitmap beside it.
 func Unmarshal(k uint8, data []byte, fullLen, shortLen uint64) (f *Filter, err error) {
 	if fullLen+shortLen != uint64(len(data)) || fullLen < 8 {
 		return nil, fmt.Errorf("%w: filter length", store.ErrCorrupt)
@@ -209,57 +335,94 @@ func Unmarshal(k uint8, data []byte, fullLen, shortLen uint64) (f *Filter, err e
 		}
 	}()
 	f = New(k)
-	if _, err := f.full.ReadFrom(bytes.NewReader(data[:fullLen])); err != nil {
-		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
-	}
 	if _, err := f.short.ReadFrom(bytes.NewReader(data[fullLen:])); err != nil {
-		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
-	}
-	if err := f.full.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
 	}
 	if err := f.short.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
 	}
-	if k < 64 && !f.full.IsEmpty() && f.full.Maximum() >= 1<<k {
-		return nil, fmt.Errorf("%w: filter value beyond %d bits", store.ErrCorrupt, k)
+	// A first pass validates the 32-bit bitmaps and counts the values,
+	// a second fills the flat set; or, too sparse for one, the bitmap.
+	n, err := eachBitmap(k, data[:fullLen], nil)
+	if err != nil {
+		return nil, err
+	}
+	if buckets := flatBucketsFor(k, n); buckets > 0 {
+		s := newFlatSet(buckets, n)
+		next := uint64(0)
+		run := make([]uint64, 0, flatRun)
+		lows := make([]uint32, flatRun)
+		if _, err := eachBitmap(k, data[:fullLen], func(hi uint64, bm *roaring.Bitmap) {
+			for it := bm.ManyIterator(); ; {
+				got := it.NextMany(lows)
+				if got == 0 {
+					break
+				}
+				run = run[:0]
+				for _, lo := range lows[:got] {
+					run = append(run, hi<<32|uint64(lo))
+				}
+				next = s.appendSorted(run, next)
+			}
+		}); err != nil {
+			return nil, err
+		}
+		s.finish(next)
+		f.full, f.flat, f.recent = nil, s, make(map[uint64]struct{})
+		return f, nil
+	}
+	if _, err := f.full.ReadFrom(bytes.NewReader(data[:fullLen])); err != nil {
+		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
 	}
 	return f, nil
 }
 
-// IsFlat reports whether the flat form (see Freeze) answers the probes.
-func (f *Filter) IsFlat() bool { return f.flat != nil }
-
-// BeginFreeze prepares Freeze and reports whether it should run: false
-// when the flat form is built or being built. From then on every value
-// added is also recorded, so that none added while Freeze runs is missed.
-// The caller holds the lock that guards f, as a writer.
-func (f *Filter) BeginFreeze() bool {
-	if f.flat != nil || f.recent != nil {
-		return false
+// eachBitmap decodes the roaring64 encoding data of k-bit values one
+// 32-bit bitmap at a time, validates each (their leading bits ascending,
+// their values below 2^k, the data used to its end), calls fn (when not
+// nil) with its leading bits and the bitmap, and returns the number of
+// values.
+func eachBitmap(k uint8, data []byte, fn func(hi uint64, bm *roaring.Bitmap)) (uint64, error) {
+	r := bytes.NewReader(data)
+	var b [8]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return 0, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
 	}
-	f.recent = make(map[uint64]struct{})
-	return true
-}
-
-// Freeze builds the flat form of the full entries (see flatSet) after
-// BeginFreeze, holding mu (the lock that guards f) as a reader only while
-// it reads a run of values, so that writers go on between runs, and as a
-// writer to install it. Probes use the roaring form until then. stop is
-// polled between runs: when it reports true, or the values are too sparse
-// for a flat form, Freeze gives up and the filter stays as it was.
-func (f *Filter) Freeze(mu *sync.RWMutex, stop func() bool) {
-	flat := buildFlat(f.full, f.k, mu.RLocker(), stop)
-	mu.Lock()
-	defer mu.Unlock()
-	if flat == nil {
-		f.recent = nil
-		return
-	}
-	for v := range f.recent {
-		if flat.has(v) {
-			delete(f.recent, v)
+	count := binary.LittleEndian.Uint64(b[:])
+	n := uint64(0)
+	bm := roaring.New()
+	for i := range count {
+		if _, err := io.ReadFull(r, b[:4]); err != nil {
+			return 0, fmt.Errorf("%w: filter: bitmap %d: %v", store.ErrCorrupt, i, err)
+		}
+		hi := uint64(binary.LittleEndian.Uint32(b[:4]))
+		if i > 0 && hi <= uint64(binary.LittleEndian.Uint32(b[4:])) {
+			return 0, fmt.Errorf("%w: filter: bitmap %d out of order", store.ErrCorrupt, i)
+		}
+		copy(b[4:], b[:4])
+		bm.Clear()
+		if _, err := bm.ReadFrom(r); err != nil {
+			return 0, fmt.Errorf("%w: filter: bitmap %d: %v", store.ErrCorrupt, i, err)
+		}
+		if err := bm.Validate(); err != nil {
+			return 0, fmt.Errorf("%w: filter: bitmap %d: %v", store.ErrCorrupt, i, err)
+		}
+		if bm.IsEmpty() {
+			continue // holds nothing, harmless
+		}
+		if k < 64 && hi<<32|uint64(bm.Maximum()) >= 1<<k {
+			return 0, fmt.Errorf("%w: filter value beyond %d bits", store.ErrCorrupt, k)
+		}
+		n += bm.GetCardinality()
+		if fn != nil {
+			fn(hi, bm)
 		}
 	}
-	f.flat = flat
+	if r.Len() != 0 {
+		return 0, fmt.Errorf("%w: filter: %d bytes after its bitmaps", store.ErrCorrupt, r.Len())
+	}
+	return n, nil
 }
+
+// IsFlat reports whether the flat form holds the full entries' values.
+func (f *Filter) IsFlat() bool { return f.flat != nil }

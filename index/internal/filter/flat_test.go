@@ -1,13 +1,14 @@
 package filter
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/urlhash/urlhash/hashkey"
 )
@@ -45,7 +46,7 @@ func TestFlatSetAgreesWithBitmap(t *testing.T) {
 			values := randValues(r, tc.n, tc.k)
 			bm := roaring64.New()
 			bm.AddMany(values)
-			s := buildFlat(bm, tc.k, &sync.Mutex{}, never)
+			s := buildFlat(bm, tc.k)
 			if s == nil {
 				t.Fatalf("buildFlat refused %d values of %d bits", tc.n, tc.k)
 			}
@@ -85,71 +86,80 @@ func TestFlatSetAgreesWithBitmap(t *testing.T) {
 	}
 }
 
-func never() bool { return false }
-
 // A filter far wider than its entries gets no flat set: its offsets would
 // cost more than the values.
 func TestFlatSetRefusesSparse(t *testing.T) {
 	bm := roaring64.BitmapOf(1, 2, 3)
-	if s := buildFlat(bm, 50, &sync.Mutex{}, never); s != nil {
+	if s := buildFlat(bm, 50); s != nil {
 		t.Fatalf("built a flat set of %d buckets for 3 values", len(s.offsets)-1)
 	}
-	if s := buildFlat(bm, 30, &sync.Mutex{}, func() bool { return true }); s != nil {
-		t.Fatal("a stopped build returned a set")
-	}
 }
 
-// Through the flat form's build, its recent overlay and merges, the filter
-// never says "absent" for an added key.
-func TestFilterFlatNoFalseNegatives(t *testing.T) {
+// From a new filter too wide for its first values (the bitmap form),
+// through the switch to the flat form, its overlay and merges, and bulk
+// adds of both sizes, the filter answers exactly what a bitmap of the same
+// values answers: never "absent" for an added key.
+func TestFilterFormsAgree(t *testing.T) {
+	const k = 33 // 2^17 buckets: flat from about 32k values on
 	r := rand.New(rand.NewPCG(5, 6))
-	f := New(BitsFor(50_000))
-	added := randHashes(r, 50_000)
-	for i := range added[:10_000] {
+	f := New(k)
+	ref := roaring64.New()
+	added := randHashes(r, 200_000)
+	check := func(stage string, upto int) {
+		t.Helper()
+		for i := range added[:upto] {
+			if !f.MayHaveFull(&added[i]) {
+				t.Fatalf("%s: added key %d reported absent", stage, i)
+			}
+		}
+		for _, h := range randHashes(r, 20_000) {
+			if f.MayHaveFull(&h) != ref.Contains(f.lead(&h)) {
+				t.Fatalf("%s: filter and bitmap disagree on %x", stage, h[:8])
+			}
+		}
+	}
+	for i := range added[:20_000] {
 		f.AddFull(&added[i])
+		ref.Add(f.lead(&added[i]))
 	}
-	f.recent = map[uint64]struct{}{} // what BeginFreeze does
-	for i := range added[10_000:20_000] {
-		f.AddFull(&added[10_000+i]) // added while the build runs
+	if f.IsFlat() {
+		t.Fatal("flat at 20k values of 33 bits: too sparse for it")
 	}
-	f.flat = buildFlat(f.full, f.k, &sync.Mutex{}, never)
-	if f.flat == nil {
-		t.Fatal("no flat set")
+	check("bitmap", 20_000)
+	for i := range added[20_000:100_000] {
+		f.AddFull(&added[20_000+i])
+		ref.Add(f.lead(&added[20_000+i]))
 	}
-	for i := range added[20_000:] {
-		f.AddFull(&added[20_000+i]) // merges on the way
+	if !f.IsFlat() {
+		t.Fatal("not flat at 100k values of 33 bits")
 	}
-	if f.flat.len() < 40_000 {
-		t.Fatalf("flat holds %d values after 50k adds: no merge happened", f.flat.len())
+	if f.flat.len() < 90_000 {
+		t.Fatalf("flat holds %d values after 100k adds: no merge happened", f.flat.len())
 	}
-	for i := range added {
-		if !f.MayHaveFull(&added[i]) {
-			t.Fatalf("added key %d reported absent", i)
+	check("flat", 100_000)
+	// A small bulk add goes through the overlay, a large one straight in.
+	for _, part := range []struct{ from, n int }{{100_000, 1000}, {101_000, 99_000}} {
+		from, n := part.from, part.n
+		leads := make([]uint64, 0, n)
+		for i := range added[from : from+n] {
+			leads = append(leads, binary.BigEndian.Uint64(added[from+i][:8]))
+			ref.Add(f.lead(&added[from+i]))
 		}
+		slices.Sort(leads)
+		f.AddLeads(leads, nil)
 	}
-	fp := 0
-	for _, h := range randHashes(r, 100_000) {
-		if f.MayHaveFull(&h) != f.full.Contains(f.lead(&h)) {
-			t.Fatalf("flat and roaring disagree on %x", h[:8])
-		}
-		if f.MayHaveFull(&h) {
-			fp++
-		}
-	}
-	if fp > 1000 {
-		t.Fatalf("%d of 100k random keys said maybe", fp)
-	}
+	check("bulk", len(added))
 }
 
-// BenchmarkFilter compares a probe of the flat form with roaring64's
-// Contains on the same values, absent keys, at 1M and 10M entries.
+// BenchmarkFilter measures a probe of each form, absent keys, at 1M and
+// 10M entries.
 func BenchmarkFilter(b *testing.B) {
 	for _, n := range []int{1_000_000, 10_000_000} {
 		r := rand.New(rand.NewPCG(1, uint64(n)))
 		k := BitsFor(uint64(n))
 		bm := roaring64.New()
 		bm.AddMany(randValues(r, n, k))
-		s := buildFlat(bm, k, &sync.Mutex{}, never)
+		s := buildFlat(bm, k)
 		probes := randHashes(r, 1<<16)
 		shift := 64 - uint(k)
 		lead := func(h *hashkey.Hash) uint64 { return binary.BigEndian.Uint64(h[:8]) }
@@ -179,34 +189,69 @@ func fmtCount(n int) string {
 	return strconv.Itoa(n)
 }
 
-// Writers go on while the flat form is built between its runs: a value
-// added behind the build's cursor is in recent, and none is lost.
-func TestFlatBuildBesideWriters(t *testing.T) {
-	r := rand.New(rand.NewPCG(13, 14))
-	f := New(BitsFor(400_000))
-	before, during := randHashes(r, 200_000), randHashes(r, 200_000)
-	for i := range before {
-		f.AddFull(&before[i])
-	}
-	var mu sync.RWMutex
-	f.recent = map[uint64]struct{}{} // what BeginFreeze does
-	done := make(chan *flatSet)
-	go func() { done <- buildFlat(f.full, f.k, mu.RLocker(), never) }()
-	for i := range during {
-		mu.Lock()
-		f.AddFull(&during[i])
-		mu.Unlock()
-	}
-	flat := <-done
-	if flat == nil {
-		t.Fatal("no flat set")
-	}
-	f.flat = flat
-	for _, hs := range [][]hashkey.Hash{before, during} {
-		for i := range hs {
-			if !f.MayHaveFull(&hs[i]) {
-				t.Fatalf("added key %x reported absent", hs[i][:8])
+// The flat form encodes to exactly what roaring64 writes for the same
+// values, of the size SizeBytes says; that encoding (as older versions
+// wrote it) decodes straight to the flat form; and a sparse one to the
+// bitmap form.
+func TestFlatEncoding(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		k    uint8
+		n    int
+		flat bool
+	}{
+		{"one group", BitsFor(100_000), 100_000, true},
+		{"many groups", 36, 600_000, true},
+		{"dense containers", 22, 1 << 20, true},
+		{"sparse", 40, 1000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(tc.n), 3))
+			values := randValues(r, tc.n, tc.k)
+			bm := roaring64.New()
+			bm.AddMany(values)
+			var want bytes.Buffer
+			if _, err := bm.WriteTo(&want); err != nil {
+				t.Fatal(err)
 			}
-		}
+			short := roaring.New()
+			var sb bytes.Buffer
+			short.WriteTo(&sb)
+			old := append(want.Bytes(), sb.Bytes()...)
+			f, err := Unmarshal(tc.k, old, uint64(want.Len()), uint64(sb.Len()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.IsFlat() != tc.flat {
+				t.Fatalf("IsFlat = %v, want %v", f.IsFlat(), tc.flat)
+			}
+			data, fl, _, err := f.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(data[:fl], want.Bytes()) {
+				t.Fatalf("encoding differs from roaring64's (%d bytes, want %d)", fl, want.Len())
+			}
+			if got := f.SizeBytes(); got != uint64(len(data)) {
+				t.Fatalf("SizeBytes = %d, encoding is %d bytes", got, len(data))
+			}
+			for _, v := range values {
+				var h hashkey.Hash
+				binary.BigEndian.PutUint64(h[:8], v<<(64-tc.k))
+				if !f.MayHaveFull(&h) {
+					t.Fatalf("value %#x reported absent", v)
+				}
+			}
+			// With an overlay: the encoding holds its values too.
+			var h hashkey.Hash
+			binary.BigEndian.PutUint64(h[:8], r.Uint64())
+			f.AddFull(&h)
+			bm.Add(f.lead(&h))
+			want.Reset()
+			bm.WriteTo(&want)
+			if data, fl, _, _ = f.Marshal(); !bytes.Equal(data[:fl], want.Bytes()) {
+				t.Fatal("encoding with an overlay value differs from roaring64's")
+			}
+		})
 	}
 }
