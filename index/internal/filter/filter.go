@@ -48,9 +48,14 @@ type Filter struct {
 	short *roaring.Bitmap   // leading 32 bits of every prefix entry
 
 	// flat, once non-nil, holds the full entries' values together with
-	// recent: the values added since its last merge.
+	// its overlay, the values added since its last merge (none of them in
+	// flat): tail, ascending and above all others (a load adds its keys
+	// in order: they append), and recent, the rest, with lo..hi the range
+	// of its values (a probe outside it skips the map).
 	flat   *flatSet
+	tail   []uint64
 	recent map[uint64]struct{}
+	lo, hi uint64
 	// unchecked counts the values added to full since its last density
 	// check (counting its values costs a pass over its containers).
 	unchecked int
@@ -99,31 +104,61 @@ func (f *Filter) add(v uint64) {
 		}
 		return
 	}
-	if f.flat.has(v) {
+	if f.flat.has(v) || f.overlayHas(v) {
 		return
 	}
-	f.recent[v] = struct{}{}
-	if len(f.recent) > f.recentMax() {
+	if v >= f.flat.top && (len(f.tail) == 0 || v > f.tail[len(f.tail)-1]) && (len(f.recent) == 0 || v > f.hi) {
+		f.tail = append(f.tail, v)
+	} else {
+		if len(f.recent) == 0 {
+			f.lo, f.hi = v, v
+		}
+		f.lo, f.hi = min(f.lo, v), max(f.hi, v)
+		f.recent[v] = struct{}{}
+	}
+	if len(f.recent)+len(f.tail) > f.recentMax() {
 		f.mergeRecent(nil)
 	}
+}
+
+// overlayHas reports whether the overlay holds v.
+func (f *Filter) overlayHas(v uint64) bool {
+	if len(f.tail) > 0 && v >= f.tail[0] && v <= f.tail[len(f.tail)-1] {
+		if _, ok := slices.BinarySearch(f.tail, v); ok {
+			return true
+		}
+	}
+	if len(f.recent) == 0 || v < f.lo || v > f.hi {
+		return false
+	}
+	_, ok := f.recent[v]
+	return ok
 }
 
 // recentMax is how many values the overlay holds before a merge into the
 // flat set. A merge costs a pass over the set: one each time it grew by a
 // sixteenth keeps that to a few passes per value added, and the overlay
-// (a map: about 20 bytes a value) near a byte per value at most.
+// (a map: about 20 bytes a value; the tail 8) near a byte per value at
+// most.
 func (f *Filter) recentMax() int { return max(1<<12, f.flat.len()/16) }
 
 // mergeRecent merges the overlay and the values extra (any order, repeats
 // allowed; sorted in place) into the flat set. Past what a flat set can
 // hold (2^32 values) the filter returns to the bitmap.
 func (f *Filter) mergeRecent(extra []uint64) {
+	if len(extra) == 0 && len(f.recent) == 0 && uint64(f.flat.len()+len(f.tail)) < 1<<32 {
+		f.flat.appendTail(f.tail) // in place: no pass over the set
+		f.tail = nil
+		return
+	}
+	extra = append(extra, f.tail...)
 	for v := range f.recent {
 		extra = append(extra, v)
 	}
+	f.tail = nil
+	clear(f.recent)
 	if m := f.flat.merged(f.k, extra); m != nil {
 		f.flat = m
-		clear(f.recent)
 		return
 	}
 	full := roaring64.New()
@@ -178,11 +213,7 @@ func (f *Filter) AddLeads(leads, scratch []uint64) []uint64 {
 func (f *Filter) MayHaveFull(h *hashkey.Hash) bool {
 	v := f.lead(h)
 	if f.flat != nil {
-		if f.flat.has(v) {
-			return true
-		}
-		_, ok := f.recent[v]
-		return ok
+		return f.flat.has(v) || f.overlayHas(v)
 	}
 	return f.full.Contains(v)
 }
@@ -210,7 +241,7 @@ func (f *Filter) MayHaveEntry(h *hashkey.Hash, prefix bool) bool {
 // MemBytes is the memory the filter holds (the overlay's map at about 20
 // bytes a value).
 func (f *Filter) MemBytes() uint64 {
-	n := f.short.GetSizeInBytes() + 20*uint64(len(f.recent))
+	n := f.short.GetSizeInBytes() + 20*uint64(len(f.recent)) + 8*uint64(cap(f.tail))
 	if f.flat != nil {
 		return n + f.flat.sizeBytes()
 	}
@@ -223,7 +254,7 @@ func (f *Filter) MemBytes() uint64 {
 func (f *Filter) SizeBytes() uint64 {
 	n := f.short.GetSerializedSizeInBytes()
 	if f.flat != nil {
-		return n + f.flat.encodedSize() + 2*uint64(len(f.recent))
+		return n + f.flat.encodedSize() + 2*uint64(len(f.recent)+len(f.tail))
 	}
 	return n + f.full.GetSerializedSizeInBytes()
 }
@@ -251,66 +282,127 @@ func (f *Filter) Marshal() (data []byte, fullLen, shortLen uint64, err error) {
 	return buf.Bytes(), uint64(n), uint64(m), nil
 }
 
-// writeFlat writes the values of the flat form and its overlay in
-// roaring64's portable format: their count of distinct leading 32 bits,
-// then for each, ascending, those bits and the 32-bit bitmap of the rest.
+// writeFlat writes the values of the flat form and its overlay as
+// roaring64's WriteTo writes the bitmap of the same values (TestFlatEncoding
+// compares them): the count of 32-bit bitmaps, then each one's leading 32
+// bits and roaring's encoding of the rest (a cookie, its count of 16-bit
+// containers, each one's key and cardinality - 1, their offsets, then
+// each container: up to 4096 values as an array of uint16, more as a
+// bitmap of 8 KiB), all little-endian. A bucket of the flat set is one
+// container.
 func (f *Filter) writeFlat(buf *bytes.Buffer) (int64, error) {
-	recent := slices.Sorted(maps.Keys(f.recent))
+	extra := append(slices.Collect(maps.Keys(f.recent)), f.tail...)
+	slices.Sort(extra)
+	s := f.flat
+	nb := len(s.offsets) - 1
+	const perGroup = 1 << (32 - flatLowBits) // buckets of one 32-bit bitmap
+	// inBucket returns how many of extra from i on are in bucket b.
+	inBucket := func(i, b int) int {
+		j := i
+		for j < len(extra) && extra[j]>>flatLowBits == uint64(b) {
+			j++
+		}
+		return j - i
+	}
 	groups := uint64(0)
-	last := uint64(1) << 32 // no group yet
-	f.each(recent, func(v uint64) {
-		if v>>32 != last {
-			groups, last = groups+1, v>>32
+	for g, i := 0, 0; g < nb; g += perGroup {
+		end := min(g+perGroup, nb)
+		j := i
+		for j < len(extra) && extra[j]>>flatLowBits < uint64(end) {
+			j++
 		}
-	})
+		if s.offsets[end] > s.offsets[g] || j > i {
+			groups++
+		}
+		i = j
+	}
 	start := buf.Len()
-	buf.Write(binary.LittleEndian.AppendUint64(nil, groups))
-	var err error
-	bm := roaring.New()
-	lows := make([]uint32, 0, 1<<16)
-	flush := func() {
-		bm.AddMany(lows)
-		lows = lows[:0]
-	}
-	write := func() {
-		flush()
-		buf.Write(binary.LittleEndian.AppendUint32(nil, uint32(last)))
-		if _, e := bm.WriteTo(buf); e != nil && err == nil {
-			err = e
-		}
-		bm.Clear()
-	}
-	last = 1 << 32
-	f.each(recent, func(v uint64) {
-		if v>>32 != last {
-			if last != 1<<32 {
-				write()
+	var scratch []byte
+	scratch = binary.LittleEndian.AppendUint64(scratch[:0], groups)
+	buf.Write(scratch)
+	keys := make([]uint16, 0, perGroup)
+	cards := make([]uint32, 0, perGroup)
+	run := make([]uint16, 0, 1<<flatLowBits)
+	for g, i := 0, 0; g < nb; g += perGroup {
+		end := min(g+perGroup, nb)
+		keys, cards = keys[:0], cards[:0]
+		for b, j := g, i; b < end; b++ {
+			n := inBucket(j, b)
+			j += n
+			if c := s.offsets[b+1] - s.offsets[b] + uint32(n); c > 0 {
+				keys = append(keys, uint16(b-g))
+				cards = append(cards, c)
 			}
-			last = v >> 32
 		}
-		if lows = append(lows, uint32(v)); len(lows) == cap(lows) {
-			flush()
+		if len(keys) == 0 {
+			continue
 		}
-	})
-	if last != 1<<32 {
-		write()
+		scratch = binary.LittleEndian.AppendUint32(scratch[:0], uint32(g/perGroup))
+		scratch = binary.LittleEndian.AppendUint32(scratch, serialCookieNoRun)
+		scratch = binary.LittleEndian.AppendUint32(scratch, uint32(len(keys)))
+		for c := range keys {
+			scratch = binary.LittleEndian.AppendUint16(scratch, keys[c])
+			scratch = binary.LittleEndian.AppendUint16(scratch, uint16(cards[c]-1))
+		}
+		off := uint32(8 + 8*len(keys))
+		for _, c := range cards {
+			scratch = binary.LittleEndian.AppendUint32(scratch, off)
+			off += containerBytes(c)
+		}
+		buf.Write(scratch)
+		for c, key := range keys {
+			b := g + int(key)
+			n := inBucket(i, b)
+			run = mergeRun(run[:0], s.low[s.offsets[b]:s.offsets[b+1]], extra[i:i+n])
+			i += n
+			scratch = scratch[:0]
+			if cards[c] <= arrayMax {
+				for _, x := range run {
+					scratch = binary.LittleEndian.AppendUint16(scratch, x)
+				}
+			} else {
+				var words [1 << flatLowBits / 64]uint64
+				for _, x := range run {
+					words[x/64] |= 1 << (x % 64)
+				}
+				for _, w := range words {
+					scratch = binary.LittleEndian.AppendUint64(scratch, w)
+				}
+			}
+			buf.Write(scratch)
+		}
 	}
-	return int64(buf.Len() - start), err
+	return int64(buf.Len() - start), nil
 }
 
-// each calls fn with every value of the flat form and of sorted, its
-// overlay's values in order, ascending.
-func (f *Filter) each(sorted []uint64, fn func(uint64)) {
-	i := 0
-	f.flat.each(func(v uint64) {
-		for ; i < len(sorted) && sorted[i] < v; i++ {
-			fn(sorted[i])
-		}
-		fn(v)
-	})
-	for ; i < len(sorted); i++ {
-		fn(sorted[i])
+// Roaring's portable format: the cookie of a bitmap without run
+// containers, and the most values of an array container.
+const (
+	serialCookieNoRun = 12346
+	arrayMax          = 4096
+)
+
+// containerBytes is the encoded size of a container of c values.
+func containerBytes(c uint32) uint32 {
+	if c <= arrayMax {
+		return 2 * c
 	}
+	return 1 << flatLowBits / 8
+}
+
+// mergeRun appends to dst the ascending union of run and the low bits of
+// extra (ascending, none in run).
+func mergeRun(dst, run []uint16, extra []uint64) []uint16 {
+	j := 0
+	for _, v := range extra {
+		x := uint16(v)
+		for j < len(run) && run[j] < x {
+			dst = append(dst, run[j])
+			j++
+		}
+		dst = append(dst, x)
+	}
+	return append(dst, run[j:]...)
 }
 
 // Unmarshal decodes and validates a filter of width k written by Marshal.
@@ -341,18 +433,15 @@ func Unmarshal(k uint8, data []byte, fullLen, shortLen uint64) (f *Filter, err e
 	if err := f.short.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
 	}
-	// A first pass validates the 32-bit bitmaps and counts the values,
-	// a second fills the flat set; or, too sparse for one, the bitmap.
-	n, err := eachBitmap(k, data[:fullLen], nil)
-	if err != nil {
-		return nil, err
-	}
-	if buckets := flatBucketsFor(k, n); buckets > 0 {
-		s := newFlatSet(buckets, n)
+	// Values dense enough for the flat form are decoded straight into it;
+	// its buckets are sized for the most values the data can hold (8 a
+	// byte, in bitmap containers), which bounds what hostile data costs.
+	if buckets := flatBucketsFor(k, min(8*fullLen, 1<<32-1)); buckets > 0 {
+		s := newFlatSet(buckets, fullLen/2)
 		next := uint64(0)
 		run := make([]uint64, 0, flatRun)
 		lows := make([]uint32, flatRun)
-		if _, err := eachBitmap(k, data[:fullLen], func(hi uint64, bm *roaring.Bitmap) {
+		n, err := eachBitmap(k, data[:fullLen], func(hi uint64, bm *roaring.Bitmap) {
 			for it := bm.ManyIterator(); ; {
 				got := it.NextMany(lows)
 				if got == 0 {
@@ -364,12 +453,20 @@ func Unmarshal(k uint8, data []byte, fullLen, shortLen uint64) (f *Filter, err e
 				}
 				next = s.appendSorted(run, next)
 			}
-		}); err != nil {
+		})
+		if err != nil {
 			return nil, err
 		}
 		s.finish(next)
-		f.full, f.flat, f.recent = nil, s, make(map[uint64]struct{})
+		if flatBucketsFor(k, n) > 0 {
+			f.full, f.flat, f.recent = nil, s, make(map[uint64]struct{})
+			return f, nil
+		}
+		s.each(func(v uint64) { f.full.Add(v) })
 		return f, nil
+	}
+	if _, err := eachBitmap(k, data[:fullLen], nil); err != nil {
+		return nil, err
 	}
 	if _, err := f.full.ReadFrom(bytes.NewReader(data[:fullLen])); err != nil {
 		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)

@@ -23,6 +23,7 @@ const flatLowBits = 16
 type flatSet struct {
 	offsets []uint32 // bucket b's values are low[offsets[b]:offsets[b+1]]
 	low     []uint16 // each value's low flatLowBits bits
+	top     uint64   // the largest value + 1, or 0 when empty
 }
 
 // flatBucketsFor returns the number of buckets of a flatSet holding n
@@ -81,7 +82,19 @@ func (s *flatSet) appendSorted(vs []uint64, next uint64) uint64 {
 		}
 		s.low = append(s.low, uint16(v))
 	}
+	if len(vs) > 0 {
+		s.top = vs[len(vs)-1] + 1
+	}
 	return next
+}
+
+// appendTail appends ascending values, all above s's, in place.
+func (s *flatSet) appendTail(vs []uint64) {
+	next := uint64(0)
+	if s.top > 0 {
+		next = (s.top-1)>>flatLowBits + 1 // the buckets up to the top's are set
+	}
+	s.finish(s.appendSorted(vs, next))
 }
 
 // finish sets the start offsets of the buckets from next on.
@@ -116,29 +129,22 @@ func (s *flatSet) each(fn func(uint64)) {
 }
 
 // encodedSize is the size of the roaring64 portable encoding of the values
-// (see Filter.writeFlat): a bucket holds the values of one 16-bit
-// container, 2 bytes a value (up to 4096 values, then a bitmap of 8 KiB),
-// with a 4-byte header (and a 4-byte offset in a 32-bit bitmap of four or
-// more containers); a 32-bit bitmap adds 12 bytes (its leading bits, a
-// cookie and its count of containers), and the whole 8 (the count of
-// 32-bit bitmaps).
+// (see Filter.writeFlat): 8 bytes (the count of 32-bit bitmaps), then for
+// each 32-bit bitmap 12 (its leading bits, a cookie, its count of
+// containers) and for each container (a bucket) 8 (key, cardinality,
+// offset) and its values.
 func (s *flatSet) encodedSize() uint64 {
 	size := uint64(8)
 	const perGroup = 1 << (32 - flatLowBits) // buckets per 32-bit bitmap
 	for g := 0; g < len(s.offsets)-1; g += perGroup {
-		containers, bytes := uint64(0), uint64(0)
+		group := uint64(0)
 		for b := g; b < min(g+perGroup, len(s.offsets)-1); b++ {
-			if c := uint64(s.offsets[b+1] - s.offsets[b]); c > 0 {
-				containers++
-				bytes += 4 + min(2*c, 8192)
+			if c := s.offsets[b+1] - s.offsets[b]; c > 0 {
+				group += 8 + uint64(containerBytes(c))
 			}
 		}
-		if containers == 0 {
-			continue
-		}
-		size += 12 + bytes
-		if containers >= 4 {
-			size += 4 * containers
+		if group > 0 {
+			size += 12 + group
 		}
 	}
 	return size
@@ -152,7 +158,7 @@ func (s *flatSet) sizeBytes() uint64 { return 4*uint64(len(s.offsets)) + 2*uint6
 
 // merged returns a new set of s's values and extra's (sorted in place,
 // repeats and values already in s allowed), or nil when the result would be
-// too sparse for a flatSet.
+// too sparse for a flatSet (or hold 2^32 values or more).
 func (s *flatSet) merged(k uint8, extra []uint64) *flatSet {
 	slices.Sort(extra)
 	extra = slices.Compact(extra)
@@ -161,37 +167,32 @@ func (s *flatSet) merged(k uint8, extra []uint64) *flatSet {
 	if buckets == 0 || buckets+1 != uint64(len(s.offsets)) {
 		return nil
 	}
-	out := &flatSet{offsets: make([]uint32, buckets+1), low: make([]uint16, 0, n)}
-	next := uint64(0)
-	one := make([]uint64, 1)
-	b := uint64(0) // s's current bucket
-	i := 0         // s's next value, in bucket b
-	for _, x := range extra {
-		// Copy s's values below x, then x unless s has it.
-		for i < len(s.low) {
-			for uint32(i) >= s.offsets[b+1] {
-				b++
+	out := newFlatSet(buckets, n)
+	i := 0 // extra's next value
+	for b := range buckets {
+		out.offsets[b] = uint32(len(out.low))
+		run := s.low[s.offsets[b]:s.offsets[b+1]]
+		if i == len(extra) || extra[i]>>flatLowBits != b {
+			out.low = append(out.low, run...)
+			continue
+		}
+		j := 0
+		for ; i < len(extra) && extra[i]>>flatLowBits == b; i++ {
+			x := uint16(extra[i])
+			for j < len(run) && run[j] < x {
+				out.low = append(out.low, run[j])
+				j++
 			}
-			v := b<<flatLowBits | uint64(s.low[i])
-			if v >= x {
-				break
+			if j == len(run) || run[j] != x {
+				out.low = append(out.low, x)
 			}
-			one[0] = v
-			next = out.appendSorted(one, next)
-			i++
 		}
-		if !s.has(x) {
-			one[0] = x
-			next = out.appendSorted(one, next)
-		}
+		out.low = append(out.low, run[j:]...)
 	}
-	for ; i < len(s.low); i++ {
-		for uint32(i) >= s.offsets[b+1] {
-			b++
-		}
-		one[0] = b<<flatLowBits | uint64(s.low[i])
-		next = out.appendSorted(one, next)
+	out.offsets[buckets] = uint32(len(out.low))
+	out.top = s.top
+	if len(extra) > 0 {
+		out.top = max(s.top, extra[len(extra)-1]+1)
 	}
-	out.finish(next)
 	return out
 }

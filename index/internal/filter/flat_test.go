@@ -204,6 +204,7 @@ func TestFlatEncoding(t *testing.T) {
 		{"many groups", 36, 600_000, true},
 		{"dense containers", 22, 1 << 20, true},
 		{"sparse", 40, 1000, false},
+		{"sparse, within the bound of its bytes", 34, 10_000, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(tc.n), 3))
@@ -242,16 +243,86 @@ func TestFlatEncoding(t *testing.T) {
 					t.Fatalf("value %#x reported absent", v)
 				}
 			}
-			// With an overlay: the encoding holds its values too.
+			// With an overlay (its map, its tail): the encoding holds its
+			// values too.
 			var h hashkey.Hash
-			binary.BigEndian.PutUint64(h[:8], r.Uint64())
-			f.AddFull(&h)
-			bm.Add(f.lead(&h))
+			for i := range 200 {
+				v := r.Uint64()
+				if i%2 == 0 {
+					v = ^uint64(0) - uint64(i) // ascending above all: the tail
+				}
+				binary.BigEndian.PutUint64(h[:8], v)
+				f.AddFull(&h)
+				bm.Add(f.lead(&h))
+			}
 			want.Reset()
 			bm.WriteTo(&want)
 			if data, fl, _, _ = f.Marshal(); !bytes.Equal(data[:fl], want.Bytes()) {
 				t.Fatal("encoding with an overlay value differs from roaring64's")
 			}
+		})
+	}
+}
+
+// BenchmarkForms measures the costs of a filter of n random entries, at
+// 1M and 10M: adding them one at a time (random order, as a server does),
+// as one ascending bulk (a load), encoding it, decoding it (an Open), and
+// the memory each form holds (B/entry): the flat form, and roaring64,
+// which the filter held beside it before.
+func BenchmarkForms(b *testing.B) {
+	for _, n := range []int{1_000_000, 10_000_000} {
+		r := rand.New(rand.NewPCG(2, uint64(n)))
+		k := BitsFor(uint64(n))
+		hs := randHashes(r, n)
+		leads := make([]uint64, n)
+		for i := range hs {
+			leads[i] = binary.BigEndian.Uint64(hs[i][:8])
+		}
+		slices.Sort(leads)
+		b.Run(fmtCount(n)+"/add", func(b *testing.B) {
+			var f *Filter
+			for b.Loop() {
+				f = New(k)
+				for i := range hs {
+					f.AddFull(&hs[i])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
+			b.ReportMetric(float64(f.MemBytes())/float64(n), "B/entry")
+		})
+		b.Run(fmtCount(n)+"/addleads", func(b *testing.B) {
+			scratch := make([]uint64, 0, n)
+			for b.Loop() {
+				New(k).AddLeads(leads, scratch)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entry")
+		})
+		f := New(k)
+		f.AddLeads(leads, nil)
+		b.Run(fmtCount(n)+"/marshal", func(b *testing.B) {
+			for b.Loop() {
+				if _, _, _, err := f.Marshal(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		data, fl, sl, _ := f.Marshal()
+		b.Run(fmtCount(n)+"/unmarshal", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Unmarshal(k, data, fl, sl); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmtCount(n)+"/roaring64", func(b *testing.B) {
+			var bm *roaring64.Bitmap
+			for b.Loop() {
+				bm = roaring64.New()
+				if _, err := bm.ReadFrom(bytes.NewReader(data[:fl])); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(bm.GetSizeInBytes())/float64(n), "B/entry")
 		})
 	}
 }
