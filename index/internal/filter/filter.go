@@ -59,6 +59,8 @@ type Filter struct {
 	// unchecked counts the values added to full since its last density
 	// check (counting its values costs a pass over its containers).
 	unchecked int
+	// expect is how many values the filter expects to hold (see Expect).
+	expect uint64
 }
 
 // New returns an empty filter of width k (see BitsFor).
@@ -86,6 +88,16 @@ func (f *Filter) IsTooNarrowFor(n uint64) bool {
 // lead returns the leading k bits of h.
 func (f *Filter) lead(h *hashkey.Hash) uint64 {
 	return binary.BigEndian.Uint64(h[:8]) >> (64 - uint(f.k))
+}
+
+// Expect tells the filter that it is about to hold about n full entries
+// (a load's): the flat form then makes room for them once, rather than
+// growing by copies (each holding the old values and the new beside them).
+func (f *Filter) Expect(n uint64) {
+	f.expect = n
+	if f.flat != nil && n > uint64(cap(f.flat.low)) && n < 1<<32 {
+		f.flat.low = slices.Grow(f.flat.low, int(n)-len(f.flat.low))
+	}
 }
 
 // AddFull adds the full entry h.
@@ -147,7 +159,7 @@ func (f *Filter) recentMax() int { return max(1<<12, f.flat.len()/16) }
 // hold (2^32 values) the filter returns to the bitmap.
 func (f *Filter) mergeRecent(extra []uint64) {
 	if len(extra) == 0 && len(f.recent) == 0 && uint64(f.flat.len()+len(f.tail)) < 1<<32 {
-		f.flat.appendTail(f.tail) // in place: no pass over the set
+		f.flat.appendTail(f.tail, f.expect) // in place: no pass over the set
 		f.tail = nil
 		return
 	}
@@ -157,7 +169,7 @@ func (f *Filter) mergeRecent(extra []uint64) {
 	}
 	f.tail = nil
 	clear(f.recent)
-	if m := f.flat.merged(f.k, extra); m != nil {
+	if m := f.flat.merged(f.k, extra, f.expect); m != nil {
 		f.flat = m
 		return
 	}
@@ -171,7 +183,7 @@ func (f *Filter) mergeRecent(extra []uint64) {
 // dense enough for one.
 func (f *Filter) maybeFlatten() {
 	f.unchecked = 0
-	flat := buildFlat(f.full, f.k)
+	flat := buildFlat(f.full, f.k, f.expect)
 	if flat == nil {
 		return
 	}

@@ -50,15 +50,24 @@ func newFlatSet(buckets, n uint64) *flatSet {
 	return &flatSet{offsets: make([]uint32, buckets+1), low: make([]uint16, 0, n)}
 }
 
-// buildFlat returns the flatSet of the k-bit values of full, or nil when
-// flatBucketsFor refuses.
-func buildFlat(full *roaring64.Bitmap, k uint8) *flatSet {
+// roomFor is the capacity of a set of n values that expects to hold
+// expect: expect when it is more, and a flat set can hold it.
+func roomFor(n, expect uint64) uint64 {
+	if expect > n && expect < 1<<32 {
+		return expect
+	}
+	return n
+}
+
+// buildFlat returns the flatSet of the k-bit values of full, with room for
+// expect values, or nil when flatBucketsFor refuses.
+func buildFlat(full *roaring64.Bitmap, k uint8, expect uint64) *flatSet {
 	n := full.GetCardinality()
 	buckets := flatBucketsFor(k, n)
 	if buckets == 0 {
 		return nil
 	}
-	s := newFlatSet(buckets, n)
+	s := newFlatSet(buckets, roomFor(n, expect))
 	run := make([]uint64, flatRun)
 	next := uint64(0) // the first bucket whose start offset is not set yet
 	for it := full.ManyIterator(); ; {
@@ -88,8 +97,12 @@ func (s *flatSet) appendSorted(vs []uint64, next uint64) uint64 {
 	return next
 }
 
-// appendTail appends ascending values, all above s's, in place.
-func (s *flatSet) appendTail(vs []uint64) {
+// appendTail appends ascending values, all above s's, in place, growing
+// the set to room for expect values when it has to grow.
+func (s *flatSet) appendTail(vs []uint64, expect uint64) {
+	if need := uint64(len(s.low) + len(vs)); need > uint64(cap(s.low)) {
+		s.low = slices.Grow(s.low, int(roomFor(need, expect))-len(s.low))
+	}
 	next := uint64(0)
 	if s.top > 0 {
 		next = (s.top-1)>>flatLowBits + 1 // the buckets up to the top's are set
@@ -157,9 +170,10 @@ func (s *flatSet) len() int { return len(s.low) }
 func (s *flatSet) sizeBytes() uint64 { return 4*uint64(len(s.offsets)) + 2*uint64(len(s.low)) }
 
 // merged returns a new set of s's values and extra's (sorted in place,
-// repeats and values already in s allowed), or nil when the result would be
+// repeats and values already in s allowed), with room for expect values,
+// or nil when the result would be
 // too sparse for a flatSet (or hold 2^32 values or more).
-func (s *flatSet) merged(k uint8, extra []uint64) *flatSet {
+func (s *flatSet) merged(k uint8, extra []uint64, expect uint64) *flatSet {
 	slices.Sort(extra)
 	extra = slices.Compact(extra)
 	n := uint64(len(s.low) + len(extra))
@@ -167,7 +181,7 @@ func (s *flatSet) merged(k uint8, extra []uint64) *flatSet {
 	if buckets == 0 || buckets+1 != uint64(len(s.offsets)) {
 		return nil
 	}
-	out := newFlatSet(buckets, n)
+	out := newFlatSet(buckets, roomFor(n, expect))
 	i := 0 // extra's next value
 	for b := range buckets {
 		out.offsets[b] = uint32(len(out.low))

@@ -46,7 +46,7 @@ func TestFlatSetAgreesWithBitmap(t *testing.T) {
 			values := randValues(r, tc.n, tc.k)
 			bm := roaring64.New()
 			bm.AddMany(values)
-			s := buildFlat(bm, tc.k)
+			s := buildFlat(bm, tc.k, 0)
 			if s == nil {
 				t.Fatalf("buildFlat refused %d values of %d bits", tc.n, tc.k)
 			}
@@ -76,7 +76,7 @@ func TestFlatSetAgreesWithBitmap(t *testing.T) {
 			extra = append(extra, extra[:10]...)                     // and of each other
 			r.Shuffle(len(extra), func(i, j int) { extra[i], extra[j] = extra[j], extra[i] })
 			bm.AddMany(extra)
-			m := s.merged(tc.k, slices.Clone(extra))
+			m := s.merged(tc.k, slices.Clone(extra), 0)
 			if m == nil {
 				t.Fatal("merged refused")
 			}
@@ -90,7 +90,7 @@ func TestFlatSetAgreesWithBitmap(t *testing.T) {
 // cost more than the values.
 func TestFlatSetRefusesSparse(t *testing.T) {
 	bm := roaring64.BitmapOf(1, 2, 3)
-	if s := buildFlat(bm, 50); s != nil {
+	if s := buildFlat(bm, 50, 0); s != nil {
 		t.Fatalf("built a flat set of %d buckets for 3 values", len(s.offsets)-1)
 	}
 }
@@ -159,7 +159,7 @@ func BenchmarkFilter(b *testing.B) {
 		k := BitsFor(uint64(n))
 		bm := roaring64.New()
 		bm.AddMany(randValues(r, n, k))
-		s := buildFlat(bm, k)
+		s := buildFlat(bm, k, 0)
 		probes := randHashes(r, 1<<16)
 		shift := 64 - uint(k)
 		lead := func(h *hashkey.Hash) uint64 { return binary.BigEndian.Uint64(h[:8]) }
@@ -324,5 +324,36 @@ func BenchmarkForms(b *testing.B) {
 			}
 			b.ReportMetric(float64(bm.GetSizeInBytes())/float64(n), "B/entry")
 		})
+	}
+}
+
+// A filter told what a load will bring grows its flat form once, and
+// answers the same.
+func TestFilterExpect(t *testing.T) {
+	const n = 300_000
+	r := rand.New(rand.NewPCG(21, 22))
+	hs := randHashes(r, n)
+	leads := make([]uint64, n)
+	for i := range hs {
+		leads[i] = binary.BigEndian.Uint64(hs[i][:8])
+	}
+	slices.Sort(leads)
+	f := New(BitsFor(n))
+	f.Expect(n)
+	var h hashkey.Hash
+	for _, l := range leads {
+		binary.BigEndian.PutUint64(h[:8], l)
+		f.AddFull(&h) // in order, as a load adds them
+	}
+	if !f.IsFlat() {
+		t.Fatal("not flat")
+	}
+	if c := cap(f.flat.low); c != n {
+		t.Fatalf("flat set has room for %d values, want the %d expected", c, n)
+	}
+	for i := range hs {
+		if !f.MayHaveFull(&hs[i]) {
+			t.Fatalf("added key %d reported absent", i)
+		}
 	}
 }
