@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -355,6 +357,47 @@ func getCopy(txn *badger.Txn, key []byte) ([]byte, error) {
 	return v, translate(err)
 }
 
+// chunkReader reads the filter's chunks in order from txn, one value
+// buffer reused, and sums them into crc. A chunk missing is an error
+// wrapping store.ErrCorrupt (as before the decoding read chunks itself:
+// Open fails); err keeps it, or the error of a read, which the filter's
+// decoder would report as mere damage.
+type chunkReader struct {
+	txn    *badger.Txn
+	chunks uint32 // in the snapshot
+	i      uint32 // the next chunk to read
+	buf    []byte
+	cur    []byte // the unread part of chunk i-1
+	crc    hash.Hash32
+	err    error
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	for len(r.cur) == 0 {
+		if r.i == r.chunks {
+			return 0, io.EOF
+		}
+		item, err := r.txn.Get(filterChunkKey(r.i))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			r.err = fmt.Errorf("%w: filter chunk %d missing", store.ErrCorrupt, r.i)
+			return 0, r.err
+		}
+		if err == nil {
+			r.buf, err = item.ValueCopy(r.buf[:0])
+		}
+		if err != nil {
+			r.err = translate(err)
+			return 0, r.err
+		}
+		r.crc.Write(r.buf)
+		r.cur = r.buf
+		r.i++
+	}
+	n := copy(p, r.cur)
+	r.cur = r.cur[n:]
+	return n, nil
+}
+
 // loadFilter loads the persisted filter when it reflects the current
 // database state and rebuilds it from the keys otherwise.
 func (db *DB) loadFilter() error {
@@ -371,7 +414,8 @@ func (db *DB) loadFilter() error {
 
 func (db *DB) loadSnapshot() (bool, error) {
 	var hdr snapshotHeader
-	var data []byte
+	var f *filter.Filter
+	var errDecode error
 	var exp *expiryCounts
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		b, err := getCopy(txn, metaKey(metaSnapshot))
@@ -400,28 +444,24 @@ func (db *DB) loadSnapshot() (bool, error) {
 			}
 			exp = &expiryCounts{} // no entry ever had an expiry
 		}
-		data = make([]byte, 0, hdr.FullLen+hdr.ShortLen)
-		for i := range hdr.Chunks {
-			c, err := getCopy(txn, filterChunkKey(i))
-			if err != nil {
-				return err
-			}
-			if c == nil {
-				return fmt.Errorf("%w: filter chunk %d missing", store.ErrCorrupt, i)
-			}
-			data = append(data, c...)
+		// The filter is decoded from its chunks as they are read (never
+		// the whole encoding beside the filter it decodes to), and checked
+		// against its CRC once read.
+		cr := &chunkReader{txn: txn, chunks: hdr.Chunks, crc: crc32.New(castagnoli)}
+		f, errDecode = filter.Decode(hdr.Bits, cr, hdr.FullLen, hdr.ShortLen)
+		if cr.err != nil {
+			return cr.err
+		}
+		if errDecode == nil && (cr.i != hdr.Chunks || len(cr.cur) != 0 || cr.crc.Sum32() != hdr.CRC) {
+			errDecode = fmt.Errorf("%w: filter chunks do not match their header", store.ErrCorrupt)
 		}
 		return nil
 	})
-	if err != nil || data == nil {
+	if err != nil || (f == nil && errDecode == nil) {
 		return false, err
 	}
-	if crc32.Checksum(data, castagnoli) != hdr.CRC {
+	if errDecode != nil {
 		return false, nil // rebuild rather than trust it
-	}
-	f, err := filter.Unmarshal(hdr.Bits, data, hdr.FullLen, hdr.ShortLen)
-	if err != nil {
-		return false, nil
 	}
 	db.setFilter(f)
 	db.entries.Store(int64(hdr.Entries))

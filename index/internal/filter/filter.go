@@ -418,18 +418,23 @@ func mergeRun(dst, run []uint16, extra []uint64) []uint16 {
 }
 
 // Unmarshal decodes and validates a filter of width k written by Marshal.
-// Damage is an error wrapping store.ErrCorrupt, never a panic. Full-entry
-// values dense enough for the flat form are decoded straight into it, one
-// 32-bit bitmap at a time, without the whole bitmap beside it.
-func Unmarshal(k uint8, data []byte, fullLen, shortLen uint64) (f *Filter, err error) {
-	if fullLen+shortLen != uint64(len(data)) || fullLen < 8 {
+// Damage is an error wrapping store.ErrCorrupt, never a panic.
+func Unmarshal(k uint8, data []byte, fullLen, shortLen uint64) (*Filter, error) {
+	if fullLen+shortLen != uint64(len(data)) {
 		return nil, fmt.Errorf("%w: filter length", store.ErrCorrupt)
 	}
-	// roaring64's portable format starts with the number of 32-bit
-	// bitmaps, each at least 12 bytes; roaring64.ReadFrom (v2.30.0) panics
-	// on a huge count (found by FuzzSnapshot), so check it first.
-	if n := binary.LittleEndian.Uint64(data); n > fullLen/12 {
-		return nil, fmt.Errorf("%w: filter of %d bitmaps in %d bytes", store.ErrCorrupt, n, fullLen)
+	return Decode(k, bytes.NewReader(data), fullLen, shortLen)
+}
+
+// Decode reads, decodes and validates a filter of width k written by
+// Marshal (fullLen and shortLen bytes) from r, which it reads a 32-bit
+// bitmap at a time: the encoding is never held whole. Full-entry values
+// dense enough for the flat form are decoded straight into it. Damage is
+// an error wrapping store.ErrCorrupt, never a panic; so is an error of r
+// (a caller whose reader can fail keeps its own errors apart).
+func Decode(k uint8, r io.Reader, fullLen, shortLen uint64) (f *Filter, err error) {
+	if fullLen < 8 {
+		return nil, fmt.Errorf("%w: filter length", store.ErrCorrupt)
 	}
 	// The roaring decoders are not hardened against every malformed
 	// input; a snapshot that makes them panic is corrupt.
@@ -439,21 +444,16 @@ func Unmarshal(k uint8, data []byte, fullLen, shortLen uint64) (f *Filter, err e
 		}
 	}()
 	f = New(k)
-	if _, err := f.short.ReadFrom(bytes.NewReader(data[fullLen:])); err != nil {
-		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
-	}
-	if err := f.short.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
-	}
+	full := &io.LimitedReader{R: r, N: int64(min(fullLen, 1<<62))}
 	// Values dense enough for the flat form are decoded straight into it;
 	// its buckets are sized for the most values the data can hold (8 a
 	// byte, in bitmap containers), which bounds what hostile data costs.
 	if buckets := flatBucketsFor(k, min(8*fullLen, 1<<32-1)); buckets > 0 {
-		s := newFlatSet(buckets, fullLen/2)
+		s := newFlatSet(buckets, min(fullLen/2, 1<<32-1))
 		next := uint64(0)
 		run := make([]uint64, 0, flatRun)
 		lows := make([]uint32, flatRun)
-		n, err := eachBitmap(k, data[:fullLen], func(hi uint64, bm *roaring.Bitmap) {
+		n, err := eachBitmap(k, full, fullLen, func(hi uint64, bm *roaring.Bitmap) {
 			for it := bm.ManyIterator(); ; {
 				got := it.NextMany(lows)
 				if got == 0 {
@@ -472,32 +472,60 @@ func Unmarshal(k uint8, data []byte, fullLen, shortLen uint64) (f *Filter, err e
 		s.finish(next)
 		if flatBucketsFor(k, n) > 0 {
 			f.full, f.flat, f.recent = nil, s, make(map[uint64]struct{})
-			return f, nil
+		} else {
+			s.each(func(v uint64) { f.full.Add(v) })
 		}
-		s.each(func(v uint64) { f.full.Add(v) })
-		return f, nil
+	} else {
+		vs := make([]uint64, 0, flatRun)
+		lows := make([]uint32, flatRun)
+		if _, err := eachBitmap(k, full, fullLen, func(hi uint64, bm *roaring.Bitmap) {
+			for it := bm.ManyIterator(); ; {
+				got := it.NextMany(lows)
+				if got == 0 {
+					break
+				}
+				vs = vs[:0]
+				for _, lo := range lows[:got] {
+					vs = append(vs, hi<<32|uint64(lo))
+				}
+				f.full.AddMany(vs)
+			}
+		}); err != nil {
+			return nil, err
+		}
 	}
-	if _, err := eachBitmap(k, data[:fullLen], nil); err != nil {
-		return nil, err
+	if full.N != 0 {
+		return nil, fmt.Errorf("%w: filter: %d bytes after its bitmaps", store.ErrCorrupt, full.N)
 	}
-	if _, err := f.full.ReadFrom(bytes.NewReader(data[:fullLen])); err != nil {
+	short := &io.LimitedReader{R: r, N: int64(min(shortLen, 1<<62))}
+	if _, err := f.short.ReadFrom(short); err != nil {
+		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
+	}
+	if short.N != 0 {
+		return nil, fmt.Errorf("%w: filter: %d bytes after its prefix bitmap", store.ErrCorrupt, short.N)
+	}
+	if err := f.short.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
 	}
 	return f, nil
 }
 
-// eachBitmap decodes the roaring64 encoding data of k-bit values one
-// 32-bit bitmap at a time, validates each (their leading bits ascending,
-// their values below 2^k, the data used to its end), calls fn (when not
-// nil) with its leading bits and the bitmap, and returns the number of
-// values.
-func eachBitmap(k uint8, data []byte, fn func(hi uint64, bm *roaring.Bitmap)) (uint64, error) {
-	r := bytes.NewReader(data)
+// eachBitmap decodes the roaring64 encoding of k-bit values, size bytes
+// from r, one 32-bit bitmap at a time, validates each (their leading bits
+// ascending, their values below 2^k), calls fn with its leading bits and
+// the bitmap, and returns the number of values.
+func eachBitmap(k uint8, r io.Reader, size uint64, fn func(hi uint64, bm *roaring.Bitmap)) (uint64, error) {
 	var b [8]byte
 	if _, err := io.ReadFull(r, b[:]); err != nil {
 		return 0, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
 	}
+	// roaring64's portable format starts with the number of 32-bit
+	// bitmaps, each at least 12 bytes; roaring64.ReadFrom (v2.30.0) panics
+	// on a huge count (found by FuzzSnapshot), so check it first.
 	count := binary.LittleEndian.Uint64(b[:])
+	if count > size/12 {
+		return 0, fmt.Errorf("%w: filter of %d bitmaps in %d bytes", store.ErrCorrupt, count, size)
+	}
 	n := uint64(0)
 	bm := roaring.New()
 	for i := range count {
@@ -523,12 +551,7 @@ func eachBitmap(k uint8, data []byte, fn func(hi uint64, bm *roaring.Bitmap)) (u
 			return 0, fmt.Errorf("%w: filter value beyond %d bits", store.ErrCorrupt, k)
 		}
 		n += bm.GetCardinality()
-		if fn != nil {
-			fn(hi, bm)
-		}
-	}
-	if r.Len() != 0 {
-		return 0, fmt.Errorf("%w: filter: %d bytes after its bitmaps", store.ErrCorrupt, r.Len())
+		fn(hi, bm)
 	}
 	return n, nil
 }

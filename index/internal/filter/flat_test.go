@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"testing"
@@ -355,5 +356,38 @@ func TestFilterExpect(t *testing.T) {
 		if !f.MayHaveFull(&hs[i]) {
 			t.Fatalf("added key %d reported absent", i)
 		}
+	}
+}
+
+// BenchmarkFormsHeap measures the Go heap each form of a filter of n
+// random entries holds (HeapAlloc after a collection, B/entry): roaring64
+// as the filter filled it, and the flat form built from it, which the
+// filter held beside each other until the flat form became the only one.
+func BenchmarkFormsHeap(b *testing.B) {
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	for _, n := range []int{1_000_000, 10_000_000} {
+		b.Run(fmtCount(n), func(b *testing.B) {
+			k := BitsFor(uint64(n))
+			for b.Loop() {
+				r := rand.New(rand.NewPCG(3, uint64(n)))
+				h0 := heap()
+				bm := roaring64.New()
+				for range n {
+					bm.Add(r.Uint64() >> (64 - k))
+				}
+				h1 := heap()
+				s := buildFlat(bm, k, 0)
+				h2 := heap()
+				b.ReportMetric(float64(h1-h0)/float64(n), "roaring64-B/entry")
+				b.ReportMetric(float64(h2-h1)/float64(n), "flat-B/entry")
+				runtime.KeepAlive(bm)
+				runtime.KeepAlive(s)
+			}
+		})
 	}
 }
