@@ -17,11 +17,11 @@
 // sized ahead of a load, a wider one being filled), then the flat form:
 // the values sorted and bucketed by their leading bits (one offset pair and
 // a short run of 16-bit values per probe, about 2.1 bytes a value against
-// roaring64's 3.5), with an overlay of the values added since, merged into
+// roaring64's 3.4..4.2), with an overlay of the values added since, merged into
 // it as it grows. The flat form encodes to, and decodes from, the same
 // roaring64 format, one 32-bit bitmap at a time, never the whole bitmap.
-// BenchmarkFilter measures a probe of each form, BenchmarkForms their
-// memory and costs.
+// BenchmarkFilter measures a probe of each form, BenchmarkFormsHeap their
+// memory, BenchmarkForms the costs of adding, encoding and decoding.
 //
 // The filter knows hashes only, and nothing of Badger. Callers synchronise:
 // the methods that add are writes, the others reads.

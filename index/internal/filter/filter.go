@@ -40,8 +40,8 @@ func BitsFor(n uint64) uint8 {
 // while they are too sparse for a flat set (a new filter sized for a load
 // ahead of it, a wider one being filled), and the flat set with its
 // overlay once they are dense enough, which the filter switches to as soon
-// as it can. Holding both cost 3.5 bytes a value for the bitmap beside the
-// flat set's 2.1 (see BenchmarkForms).
+// as it can. Holding both cost 3.4..4.2 bytes a value for the bitmap beside
+// the flat set's 2.1 (see BenchmarkFormsHeap).
 type Filter struct {
 	k     uint8
 	full  *roaring64.Bitmap // leading k bits of every full entry, or nil once flat
