@@ -515,20 +515,38 @@ func (db *DB) rebuildFilter(k uint8) error {
 	if err != nil {
 		return translate(err)
 	}
+	// The key table's keys (most of them, in an index that has one) are
+	// counted first, then streamed into the filter in key order (which
+	// appends them to its flat form in place): holding them all, 8 bytes
+	// a key, cost 800 MB at 100M entries.
+	var ktFull uint64
+	for _, err := range db.ktKeys(nil, 0) {
+		if err != nil {
+			return err
+		}
+		ktFull++
+	}
+	k = max(k, filter.BitsFor(uint64(len(leads))+ktFull))
+	f := filter.New(k)
+	f.Expect(uint64(len(leads)) + ktFull)
+	batch := make([]uint64, 0, 1<<16)
+	ktFull = 0
 	for key, err := range db.ktKeys(nil, 0) {
 		if err != nil {
 			return err
 		}
-		leads = append(leads, binary.BigEndian.Uint64(key[:8]))
+		if batch = append(batch, binary.BigEndian.Uint64(key[:8])); len(batch) == cap(batch) {
+			batch = f.AddLeads(batch, batch[:0])[:0]
+		}
+		ktFull++
 	}
-	k = max(k, filter.BitsFor(uint64(len(leads))))
-	f := filter.New(k)
+	f.AddLeads(batch, batch[:0])
 	f.AddLeads(leads, leads[:0])
 	f.AddPrefixes(shorts)
 	db.fmu.Lock()
 	db.setFilter(f)
 	db.fmu.Unlock()
-	db.entries.Store(int64(len(leads)))
+	db.entries.Store(int64(uint64(len(leads)) + ktFull))
 	db.prefixEntries.Store(int64(len(shorts)))
 	db.setExpiry(exp)
 	return nil

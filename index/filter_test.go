@@ -130,3 +130,57 @@ func TestDBFilterFlatAfterLoad(t *testing.T) {
 		}
 	}
 }
+
+// A rebuild counts the key table's keys, then streams them into the
+// filter (never all their leads at once): the filter is as wide as all
+// the entries need, holds every one, with the entries with values in
+// Badger, and the counts are exact.
+func TestRebuildFilterStreamsKeyTable(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(31, 32))
+	keys := randHashes(r, 150_000)
+	db := mustOpen(t, t.TempDir(), &Options{KeyTable: true})
+	defer db.Close()
+	if db.kt == nil {
+		t.Fatal("no key table")
+	}
+	if _, err := db.Load(ctx, slices.Values(entriesOf(keys[:140_000]))); err != nil {
+		t.Fatal(err)
+	}
+	rich := entriesOf(keys[140_000:])
+	for i := range rich {
+		rich[i].Value.Data = []byte("v") // not key-only: Badger
+	}
+	if err := db.PutBatch(ctx, rich); err != nil {
+		t.Fatal(err)
+	}
+	db.mu.Lock()
+	err := db.rebuildFilter(0)
+	db.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.fmu.RLock()
+	f := db.f
+	db.fmu.RUnlock()
+	if f.Bits() != filter.BitsFor(uint64(len(keys))) || !f.IsFlat() {
+		t.Fatalf("rebuilt filter: %d bits, flat %v; want %d bits, flat", f.Bits(), f.IsFlat(), filter.BitsFor(uint64(len(keys))))
+	}
+	if n := db.entries.Load(); n != int64(len(keys)) {
+		t.Fatalf("%d entries after the rebuild, want %d", n, len(keys))
+	}
+	for i := range keys {
+		if !f.MayHaveFull(&keys[i]) {
+			t.Fatalf("key %d absent from the rebuilt filter", i)
+		}
+	}
+	fp := 0
+	for _, h := range randHashes(r, 100_000) {
+		if f.MayHaveFull(&h) {
+			fp++
+		}
+	}
+	if fp > 300 {
+		t.Fatalf("%d of 100k absent keys said maybe", fp)
+	}
+}
