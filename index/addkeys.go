@@ -169,7 +169,6 @@ func (db *DB) addHashes(keys []hashkey.Hash, added []bool, rec *Record) error {
 	defer db.putScratch(sc, len(keys))
 	sc.sortUnique(keys)
 	uniq := sc.items
-	db.lookingUp()
 	// The keys the filter lets through (uniq[workPos[n]]), looked up in
 	// the key table.
 	work, workPos := slices.Grow(sc.work[:0], len(uniq)), slices.Grow(sc.workPos[:0], len(uniq))

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,10 +60,6 @@ type DB struct {
 
 	growing  atomic.Bool // a background filter growth runs
 	stopGrow atomic.Bool // Close asks it to stop
-	// wantFlat asks the next lookup to build the filter's flat form
-	// (see freeze): a command that never looks a key up (an import, a
-	// stats) never pays for it.
-	wantFlat atomic.Bool
 	// growFailed stops further growth attempts after one found damage.
 	growFailed atomic.Bool
 	growWG     sync.WaitGroup
@@ -330,11 +328,6 @@ func (db *DB) init() error {
 		db.closeKeyTable()
 		return err
 	}
-	if db.opts.ReadOnly {
-		// A reader looks keys up: the build starts now, beside the
-		// command's own start (reading its input).
-		db.lookingUp()
-	}
 	return nil
 }
 
@@ -374,6 +367,47 @@ func getCopy(txn *badger.Txn, key []byte) ([]byte, error) {
 	return v, translate(err)
 }
 
+// chunkReader reads the filter's chunks in order from txn, one value
+// buffer reused, and sums them into crc. A chunk missing is an error
+// wrapping store.ErrCorrupt (as before the decoding read chunks itself:
+// Open fails); err keeps it, or the error of a read, which the filter's
+// decoder would report as mere damage.
+type chunkReader struct {
+	txn    *badger.Txn
+	chunks uint32 // in the snapshot
+	i      uint32 // the next chunk to read
+	buf    []byte
+	cur    []byte // the unread part of chunk i-1
+	crc    hash.Hash32
+	err    error
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	for len(r.cur) == 0 {
+		if r.i == r.chunks {
+			return 0, io.EOF
+		}
+		item, err := r.txn.Get(filterChunkKey(r.i))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			r.err = fmt.Errorf("%w: filter chunk %d missing", store.ErrCorrupt, r.i)
+			return 0, r.err
+		}
+		if err == nil {
+			r.buf, err = item.ValueCopy(r.buf[:0])
+		}
+		if err != nil {
+			r.err = translate(err)
+			return 0, r.err
+		}
+		r.crc.Write(r.buf)
+		r.cur = r.buf
+		r.i++
+	}
+	n := copy(p, r.cur)
+	r.cur = r.cur[n:]
+	return n, nil
+}
+
 // loadFilter loads the persisted filter when it reflects the current
 // database state and rebuilds it from the keys otherwise.
 func (db *DB) loadFilter() error {
@@ -390,7 +424,8 @@ func (db *DB) loadFilter() error {
 
 func (db *DB) loadSnapshot() (bool, error) {
 	var hdr snapshotHeader
-	var data []byte
+	var f *filter.Filter
+	var errDecode error
 	var exp *expiryCounts
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		b, err := getCopy(txn, metaKey(metaSnapshot))
@@ -419,28 +454,24 @@ func (db *DB) loadSnapshot() (bool, error) {
 			}
 			exp = &expiryCounts{} // no entry ever had an expiry
 		}
-		data = make([]byte, 0, hdr.FullLen+hdr.ShortLen)
-		for i := range hdr.Chunks {
-			c, err := getCopy(txn, filterChunkKey(i))
-			if err != nil {
-				return err
-			}
-			if c == nil {
-				return fmt.Errorf("%w: filter chunk %d missing", store.ErrCorrupt, i)
-			}
-			data = append(data, c...)
+		// The filter is decoded from its chunks as they are read (never
+		// the whole encoding beside the filter it decodes to), and checked
+		// against its CRC once read.
+		cr := &chunkReader{txn: txn, chunks: hdr.Chunks, crc: crc32.New(castagnoli)}
+		f, errDecode = filter.Decode(hdr.Bits, cr, hdr.FullLen, hdr.ShortLen)
+		if cr.err != nil {
+			return cr.err
+		}
+		if errDecode == nil && (cr.i != hdr.Chunks || len(cr.cur) != 0 || cr.crc.Sum32() != hdr.CRC) {
+			errDecode = fmt.Errorf("%w: filter chunks do not match their header", store.ErrCorrupt)
 		}
 		return nil
 	})
-	if err != nil || data == nil {
+	if err != nil || (f == nil && errDecode == nil) {
 		return false, err
 	}
-	if crc32.Checksum(data, castagnoli) != hdr.CRC {
+	if errDecode != nil {
 		return false, nil // rebuild rather than trust it
-	}
-	f, err := filter.Unmarshal(hdr.Bits, data, hdr.FullLen, hdr.ShortLen)
-	if err != nil {
-		return false, nil
 	}
 	db.setFilter(f)
 	db.entries.Store(int64(hdr.Entries))
@@ -494,14 +525,19 @@ func (db *DB) rebuildFilter(k uint8) error {
 	if err != nil {
 		return translate(err)
 	}
-	// A key in both stores (a move a crash interrupted) is counted once,
-	// and the key table's copy deleted.
+	// The key table's keys (most of them, in an index that has one) are
+	// counted first, then streamed into the filter in key order (which
+	// appends them to its flat form in place): holding them all, 8 bytes
+	// a key, cost 800 MB at 100M entries. A key in both stores (a move a
+	// crash interrupted) is counted once, as Badger's, and the key
+	// table's copy deleted.
+	var ktFull uint64
 	var copies []keytable.Key
 	err = db.ktCopies(func(key *keytable.Key, inBadger bool) error {
 		if inBadger {
 			copies = append(copies, *key)
 		} else {
-			leads = append(leads, binary.BigEndian.Uint64(key[:8]))
+			ktFull++
 		}
 		return nil
 	})
@@ -513,14 +549,31 @@ func (db *DB) rebuildFilter(k uint8) error {
 			return err
 		}
 	}
-	k = max(k, filter.BitsFor(uint64(len(leads))))
+	k = max(k, filter.BitsFor(uint64(len(leads))+ktFull))
 	f := filter.New(k)
+	f.Expect(uint64(len(leads)) + ktFull)
+	batch := make([]uint64, 0, 1<<16)
+	ktFull = 0
+	err = db.ktCopies(func(key *keytable.Key, inBadger bool) error {
+		if inBadger {
+			return nil // counted as Badger's (read-only: the copy stays)
+		}
+		if batch = append(batch, binary.BigEndian.Uint64(key[:8])); len(batch) == cap(batch) {
+			batch = f.AddLeads(batch, batch[:0])[:0]
+		}
+		ktFull++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	f.AddLeads(batch, batch[:0])
 	f.AddLeads(leads, leads[:0])
 	f.AddPrefixes(shorts)
 	db.fmu.Lock()
 	db.setFilter(f)
 	db.fmu.Unlock()
-	db.entries.Store(int64(len(leads)))
+	db.entries.Store(int64(uint64(len(leads)) + ktFull))
 	db.prefixEntries.Store(int64(len(shorts)))
 	db.setExpiry(exp)
 	return nil
@@ -575,39 +628,8 @@ func (db *DB) maybeGrow() {
 	}()
 }
 
-// setFilter installs f as the filter; its flat form is built at the next
-// lookup (see lookingUp). The caller holds fmu, or is Open.
-func (db *DB) setFilter(f *filter.Filter) {
-	db.f = f
-	db.wantFlat.Store(true)
-}
-
-// lookingUp is called by the lookups (reads and the existence checks of
-// writes): the first after Open or a filter change starts freeze.
-func (db *DB) lookingUp() {
-	if db.wantFlat.Load() && db.wantFlat.CompareAndSwap(true, false) {
-		db.freeze()
-	}
-}
-
-// freeze builds the flat form of the current filter (see
-// filter.Filter.Freeze) in the background; probes use the roaring form
-// until it is ready.
-func (db *DB) freeze() {
-	db.fmu.Lock()
-	f := db.f
-	// Close sets stopGrow, then takes fmu, before it waits for growWG.
-	if db.stopGrow.Load() || !f.BeginFreeze() {
-		db.fmu.Unlock()
-		return
-	}
-	db.growWG.Add(1)
-	db.fmu.Unlock()
-	go func() {
-		defer db.growWG.Done()
-		f.Freeze(&db.fmu, db.stopGrow.Load)
-	}()
-}
+// setFilter installs f as the filter. The caller holds fmu, or is Open.
+func (db *DB) setFilter(f *filter.Filter) { db.f = f }
 
 // fillFilter adds the full keys visible to txn to f, in batches, and
 // reports whether it finished (Close stops it, and damage found in a table
@@ -726,10 +748,6 @@ func (db *DB) writeSnapshot() error {
 func (db *DB) Close() (err error) {
 	defer db.catch(&err)
 	db.stopGrow.Store(true)
-	// A freeze that saw stopGrow unset added to growWG under fmu: after
-	// this, every such Add is done, and every build stops at its next run.
-	db.fmu.Lock()
-	db.fmu.Unlock()
 	db.growWG.Wait()
 	db.mu.Lock()
 	defer db.mu.Unlock()

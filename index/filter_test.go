@@ -75,33 +75,35 @@ func TestFilterNoFalseNegatives(t *testing.T) {
 	check(db)
 }
 
-// An index builds the flat form at its first lookup, not before (an
-// import never pays for it), and answers the same through it.
-func TestDBBuildsFlatOnLookup(t *testing.T) {
+// A loaded index holds its filter in the flat form (one form, not the
+// bitmap beside it), and answers through it, before and after a reopen.
+func TestDBFilterFlatAfterLoad(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(9, 10))
 	keys := randHashes(r, 20_000)
-	db := mustOpen(t, t.TempDir(), nil)
-	defer db.Close()
+	dir := t.TempDir()
+	db := mustOpen(t, dir, nil)
 	if _, err := db.Load(ctx, slices.Values(entriesOf(keys))); err != nil {
 		t.Fatal(err)
 	}
-	db.growWG.Wait()
-	db.fmu.RLock()
-	built := db.f.IsFlat()
-	db.fmu.RUnlock()
-	if built {
-		t.Fatal("flat form built before any lookup")
+	isFlat := func(db *DB) bool {
+		db.fmu.RLock()
+		defer db.fmu.RUnlock()
+		return db.f.IsFlat()
+	}
+	if !isFlat(db) {
+		t.Fatal("no flat form after a load of 20k keys")
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = mustOpen(t, dir, nil)
+	defer db.Close()
+	if !isFlat(db) {
+		t.Fatal("no flat form after a reopen")
 	}
 	if ok, err := db.Has(ctx, keys[0]); !ok || err != nil {
 		t.Fatalf("Has = %v, %v", ok, err)
-	}
-	db.growWG.Wait()
-	db.fmu.RLock()
-	built = db.f.IsFlat()
-	db.fmu.RUnlock()
-	if !built {
-		t.Fatal("no flat form after a lookup")
 	}
 	// A load into the index while the flat form stands goes through it
 	// too (the load's filter updates, see filter.Filter.AddLeads).
@@ -118,8 +120,6 @@ func TestDBBuildsFlatOnLookup(t *testing.T) {
 	if !same {
 		t.Fatal("the load replaced the filter: its flat form was not exercised")
 	}
-	db.Has(ctx, keys[0])
-	db.growWG.Wait()
 	found, err := db.HasBatch(ctx, append(keys, more...))
 	if err != nil {
 		t.Fatal(err)
@@ -128,5 +128,59 @@ func TestDBBuildsFlatOnLookup(t *testing.T) {
 		if !ok {
 			t.Fatalf("key %d absent through the flat form", i)
 		}
+	}
+}
+
+// A rebuild counts the key table's keys, then streams them into the
+// filter (never all their leads at once): the filter is as wide as all
+// the entries need, holds every one, with the entries with values in
+// Badger, and the counts are exact.
+func TestRebuildFilterStreamsKeyTable(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(31, 32))
+	keys := randHashes(r, 150_000)
+	db := mustOpen(t, t.TempDir(), &Options{KeyTable: true})
+	defer db.Close()
+	if db.kt == nil {
+		t.Fatal("no key table")
+	}
+	if _, err := db.Load(ctx, slices.Values(entriesOf(keys[:140_000]))); err != nil {
+		t.Fatal(err)
+	}
+	rich := entriesOf(keys[140_000:])
+	for i := range rich {
+		rich[i].Value.Data = []byte("v") // not key-only: Badger
+	}
+	if err := db.PutBatch(ctx, rich); err != nil {
+		t.Fatal(err)
+	}
+	db.mu.Lock()
+	err := db.rebuildFilter(0)
+	db.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.fmu.RLock()
+	f := db.f
+	db.fmu.RUnlock()
+	if f.Bits() != filter.BitsFor(uint64(len(keys))) || !f.IsFlat() {
+		t.Fatalf("rebuilt filter: %d bits, flat %v; want %d bits, flat", f.Bits(), f.IsFlat(), filter.BitsFor(uint64(len(keys))))
+	}
+	if n := db.entries.Load(); n != int64(len(keys)) {
+		t.Fatalf("%d entries after the rebuild, want %d", n, len(keys))
+	}
+	for i := range keys {
+		if !f.MayHaveFull(&keys[i]) {
+			t.Fatalf("key %d absent from the rebuilt filter", i)
+		}
+	}
+	fp := 0
+	for _, h := range randHashes(r, 100_000) {
+		if f.MayHaveFull(&h) {
+			fp++
+		}
+	}
+	if fp > 300 {
+		t.Fatalf("%d of 100k absent keys said maybe", fp)
 	}
 }

@@ -109,6 +109,10 @@ func (db *DB) Load(ctx context.Context, seq iter.Seq[store.Entry]) (_ store.Load
 			return store.LoadResult{}, err
 		}
 	}
+	// The filter's flat form makes room for the load's keys once.
+	db.fmu.Lock()
+	db.f.Expect(uint64(db.entries.Load() + s.Full()))
+	db.fmu.Unlock()
 	if db.kt != nil {
 		return db.loadKeys(ctx, s, input)
 	}

@@ -27,7 +27,6 @@ func (db *DB) Get(ctx context.Context, h hashkey.Hash) (v store.Value, err error
 		return store.Value{}, err
 	}
 	defer db.mu.RUnlock()
-	db.lookingUp()
 	db.fmu.RLock()
 	maybe := db.f.MayHaveFull(&h)
 	db.fmu.RUnlock()
@@ -76,7 +75,6 @@ func (db *DB) Has(ctx context.Context, h hashkey.Hash) (ok bool, err error) {
 		return false, err
 	}
 	defer db.mu.RUnlock()
-	db.lookingUp()
 	db.fmu.RLock()
 	maybe := db.f.MayHaveFull(&h)
 	db.fmu.RUnlock()
@@ -110,7 +108,6 @@ func (db *DB) HasBatch(ctx context.Context, hs []hashkey.Hash) (_ []bool, err er
 	}
 	defer db.mu.RUnlock()
 	out := make([]bool, len(hs))
-	db.lookingUp()
 	db.fmu.RLock()
 	maybe := db.filterFull(hs)
 	db.fmu.RUnlock()
@@ -260,7 +257,6 @@ func (db *DB) existSorted(entries []store.Entry, idx []int) ([]bool, []uint64, e
 	outExp := make([]uint64, len(idx))
 	var keys [][]byte
 	var pos []int
-	db.lookingUp()
 	db.fmu.RLock()
 	for j, i := range idx {
 		e := &entries[i]
@@ -428,7 +424,6 @@ func (db *DB) Match(ctx context.Context, h hashkey.Hash) (_ store.Match, _ bool,
 		return store.Match{}, false, err
 	}
 	defer db.mu.RUnlock()
-	db.lookingUp()
 	db.fmu.RLock()
 	full, short := db.f.MayHaveFull(&h), db.f.MayHavePrefixOf(&h)
 	db.fmu.RUnlock()

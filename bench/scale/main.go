@@ -1,7 +1,8 @@
 // Command scale is urlhash's benchmark at scale: it imports N random
 // hashes (100 million by default) into a new index with the urlhash
 // binary and reports, whole process:
-//   - import time and peak RSS (GNU time), and the import's own summary;
+//   - import time and peak RSS (the kernel's maxrss, with the peaks of
+//     RssAnon and RssFile apart), and the import's own summary;
 //   - disk bytes per entry and filter bytes per entry (urlhash stats) and
 //     the filter's false-positive rate, computed as the share of the
 //     2^bits filter values in use (entries / 2^bits, the chance that an
@@ -33,6 +34,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -90,11 +92,11 @@ func run(n, probe int, dir string, keep bool, memory int, compression string) er
 	if compression != "" {
 		args = append(args, "--compression", compression)
 	}
-	imp, out, err := measure(dir, append(args, input), "", 0)
+	imp, out, err := measure(append(args, input), "", 0)
 	if err != nil {
 		return err
 	}
-	_, statsOut, err := measure(dir, []string{bin, "stats", "--db", db, "--json"}, "", 0)
+	_, statsOut, err := measure([]string{bin, "stats", "--db", db, "--json"}, "", 0)
 	if err != nil {
 		return err
 	}
@@ -111,19 +113,19 @@ func run(n, probe int, dir string, keep bool, memory int, compression string) er
 	}
 	// The first run after the import, then a second one (page cache warm).
 	hasArgs := []string{bin, "has", "-q", "--hashes", "--db", db}
-	absent1, _, err := measure(dir, hasArgs, absent, 1)
+	absent1, _, err := measure(hasArgs, absent, 1)
 	if err != nil {
 		return err
 	}
-	present1, _, err := measure(dir, hasArgs, present, 0)
+	present1, _, err := measure(hasArgs, present, 0)
 	if err != nil {
 		return err
 	}
-	absent2, _, err := measure(dir, hasArgs, absent, 1)
+	absent2, _, err := measure(hasArgs, absent, 1)
 	if err != nil {
 		return err
 	}
-	present2, _, err := measure(dir, hasArgs, present, 0)
+	present2, _, err := measure(hasArgs, present, 0)
 	if err != nil {
 		return err
 	}
@@ -131,24 +133,25 @@ func run(n, probe int, dir string, keep bool, memory int, compression string) er
 	if err != nil {
 		return err
 	}
-	restart, _, err := measure(dir, append(hasArgs, one), "", 0)
+	restart, _, err := measure(append(hasArgs, one), "", 0)
 	if err != nil {
 		return err
 	}
-	empty, _, err := measure(dir, hasArgs, os.DevNull, 0)
+	empty, _, err := measure(hasArgs, os.DevNull, 0)
 	if err != nil {
 		return err
 	}
 	host, _ := os.Hostname()
 	fmt.Printf("urlhash scale benchmark: %d random hashes, %s, %d cores, %s\n", n, host, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
-	fmt.Printf("import:                %.1f s (%.0f hashes/s), peak RSS %.0f MiB; %s\n",
-		imp.wall.Seconds(), float64(n)/imp.wall.Seconds(), mib(imp.rss), strings.TrimSpace(string(out)))
+	fmt.Printf("import:                %.1f s (%.0f hashes/s), peak RSS %.0f MiB (anon %.0f, file %.0f); %s\n",
+		imp.wall.Seconds(), float64(n)/imp.wall.Seconds(), mib(imp.rss), mib(imp.anon), mib(imp.file), strings.TrimSpace(string(out)))
 	fmt.Printf("disk:                  %.1f bytes/entry (%d bytes, %d entries)\n", st.DiskBytesPerEntry, st.DiskBytes, st.Entries)
 	fp := float64(st.Entries) / float64(uint64(1)<<st.FilterBits)
 	fmt.Printf("filter:                %.2f bytes/entry (%d bits), false positives about %.3f%% (entries / 2^bits)\n",
 		st.FilterBytesPerEntry, st.FilterBits, 100*fp)
 	perKey := func(r result) string {
-		return fmt.Sprintf("%.2f us/key (%.1f s, RSS %.0f MiB)", r.wall.Seconds()*1e6/float64(probe), r.wall.Seconds(), mib(r.rss))
+		return fmt.Sprintf("%.2f us/key (%.1f s, RSS %.0f MiB, anon %.0f, file %.0f)",
+			r.wall.Seconds()*1e6/float64(probe), r.wall.Seconds(), mib(r.rss), mib(r.anon), mib(r.file))
 	}
 	fmt.Printf("has absent, %d:   first %s; again %s\n", probe, perKey(absent1), perKey(absent2))
 	fmt.Printf("has present, %d:  first %s; again %s\n", probe, perKey(present1), perKey(present2))
@@ -210,16 +213,18 @@ func firstLine(path string) (string, error) {
 }
 
 type result struct {
-	wall time.Duration
-	rss  int64 // peak resident set, bytes
+	wall       time.Duration
+	rss        int64 // peak resident set, bytes
+	anon, file int64 // peaks of RssAnon and RssFile, sampled, bytes
 }
 
-// measure runs argv under GNU time with stdin from the file in ("" for
-// none), requires exit status want, and returns its wall time, peak RSS
-// and standard output.
-func measure(dir string, argv []string, in string, want int) (result, []byte, error) {
-	rssPath := filepath.Join(dir, "rss")
-	cmd := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", rssPath}, argv...)...)
+// measure runs argv with stdin from the file in ("" for none), requires
+// exit status want, and returns its wall time, peak RSS (the kernel's
+// maxrss, as GNU time reports it), the peaks of its anonymous and
+// file-backed resident memory (sampled from /proc every 10 ms: the heap
+// and the mapped files apart) and its standard output.
+func measure(argv []string, in string, want int) (result, []byte, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
 	if in != "" {
 		f, err := os.Open(in)
 		if err != nil {
@@ -231,20 +236,59 @@ func measure(dir string, argv []string, in string, want int) (result, []byte, er
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
+	if err := cmd.Start(); err != nil {
+		return result{}, nil, fmt.Errorf("%s: %v", strings.Join(argv, " "), err)
+	}
+	var r result
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			anon, file := procRSS(status)
+			r.anon, r.file = max(r.anon, anon), max(r.file, file)
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	r.wall = time.Since(start)
+	close(done)
+	<-sampled
 	if cmd.ProcessState == nil {
 		return result{}, nil, fmt.Errorf("%s: %v", strings.Join(argv, " "), err)
 	}
 	if code := cmd.ProcessState.ExitCode(); code != want {
 		return result{}, nil, fmt.Errorf("%s: exit status %d, want %d\n%s", strings.Join(argv, " "), code, want, stderr.String())
 	}
-	var kib int64
-	if b, err := os.ReadFile(rssPath); err == nil {
-		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-		fmt.Sscan(lines[len(lines)-1], &kib)
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.rss = ru.Maxrss << 10 // KiB on Linux
 	}
-	return result{wall: wall, rss: kib << 10}, stdout.Bytes(), nil
+	return r, stdout.Bytes(), nil
+}
+
+// procRSS returns RssAnon and RssFile, in bytes, from a /proc status file
+// (zeros once the process is gone).
+func procRSS(status string) (anon, file int64) {
+	b, err := os.ReadFile(status)
+	if err != nil {
+		return 0, 0
+	}
+	for line := range strings.Lines(string(b)) {
+		var kib int64
+		if _, err := fmt.Sscanf(line, "RssAnon: %d kB", &kib); err == nil {
+			anon = kib << 10
+		} else if _, err := fmt.Sscanf(line, "RssFile: %d kB", &kib); err == nil {
+			file = kib << 10
+		}
+	}
+	return anon, file
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"maps"
 	"math/bits"
-	"sync"
+	"slices"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -33,17 +35,32 @@ func BitsFor(n uint64) uint8 {
 // A Filter is the in-memory membership filter. It may answer "maybe" for an
 // absent key, never "absent" for a stored one. Callers synchronise: the
 // methods that add are writes, the others reads.
+//
+// The full entries' values live in one form at a time: a roaring64 bitmap
+// while they are too sparse for a flat set (a new filter sized for a load
+// ahead of it, a wider one being filled), and the flat set with its
+// overlay once they are dense enough, which the filter switches to as soon
+// as it can. Holding both cost 3.4..4.2 bytes a value for the bitmap beside
+// the flat set's 2.1 (see BenchmarkFormsHeap).
 type Filter struct {
 	k     uint8
-	full  *roaring64.Bitmap // leading k bits of every full entry
+	full  *roaring64.Bitmap // leading k bits of every full entry, or nil once flat
 	short *roaring.Bitmap   // leading 32 bits of every prefix entry
 
-	// flat, once built (see Freeze), answers full-entry probes in place
-	// of full, together with recent: the values added since.
-	flat *flatSet
-	// recent is nil until a flat build starts; from then on every value
-	// added to full is recorded here too, until a merge into flat.
+	// flat, once non-nil, holds the full entries' values together with
+	// its overlay, the values added since its last merge (none of them in
+	// flat): tail, ascending and above all others (a load adds its keys
+	// in order: they append), and recent, the rest, with lo..hi the range
+	// of its values (a probe outside it skips the map).
+	flat   *flatSet
+	tail   []uint64
 	recent map[uint64]struct{}
+	lo, hi uint64
+	// unchecked counts the values added to full since its last density
+	// check (counting its values costs a pass over its containers).
+	unchecked int
+	// expect is how many values the filter expects to hold (see Expect).
+	expect uint64
 }
 
 // New returns an empty filter of width k (see BitsFor).
@@ -73,26 +90,104 @@ func (f *Filter) lead(h *hashkey.Hash) uint64 {
 	return binary.BigEndian.Uint64(h[:8]) >> (64 - uint(f.k))
 }
 
+// Expect tells the filter that it is about to hold about n full entries
+// (a load's): the flat form then makes room for them once, rather than
+// growing by copies (each holding the old values and the new beside them).
+func (f *Filter) Expect(n uint64) {
+	f.expect = n
+	if f.flat != nil && n > uint64(cap(f.flat.low)) && n < 1<<32 {
+		f.flat.low = slices.Grow(f.flat.low, int(n)-len(f.flat.low))
+	}
+}
+
 // AddFull adds the full entry h.
-func (f *Filter) AddFull(h *hashkey.Hash) {
-	v := f.lead(h)
-	f.full.Add(v)
-	if f.recent == nil || (f.flat != nil && f.flat.has(v)) {
+func (f *Filter) AddFull(h *hashkey.Hash) { f.add(f.lead(h)) }
+
+// checkEvery is how many values are added to the bitmap between two
+// checks of whether it is dense enough for the flat set.
+const checkEvery = 1 << 12
+
+// add adds the value v.
+func (f *Filter) add(v uint64) {
+	if f.flat == nil {
+		f.full.Add(v)
+		if f.unchecked++; f.unchecked >= checkEvery {
+			f.maybeFlatten()
+		}
 		return
 	}
-	f.recent[v] = struct{}{}
-	// Merging costs a pass over flat: doing it once its size grew by an
-	// eighth keeps that to a few passes per value added, and recent small.
-	if f.flat != nil && len(f.recent) > max(1<<12, f.flat.len()/8) {
-		extra := make([]uint64, 0, len(f.recent))
-		for v := range f.recent {
-			extra = append(extra, v)
+	if f.flat.has(v) || f.overlayHas(v) {
+		return
+	}
+	if v >= f.flat.top && (len(f.tail) == 0 || v > f.tail[len(f.tail)-1]) && (len(f.recent) == 0 || v > f.hi) {
+		f.tail = append(f.tail, v)
+	} else {
+		if len(f.recent) == 0 {
+			f.lo, f.hi = v, v
 		}
-		if m := f.flat.merged(f.k, extra); m != nil {
-			f.flat = m
-			clear(f.recent)
+		f.lo, f.hi = min(f.lo, v), max(f.hi, v)
+		f.recent[v] = struct{}{}
+	}
+	if len(f.recent)+len(f.tail) > f.recentMax() {
+		f.mergeRecent(nil)
+	}
+}
+
+// overlayHas reports whether the overlay holds v.
+func (f *Filter) overlayHas(v uint64) bool {
+	if len(f.tail) > 0 && v >= f.tail[0] && v <= f.tail[len(f.tail)-1] {
+		if _, ok := slices.BinarySearch(f.tail, v); ok {
+			return true
 		}
 	}
+	if len(f.recent) == 0 || v < f.lo || v > f.hi {
+		return false
+	}
+	_, ok := f.recent[v]
+	return ok
+}
+
+// recentMax is how many values the overlay holds before a merge into the
+// flat set. A merge costs a pass over the set: one each time it grew by a
+// sixteenth keeps that to a few passes per value added, and the overlay
+// (a map: about 20 bytes a value; the tail 8) near a byte per value at
+// most.
+func (f *Filter) recentMax() int { return max(1<<12, f.flat.len()/16) }
+
+// mergeRecent merges the overlay and the values extra (any order, repeats
+// allowed; sorted in place) into the flat set. Past what a flat set can
+// hold (2^32 values) the filter returns to the bitmap.
+func (f *Filter) mergeRecent(extra []uint64) {
+	if len(extra) == 0 && len(f.recent) == 0 && uint64(f.flat.len()+len(f.tail)) < 1<<32 {
+		f.flat.appendTail(f.tail, f.expect) // in place: no pass over the set
+		f.tail = nil
+		return
+	}
+	extra = append(extra, f.tail...)
+	for v := range f.recent {
+		extra = append(extra, v)
+	}
+	f.tail = nil
+	clear(f.recent)
+	if m := f.flat.merged(f.k, extra, f.expect); m != nil {
+		f.flat = m
+		return
+	}
+	full := roaring64.New()
+	f.flat.each(func(v uint64) { full.Add(v) })
+	full.AddMany(extra)
+	f.full, f.flat, f.recent = full, nil, nil
+}
+
+// maybeFlatten replaces the bitmap by the flat set when its values are
+// dense enough for one.
+func (f *Filter) maybeFlatten() {
+	f.unchecked = 0
+	flat := buildFlat(f.full, f.k, f.expect)
+	if flat == nil {
+		return
+	}
+	f.full, f.flat, f.recent = nil, flat, make(map[uint64]struct{})
 }
 
 // AddPrefix adds the prefix entry p (at least 4 bytes).
@@ -106,23 +201,23 @@ func (f *Filter) AddPrefixes(firsts []uint32) { f.short.AddMany(firsts) }
 // space, which it returns. scratch may be leads[:0]: the values then
 // replace the leads in place.
 func (f *Filter) AddLeads(leads, scratch []uint64) []uint64 {
-	if f.recent != nil {
-		// The flat form is built or being built (any index that has
-		// answered a lookup): through addFull, which keeps flat and
-		// recent right.
-		var h hashkey.Hash
-		for _, l := range leads {
-			binary.BigEndian.PutUint64(h[:8], l)
-			f.AddFull(&h)
-		}
-		return scratch
-	}
 	shift := 64 - uint(f.k)
 	scratch = scratch[:0]
 	for _, l := range leads {
 		scratch = append(scratch, l>>shift)
 	}
-	f.full.AddMany(scratch) // ascending: roaring appends
+	switch {
+	case f.flat == nil:
+		f.full.AddMany(scratch) // ascending: roaring appends
+		f.maybeFlatten()
+	case len(scratch) > f.recentMax():
+		// Straight into the flat set: no overlay to hold them.
+		f.mergeRecent(scratch)
+	default:
+		for _, v := range scratch {
+			f.add(v)
+		}
+	}
 	return scratch
 }
 
@@ -130,11 +225,7 @@ func (f *Filter) AddLeads(leads, scratch []uint64) []uint64 {
 func (f *Filter) MayHaveFull(h *hashkey.Hash) bool {
 	v := f.lead(h)
 	if f.flat != nil {
-		if f.flat.has(v) {
-			return true
-		}
-		_, ok := f.recent[v]
-		return ok
+		return f.flat.has(v) || f.overlayHas(v)
 	}
 	return f.full.Contains(v)
 }
@@ -159,26 +250,40 @@ func (f *Filter) MayHaveEntry(h *hashkey.Hash, prefix bool) bool {
 	return f.MayHaveFull(h)
 }
 
-// MemBytes is the memory the filter holds.
+// MemBytes is the memory the filter holds (the overlay's map at about 20
+// bytes a value).
 func (f *Filter) MemBytes() uint64 {
-	n := f.full.GetSizeInBytes() + f.short.GetSizeInBytes() + 16*uint64(len(f.recent))
+	n := f.short.GetSizeInBytes() + 20*uint64(len(f.recent)) + 8*uint64(cap(f.tail))
 	if f.flat != nil {
-		n += f.flat.sizeBytes()
+		return n + f.flat.sizeBytes()
 	}
-	return n
+	return n + f.full.GetSizeInBytes()
 }
 
-// SizeBytes is the serialized size of both bitmaps.
+// SizeBytes is the serialized size of both bitmaps: exact for the bitmap
+// form, and for the flat form the encoding of its set plus 2 bytes for each
+// value of the overlay.
 func (f *Filter) SizeBytes() uint64 {
-	return f.full.GetSerializedSizeInBytes() + f.short.GetSerializedSizeInBytes()
+	n := f.short.GetSerializedSizeInBytes()
+	if f.flat != nil {
+		return n + f.flat.encodedSize() + 2*uint64(len(f.recent)+len(f.tail))
+	}
+	return n + f.full.GetSerializedSizeInBytes()
 }
 
 // Marshal returns the portable encoding of both bitmaps (roaring's, the
-// full entries' then the prefix entries') and their lengths.
+// full entries' then the prefix entries') and their lengths. The flat form
+// is encoded as the bitmap it stands for, one 32-bit bitmap at a time,
+// without building the whole.
 func (f *Filter) Marshal() (data []byte, fullLen, shortLen uint64, err error) {
 	var buf bytes.Buffer
 	buf.Grow(int(f.SizeBytes()))
-	n, err := f.full.WriteTo(&buf)
+	var n int64
+	if f.flat != nil {
+		n, err = f.writeFlat(&buf)
+	} else {
+		n, err = f.full.WriteTo(&buf)
+	}
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("index: encode filter: %w", err)
 	}
@@ -189,17 +294,147 @@ func (f *Filter) Marshal() (data []byte, fullLen, shortLen uint64, err error) {
 	return buf.Bytes(), uint64(n), uint64(m), nil
 }
 
+// writeFlat writes the values of the flat form and its overlay as
+// roaring64's WriteTo writes the bitmap of the same values (TestFlatEncoding
+// compares them): the count of 32-bit bitmaps, then each one's leading 32
+// bits and roaring's encoding of the rest (a cookie, its count of 16-bit
+// containers, each one's key and cardinality - 1, their offsets, then
+// each container: up to 4096 values as an array of uint16, more as a
+// bitmap of 8 KiB), all little-endian. A bucket of the flat set is one
+// container.
+func (f *Filter) writeFlat(buf *bytes.Buffer) (int64, error) {
+	extra := append(slices.Collect(maps.Keys(f.recent)), f.tail...)
+	slices.Sort(extra)
+	s := f.flat
+	nb := len(s.offsets) - 1
+	const perGroup = 1 << (32 - flatLowBits) // buckets of one 32-bit bitmap
+	// inBucket returns how many of extra from i on are in bucket b.
+	inBucket := func(i, b int) int {
+		j := i
+		for j < len(extra) && extra[j]>>flatLowBits == uint64(b) {
+			j++
+		}
+		return j - i
+	}
+	groups := uint64(0)
+	for g, i := 0, 0; g < nb; g += perGroup {
+		end := min(g+perGroup, nb)
+		j := i
+		for j < len(extra) && extra[j]>>flatLowBits < uint64(end) {
+			j++
+		}
+		if s.offsets[end] > s.offsets[g] || j > i {
+			groups++
+		}
+		i = j
+	}
+	start := buf.Len()
+	var scratch []byte
+	scratch = binary.LittleEndian.AppendUint64(scratch[:0], groups)
+	buf.Write(scratch)
+	keys := make([]uint16, 0, perGroup)
+	cards := make([]uint32, 0, perGroup)
+	run := make([]uint16, 0, 1<<flatLowBits)
+	for g, i := 0, 0; g < nb; g += perGroup {
+		end := min(g+perGroup, nb)
+		keys, cards = keys[:0], cards[:0]
+		for b, j := g, i; b < end; b++ {
+			n := inBucket(j, b)
+			j += n
+			if c := s.offsets[b+1] - s.offsets[b] + uint32(n); c > 0 {
+				keys = append(keys, uint16(b-g))
+				cards = append(cards, c)
+			}
+		}
+		if len(keys) == 0 {
+			continue
+		}
+		scratch = binary.LittleEndian.AppendUint32(scratch[:0], uint32(g/perGroup))
+		scratch = binary.LittleEndian.AppendUint32(scratch, serialCookieNoRun)
+		scratch = binary.LittleEndian.AppendUint32(scratch, uint32(len(keys)))
+		for c := range keys {
+			scratch = binary.LittleEndian.AppendUint16(scratch, keys[c])
+			scratch = binary.LittleEndian.AppendUint16(scratch, uint16(cards[c]-1))
+		}
+		off := uint32(8 + 8*len(keys))
+		for _, c := range cards {
+			scratch = binary.LittleEndian.AppendUint32(scratch, off)
+			off += containerBytes(c)
+		}
+		buf.Write(scratch)
+		for c, key := range keys {
+			b := g + int(key)
+			n := inBucket(i, b)
+			run = mergeRun(run[:0], s.low[s.offsets[b]:s.offsets[b+1]], extra[i:i+n])
+			i += n
+			scratch = scratch[:0]
+			if cards[c] <= arrayMax {
+				for _, x := range run {
+					scratch = binary.LittleEndian.AppendUint16(scratch, x)
+				}
+			} else {
+				var words [1 << flatLowBits / 64]uint64
+				for _, x := range run {
+					words[x/64] |= 1 << (x % 64)
+				}
+				for _, w := range words {
+					scratch = binary.LittleEndian.AppendUint64(scratch, w)
+				}
+			}
+			buf.Write(scratch)
+		}
+	}
+	return int64(buf.Len() - start), nil
+}
+
+// Roaring's portable format: the cookie of a bitmap without run
+// containers, and the most values of an array container.
+const (
+	serialCookieNoRun = 12346
+	arrayMax          = 4096
+)
+
+// containerBytes is the encoded size of a container of c values.
+func containerBytes(c uint32) uint32 {
+	if c <= arrayMax {
+		return 2 * c
+	}
+	return 1 << flatLowBits / 8
+}
+
+// mergeRun appends to dst the ascending union of run and the low bits of
+// extra (ascending, none in run).
+func mergeRun(dst, run []uint16, extra []uint64) []uint16 {
+	j := 0
+	for _, v := range extra {
+		x := uint16(v)
+		for j < len(run) && run[j] < x {
+			dst = append(dst, run[j])
+			j++
+		}
+		dst = append(dst, x)
+	}
+	return append(dst, run[j:]...)
+}
+
 // Unmarshal decodes and validates a filter of width k written by Marshal.
 // Damage is an error wrapping store.ErrCorrupt, never a panic.
-func Unmarshal(k uint8, data []byte, fullLen, shortLen uint64) (f *Filter, err error) {
-	if fullLen+shortLen != uint64(len(data)) || fullLen < 8 {
+func Unmarshal(k uint8, data []byte, fullLen, shortLen uint64) (*Filter, error) {
+	if fullLen+shortLen != uint64(len(data)) {
 		return nil, fmt.Errorf("%w: filter length", store.ErrCorrupt)
 	}
-	// roaring64's portable format starts with the number of 32-bit
-	// bitmaps, each at least 12 bytes; roaring64.ReadFrom (v2.30.0) panics
-	// on a huge count (found by FuzzSnapshot), so check it first.
-	if n := binary.LittleEndian.Uint64(data); n > fullLen/12 {
-		return nil, fmt.Errorf("%w: filter of %d bitmaps in %d bytes", store.ErrCorrupt, n, fullLen)
+	return Decode(k, bytes.NewReader(data), fullLen, shortLen)
+}
+
+// Decode reads, decodes and validates a filter of width k written by
+// Marshal (fullLen and shortLen bytes) from r, which it reads a 32-bit
+// bitmap at a time: the encoding is never held whole. Full-entry values
+// dense enough for the flat form are decoded straight into it. Damage is
+// an error wrapping store.ErrCorrupt, never a panic; so is an error of r
+// (a caller whose reader can fail keeps its own errors apart).
+func Decode(k uint8, r io.Reader, fullLen, shortLen uint64) (f *Filter, err error) {
+	if fullLen < 8 {
+		return nil, fmt.Errorf("%w: filter length", store.ErrCorrupt)
 	}
 	// The roaring decoders are not hardened against every malformed
 	// input; a snapshot that makes them panic is corrupt.
@@ -209,57 +444,117 @@ func Unmarshal(k uint8, data []byte, fullLen, shortLen uint64) (f *Filter, err e
 		}
 	}()
 	f = New(k)
-	if _, err := f.full.ReadFrom(bytes.NewReader(data[:fullLen])); err != nil {
+	full := &io.LimitedReader{R: r, N: int64(min(fullLen, 1<<62))}
+	// Values dense enough for the flat form are decoded straight into it;
+	// its buckets are sized for the most values the data can hold (8 a
+	// byte, in bitmap containers), which bounds what hostile data costs.
+	if buckets := flatBucketsFor(k, min(8*fullLen, 1<<32-1)); buckets > 0 {
+		s := newFlatSet(buckets, min(fullLen/2, 1<<32-1))
+		next := uint64(0)
+		run := make([]uint64, 0, flatRun)
+		lows := make([]uint32, flatRun)
+		n, err := eachBitmap(k, full, fullLen, func(hi uint64, bm *roaring.Bitmap) {
+			for it := bm.ManyIterator(); ; {
+				got := it.NextMany(lows)
+				if got == 0 {
+					break
+				}
+				run = run[:0]
+				for _, lo := range lows[:got] {
+					run = append(run, hi<<32|uint64(lo))
+				}
+				next = s.appendSorted(run, next)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.finish(next)
+		if flatBucketsFor(k, n) > 0 {
+			f.full, f.flat, f.recent = nil, s, make(map[uint64]struct{})
+		} else {
+			s.each(func(v uint64) { f.full.Add(v) })
+		}
+	} else {
+		vs := make([]uint64, 0, flatRun)
+		lows := make([]uint32, flatRun)
+		if _, err := eachBitmap(k, full, fullLen, func(hi uint64, bm *roaring.Bitmap) {
+			for it := bm.ManyIterator(); ; {
+				got := it.NextMany(lows)
+				if got == 0 {
+					break
+				}
+				vs = vs[:0]
+				for _, lo := range lows[:got] {
+					vs = append(vs, hi<<32|uint64(lo))
+				}
+				f.full.AddMany(vs)
+			}
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if full.N != 0 {
+		return nil, fmt.Errorf("%w: filter: %d bytes after its bitmaps", store.ErrCorrupt, full.N)
+	}
+	short := &io.LimitedReader{R: r, N: int64(min(shortLen, 1<<62))}
+	if _, err := f.short.ReadFrom(short); err != nil {
 		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
 	}
-	if _, err := f.short.ReadFrom(bytes.NewReader(data[fullLen:])); err != nil {
-		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
-	}
-	if err := f.full.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
+	if short.N != 0 {
+		return nil, fmt.Errorf("%w: filter: %d bytes after its prefix bitmap", store.ErrCorrupt, short.N)
 	}
 	if err := f.short.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
 	}
-	if k < 64 && !f.full.IsEmpty() && f.full.Maximum() >= 1<<k {
-		return nil, fmt.Errorf("%w: filter value beyond %d bits", store.ErrCorrupt, k)
-	}
 	return f, nil
 }
 
-// IsFlat reports whether the flat form (see Freeze) answers the probes.
-func (f *Filter) IsFlat() bool { return f.flat != nil }
-
-// BeginFreeze prepares Freeze and reports whether it should run: false
-// when the flat form is built or being built. From then on every value
-// added is also recorded, so that none added while Freeze runs is missed.
-// The caller holds the lock that guards f, as a writer.
-func (f *Filter) BeginFreeze() bool {
-	if f.flat != nil || f.recent != nil {
-		return false
+// eachBitmap decodes the roaring64 encoding of k-bit values, size bytes
+// from r, one 32-bit bitmap at a time, validates each (their leading bits
+// ascending, their values below 2^k), calls fn with its leading bits and
+// the bitmap, and returns the number of values.
+func eachBitmap(k uint8, r io.Reader, size uint64, fn func(hi uint64, bm *roaring.Bitmap)) (uint64, error) {
+	var b [8]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return 0, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
 	}
-	f.recent = make(map[uint64]struct{})
-	return true
-}
-
-// Freeze builds the flat form of the full entries (see flatSet) after
-// BeginFreeze, holding mu (the lock that guards f) as a reader only while
-// it reads a run of values, so that writers go on between runs, and as a
-// writer to install it. Probes use the roaring form until then. stop is
-// polled between runs: when it reports true, or the values are too sparse
-// for a flat form, Freeze gives up and the filter stays as it was.
-func (f *Filter) Freeze(mu *sync.RWMutex, stop func() bool) {
-	flat := buildFlat(f.full, f.k, mu.RLocker(), stop)
-	mu.Lock()
-	defer mu.Unlock()
-	if flat == nil {
-		f.recent = nil
-		return
+	// roaring64's portable format starts with the number of 32-bit
+	// bitmaps, each at least 12 bytes; roaring64.ReadFrom (v2.30.0) panics
+	// on a huge count (found by FuzzSnapshot), so check it first.
+	count := binary.LittleEndian.Uint64(b[:])
+	if count > size/12 {
+		return 0, fmt.Errorf("%w: filter of %d bitmaps in %d bytes", store.ErrCorrupt, count, size)
 	}
-	for v := range f.recent {
-		if flat.has(v) {
-			delete(f.recent, v)
+	n := uint64(0)
+	bm := roaring.New()
+	for i := range count {
+		if _, err := io.ReadFull(r, b[:4]); err != nil {
+			return 0, fmt.Errorf("%w: filter: bitmap %d: %v", store.ErrCorrupt, i, err)
 		}
+		hi := uint64(binary.LittleEndian.Uint32(b[:4]))
+		if i > 0 && hi <= uint64(binary.LittleEndian.Uint32(b[4:])) {
+			return 0, fmt.Errorf("%w: filter: bitmap %d out of order", store.ErrCorrupt, i)
+		}
+		copy(b[4:], b[:4])
+		bm.Clear()
+		if _, err := bm.ReadFrom(r); err != nil {
+			return 0, fmt.Errorf("%w: filter: bitmap %d: %v", store.ErrCorrupt, i, err)
+		}
+		if err := bm.Validate(); err != nil {
+			return 0, fmt.Errorf("%w: filter: bitmap %d: %v", store.ErrCorrupt, i, err)
+		}
+		if bm.IsEmpty() {
+			continue // holds nothing, harmless
+		}
+		if k < 64 && hi<<32|uint64(bm.Maximum()) >= 1<<k {
+			return 0, fmt.Errorf("%w: filter value beyond %d bits", store.ErrCorrupt, k)
+		}
+		n += bm.GetCardinality()
+		fn(hi, bm)
 	}
-	f.flat = flat
+	return n, nil
 }
+
+// IsFlat reports whether the flat form holds the full entries' values.
+func (f *Filter) IsFlat() bool { return f.flat != nil }

@@ -77,9 +77,13 @@ func measureFilters(n, probes int, seed uint64) []filterFigures {
 		binary.BigEndian.PutUint64(h[:], v)
 		f.AddFull(&h)
 	}
+	data, fl, _, err := f.Marshal()
+	if err != nil || uint64(len(data)) < fl {
+		panic(err)
+	}
 	out = append(out, filterFigures{"roaring64 leading k bits (chosen)",
-		float64(f.full.GetSerializedSizeInBytes()) / float64(n),
-		float64(f.full.GetSizeInBytes()) / float64(n),
+		float64(fl) / float64(n),
+		float64(f.MemBytes()) / float64(n),
 		fp(func(v uint64) bool { binary.BigEndian.PutUint64(h[:], v); return f.MayHaveFull(&h) })})
 	return out
 }
@@ -108,6 +112,14 @@ func FuzzUnmarshal(f *testing.F) {
 	flt.AddFull(&h)
 	flt.AddPrefix(h[:4])
 	data, fl, _, _ := flt.Marshal()
+	f.Add(data, fl, uint8(MinBits))
+	// A filter in the flat form: 5000 values of 20 bits.
+	dense := New(MinBits)
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, x := range randHashes(r, 5000) {
+		dense.AddFull(&x)
+	}
+	data, fl, _, _ = dense.Marshal()
 	f.Add(data, fl, uint8(MinBits))
 	f.Add([]byte{0x3a, 0x30, 0, 0}, uint64(2), uint8(30))
 	f.Add(make([]byte, 16), uint64(8), uint8(64))
