@@ -111,9 +111,9 @@ func BenchmarkInsert(b *testing.B) {
 // keys.
 func BenchmarkMerge(b *testing.B) {
 	tb, _ := filled(b, 1<<20)
-	frozen := make(map[Key]deltaEntry, DefaultDeltaKeys)
+	frozen := newDelta(DefaultDeltaKeys)
 	for i := range DefaultDeltaKeys {
-		frozen[keyOf(uint64(1<<21+i))] = deltaEntry{live: true}
+		frozen.put(new(keyOf(uint64(1<<21+i))), deltaEntry{live: true})
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
