@@ -216,6 +216,9 @@ type keyFile struct {
 	c       io.Closer   // closes r; nil: nothing to close
 	deleted []byte      // tombstones × 32
 	buckets []byte      // (1<<bits + 1) × u32
+	// gap and maxRead are coalesceGap and maxReadKeys (benchmarks vary
+	// them).
+	gap, maxRead int
 }
 
 // openFile opens the key file name and checks its header, size and
@@ -264,7 +267,7 @@ func readFile(r io.ReaderAt, size int64, name string) (*keyFile, error) {
 	if err := readAt(r, tail, int64(headerSize+KeySize*h.count), name); err != nil {
 		return nil, err
 	}
-	kf := &keyFile{name: name, hdr: h, r: r, deleted: tail[:nd:nd], buckets: tail[nd:]}
+	kf := &keyFile{name: name, hdr: h, r: r, deleted: tail[:nd:nd], buckets: tail[nd:], gap: coalesceGap, maxRead: maxReadKeys}
 	hdr := h.appendTo(nil)
 	if crc32.Update(crc32.Checksum(hdr[:32], castagnoli), castagnoli, kf.buckets) != h.indexCRC {
 		return nil, fmt.Errorf("%w: %s: header or bucket array checksum mismatch", store.ErrCorrupt, name)
@@ -423,7 +426,7 @@ func (f *keyFile) findBatch(keys []Key, pending []int, buf []byte, found func(i 
 	for j := 0; j < len(pending); j++ {
 		i := pending[j]
 		lo, hi := f.bucket(&keys[i])
-		if start < j && lo >= runLo && lo <= runHi+coalesceGap && max(hi, runHi)-runLo <= maxReadKeys {
+		if start < j && lo >= runLo && lo <= runHi+f.gap && max(hi, runHi)-runLo <= f.maxRead {
 			runHi = max(hi, runHi)
 			continue
 		}
@@ -431,7 +434,7 @@ func (f *keyFile) findBatch(keys []Key, pending []int, buf []byte, found func(i 
 			return pending, buf, err
 		}
 		start, runLo, runHi = j, lo, hi
-		if lo < hi && hi-lo <= maxReadKeys {
+		if lo < hi && hi-lo <= f.maxRead {
 			continue // starts a run
 		}
 		// An empty bucket, or one too large for a read.

@@ -343,10 +343,11 @@ func (t *Table) lookup(k *Key) (bool, uint64, error) {
 }
 
 // lookupBatch sets live[i] and seqs[i] (seqs may be nil) to what lookup
-// returns for keys[i], for each i of pending (which it reorders). The
-// files are searched with coalesced reads, in key order when keys are
-// sorted. The caller holds mu.
-func (t *Table) lookupBatch(keys []Key, pending []int, live []bool, seqs []uint64) error {
+// returns for keys[i], for each i of pending (which it reorders), but
+// searches none of the files in skip (see Add). The files are searched
+// with coalesced reads, in key order when keys are sorted. The caller
+// holds mu.
+func (t *Table) lookupBatch(keys []Key, pending []int, live []bool, seqs []uint64, skip []*keyFile) error {
 	rest := pending[:0]
 	for _, i := range pending {
 		e, ok := t.delta.get(&keys[i])
@@ -368,6 +369,9 @@ func (t *Table) lookupBatch(keys []Key, pending []int, live []bool, seqs []uint6
 	defer readBufs.Put(bp)
 	found := func(i int, l bool) { live[i] = l }
 	for _, f := range t.search {
+		if slices.Contains(skip, f) {
+			continue
+		}
 		var err error
 		var buf []byte
 		rest, buf, err = f.findBatch(keys, rest, *bp, found)
@@ -422,7 +426,7 @@ func (t *Table) HasBatch(keys []Key, found []bool) (uint64, error) {
 	if t.closed {
 		return 0, store.ErrClosed
 	}
-	if err := t.lookupBatch(keys, pending, found, seqs); err != nil {
+	if err := t.lookupBatch(keys, pending, found, seqs, nil); err != nil {
 		return 0, err
 	}
 	var need uint64
@@ -466,13 +470,14 @@ func (t *Table) Add(b *Batch, added, deleted []bool) (seq uint64, err error) {
 		t.mu.RUnlock()
 		return 0, store.ErrClosed
 	}
-	err = t.lookupBatch(b.Added, pending[:len(b.Added)], liveA, seqA)
+	err = t.lookupBatch(b.Added, pending[:len(b.Added)], liveA, seqA, nil)
 	if err == nil {
 		for i := range pending {
 			pending[i] = i
 		}
-		err = t.lookupBatch(b.Deleted, pending[:len(b.Deleted)], liveD, nil)
+		err = t.lookupBatch(b.Deleted, pending[:len(b.Deleted)], liveD, nil, nil)
 	}
+	searched := t.search // replaced, never changed, by setSearch
 	t.mu.RUnlock()
 	if err != nil {
 		return 0, err
@@ -514,9 +519,13 @@ func (t *Table) Add(b *Batch, added, deleted []bool) (seq uint64, err error) {
 		t.mu.RUnlock()
 		return 0, store.ErrClosed
 	}
-	err = t.lookupBatch(b.Added, append(pending[:0], candAdd...), liveA, seqA)
+	// A key absent at phase one and added since is in a delta or in a
+	// file a merge wrote since: the files phase one searched need no
+	// second search. (A key live at phase one and deleted since may be
+	// dropped by a merge: those are searched everywhere.)
+	err = t.lookupBatch(b.Added, append(pending[:0], candAdd...), liveA, seqA, searched)
 	if err == nil {
-		err = t.lookupBatch(b.Deleted, append(pending[:0], candDel...), liveD, nil)
+		err = t.lookupBatch(b.Deleted, append(pending[:0], candDel...), liveD, nil, nil)
 	}
 	if err != nil {
 		t.mu.RUnlock()
