@@ -341,17 +341,18 @@ func (f *keyFile) readKeys(buf []byte, lo, hi int) ([]byte, error) {
 	return buf, readAt(f.r, buf, int64(headerSize+lo*KeySize), f.name)
 }
 
-// narrow halves the key range [lo, hi) by reading single keys until it
-// holds at most maxReadKeys keys (a bucket that large is hostile: its
-// keys share their leading bits), or reports that k is at one of them.
-func (f *keyFile) narrow(k *Key, lo, hi int) (int, int, bool, error) {
-	var kb [KeySize]byte
-	for hi-lo > maxReadKeys {
+// narrow halves the key range [lo, hi) by reading single keys (into
+// buf) until it holds at most maxRead keys (a bucket that large is
+// hostile: its keys share their leading bits), or reports that k is at
+// one of them.
+func (f *keyFile) narrow(k *Key, lo, hi int, buf []byte) (int, int, bool, error) {
+	for hi-lo > f.maxRead {
 		m := int(uint(lo+hi) >> 1)
-		if err := readAt(f.r, kb[:], int64(headerSize+m*KeySize), f.name); err != nil {
+		kb, err := f.readKeys(buf, m, m+1)
+		if err != nil {
 			return lo, hi, false, err
 		}
-		switch c := compareKeys(kb, *k); {
+		switch c := bytes.Compare(kb, k[:]); {
 		case c == 0:
 			return lo, hi, true, nil
 		case c < 0:
@@ -373,9 +374,12 @@ func (f *keyFile) isDeleted(k *Key) bool {
 func (f *keyFile) find(k *Key, buf []byte) (int, []byte, error) {
 	lo, hi := f.bucket(k)
 	if lo < hi {
-		lo, hi, ok, err := f.narrow(k, lo, hi)
-		if err != nil || ok {
-			return 1, buf, err
+		lo, hi, ok, err := f.narrow(k, lo, hi, buf)
+		if err != nil {
+			return 0, buf, err
+		}
+		if ok {
+			return 1, buf, nil
 		}
 		if buf, err = f.readKeys(buf, lo, hi); err != nil {
 			return 0, buf, err
@@ -457,7 +461,7 @@ func (f *keyFile) findBatch(keys []Key, pending []int, buf []byte, found func(i 
 // findLarge reports whether k is among the keys [lo, hi), more than
 // maxReadKeys.
 func (f *keyFile) findLarge(k *Key, lo, hi int, buf []byte) ([]byte, bool, error) {
-	lo, hi, ok, err := f.narrow(k, lo, hi)
+	lo, hi, ok, err := f.narrow(k, lo, hi, buf)
 	if err != nil || ok {
 		return buf, ok, err
 	}

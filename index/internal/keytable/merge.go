@@ -130,7 +130,9 @@ func deltaSource(d *delta) *source {
 // when the oldest source holding it holds a tombstone and bottom is false.
 // A source's read error ends the walk and is returned (fn has then been
 // called with the keys before it only).
+// k is valid until fn returns.
 func mergeSources(srcs []*source, bottom bool, fn func(k *Key, live, dead bool) bool) error {
+	var k Key // one for the walk: a key each escaped to the heap
 	for {
 		var min *Key
 		for _, s := range srcs {
@@ -146,7 +148,7 @@ func mergeSources(srcs []*source, bottom bool, fn func(k *Key, live, dead bool) 
 		if min == nil {
 			return nil
 		}
-		k := *min
+		k = *min
 		first := true
 		var live, dead bool
 		for _, s := range srcs {
@@ -383,7 +385,8 @@ func (t *Table) Scan(prefix []byte, bits int, fn func(k *Key) error) error {
 	var err error
 	if rerr := mergeSources(srcs, true, func(k *Key, live, _ bool) bool {
 		if live {
-			err = fn(k)
+			c := *k // fn may keep it
+			err = fn(&c)
 		}
 		return err == nil
 	}); rerr != nil {

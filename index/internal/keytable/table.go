@@ -340,8 +340,11 @@ func (t *Table) lookup(k *Key) (bool, uint64, error) {
 	for _, f := range t.search {
 		st, buf, err := f.find(k, *bp)
 		*bp = buf[:0]
-		if err != nil || st != 0 {
-			return st == 1, 0, err
+		if err != nil {
+			return false, 0, err
+		}
+		if st != 0 {
+			return st == 1, 0, nil
 		}
 	}
 	return false, 0, nil
