@@ -305,7 +305,8 @@ func (db *DB) addKeys(entries []store.Entry, rec *Record) ([]bool, error) {
 		look = append(look, keytable.Key(cand[k].Hash))
 	}
 	found = make([]bool, len(look))
-	if _, err := db.kt.HasBatch(look, found); err != nil {
+	_, view, err := db.kt.HasBatchView(look, found)
+	if err != nil {
 		return nil, fmt.Errorf("index: key table: %w", err)
 	}
 	idx := make([]int, 0, len(cand))
@@ -347,7 +348,9 @@ func (db *DB) addKeys(entries []store.Entry, rec *Record) ([]bool, error) {
 		b.Opaque = appendRecordOpaque(nil, rec.Key, expires, answer)
 	}
 	added := make([]bool, len(b.Added))
-	if _, err := db.kt.Add(&b, added, nil); err != nil {
+	// The fresh keys were absent from view: Add need not search its
+	// files again.
+	if _, err := db.kt.AddAfter(&b, view, added, nil); err != nil {
 		return nil, fmt.Errorf("index: key table: %w", err)
 	}
 	var n int64

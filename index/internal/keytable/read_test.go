@@ -206,3 +206,82 @@ func TestReadError(t *testing.T) {
 	wantErr("Scan", tb.Scan(nil, 0, func(*Key) error { return nil }))
 	wantErr("Verify", tb.Verify())
 }
+
+// TestAddAfter: keys found absent in a view, some added since (then
+// merged into a new file, or still in the delta), are added once by
+// AddAfter.
+func TestAddAfter(t *testing.T) {
+	for _, merged := range []bool{false, true} {
+		tb := openTest(t, t.TempDir(), &Options{DeltaKeys: 100})
+		old := make([]Key, 300)
+		for i := range old {
+			old[i] = keyOf(uint64(i))
+		}
+		if _, err := tb.Add(&Batch{Added: old}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitMerges(tb)
+		keys := make([]Key, 50)
+		for i := range keys {
+			keys[i] = keyOf(uint64(1000 + i))
+		}
+		slices.SortFunc(keys, compareKeys)
+		found := make([]bool, len(keys))
+		_, view, err := tb.HasBatchView(keys, found)
+		if err != nil || slices.Contains(found, true) {
+			t.Fatalf("HasBatchView: %v, %v", found, err)
+		}
+		// Another writer adds every other key meanwhile.
+		var between []Key
+		for i := 0; i < len(keys); i += 2 {
+			between = append(between, keys[i])
+		}
+		if _, err := tb.Add(&Batch{Added: between}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if merged {
+			more := make([]Key, 200)
+			for i := range more {
+				more[i] = keyOf(uint64(5000 + i))
+			}
+			if _, err := tb.Add(&Batch{Added: more}, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			waitMerges(tb)
+			if tb.delta.len() != 0 || tb.frozen != nil {
+				t.Fatal("the keys added between are not all in files")
+			}
+		}
+		added := make([]bool, len(keys))
+		if _, err := tb.AddAfter(&Batch{Added: keys}, view, added, nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := range keys {
+			if want := i%2 == 1; added[i] != want {
+				t.Fatalf("merged %v: added[%d] = %v, want %v", merged, i, added[i], want)
+			}
+		}
+		want := int64(len(old) + len(keys))
+		if merged {
+			want += 200
+		}
+		if got := tb.Len(); got != want {
+			t.Fatalf("merged %v: Len = %d, want %d", merged, got, want)
+		}
+	}
+}
+
+// waitMerges waits until no merge runs and the delta is merged.
+func waitMerges(tb *Table) {
+	tb.wmu.Lock()
+	defer tb.wmu.Unlock()
+	for tb.merging {
+		tb.mergeDone.Wait()
+	}
+	if tb.delta.len() > 0 {
+		tb.rotateLocked(false)
+		for tb.merging {
+			tb.mergeDone.Wait()
+		}
+	}
+}

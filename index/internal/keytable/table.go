@@ -424,6 +424,18 @@ func (t *Table) Has(k *Key) (bool, uint64, error) {
 // position to pass to SyncTo before relying on the answers. Sorted keys
 // are looked up in order, neighbouring keys of a file in one read.
 func (t *Table) HasBatch(keys []Key, found []bool) (uint64, error) {
+	seq, _, err := t.HasBatchView(keys, found)
+	return seq, err
+}
+
+// A View is the key files one lookup searched. A key the lookup found
+// absent and added since is in the delta or in a file written since: a
+// later lookup of it need not search the view's files again (see
+// AddAfter).
+type View struct{ files []*keyFile }
+
+// HasBatchView is HasBatch, and returns the view it searched.
+func (t *Table) HasBatchView(keys []Key, found []bool) (uint64, View, error) {
 	pending := make([]int, len(keys))
 	for i := range pending {
 		pending[i] = i
@@ -432,10 +444,10 @@ func (t *Table) HasBatch(keys []Key, found []bool) (uint64, error) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if t.closed {
-		return 0, store.ErrClosed
+		return 0, View{}, store.ErrClosed
 	}
 	if err := t.lookupBatch(keys, pending, found, seqs, nil); err != nil {
-		return 0, err
+		return 0, View{}, err
 	}
 	var need uint64
 	for i, ok := range found[:len(keys)] {
@@ -443,7 +455,7 @@ func (t *Table) HasBatch(keys []Key, found []bool) (uint64, error) {
 			need = max(need, seqs[i])
 		}
 	}
-	return need, nil
+	return need, View{t.search}, nil
 }
 
 // Len returns the number of live keys.
@@ -461,6 +473,19 @@ func (t *Table) Len() int64 { return t.count.Load() }
 // durable once SyncTo(seq) returns. seq also covers the keys found live
 // by changes not yet durable.
 func (t *Table) Add(b *Batch, added, deleted []bool) (seq uint64, err error) {
+	return t.add(b, nil, added, deleted)
+}
+
+// AddAfter is Add for a batch whose keys to add were all found absent by
+// the lookup that returned v (HasBatchView): it searches the delta and the
+// files written since v for them, not v's files again. (A key of b.Added
+// that was live in v would be added twice.)
+func (t *Table) AddAfter(b *Batch, v View, added, deleted []bool) (seq uint64, err error) {
+	return t.add(b, v.files, added, deleted)
+}
+
+// add is Add, searching none of the files in searched for b.Added.
+func (t *Table) add(b *Batch, searched []*keyFile, added, deleted []bool) (seq uint64, err error) {
 	if t.opts.ReadOnly {
 		return 0, store.ErrReadOnly
 	}
@@ -478,14 +503,14 @@ func (t *Table) Add(b *Batch, added, deleted []bool) (seq uint64, err error) {
 		t.mu.RUnlock()
 		return 0, store.ErrClosed
 	}
-	err = t.lookupBatch(b.Added, pending[:len(b.Added)], liveA, seqA, nil)
+	err = t.lookupBatch(b.Added, pending[:len(b.Added)], liveA, seqA, searched)
 	if err == nil {
 		for i := range pending {
 			pending[i] = i
 		}
 		err = t.lookupBatch(b.Deleted, pending[:len(b.Deleted)], liveD, nil, nil)
 	}
-	searched := t.search // replaced, never changed, by setSearch
+	searched = t.search // replaced, never changed, by setSearch
 	t.mu.RUnlock()
 	if err != nil {
 		return 0, err
