@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/bits"
 	"os"
-	"sync"
 
 	"github.com/urlhash/urlhash/store"
 )
@@ -318,12 +317,6 @@ const (
 	coalesceGap = 256
 	maxReadKeys = 4096 // 128 KiB
 )
-
-// readBufs holds the buffers lookups read keys into (maxReadKeys keys).
-var readBufs = sync.Pool{New: func() any {
-	b := make([]byte, 0, maxReadKeys*KeySize)
-	return &b
-}}
 
 // bucket returns the range of key indexes [lo, hi) that may hold k.
 func (f *keyFile) bucket(k *Key) (lo, hi int) {

@@ -285,3 +285,29 @@ func waitMerges(tb *Table) {
 		}
 	}
 }
+
+// TestHasAllocs: a single lookup in the files allocates nothing (its
+// read buffer is pooled).
+func TestHasAllocs(t *testing.T) {
+	tb := openTest(t, t.TempDir(), &Options{DeltaKeys: 100})
+	keys := make([]Key, 500)
+	for i := range keys {
+		keys[i] = keyOf(uint64(i))
+	}
+	if _, err := tb.Add(&Batch{Added: keys}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitMerges(tb)
+	absent := keyOf(1 << 40)
+	tb.Has(&keys[0]) // fills the pool
+	if n := testing.AllocsPerRun(100, func() {
+		if ok, _, err := tb.Has(&keys[7]); !ok || err != nil {
+			t.Fatal("a key lost")
+		}
+		if ok, _, err := tb.Has(&absent); ok || err != nil {
+			t.Fatal("an absent key found")
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations a lookup, want 0", n)
+	}
+}

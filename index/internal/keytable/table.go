@@ -126,6 +126,9 @@ type Table struct {
 	syncs   atomic.Int64
 
 	count atomic.Int64
+	// bufs holds the *[]byte buffers lookups read keys into (a read is
+	// at most maxReadKeys keys).
+	bufs sync.Pool
 }
 
 // Open opens the key table in dir, creating it unless opts.ReadOnly.
@@ -335,8 +338,8 @@ func (t *Table) lookup(k *Key) (bool, uint64, error) {
 	if e, ok := t.frozen.get(k); ok {
 		return e.live, e.seq, nil
 	}
-	bp := readBufs.Get().(*[]byte)
-	defer readBufs.Put(bp)
+	bp := t.readBuf()
+	defer t.bufs.Put(bp)
 	for _, f := range t.search {
 		st, buf, err := f.find(k, *bp)
 		*bp = buf[:0]
@@ -348,6 +351,15 @@ func (t *Table) lookup(k *Key) (bool, uint64, error) {
 		}
 	}
 	return false, 0, nil
+}
+
+// readBuf returns a buffer for lookups' reads, to put back in t.bufs.
+func (t *Table) readBuf() *[]byte {
+	if bp, ok := t.bufs.Get().(*[]byte); ok {
+		return bp
+	}
+	b := make([]byte, 0, maxReadKeys*KeySize)
+	return &b
 }
 
 // lookupBatch sets live[i] and seqs[i] (seqs may be nil) to what lookup
@@ -373,8 +385,8 @@ func (t *Table) lookupBatch(keys []Key, pending []int, live []bool, seqs []uint6
 	if len(rest) == 0 || len(t.search) == 0 {
 		return nil
 	}
-	bp := readBufs.Get().(*[]byte)
-	defer readBufs.Put(bp)
+	bp := t.readBuf()
+	defer t.bufs.Put(bp)
 	found := func(i int, l bool) { live[i] = l }
 	for _, f := range t.search {
 		if slices.Contains(skip, f) {
