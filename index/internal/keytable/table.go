@@ -1,6 +1,7 @@
 // Package keytable stores a set of 32-byte keys: immutable sorted key
-// files with a bucket-offset array (a lookup is one or two reads of a
-// mapped file), a bounded in-memory delta of recent changes, and an
+// files with a bucket-offset array (a lookup reads one bucket with pread;
+// a sorted batch reads each file in key order, neighbouring buckets in
+// one read), a bounded in-memory delta of recent changes, and an
 // append-only log that makes every change durable, shared between
 // concurrent writers (group commit). When the delta is full it is frozen
 // and merged into a new key file in the background, beside the writers.
