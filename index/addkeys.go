@@ -90,6 +90,11 @@ type addScratch struct {
 	bkeys   [][]byte // Badger keys of the candidates the filter let through
 	bpos    []int32  // bkeys[n] is the key of work[bpos[n]]
 	barena  []byte   // the bytes of bkeys
+	// Under the stripes: the candidates the filter lets through
+	// (work[lookPos[n]]), looked up again in the key table.
+	look      []keytable.Key
+	lookPos   []int32
+	lookFound []bool
 }
 
 // addItem is a key's position with its leading 8 bytes, which decide
@@ -208,29 +213,45 @@ func (db *DB) addHashes(keys []hashkey.Hash, added []bool, rec *Record) error {
 	}
 	unlock := db.lockKeys(work)
 	defer unlock()
-	// Under the stripes: no other writer of these keys runs. Again the
-	// key table (another adder may have added some), then Badger, for
-	// the keys the filter lets through.
-	found = bools(sc.found, len(work))
-	sc.found = found
-	if _, err := db.kt.HasBatch(work, found); err != nil {
-		return fmt.Errorf("index: key table: %w", err)
-	}
-	bkeys, bpos, arena := sc.bkeys[:0], sc.bpos[:0], sc.barena[:0]
-	asked := 0
+	// Under the stripes no other writer of these keys runs, and each
+	// write of one that finished put it in the filter first: a key the
+	// filter says absent now is stored nowhere. The others are looked up
+	// again in the key table (another adder may have added them), then
+	// in Badger. (With pread, a lookup of a key new to the table reads
+	// every file: most candidates of a seen-set are new, and the filter
+	// spares them that.)
+	look, lookPos := sc.look[:0], sc.lookPos[:0]
 	db.fmu.RLock()
 	for k := range work {
-		if found[k] {
-			continue
-		}
-		asked++
 		if db.f.MayHaveFull((*hashkey.Hash)(&work[k])) {
-			bpos = append(bpos, int32(k))
-			fk := fullKey((*hashkey.Hash)(&work[k]))
-			arena = append(arena, fk[:]...)
+			look = append(look, work[k])
+			lookPos = append(lookPos, int32(k))
 		}
 	}
 	db.fmu.RUnlock()
+	lookFound := bools(sc.lookFound, len(look))
+	sc.look, sc.lookPos, sc.lookFound = look, lookPos, lookFound
+	// The view: the key files that hold none of the fresh keys below
+	// (searched for the looked-up ones; the others are stored nowhere),
+	// which the add need not search again.
+	_, view, err := db.kt.HasBatchView(look, lookFound)
+	if err != nil {
+		return fmt.Errorf("index: key table: %w", err)
+	}
+	found = bools(sc.found, len(work))
+	sc.found = found
+	bkeys, bpos, arena := sc.bkeys[:0], sc.bpos[:0], sc.barena[:0]
+	asked := len(work)
+	for n, k := range lookPos {
+		if lookFound[n] {
+			found[k] = true
+			asked--
+			continue
+		}
+		bpos = append(bpos, k)
+		fk := fullKey((*hashkey.Hash)(&work[k]))
+		arena = append(arena, fk[:]...)
+	}
 	for n := range bpos {
 		bkeys = append(bkeys, arena[n*fullKeyLen:(n+1)*fullKeyLen:(n+1)*fullKeyLen])
 	}
@@ -278,7 +299,7 @@ func (db *DB) addHashes(keys []hashkey.Hash, added []bool, rec *Record) error {
 	// stripes keep every other writer of the keys out.
 	ok := bools(sc.found, len(fresh))
 	sc.found = ok
-	if _, err := db.kt.Add(&b, ok, nil); err != nil {
+	if _, err := db.kt.AddAfter(&b, view, ok, nil); err != nil {
 		clear(added)
 		return fmt.Errorf("index: key table: %w", err)
 	}

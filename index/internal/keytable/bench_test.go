@@ -1,7 +1,11 @@
 package keytable
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -111,9 +115,9 @@ func BenchmarkInsert(b *testing.B) {
 // keys.
 func BenchmarkMerge(b *testing.B) {
 	tb, _ := filled(b, 1<<20)
-	frozen := make(map[Key]deltaEntry, DefaultDeltaKeys)
+	frozen := newDelta(DefaultDeltaKeys)
 	for i := range DefaultDeltaKeys {
-		frozen[keyOf(uint64(1<<21+i))] = deltaEntry{live: true}
+		frozen.put(new(keyOf(uint64(1<<21+i))), deltaEntry{live: true})
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -165,5 +169,74 @@ func BenchmarkRecovery(b *testing.B) {
 			b.Fatal("keys lost")
 		}
 		tb.Close()
+	}
+}
+
+// sortedKeys returns n ascending keys spread evenly over the key space,
+// with random tails (no sort needed for large n).
+func sortedKeys(n int, seed uint64) []Key {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	keys := make([]Key, n)
+	step := ^uint64(0) / uint64(n)
+	for i := range keys {
+		binary.BigEndian.PutUint64(keys[i][:8], uint64(i)*step+rng.Uint64N(step))
+		for j := 8; j < KeySize; j += 8 {
+			binary.BigEndian.PutUint64(keys[i][j:], rng.Uint64())
+		}
+	}
+	return keys
+}
+
+// BenchmarkFindBatch looks up a sorted batch of present keys (a random
+// sample of the file's) in one key file, per key, with the coalescing
+// thresholds varied: gap (keys read and thrown away to join two buckets'
+// reads) and max (the keys of one read).
+func BenchmarkFindBatch(b *testing.B) {
+	for _, n := range []int{1 << 20, 10 << 20} {
+		keys := sortedKeys(n, 1)
+		dir := b.TempDir()
+		name := filepath.Join(dir, "000001.keys")
+		f, err := os.Create(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := writeFile(f, uint64(n), 0, seqOf(keys), seqOf(nil)); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+		kf, err := openFile(name, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(2, 3))
+		for _, size := range []int{16 << 10} {
+			batch := make([]Key, size)
+			for i := range batch {
+				batch[i] = keys[rng.IntN(n)]
+			}
+			slices.SortFunc(batch, compareKeys)
+			pending := make([]int, size)
+			var buf []byte
+			for _, gap := range []int{0, 256, 1024, 4096} {
+				for _, maxRead := range []int{4096, 16384} {
+					kf.gap, kf.maxRead = gap, maxRead
+					b.Run(fmt.Sprintf("n=%d/batch=%d/gap=%d/max=%d", n, size, gap, maxRead), func(b *testing.B) {
+						b.ReportAllocs()
+						for b.Loop() {
+							for i := range pending {
+								pending[i] = i
+							}
+							var err error
+							if _, buf, err = kf.findBatch(batch, pending, buf, func(int, bool) {}); err != nil {
+								b.Fatal(err)
+							}
+						}
+						b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*size), "ns/key")
+					})
+				}
+			}
+		}
+		kf.close()
+		os.Remove(name)
 	}
 }

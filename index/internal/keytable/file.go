@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/bits"
 	"os"
-	"syscall"
 
 	"github.com/urlhash/urlhash/store"
 )
@@ -202,67 +201,75 @@ func (s *sectionWriter) flush() error {
 	return err
 }
 
-// A keyFile is an open key file, mapped read-only.
+// A keyFile is an open key file. Its header, bucket array (4 bytes a
+// bucket, about half a byte a key) and tombstones are in memory; its keys
+// are read on demand with pread, so that the pages lookups touch stay in
+// the page cache and out of the process's resident set (a mapping counted
+// every touched page in it: about 30 bytes a key once lookups had touched
+// them all).
 type keyFile struct {
 	num     uint64
 	name    string
 	hdr     fileHeader
-	data    []byte // the whole file (mmap)
-	keys    []byte // count × 32
-	deleted []byte // tombstones × 32
-	buckets []byte // (1<<bits + 1) × u32
+	r       io.ReaderAt // the file
+	c       io.Closer   // closes r; nil: nothing to close
+	deleted []byte      // tombstones × 32
+	buckets []byte      // (1<<bits + 1) × u32
+	// gap and maxRead are coalesceGap and maxReadKeys (benchmarks vary
+	// them).
+	gap, maxRead int
 }
 
-// openFile maps the key file name and checks its header, size and bucket
-// array (not the keys: see verify).
+// openFile opens the key file name and checks its header, size and
+// bucket array (not the keys: see verify).
 func openFile(name string, num uint64) (*keyFile, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("keytable: %w", err)
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("keytable: %w", err)
 	}
-	if fi.Size() < headerSize {
-		return nil, fmt.Errorf("%w: %s: %d bytes, shorter than a header", store.ErrCorrupt, name, fi.Size())
-	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	kf, err := readFile(f, fi.Size(), name)
 	if err != nil {
-		return nil, fmt.Errorf("keytable: mmap %s: %w", name, err)
+		f.Close()
+		return nil, err
 	}
-	kf, err := parseFile(data)
-	if err != nil {
-		syscall.Munmap(data)
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	// Lookups are random: no readahead, and no fault-around (which maps
-	// the cached pages around a faulting one, 64 KiB of resident set for
-	// one 32-byte key).
-	syscall.Madvise(data, syscall.MADV_RANDOM)
-	kf.num, kf.name = num, name
+	kf.num, kf.c = num, f
 	return kf, nil
 }
 
-// parseFile checks the header, size and bucket array of a key file's
-// bytes and returns the file over them.
-func parseFile(data []byte) (*keyFile, error) {
-	h, err := decodeHeader(data)
-	if err != nil {
+// readFile reads the header, the tombstones and the bucket array of the
+// key file of size bytes that r reads, checks them and returns the file.
+// name names it in errors.
+func readFile(r io.ReaderAt, size int64, name string) (*keyFile, error) {
+	if size < headerSize {
+		return nil, fmt.Errorf("%w: %s: %d bytes, shorter than a header", store.ErrCorrupt, name, size)
+	}
+	var hb [headerSize]byte
+	if err := readAt(r, hb[:], 0, name); err != nil {
 		return nil, err
 	}
-	if uint64(len(data)) != h.size() {
-		return nil, fmt.Errorf("%w: %d bytes, the header says %d", store.ErrCorrupt, len(data), h.size())
+	h, err := decodeHeader(hb[:])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	kf := &keyFile{hdr: h, data: data}
-	end := headerSize + KeySize*h.count
-	kf.keys = data[headerSize:end]
-	kf.deleted = data[end : end+KeySize*h.deleted]
-	kf.buckets = data[end+KeySize*h.deleted:]
+	if uint64(size) != h.size() {
+		return nil, fmt.Errorf("%w: %s: %d bytes, the header says %d", store.ErrCorrupt, name, size, h.size())
+	}
+	// The tombstones and the bucket array end the file: one read (its
+	// size is bounded by the file's, checked above).
+	nd := KeySize * h.deleted
+	tail := make([]byte, nd+h.bucketBytes())
+	if err := readAt(r, tail, int64(headerSize+KeySize*h.count), name); err != nil {
+		return nil, err
+	}
+	kf := &keyFile{name: name, hdr: h, r: r, deleted: tail[:nd:nd], buckets: tail[nd:], gap: coalesceGap, maxRead: maxReadKeys}
 	hdr := h.appendTo(nil)
 	if crc32.Update(crc32.Checksum(hdr[:32], castagnoli), castagnoli, kf.buckets) != h.indexCRC {
-		return nil, fmt.Errorf("%w: header or bucket array checksum mismatch", store.ErrCorrupt)
+		return nil, fmt.Errorf("%w: %s: header or bucket array checksum mismatch", store.ErrCorrupt, name)
 	}
 	// The checksum matched; still refuse offsets that would read out of
 	// bounds (a checksum collision must not become a panic).
@@ -271,51 +278,190 @@ func parseFile(data []byte) (*keyFile, error) {
 	for b := 0; b <= nb; b++ {
 		o := binary.LittleEndian.Uint32(kf.buckets[4*b:])
 		if o < prev || uint64(o) > h.count || (b == nb && uint64(o) != h.count) {
-			return nil, fmt.Errorf("%w: bucket %d offset %d out of order", store.ErrCorrupt, b, o)
+			return nil, fmt.Errorf("%w: %s: bucket %d offset %d out of order", store.ErrCorrupt, name, b, o)
 		}
 		prev = o
 	}
 	return kf, nil
 }
 
-// release takes the file's pages in [from, to) (byte offsets) out of the
-// process's resident set: the mapping is shared and read-only, so they
-// stay in the page cache and a later read faults them in again. Without
-// it, every page a merge, a scan or the lookups touched would count in
-// the resident set, up to the size of the files.
-func (f *keyFile) release(from, to int) {
-	const page = 4096
-	from &^= page - 1
-	if to > len(f.data) {
-		to = len(f.data)
+// readAt fills p from r at off: a short read is an error naming the file,
+// never a partial answer.
+func readAt(r io.ReaderAt, p []byte, off int64, name string) error {
+	n, err := r.ReadAt(p, off)
+	if n == len(p) {
+		return nil
 	}
-	if from >= to || f.data == nil {
-		return
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
 	}
-	syscall.Madvise(f.data[from:to], syscall.MADV_DONTNEED)
+	return fmt.Errorf("keytable: read %s: %d bytes at %d: %w", name, len(p), off, err)
 }
 
 func (f *keyFile) close() error {
-	if f.data == nil {
+	if f.c == nil {
 		return nil
 	}
-	err := syscall.Munmap(f.data)
-	f.data = nil
+	err := f.c.Close()
+	f.c = nil
 	return err
 }
 
-// find returns the state of k in the file: 1 live, -1 deleted, 0 absent.
-func (f *keyFile) find(k *Key) int {
+// Batch lookups read the keys of neighbouring buckets in one pread: a
+// run of buckets joins while the keys between two of them (read and
+// thrown away) are at most coalesceGap, and the whole run at most
+// maxReadKeys. A read costs a system call (about 1 µs); a gap key costs
+// copying 32 bytes from the page cache (a few ns): 256 keys, 8 KiB, cost
+// about as much as a call.
+const (
+	coalesceGap = 256
+	maxReadKeys = 4096 // 128 KiB
+)
+
+// bucket returns the range of key indexes [lo, hi) that may hold k.
+func (f *keyFile) bucket(k *Key) (lo, hi int) {
 	b := leading(k, f.hdr.bits)
-	lo := int(binary.LittleEndian.Uint32(f.buckets[4*b:]))
-	hi := int(binary.LittleEndian.Uint32(f.buckets[4*b+4:]))
-	if searchKeys(f.keys, lo, hi, k) {
-		return 1
+	return int(binary.LittleEndian.Uint32(f.buckets[4*b:])), int(binary.LittleEndian.Uint32(f.buckets[4*b+4:]))
+}
+
+// readKeys reads the keys [lo, hi) into buf, grown if need be.
+func (f *keyFile) readKeys(buf []byte, lo, hi int) ([]byte, error) {
+	n := (hi - lo) * KeySize
+	if cap(buf) < n {
+		buf = make([]byte, n)
 	}
-	if len(f.deleted) > 0 && searchKeys(f.deleted, 0, len(f.deleted)/KeySize, k) {
-		return -1
+	buf = buf[:n]
+	return buf, readAt(f.r, buf, int64(headerSize+lo*KeySize), f.name)
+}
+
+// narrow halves the key range [lo, hi) by reading single keys (into
+// buf) until it holds at most maxRead keys (a bucket that large is
+// hostile: its keys share their leading bits), or reports that k is at
+// one of them.
+func (f *keyFile) narrow(k *Key, lo, hi int, buf []byte) (int, int, bool, error) {
+	for hi-lo > f.maxRead {
+		m := int(uint(lo+hi) >> 1)
+		kb, err := f.readKeys(buf, m, m+1)
+		if err != nil {
+			return lo, hi, false, err
+		}
+		switch c := bytes.Compare(kb, k[:]); {
+		case c == 0:
+			return lo, hi, true, nil
+		case c < 0:
+			lo = m + 1
+		default:
+			hi = m
+		}
 	}
-	return 0
+	return lo, hi, false, nil
+}
+
+// isDeleted reports whether the file holds a tombstone of k.
+func (f *keyFile) isDeleted(k *Key) bool {
+	return len(f.deleted) > 0 && searchKeys(f.deleted, 0, len(f.deleted)/KeySize, k)
+}
+
+// find returns the state of k in the file: 1 live, -1 deleted, 0 absent.
+// buf is a buffer to read into; find returns it, perhaps grown.
+func (f *keyFile) find(k *Key, buf []byte) (int, []byte, error) {
+	lo, hi := f.bucket(k)
+	if lo < hi {
+		lo, hi, ok, err := f.narrow(k, lo, hi, buf)
+		if err != nil {
+			return 0, buf, err
+		}
+		if ok {
+			return 1, buf, nil
+		}
+		if buf, err = f.readKeys(buf, lo, hi); err != nil {
+			return 0, buf, err
+		}
+		if searchKeys(buf, 0, hi-lo, k) {
+			return 1, buf, nil
+		}
+	}
+	if f.isDeleted(k) {
+		return -1, buf, nil
+	}
+	return 0, buf, nil
+}
+
+// findBatch looks up keys[i] for each i of pending, in that order, with
+// coalesced reads (see coalesceGap; keys in ascending order read the file
+// in order). It calls found(i, live) for each key the file holds, live or
+// deleted, and returns the others in pending's order, in pending's
+// memory, and buf, perhaps grown.
+func (f *keyFile) findBatch(keys []Key, pending []int, buf []byte, found func(i int, live bool)) ([]int, []byte, error) {
+	rest := pending[:0] // written behind the reads of pending
+	settle := func(i int, hit bool) {
+		switch {
+		case hit:
+			found(i, true)
+		case f.isDeleted(&keys[i]):
+			found(i, false)
+		default:
+			rest = append(rest, i)
+		}
+	}
+	// The run: pending[start:j] read as the keys [runLo, runHi).
+	start, runLo, runHi := 0, 0, 0
+	flush := func(end int) error {
+		if start == end {
+			return nil
+		}
+		var err error
+		if buf, err = f.readKeys(buf, runLo, runHi); err != nil {
+			return err
+		}
+		for _, i := range pending[start:end] {
+			lo, hi := f.bucket(&keys[i])
+			settle(i, searchKeys(buf, lo-runLo, hi-runLo, &keys[i]))
+		}
+		return nil
+	}
+	for j := 0; j < len(pending); j++ {
+		i := pending[j]
+		lo, hi := f.bucket(&keys[i])
+		if start < j && lo >= runLo && lo <= runHi+f.gap && max(hi, runHi)-runLo <= f.maxRead {
+			runHi = max(hi, runHi)
+			continue
+		}
+		if err := flush(j); err != nil {
+			return pending, buf, err
+		}
+		start, runLo, runHi = j, lo, hi
+		if lo < hi && hi-lo <= f.maxRead {
+			continue // starts a run
+		}
+		// An empty bucket, or one too large for a read.
+		start = j + 1
+		hit := false
+		if lo < hi {
+			var err error
+			if buf, hit, err = f.findLarge(&keys[i], lo, hi, buf); err != nil {
+				return pending, buf, err
+			}
+		}
+		settle(i, hit)
+	}
+	if err := flush(len(pending)); err != nil {
+		return pending, buf, err
+	}
+	return rest, buf, nil
+}
+
+// findLarge reports whether k is among the keys [lo, hi), more than
+// maxReadKeys.
+func (f *keyFile) findLarge(k *Key, lo, hi int, buf []byte) ([]byte, bool, error) {
+	lo, hi, ok, err := f.narrow(k, lo, hi, buf)
+	if err != nil || ok {
+		return buf, ok, err
+	}
+	if buf, err = f.readKeys(buf, lo, hi); err != nil {
+		return buf, false, err
+	}
+	return buf, searchKeys(buf, 0, hi-lo, k), nil
 }
 
 // searchKeys reports whether k is among the sorted keys[lo:hi] (indexes
@@ -347,26 +493,70 @@ func searchKeys(keys []byte, lo, hi int, k *Key) bool {
 	return false
 }
 
-// key returns the i-th live key.
-func (f *keyFile) key(i int) *Key { return (*Key)(f.keys[i*KeySize : i*KeySize+KeySize]) }
+// windowKeys is how many keys a sequential reader (merges, scans,
+// verify) reads at a time: 2,048 keys, 64 KiB.
+const windowKeys = 2048
+
+// A keyWindow reads a file's live keys by index through a window of
+// windowKeys keys: cheap in order, one read a window. A read error is
+// sticky in err, and at returns nil from then on.
+type keyWindow struct {
+	f        *keyFile
+	buf      []byte
+	start, n int // buf holds the keys [start, start+n)
+	err      error
+}
+
+// at returns the i-th live key, valid until the next call.
+func (w *keyWindow) at(i int) *Key {
+	if w.err != nil {
+		return nil
+	}
+	if i < w.start || i >= w.start+w.n {
+		hi := min(i+windowKeys, int(w.f.hdr.count))
+		w.buf, w.err = w.f.readKeys(w.buf, i, hi)
+		if w.err != nil {
+			w.n = 0
+			return nil
+		}
+		w.start, w.n = i, hi-i
+	}
+	o := (i - w.start) * KeySize
+	return (*Key)(w.buf[o : o+KeySize])
+}
 
 // tombstone returns the i-th tombstone.
 func (f *keyFile) tombstone(i int) *Key {
 	return (*Key)(f.deleted[i*KeySize : i*KeySize+KeySize])
 }
 
-// verify checks the checksum of the keys and tombstones and their order.
+// verify checks the checksum of the keys and tombstones and their order,
+// reading the keys in order.
 func (f *keyFile) verify() error {
-	crc := crc32.Update(0, castagnoli, f.keys)
+	w := &keyWindow{f: f}
+	crc := uint32(0)
+	var prev Key
+	for i := 0; i < int(f.hdr.count); i += windowKeys {
+		if w.at(i) == nil {
+			return w.err
+		}
+		b := w.buf[:w.n*KeySize]
+		crc = crc32.Update(crc, castagnoli, b)
+		for o := 0; o < len(b); o += KeySize {
+			if (i > 0 || o > 0) && bytes.Compare(prev[:], b[o:o+KeySize]) >= 0 {
+				return fmt.Errorf("%w: %s: keys out of order at %d", store.ErrCorrupt, f.name, i+o/KeySize)
+			}
+			prev = Key(b[o : o+KeySize])
+		}
+	}
 	crc = crc32.Update(crc, castagnoli, f.deleted)
 	if crc != f.hdr.dataCRC {
 		return fmt.Errorf("%w: %s: key checksum mismatch", store.ErrCorrupt, f.name)
 	}
-	for _, s := range [][]byte{f.keys, f.deleted} {
-		for i := KeySize; i < len(s); i += KeySize {
-			if bytes.Compare(s[i-KeySize:i], s[i:i+KeySize]) >= 0 {
-				return fmt.Errorf("%w: %s: keys out of order at %d", store.ErrCorrupt, f.name, i/KeySize)
-			}
+	s := f.deleted
+	for i := KeySize; i < len(s); i += KeySize {
+		if bytes.Compare(s[i-KeySize:i], s[i:i+KeySize]) >= 0 {
+			return fmt.Errorf("%w: %s: tombstones out of order at %d", store.ErrCorrupt, f.name, i/KeySize)
 		}
 	}
 	return nil

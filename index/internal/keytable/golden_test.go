@@ -76,17 +76,24 @@ func TestGoldenFile(t *testing.T) {
 	if err := f.verify(); err != nil {
 		t.Fatal(err)
 	}
+	find := func(k *Key) int {
+		st, _, err := f.find(k, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
 	for i := range live {
-		if got := f.find(&live[i]); got != 1 {
+		if got := find(&live[i]); got != 1 {
 			t.Errorf("find(live %x) = %d", live[i][:4], got)
 		}
 	}
 	for i := range dead {
-		if got := f.find(&dead[i]); got != -1 {
+		if got := find(&dead[i]); got != -1 {
 			t.Errorf("find(deleted %x) = %d", dead[i][:4], got)
 		}
 	}
-	if k := keyOf(1000); f.find(&k) != 0 {
+	if k := keyOf(1000); find(&k) != 0 {
 		t.Error("an absent key found")
 	}
 }
@@ -136,15 +143,20 @@ func FuzzParseFile(f *testing.F) {
 	f.Add(b)
 	f.Add(b[:headerSize])
 	f.Fuzz(func(t *testing.T, data []byte) {
-		kf, err := parseFile(data)
+		kf, err := readFile(bytes.NewReader(data), int64(len(data)), "fuzz.keys")
 		if err != nil {
 			return
 		}
-		// A file that opens answers lookups without panicking.
-		for i := range 10 {
-			k := keyOf(uint64(i))
-			kf.find(&k)
+		// A file that opens answers lookups without panicking, one at a
+		// time and in a batch.
+		keys := make([]Key, 10)
+		pending := make([]int, len(keys))
+		for i := range keys {
+			keys[i] = keyOf(uint64(i))
+			pending[i] = i
+			kf.find(&keys[i], nil)
 		}
+		kf.findBatch(keys, pending, nil, func(int, bool) {})
 		kf.verify()
 	})
 }

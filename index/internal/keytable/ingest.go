@@ -41,7 +41,7 @@ func (t *Table) NewIngest(hint uint64) (*Ingest, error) {
 	for t.merging {
 		t.mergeDone.Wait()
 	}
-	if len(t.delta.m) > 0 {
+	if t.delta.len() > 0 {
 		t.rotateLocked(false)
 		for t.merging {
 			t.mergeDone.Wait()
@@ -50,7 +50,7 @@ func (t *Table) NewIngest(hint uint64) (*Ingest, error) {
 	if t.mergeErr != nil {
 		return nil, t.mergeErr
 	}
-	if len(t.delta.m) > 0 {
+	if t.delta.len() > 0 {
 		return nil, fmt.Errorf("keytable: ingest: the delta could not be merged first")
 	}
 	num := t.man.nextNum

@@ -14,7 +14,7 @@ import (
 // unless one runs (force: also an empty delta, to drop replayed segments).
 // The caller holds wmu.
 func (t *Table) rotateLocked(force bool) {
-	if t.merging || t.stopMerge || t.opts.noMerge || t.mergeErr != nil || (!force && len(t.delta.m) == 0) {
+	if t.merging || t.stopMerge || t.opts.noMerge || t.mergeErr != nil || (!force && t.delta.len() == 0) {
 		return
 	}
 	// The segment of the frozen delta must be durable before writes go
@@ -54,16 +54,10 @@ type source struct {
 	live, dead   func(i int) *Key
 	nLive, nDead int
 	li, di       int
-	// f, when the source is a file, has its pages released as the
-	// source moves on; released is the live key index up to which they
-	// were.
-	f        *keyFile
-	released int
+	// win, when the source is a file, reads its live keys; a read error
+	// stops the merge.
+	win *keyWindow
 }
-
-// releaseEvery is how many keys of a file a source reads between two
-// releases of its pages (32 MiB).
-const releaseEvery = 1 << 20
 
 // peek returns the smallest key not consumed and whether the source
 // holds it live and deleted.
@@ -92,53 +86,69 @@ func (s *source) peek() (k *Key, live, dead bool) {
 	return kl, true, true
 }
 
+// err returns the read error that stopped the source, if any.
+func (s *source) err() error {
+	if s.win != nil {
+		return s.win.err
+	}
+	return nil
+}
+
 func (s *source) advance(live, dead bool) {
 	if live {
 		s.li++
-		if s.f != nil && s.li-s.released >= releaseEvery {
-			s.f.release(headerSize+KeySize*s.released, headerSize+KeySize*s.li)
-			s.released = s.li
-		}
 	}
 	if dead {
 		s.di++
 	}
 }
 
+// fileSource reads f's keys in order through a window (a copy of the
+// source made by cloneSources shares it, and must not run at the same
+// time).
 func fileSource(f *keyFile) *source {
-	return &source{live: f.key, dead: f.tombstone, nLive: int(f.hdr.count), nDead: int(f.hdr.deleted), f: f}
+	w := &keyWindow{f: f}
+	return &source{live: w.at, dead: f.tombstone, nLive: int(f.hdr.count), nDead: int(f.hdr.deleted), win: w}
 }
 
-func deltaSource(d map[Key]deltaEntry) *source {
-	var live, dead []Key
-	for k, e := range d {
-		if e.live {
-			live = append(live, k)
-		} else {
-			dead = append(dead, k)
-		}
+// deltaSource returns the keys of d in order. d must not change while the
+// source is used: a frozen delta (the merge sorts an index of its entries,
+// 4 bytes a key, and no copy of its keys), or a copy.
+func deltaSource(d *delta) *source {
+	live, dead := d.sorted()
+	ents := d.ents
+	return &source{
+		live:  func(i int) *Key { return &ents[live[i]].k },
+		dead:  func(i int) *Key { return &ents[dead[i]].k },
+		nLive: len(live), nDead: len(dead),
 	}
-	slices.SortFunc(live, compareKeys)
-	slices.SortFunc(dead, compareKeys)
-	return &source{live: func(i int) *Key { return &live[i] }, dead: func(i int) *Key { return &dead[i] }, nLive: len(live), nDead: len(dead)}
 }
 
 // mergeSources walks the sources (newest first) in key order and calls fn
 // with each key's state in the merged output: live when the newest
 // source holding it holds it live; dead (a tombstone hiding older files)
 // when the oldest source holding it holds a tombstone and bottom is false.
-func mergeSources(srcs []*source, bottom bool, fn func(k *Key, live, dead bool) bool) {
+// A source's read error ends the walk and is returned (fn has then been
+// called with the keys before it only).
+// k is valid until fn returns.
+func mergeSources(srcs []*source, bottom bool, fn func(k *Key, live, dead bool) bool) error {
+	var k Key // one for the walk: a key each escaped to the heap
 	for {
 		var min *Key
 		for _, s := range srcs {
-			if k, _, _ := s.peek(); k != nil && (min == nil || bytes.Compare(k[:], min[:]) < 0) {
+			k, _, _ := s.peek()
+			if k == nil {
+				if err := s.err(); err != nil {
+					return err
+				}
+			} else if min == nil || bytes.Compare(k[:], min[:]) < 0 {
 				min = k
 			}
 		}
 		if min == nil {
-			return
+			return nil
 		}
-		k := *min
+		k = *min
 		first := true
 		var live, dead bool
 		for _, s := range srcs {
@@ -153,7 +163,7 @@ func mergeSources(srcs []*source, bottom bool, fn func(k *Key, live, dead bool) 
 			s.advance(l, d)
 		}
 		if !fn(&k, live, dead && !bottom) {
-			return
+			return nil
 		}
 	}
 }
@@ -180,7 +190,7 @@ func planMerge(files []*keyFile, n uint64) int {
 // segments. It runs in the background; an error stops later writes.
 func (t *Table) merge(frozen *delta, files []*keyFile, logStart uint64) {
 	defer t.mergeWG.Done()
-	err := t.mergeFiles(frozen.m, files, logStart)
+	err := t.mergeFiles(frozen, files, logStart)
 	t.wmu.Lock()
 	t.merging = false
 	if err != nil {
@@ -190,8 +200,8 @@ func (t *Table) merge(frozen *delta, files []*keyFile, logStart uint64) {
 	t.wmu.Unlock()
 }
 
-func (t *Table) mergeFiles(frozen map[Key]deltaEntry, files []*keyFile, logStart uint64) error {
-	j := planMerge(files, uint64(len(frozen)))
+func (t *Table) mergeFiles(frozen *delta, files []*keyFile, logStart uint64) error {
+	j := planMerge(files, uint64(frozen.len()))
 	inputs := files[j:]
 	srcs := []*source{deltaSource(frozen)}
 	for i := len(inputs) - 1; i >= 0; i-- {
@@ -200,7 +210,7 @@ func (t *Table) mergeFiles(frozen map[Key]deltaEntry, files []*keyFile, logStart
 	bottom := j == 0
 	// Count first (the header and the bucket array need the counts).
 	var nLive, nDead uint64
-	mergeSources(cloneSources(srcs), bottom, func(_ *Key, live, dead bool) bool {
+	if err := mergeSources(cloneSources(srcs), bottom, func(_ *Key, live, dead bool) bool {
 		if live {
 			nLive++
 		}
@@ -208,7 +218,9 @@ func (t *Table) mergeFiles(frozen map[Key]deltaEntry, files []*keyFile, logStart
 			nDead++
 		}
 		return true
-	})
+	}); err != nil {
+		return err
+	}
 	kept := slices.Clone(files[:j])
 	var out *keyFile
 	num := t.man.nextNum
@@ -295,17 +307,26 @@ func (t *Table) writeMerged(name string, srcs []*source, bottom bool, nLive, nDe
 		f.Close()
 		os.Remove(tmp)
 	}()
+	var rerr error // a read error of the sources
 	liveSeq := func(yield func(*Key) bool) {
-		mergeSources(cloneSources(srcs), bottom, func(k *Key, live, _ bool) bool {
+		if err := mergeSources(cloneSources(srcs), bottom, func(k *Key, live, _ bool) bool {
 			return !live || yield(k)
-		})
+		}); err != nil && rerr == nil {
+			rerr = err
+		}
 	}
 	deadSeq := func(yield func(*Key) bool) {
-		mergeSources(cloneSources(srcs), bottom, func(k *Key, _, dead bool) bool {
+		if err := mergeSources(cloneSources(srcs), bottom, func(k *Key, _, dead bool) bool {
 			return !dead || yield(k)
-		})
+		}); err != nil && rerr == nil {
+			rerr = err
+		}
 	}
-	if _, err := writeFile(f, nLive, nDead, liveSeq, deadSeq); err != nil {
+	_, err = writeFile(f, nLive, nDead, liveSeq, deadSeq)
+	if rerr != nil {
+		return rerr
+	}
+	if err != nil {
 		return fmt.Errorf("keytable: write %s: %w", name, err)
 	}
 	if err := f.Sync(); err != nil {
@@ -328,9 +349,11 @@ func (t *Table) Scan(prefix []byte, bits int, fn func(k *Key) error) error {
 		t.mu.RUnlock()
 		return store.ErrClosed
 	}
-	srcs := []*source{deltaSource(t.delta.m)}
+	// The delta changes under writers: a copy of it. The frozen one does
+	// not.
+	srcs := []*source{deltaSource(t.delta.clone())}
 	if t.frozen != nil {
-		srcs = append(srcs, deltaSource(t.frozen.m))
+		srcs = append(srcs, deltaSource(t.frozen))
 	}
 	for i := len(t.files) - 1; i >= 0; i-- {
 		srcs = append(srcs, fileSource(t.files[i]))
@@ -338,21 +361,37 @@ func (t *Table) Scan(prefix []byte, bits int, fn func(k *Key) error) error {
 	t.mu.RUnlock()
 	lo, hi := prefixRange(prefix, bits)
 	for _, s := range srcs {
-		s.li = lowerBound(s.live, s.nLive, &lo)
-		s.released = s.li
 		s.di = lowerBound(s.dead, s.nDead, &lo)
 		if hi != nil {
-			s.nLive = lowerBound(s.live, s.nLive, hi)
 			s.nDead = lowerBound(s.dead, s.nDead, hi)
+		}
+		if s.win == nil {
+			s.li = lowerBound(s.live, s.nLive, &lo)
+			if hi != nil {
+				s.nLive = lowerBound(s.live, s.nLive, hi)
+			}
+			continue
+		}
+		// A file's keys are read in order: its buckets give the bounds
+		// to a bucket, and a walk through it the rest.
+		s.li = s.win.lowerBound(&lo)
+		if hi != nil {
+			s.nLive = s.win.lowerBound(hi)
+		}
+		if err := s.err(); err != nil {
+			return err
 		}
 	}
 	var err error
-	mergeSources(srcs, true, func(k *Key, live, _ bool) bool {
+	if rerr := mergeSources(srcs, true, func(k *Key, live, _ bool) bool {
 		if live {
-			err = fn(k)
+			c := *k // fn may keep it
+			err = fn(&c)
 		}
 		return err == nil
-	})
+	}); rerr != nil {
+		return rerr
+	}
 	return err
 }
 
@@ -379,6 +418,19 @@ func prefixRange(prefix []byte, bits int) (lo Key, hi *Key) {
 		}
 	}
 	return lo, nil
+}
+
+// lowerBound returns the index of the first live key of the file not
+// less than k (reading its bucket).
+func (w *keyWindow) lowerBound(k *Key) int {
+	i, hi := w.f.bucket(k)
+	for ; i < hi; i++ {
+		e := w.at(i)
+		if e == nil || bytes.Compare(e[:], k[:]) >= 0 {
+			break
+		}
+	}
+	return i
 }
 
 func lowerBound(at func(int) *Key, n int, k *Key) int {

@@ -1,6 +1,7 @@
 // Package keytable stores a set of 32-byte keys: immutable sorted key
-// files with a bucket-offset array (a lookup is one or two reads of a
-// mapped file), a bounded in-memory delta of recent changes, and an
+// files with a bucket-offset array (a lookup reads one bucket with pread;
+// a sorted batch reads each file in key order, neighbouring buckets in
+// one read), a bounded in-memory delta of recent changes, and an
 // append-only log that makes every change durable, shared between
 // concurrent writers (group commit). When the delta is full it is frozen
 // and merged into a new key file in the background, beside the writers.
@@ -18,6 +19,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,10 +41,19 @@ type Key = [KeySize]byte
 // batches.
 func compareKeys(a, b Key) int { return bytes.Compare(a[:], b[:]) }
 
-// DefaultDeltaKeys is the default Options.DeltaKeys: 196,608 keys, 3/4 of
-// the 2^18 slots a Go map of them allocates (it grows at 7/8 full, so that
-// 2^18 keys would take 2^19 slots and twice the memory: 28 against 14 MiB).
-const DefaultDeltaKeys = 3 << 16
+// DefaultDeltaKeys is the default Options.DeltaKeys: 98,304 keys, about
+// 5 MiB a delta (40 bytes a key, a quarter more entries allocated, a 1 MiB
+// index, a 512 KiB bitset). Measured with go run ./bench/shared -n 1000000
+// (peak RSS of the server): 168-176 MiB with 196,608 keys, 162-168 with
+// 98,304, 154 with 49,152, throughput the same within the noise; but the
+// merges' writes grow as the delta shrinks (keys written per key added,
+// by the geometric plan: 4.7, 5.5 and 7.1 at 10M keys; 7.5, 9.1, 9.7 at
+// 100M).
+const DefaultDeltaKeys = 3 << 15
+
+// maxDeltaKeys bounds Options.DeltaKeys (a delta numbers its entries with
+// 32 bits).
+const maxDeltaKeys = 1 << 30
 
 // Options configures Open. A nil *Options means defaults.
 type Options struct {
@@ -51,7 +62,8 @@ type Options struct {
 	ReadOnly bool
 	// DeltaKeys is the number of changed keys the delta holds before it is
 	// frozen and merged into a key file; two deltas at most are in
-	// memory. Default DefaultDeltaKeys (196,608: about 14 MiB).
+	// memory. Default DefaultDeltaKeys (98,304: about 5 MiB); at most
+	// 2^30.
 	DeltaKeys int
 	// Replay is called at Open with the opaque bytes of each logged batch
 	// not yet merged, in log order (see Batch.Opaque). Default nil.
@@ -88,7 +100,7 @@ type Table struct {
 	frozen *delta // being merged, or nil
 	closed bool
 	// fmu is held shared by scans (which use files without mu) and
-	// exclusively to unmap files a merge replaced.
+	// exclusively to close files a merge replaced.
 	fmu sync.RWMutex
 
 	// wmu serialises writers: the log append and the delta update.
@@ -119,42 +131,9 @@ type Table struct {
 	syncs   atomic.Int64
 
 	count atomic.Int64
-	// lookups counts lookups; every releaseLookups of them the files'
-	// pages are released (see keyFile.release).
-	lookups atomic.Uint64
-}
-
-// releaseLookups is how many lookups run between two releases of the
-// files' pages (random lookups touch a page each: 16 MiB at most between
-// two), once the files are larger than releaseAbove: a smaller table stays
-// resident, and its lookups never fault (a release costs the next lookups
-// a page fault each: a lookup took 1.0 µs against 0.6 µs at 1M keys with
-// releases every 2^18 lookups).
-const (
-	releaseLookups = 1 << 12
-	releaseAbove   = 256 << 20
-)
-
-// looked counts n lookups and releases the files' pages when due. The
-// caller holds mu shared.
-func (t *Table) looked(n int) {
-	if n == 0 || len(t.files) == 0 {
-		return
-	}
-	v := t.lookups.Add(uint64(n))
-	if v/releaseLookups == (v-uint64(n))/releaseLookups {
-		return
-	}
-	size := 0
-	for _, f := range t.files {
-		size += len(f.data)
-	}
-	if size <= releaseAbove {
-		return
-	}
-	for _, f := range t.files {
-		f.release(0, len(f.data))
-	}
+	// bufs holds the *[]byte buffers lookups read keys into (a read is
+	// at most maxReadKeys keys).
+	bufs sync.Pool
 }
 
 // Open opens the key table in dir, creating it unless opts.ReadOnly.
@@ -162,13 +141,15 @@ func (t *Table) looked(n int) {
 // anywhere but at the tail of the newest segment) is an error wrapping
 // store.ErrCorrupt that names the file.
 func Open(dir string, opts *Options) (_ *Table, err error) {
-	t := &Table{dir: dir, delta: newDelta(0)}
+	t := &Table{dir: dir}
 	if opts != nil {
 		t.opts = *opts
 	}
 	if t.opts.DeltaKeys <= 0 {
 		t.opts.DeltaKeys = DefaultDeltaKeys
 	}
+	t.opts.DeltaKeys = min(t.opts.DeltaKeys, maxDeltaKeys)
+	t.delta = newDelta(t.opts.DeltaKeys)
 	t.scond = sync.NewCond(&t.smu)
 	t.mergeDone = sync.NewCond(&t.wmu)
 	if !t.opts.ReadOnly {
@@ -364,14 +345,14 @@ func parseName(name string) (uint64, string) {
 func (t *Table) apply(b *Batch, seq uint64) {
 	for i := range b.Added {
 		if e, ok := t.delta.get(&b.Added[i]); ok && !e.live {
-			delete(t.delta.m, b.Added[i]) // live again below
+			t.delta.remove(&b.Added[i]) // live again below
 		} else {
 			t.delta.put(&b.Added[i], deltaEntry{seq: seq, live: true})
 		}
 	}
 	for i := range b.Deleted {
 		if e, ok := t.delta.get(&b.Deleted[i]); ok && e.live {
-			delete(t.delta.m, b.Deleted[i]) // absent below
+			t.delta.remove(&b.Deleted[i]) // absent below
 		} else {
 			t.delta.put(&b.Deleted[i], deltaEntry{seq: seq})
 		}
@@ -381,22 +362,76 @@ func (t *Table) apply(b *Batch, seq uint64) {
 
 // lookup returns whether k is live and the log position of the change
 // that made it so (0: in a key file, durable). The caller holds mu.
-func (t *Table) lookup(k *Key) (bool, uint64) {
+func (t *Table) lookup(k *Key) (bool, uint64, error) {
 	if e, ok := t.delta.get(k); ok {
-		return e.live, e.seq
+		return e.live, e.seq, nil
 	}
 	if e, ok := t.frozen.get(k); ok {
-		return e.live, e.seq
+		return e.live, e.seq, nil
 	}
+	bp := t.readBuf()
+	defer t.bufs.Put(bp)
 	for _, f := range t.search {
-		switch f.find(k) {
-		case 1:
-			return true, 0
-		case -1:
-			return false, 0
+		st, buf, err := f.find(k, *bp)
+		*bp = buf[:0]
+		if err != nil {
+			return false, 0, err
+		}
+		if st != 0 {
+			return st == 1, 0, nil
 		}
 	}
-	return false, 0
+	return false, 0, nil
+}
+
+// readBuf returns a buffer for lookups' reads, to put back in t.bufs.
+func (t *Table) readBuf() *[]byte {
+	if bp, ok := t.bufs.Get().(*[]byte); ok {
+		return bp
+	}
+	b := make([]byte, 0, maxReadKeys*KeySize)
+	return &b
+}
+
+// lookupBatch sets live[i] and seqs[i] (seqs may be nil) to what lookup
+// returns for keys[i], for each i of pending (which it reorders), but
+// searches none of the files in skip (see Add). The files are searched
+// with coalesced reads, in key order when keys are sorted. The caller
+// holds mu.
+func (t *Table) lookupBatch(keys []Key, pending []int, live []bool, seqs []uint64, skip []*keyFile) error {
+	rest := pending[:0]
+	for _, i := range pending {
+		e, ok := t.delta.get(&keys[i])
+		if !ok {
+			e, ok = t.frozen.get(&keys[i])
+		}
+		live[i] = e.live
+		if seqs != nil {
+			seqs[i] = e.seq
+		}
+		if !ok {
+			rest = append(rest, i)
+		}
+	}
+	if len(rest) == 0 || len(t.search) == 0 {
+		return nil
+	}
+	bp := t.readBuf()
+	defer t.bufs.Put(bp)
+	found := func(i int, l bool) { live[i] = l }
+	for _, f := range t.search {
+		if slices.Contains(skip, f) {
+			continue
+		}
+		var err error
+		var buf []byte
+		rest, buf, err = f.findBatch(keys, rest, *bp, found)
+		*bp = buf[:0]
+		if err != nil || len(rest) == 0 {
+			return err
+		}
+	}
+	return nil
 }
 
 // setSearch sets the order lookups search the files in: newest first,
@@ -425,33 +460,45 @@ func (t *Table) Has(k *Key) (bool, uint64, error) {
 	if t.closed {
 		return false, 0, store.ErrClosed
 	}
-	ok, seq := t.lookup(k)
-	t.looked(1)
-	return ok, seq, nil
+	return t.lookup(k)
 }
 
 // HasBatch sets found[i] to whether keys[i] is live and returns the log
 // position to pass to SyncTo before relying on the answers. Sorted keys
-// are looked up in order (neighbouring reads).
+// are looked up in order, neighbouring keys of a file in one read.
 func (t *Table) HasBatch(keys []Key, found []bool) (uint64, error) {
+	seq, _, err := t.HasBatchView(keys, found)
+	return seq, err
+}
+
+// A View is the key files one lookup searched. A key the lookup found
+// absent and added since is in the delta or in a file written since: a
+// later lookup of it need not search the view's files again (see
+// AddAfter).
+type View struct{ files []*keyFile }
+
+// HasBatchView is HasBatch, and returns the view it searched.
+func (t *Table) HasBatchView(keys []Key, found []bool) (uint64, View, error) {
+	pending := make([]int, len(keys))
+	for i := range pending {
+		pending[i] = i
+	}
+	seqs := make([]uint64, len(keys))
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if t.closed {
-		return 0, store.ErrClosed
+		return 0, View{}, store.ErrClosed
+	}
+	if err := t.lookupBatch(keys, pending, found, seqs, nil); err != nil {
+		return 0, View{}, err
 	}
 	var need uint64
-	for i := range keys {
-		ok, seq := t.lookup(&keys[i])
-		found[i] = ok
+	for i, ok := range found[:len(keys)] {
 		if ok {
-			need = max(need, seq)
-		}
-		if i%releaseLookups == releaseLookups-1 {
-			t.looked(releaseLookups) // within a large batch too
+			need = max(need, seqs[i])
 		}
 	}
-	t.looked(len(keys) % releaseLookups)
-	return need, nil
+	return need, View{t.search}, nil
 }
 
 // Len returns the number of live keys.
@@ -469,32 +516,60 @@ func (t *Table) Len() int64 { return t.count.Load() }
 // durable once SyncTo(seq) returns. seq also covers the keys found live
 // by changes not yet durable.
 func (t *Table) Add(b *Batch, added, deleted []bool) (seq uint64, err error) {
+	return t.add(b, nil, added, deleted)
+}
+
+// AddAfter is Add for a batch whose keys to add were all found absent by
+// the lookup that returned v (HasBatchView): it searches the delta and the
+// files written since v for them, not v's files again. (A key of b.Added
+// that was live in v would be added twice.)
+func (t *Table) AddAfter(b *Batch, v View, added, deleted []bool) (seq uint64, err error) {
+	return t.add(b, v.files, added, deleted)
+}
+
+// add is Add, searching none of the files in searched for b.Added.
+func (t *Table) add(b *Batch, searched []*keyFile, added, deleted []bool) (seq uint64, err error) {
 	if t.opts.ReadOnly {
 		return 0, store.ErrReadOnly
 	}
 	// Phase one, shared: most keys of a seen-set batch are live already.
 	var need uint64
 	var candAdd, candDel []int
+	liveA, seqA := make([]bool, len(b.Added)), make([]uint64, len(b.Added))
+	liveD := make([]bool, len(b.Deleted))
+	pending := make([]int, max(len(b.Added), len(b.Deleted)))
+	for i := range pending {
+		pending[i] = i
+	}
 	t.mu.RLock()
 	if t.closed {
 		t.mu.RUnlock()
 		return 0, store.ErrClosed
 	}
-	for i := range b.Added {
-		ok, s := t.lookup(&b.Added[i])
+	err = t.lookupBatch(b.Added, pending[:len(b.Added)], liveA, seqA, searched)
+	if err == nil {
+		for i := range pending {
+			pending[i] = i
+		}
+		err = t.lookupBatch(b.Deleted, pending[:len(b.Deleted)], liveD, nil, nil)
+	}
+	searched = t.search // replaced, never changed, by setSearch
+	t.mu.RUnlock()
+	if err != nil {
+		return 0, err
+	}
+	for i, ok := range liveA {
 		if ok {
-			need = max(need, s)
+			need = max(need, seqA[i])
 		} else {
 			candAdd = append(candAdd, i)
 		}
 	}
-	for i := range b.Deleted {
-		if ok, _ := t.lookup(&b.Deleted[i]); ok {
+	for i, ok := range liveD {
+		if ok {
 			candDel = append(candDel, i)
 		}
 	}
-	t.looked(len(b.Added) + len(b.Deleted))
-	t.mu.RUnlock()
 	if len(candAdd) == 0 && len(candDel) == 0 && len(b.Opaque) == 0 {
 		return need, nil
 	}
@@ -502,7 +577,7 @@ func (t *Table) Add(b *Batch, added, deleted []bool) (seq uint64, err error) {
 	// writer may have changed them), the log, the delta.
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
-	for t.merging && len(t.delta.m) >= t.opts.DeltaKeys {
+	for t.merging && t.delta.len() >= t.opts.DeltaKeys {
 		t.mergeDone.Wait() // both deltas full: wait for the merge
 	}
 	if t.mergeErr != nil {
@@ -520,13 +595,25 @@ func (t *Table) Add(b *Batch, added, deleted []bool) (seq uint64, err error) {
 		t.mu.RUnlock()
 		return 0, store.ErrClosed
 	}
+	// A key absent at phase one and added since is in a delta or in a
+	// file a merge wrote since: the files phase one searched need no
+	// second search. (A key live at phase one and deleted since may be
+	// dropped by a merge: those are searched everywhere.)
+	err = t.lookupBatch(b.Added, append(pending[:0], candAdd...), liveA, seqA, searched)
+	if err == nil {
+		err = t.lookupBatch(b.Deleted, append(pending[:0], candDel...), liveD, nil, nil)
+	}
+	if err != nil {
+		t.mu.RUnlock()
+		return 0, err
+	}
 	for _, i := range candAdd {
 		k := &b.Added[i]
 		if _, dup := seen[*k]; dup {
 			continue
 		}
-		if ok, s := t.lookup(k); ok {
-			need = max(need, s)
+		if liveA[i] {
+			need = max(need, seqA[i])
 			continue
 		}
 		if seen != nil {
@@ -543,7 +630,7 @@ func (t *Table) Add(b *Batch, added, deleted []bool) (seq uint64, err error) {
 		if _, dup := seen[*k]; dup {
 			continue
 		}
-		if ok, _ := t.lookup(k); !ok {
+		if !liveD[i] {
 			continue
 		}
 		if seen != nil {
@@ -574,7 +661,7 @@ func (t *Table) Add(b *Batch, added, deleted []bool) (seq uint64, err error) {
 	}
 	t.mu.Lock()
 	t.apply(&rec, s)
-	full := len(t.delta.m) >= t.opts.DeltaKeys
+	full := t.delta.len() >= t.opts.DeltaKeys
 	t.mu.Unlock()
 	if full || t.segBytes > int64(128*t.opts.DeltaKeys) {
 		t.rotateLocked(false)
@@ -592,39 +679,184 @@ func ascending(keys []Key) bool {
 	return true
 }
 
-// A delta holds the changes not yet in a key file, with a bitset over the
-// leading deltaBits bits of every key put, so that most lookups of a key
-// it does not hold (a seen-set's present keys are in the files) cost one
-// probe of the bitset rather than a map lookup. Deleted entries leave
-// their bit set (a "maybe").
+// A delta holds the changes not yet in a key file: a flat array of
+// entries (key, log position, state: 40 bytes), in the order their keys
+// were first put, and an open-addressing index of their numbers (linear
+// probing, at most 3/4 full: 4 to 8 bytes a key), both allocated once for
+// the delta's expected size; a Go map of the same took about 80 bytes a
+// key. A key removed keeps its entry, marked, until the delta is dropped.
+//
+// A bitset over the leading deltaBits bits of every key put answers most
+// lookups of a key the delta does not hold (a seen-set's present keys are
+// in the files) with one probe; removed entries leave their bit set (a
+// "maybe").
 type delta struct {
-	m    map[Key]deltaEntry
-	bits []uint64
+	want  int         // entries to allocate for at the first put
+	ents  []deltaSlot // in the order keys were first put
+	index []uint32    // entry number + 1; 0: empty
+	n     int         // entries not removed
+	seed  maphash.Seed
+	bits  []uint64
+}
+
+// deltaSlot is an entry of a delta: state is the log position << 2 | 2
+// when live | 1 when held (0: removed).
+type deltaSlot struct {
+	k     Key
+	state uint64
 }
 
 // deltaBits sizes a delta's bitset: 2^22 bits, 512 KiB, a few percent set
 // by a full default delta.
 const deltaBits = 22
 
+// newDelta returns an empty delta that allocates room for n keys at its
+// first put, and grows past them only if need be (Open's replay, or a
+// batch that fills it past n).
 func newDelta(n int) *delta {
-	return &delta{m: make(map[Key]deltaEntry, n), bits: make([]uint64, 1<<deltaBits/64)}
+	return &delta{want: n, seed: maphash.MakeSeed()}
+}
+
+// len returns the number of keys the delta holds.
+func (d *delta) len() int { return d.n }
+
+// slot returns the index slot of k: the one that holds its entry, or the
+// empty one where it goes. The keys are hashed with a random seed, so
+// that chosen keys cannot make the probes long.
+func (d *delta) slot(k *Key) int {
+	mask := len(d.index) - 1
+	s := int(maphash.Bytes(d.seed, k[:])) & mask
+	for {
+		e := d.index[s]
+		if e == 0 || d.ents[e-1].k == *k {
+			return s
+		}
+		s = (s + 1) & mask
+	}
 }
 
 // get returns the entry of k (a nil delta holds none).
 func (d *delta) get(k *Key) (deltaEntry, bool) {
-	if d == nil {
+	if d == nil || d.n == 0 {
 		return deltaEntry{}, false
 	}
 	b := leading(k, deltaBits)
 	if d.bits[b/64]&(1<<(b%64)) == 0 {
 		return deltaEntry{}, false
 	}
-	e, ok := d.m[*k]
-	return e, ok
+	e := d.index[d.slot(k)]
+	if e == 0 {
+		return deltaEntry{}, false
+	}
+	st := d.ents[e-1].state
+	return deltaEntry{seq: st >> 2, live: st&2 != 0}, st&1 != 0
 }
 
 func (d *delta) put(k *Key, e deltaEntry) {
+	if d.index == nil {
+		d.alloc(max(d.want, 16))
+	}
+	st := e.seq<<2 | 1
+	if e.live {
+		st |= 2
+	}
+	s := d.slot(k)
+	if x := d.index[s]; x != 0 {
+		if d.ents[x-1].state&1 == 0 {
+			d.n++
+		}
+		d.ents[x-1].state = st
+		return
+	}
+	if 4*(len(d.ents)+1) > 3*len(d.index) {
+		d.grow()
+		s = d.slot(k)
+	}
+	d.ents = append(d.ents, deltaSlot{k: *k, state: st})
+	d.index[s] = uint32(len(d.ents))
+	d.n++
 	b := leading(k, deltaBits)
 	d.bits[b/64] |= 1 << (b % 64)
-	d.m[*k] = e
+}
+
+// remove takes k out of the delta (the key's state below it stands).
+func (d *delta) remove(k *Key) {
+	if d == nil || d.n == 0 {
+		return
+	}
+	if x := d.index[d.slot(k)]; x != 0 && d.ents[x-1].state&1 != 0 {
+		d.ents[x-1].state = 0
+		d.n--
+	}
+}
+
+// alloc allocates room for n entries and a quarter more: a delta is
+// frozen once full after a batch, and a batch applied to a full delta
+// while a merge runs (see Add) would otherwise grow it, copying its
+// entries and doubling its index.
+func (d *delta) alloc(n int) {
+	n += n / 4
+	d.ents = make([]deltaSlot, 0, n)
+	d.index = make([]uint32, indexSize(n))
+	if d.bits == nil {
+		d.bits = make([]uint64, 1<<deltaBits/64)
+	}
+}
+
+// indexSize returns the index slots for n entries: a power of two at
+// least 4n/3.
+func indexSize(n int) int {
+	s := 16
+	for 3*s < 4*n {
+		s *= 2
+	}
+	return s
+}
+
+// grow doubles the index (and lets append grow the entries): only past
+// the size the delta was made for.
+func (d *delta) grow() {
+	if len(d.ents) >= 1<<31 {
+		panic("keytable: delta of 2^31 keys") // DeltaKeys is an int32-sized bound
+	}
+	d.index = make([]uint32, 2*len(d.index))
+	mask := len(d.index) - 1
+	for i := range d.ents {
+		s := int(maphash.Bytes(d.seed, d.ents[i].k[:])) & mask
+		for d.index[s] != 0 {
+			s = (s + 1) & mask
+		}
+		d.index[s] = uint32(i + 1)
+	}
+}
+
+// sorted returns the numbers of the delta's live entries and of its
+// deleted ones, each in key order. The delta must not change meanwhile.
+func (d *delta) sorted() (live, dead []uint32) {
+	live = make([]uint32, 0, d.n)
+	for i := range d.ents {
+		switch st := d.ents[i].state; {
+		case st&1 == 0:
+		case st&2 != 0:
+			live = append(live, uint32(i))
+		default:
+			dead = append(dead, uint32(i))
+		}
+	}
+	byKey := func(a, b uint32) int { return compareKeys(d.ents[a].k, d.ents[b].k) }
+	slices.SortFunc(live, byKey)
+	slices.SortFunc(dead, byKey)
+	return live, dead
+}
+
+// clone returns a copy of the entries the delta holds, for reading in
+// order (sorted) without holding its lock; it has no index.
+func (d *delta) clone() *delta {
+	c := &delta{ents: make([]deltaSlot, 0, d.n), n: d.n}
+	for _, e := range d.ents {
+		if e.state&1 != 0 {
+			c.ents = append(c.ents, e)
+		}
+	}
+	return c
 }

@@ -42,6 +42,20 @@ func check(t *testing.T, tb *Table, model map[Key]bool, universe []Key) {
 			t.Fatalf("Has(%x) = %v, want %v", universe[i][:4], got, model[universe[i]])
 		}
 	}
+	// HasBatch agrees, with the keys in any order and sorted.
+	found := make([]bool, len(universe))
+	sorted := slices.Clone(universe)
+	slices.SortFunc(sorted, compareKeys)
+	for _, ks := range [][]Key{universe, sorted} {
+		if _, err := tb.HasBatch(ks, found); err != nil {
+			t.Fatal(err)
+		}
+		for i := range ks {
+			if found[i] != model[ks[i]] {
+				t.Fatalf("HasBatch: %x = %v, want %v", ks[i][:4], found[i], model[ks[i]])
+			}
+		}
+	}
 	var want []Key
 	for k, live := range model {
 		if live {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package keytable
+
+const raceEnabled = false

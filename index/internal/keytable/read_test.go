@@ -1,0 +1,316 @@
+package keytable
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// lookupCase is a line of testdata/lookups.txt.
+type lookupCase struct {
+	name          string
+	keys, cluster int
+	shuffled      bool
+}
+
+func readLookupCases(t *testing.T) []lookupCase {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "lookups.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cases []lookupCase
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		fs := strings.Fields(sc.Text())
+		if len(fs) == 0 || strings.HasPrefix(fs[0], "#") {
+			continue
+		}
+		if len(fs) != 4 {
+			t.Fatalf("lookups.txt:%d: %d fields, want 4", line, len(fs))
+		}
+		n, err1 := strconv.Atoi(fs[1])
+		c, err2 := strconv.Atoi(fs[2])
+		if err := errors.Join(err1, err2); err != nil || c > n || (fs[3] != "sorted" && fs[3] != "shuffled") {
+			t.Fatalf("lookups.txt:%d: bad line %q (%v)", line, sc.Text(), err)
+		}
+		cases = append(cases, lookupCase{name: fs[0], keys: n, cluster: c, shuffled: fs[3] == "shuffled"})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cases
+}
+
+// clusterKey returns keyOf(i) with the leading 32 bits of keyOf(0).
+func clusterKey(i uint64) Key {
+	k, k0 := keyOf(i), keyOf(0)
+	copy(k[:4], k0[:4])
+	return k
+}
+
+// writeTestFile writes a key file of the sorted distinct keys (and the
+// tombstones dead) under dir and opens it.
+func writeTestFile(t *testing.T, dir string, keys, dead []Key) *keyFile {
+	t.Helper()
+	name := filepath.Join(dir, "000001.keys")
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writeFile(f, uint64(len(keys)), uint64(len(dead)), seqOf(keys), seqOf(dead)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	kf, err := openFile(name, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kf.close() })
+	return kf
+}
+
+// TestFindBatch checks coalesced batch lookups against the file's keys,
+// and against single lookups.
+func TestFindBatch(t *testing.T) {
+	for _, tc := range readLookupCases(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			in := map[Key]bool{}
+			var keys, dead []Key
+			for i := range tc.keys {
+				k := keyOf(uint64(i))
+				if i < tc.cluster {
+					k = clusterKey(uint64(i))
+				}
+				keys = append(keys, k)
+				in[k] = true
+			}
+			// A few tombstones of keys not live in the file.
+			for i := range 3 {
+				dead = append(dead, keyOf(uint64(1<<40+i)))
+			}
+			slices.SortFunc(keys, compareKeys)
+			slices.SortFunc(dead, compareKeys)
+			kf := writeTestFile(t, t.TempDir(), keys, dead)
+			batch := slices.Clone(keys)
+			for i := range tc.keys {
+				if i < tc.cluster {
+					batch = append(batch, clusterKey(uint64(1<<32+i)))
+				} else {
+					batch = append(batch, keyOf(uint64(1<<32+i)))
+				}
+			}
+			batch = append(batch, dead...)
+			if tc.shuffled {
+				rand.New(rand.NewPCG(1, 2)).Shuffle(len(batch), func(i, j int) { batch[i], batch[j] = batch[j], batch[i] })
+			} else {
+				slices.SortFunc(batch, compareKeys)
+			}
+			pending := make([]int, len(batch))
+			for i := range pending {
+				pending[i] = i
+			}
+			got := make([]int, len(batch)) // 1 live, -1 deleted, 0 absent
+			rest, _, err := kf.findBatch(batch, pending, nil, func(i int, live bool) {
+				if got[i] != 0 {
+					t.Fatalf("key %d found twice", i)
+				}
+				got[i] = -1
+				if live {
+					got[i] = 1
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.IsSorted(rest) && !tc.shuffled {
+				t.Error("the keys not found are out of their order")
+			}
+			for _, i := range rest {
+				if got[i] != 0 {
+					t.Fatalf("key %d found and returned as not found", i)
+				}
+			}
+			nFound := 0
+			for i := range batch {
+				want := 0
+				switch {
+				case in[batch[i]]:
+					want = 1
+				case slices.Contains(dead, batch[i]):
+					want = -1
+				}
+				if want != 0 {
+					nFound++
+				}
+				if got[i] != want {
+					t.Fatalf("findBatch: key %x = %d, want %d", batch[i][:8], got[i], want)
+				}
+				single, _, err := kf.find(&batch[i], nil)
+				if err != nil || single != want {
+					t.Fatalf("find: key %x = %d, %v, want %d", batch[i][:8], single, err, want)
+				}
+			}
+			if len(rest) != len(batch)-nFound {
+				t.Fatalf("%d keys returned as not found, want %d", len(rest), len(batch)-nFound)
+			}
+		})
+	}
+}
+
+// TestReadError: a key file cut short under an open table makes lookups,
+// scans and Verify fail with an error that names it, never answer
+// "absent".
+func TestReadError(t *testing.T) {
+	dir := t.TempDir()
+	tb := openTest(t, dir, &Options{DeltaKeys: 1000})
+	keys := make([]Key, 3000)
+	for i := range keys {
+		keys[i] = keyOf(uint64(i))
+	}
+	if _, err := tb.Add(&Batch{Added: keys}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	tb.Close()
+	tb = openTest(t, dir, &Options{noMerge: true})
+	files, _ := filepath.Glob(filepath.Join(dir, "*.keys"))
+	if len(files) != 1 {
+		t.Fatalf("%d key files, want 1", len(files))
+	}
+	if err := os.Truncate(files[0], headerSize+KeySize*10); err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Base(files[0])
+	wantErr := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), base) {
+			t.Errorf("%s = %v, want an unexpected EOF naming %s", what, err, base)
+		}
+	}
+	slices.SortFunc(keys, compareKeys)
+	k := keys[len(keys)-1]
+	_, _, err := tb.Has(&k)
+	wantErr("Has", err)
+	_, err = tb.HasBatch(keys, make([]bool, len(keys)))
+	wantErr("HasBatch", err)
+	_, err = tb.Add(&Batch{Added: keys[len(keys)-5:]}, nil, nil)
+	wantErr("Add", err)
+	wantErr("Scan", tb.Scan(nil, 0, func(*Key) error { return nil }))
+	wantErr("Verify", tb.Verify())
+}
+
+// TestAddAfter: keys found absent in a view, some added since (then
+// merged into a new file, or still in the delta), are added once by
+// AddAfter.
+func TestAddAfter(t *testing.T) {
+	for _, merged := range []bool{false, true} {
+		tb := openTest(t, t.TempDir(), &Options{DeltaKeys: 100})
+		old := make([]Key, 300)
+		for i := range old {
+			old[i] = keyOf(uint64(i))
+		}
+		if _, err := tb.Add(&Batch{Added: old}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitMerges(tb)
+		keys := make([]Key, 50)
+		for i := range keys {
+			keys[i] = keyOf(uint64(1000 + i))
+		}
+		slices.SortFunc(keys, compareKeys)
+		found := make([]bool, len(keys))
+		_, view, err := tb.HasBatchView(keys, found)
+		if err != nil || slices.Contains(found, true) {
+			t.Fatalf("HasBatchView: %v, %v", found, err)
+		}
+		// Another writer adds every other key meanwhile.
+		var between []Key
+		for i := 0; i < len(keys); i += 2 {
+			between = append(between, keys[i])
+		}
+		if _, err := tb.Add(&Batch{Added: between}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if merged {
+			more := make([]Key, 200)
+			for i := range more {
+				more[i] = keyOf(uint64(5000 + i))
+			}
+			if _, err := tb.Add(&Batch{Added: more}, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			waitMerges(tb)
+			if tb.delta.len() != 0 || tb.frozen != nil {
+				t.Fatal("the keys added between are not all in files")
+			}
+		}
+		added := make([]bool, len(keys))
+		if _, err := tb.AddAfter(&Batch{Added: keys}, view, added, nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := range keys {
+			if want := i%2 == 1; added[i] != want {
+				t.Fatalf("merged %v: added[%d] = %v, want %v", merged, i, added[i], want)
+			}
+		}
+		want := int64(len(old) + len(keys))
+		if merged {
+			want += 200
+		}
+		if got := tb.Len(); got != want {
+			t.Fatalf("merged %v: Len = %d, want %d", merged, got, want)
+		}
+	}
+}
+
+// waitMerges waits until no merge runs and the delta is merged.
+func waitMerges(tb *Table) {
+	tb.wmu.Lock()
+	defer tb.wmu.Unlock()
+	for tb.merging {
+		tb.mergeDone.Wait()
+	}
+	if tb.delta.len() > 0 {
+		tb.rotateLocked(false)
+		for tb.merging {
+			tb.mergeDone.Wait()
+		}
+	}
+}
+
+// TestHasAllocs: a single lookup in the files allocates nothing (its
+// read buffer is pooled).
+func TestHasAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector drops pooled buffers")
+	}
+	tb := openTest(t, t.TempDir(), &Options{DeltaKeys: 100})
+	keys := make([]Key, 500)
+	for i := range keys {
+		keys[i] = keyOf(uint64(i))
+	}
+	if _, err := tb.Add(&Batch{Added: keys}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitMerges(tb)
+	absent := keyOf(1 << 40)
+	tb.Has(&keys[0]) // fills the pool
+	if n := testing.AllocsPerRun(100, func() {
+		if ok, _, err := tb.Has(&keys[7]); !ok || err != nil {
+			t.Fatal("a key lost")
+		}
+		if ok, _, err := tb.Has(&absent); ok || err != nil {
+			t.Fatal("an absent key found")
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations a lookup, want 0", n)
+	}
+}
