@@ -39,37 +39,96 @@ type answer struct {
 	fresh bool
 }
 
-// Record encoding: recordVersion, the request digest, the status (2 bytes
+// Record encoding: the version, the request digest, the status (2 bytes
 // big-endian), a flags byte (1: fresh), uvarint len(ctype), ctype, body.
-const recordVersion = 1
+// Version 2 (packedVersion) sets flag 2 and holds a body of 0 and 1
+// bytes (a batch's answer, one byte a key) packed 8 to a byte, after its
+// length as a uvarint: a 16,384-key answer takes 2 KiB instead of 16,
+// small enough for Badger to keep it in its tables rather than its value
+// log, whose mapped pages a server would otherwise hold. Version 1 records
+// (every other body, and those written before) read as before; an older
+// server refuses a version 2 record (corrupt) rather than misreading it.
+const (
+	recordVersion = 1
+	packedVersion = 2
+	flagFresh     = 1
+	flagPacked    = 2
+)
+
+// minPacked is the shortest body packed: below it the length prefix
+// would eat the saving.
+const minPacked = 64
 
 func (a *answer) appendRecord(dst []byte, digest *[32]byte) []byte {
-	dst = append(dst, recordVersion)
+	packed := len(a.body) >= minPacked && onlyBits(a.body)
+	version, flags := byte(recordVersion), byte(0)
+	if packed {
+		version, flags = packedVersion, flagPacked
+	}
+	if a.fresh {
+		flags |= flagFresh
+	}
+	dst = append(dst, version)
 	dst = append(dst, digest[:]...)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(a.status))
-	var flags byte
-	if a.fresh {
-		flags = 1
-	}
 	dst = append(dst, flags)
 	dst = binary.AppendUvarint(dst, uint64(len(a.ctype)))
 	dst = append(dst, a.ctype...)
-	return append(dst, a.body...)
+	if !packed {
+		return append(dst, a.body...)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(a.body)))
+	start := len(dst)
+	dst = append(dst, make([]byte, (len(a.body)+7)/8)...)
+	for i, c := range a.body {
+		dst[start+i/8] |= c << (i % 8)
+	}
+	return dst
+}
+
+// onlyBits reports whether every byte of b is 0 or 1.
+func onlyBits(b []byte) bool {
+	for _, c := range b {
+		if c > 1 {
+			return false
+		}
+	}
+	return true
 }
 
 func parseRecord(b []byte) (digest [32]byte, a answer, err error) {
-	if len(b) < 1+32+3 || b[0] != recordVersion {
+	if len(b) < 1+32+3 || b[0] != recordVersion && b[0] != packedVersion {
 		return digest, a, fmt.Errorf("%w: idempotency record of %d bytes", store.ErrCorrupt, len(b))
 	}
 	copy(digest[:], b[1:33])
 	a.status = int(binary.BigEndian.Uint16(b[33:]))
-	a.fresh = b[35]&1 != 0
+	flags := b[35]
+	if packed := b[0] == packedVersion; flags&^(flagFresh|flagPacked) != 0 || (flags&flagPacked != 0) != packed {
+		return digest, a, fmt.Errorf("%w: idempotency record: version %d with flags %#x", store.ErrCorrupt, b[0], flags)
+	}
+	a.fresh = flags&flagFresh != 0
 	n, k := binary.Uvarint(b[36:])
 	if k <= 0 || n > uint64(len(b)-36-k) {
 		return digest, a, fmt.Errorf("%w: idempotency record: bad content type", store.ErrCorrupt)
 	}
 	a.ctype = string(b[36+k : 36+k+int(n)])
-	a.body = b[36+k+int(n):]
+	rest := b[36+k+int(n):]
+	if flags&flagPacked == 0 {
+		a.body = rest
+		return digest, a, nil
+	}
+	n, k = binary.Uvarint(rest)
+	if k <= 0 || n < minPacked || (n+7)/8 != uint64(len(rest)-k) {
+		return digest, a, fmt.Errorf("%w: idempotency record: packed body of %d bits in %d bytes", store.ErrCorrupt, n, len(rest)-max(k, 0))
+	}
+	bits := rest[k:]
+	if n%8 != 0 && bits[len(bits)-1]>>(n%8) != 0 {
+		return digest, a, fmt.Errorf("%w: idempotency record: packed body with bits past its %d", store.ErrCorrupt, n)
+	}
+	a.body = make([]byte, n)
+	for i := range a.body {
+		a.body[i] = bits[i/8] >> (i % 8) & 1
+	}
 	return digest, a, nil
 }
 
