@@ -23,7 +23,7 @@ import (
 )
 
 // serveGCPercent is serve's GOGC unless the environment sets one.
-const serveGCPercent = 25
+const serveGCPercent = 10
 
 func serveCommand() *command {
 	return &command{
@@ -41,9 +41,9 @@ requests in flight (however long a load takes), sync, close the index and
 exit 0; a second signal kills at once (what was acknowledged stays
 durable).
 
-The server runs Go's collector at GOGC 25 (a heap at most a quarter
-above what is live) unless GOGC is set in its environment; --memory-limit
-adds a soft limit on top.
+The server runs Go's collector at GOGC 10 (a heap at most a tenth above
+what is live) unless GOGC is set in its environment; --memory-limit adds
+a soft limit on top.
 
 The protocol (HTTP, binary batch bodies, JSONL scans) is in the README
 and "go doc github.com/urlhash/urlhash/server".
@@ -107,11 +107,13 @@ func (o *serveOptions) run(e *env, _ []string) error {
 	}
 	if os.Getenv("GOGC") == "" {
 		// The server keeps its working memory for reuse and allocates
-		// little per request, so a tighter pacing of the collector costs
-		// little CPU: "go run ./bench/shared" (1M URLs, 4 clients) peaked
-		// at 120 MiB with GOGC 25 against 161-176 MiB with Go's 100, for
-		// the same server CPU time within the noise (3.9-4.4 s). GOGC,
-		// when set, wins.
+		// little per request, and what it keeps (the filter, the key
+		// table's delta and buckets, body buffers) holds no pointers, so
+		// a tight pacing of the collector costs little CPU: "go run
+		// ./bench/shared" (1M URLs, 4 clients) peaked at 120 MiB with
+		// GOGC 25 against 161-176 MiB with Go's 100 (srv-mem), and on the
+		// final code at RssAnon 32 MiB with GOGC 10 against 40 with 25,
+		// for 1.35x and 1.49x Redis's throughput. GOGC, when set, wins.
 		defer debug.SetGCPercent(debug.SetGCPercent(serveGCPercent))
 	}
 	logger, err := newLogger(e.stderr, o.logFormat, o.logLevel)

@@ -41,15 +41,16 @@ type Key = [KeySize]byte
 // batches.
 func compareKeys(a, b Key) int { return bytes.Compare(a[:], b[:]) }
 
-// DefaultDeltaKeys is the default Options.DeltaKeys: 98,304 keys, about
-// 5 MiB a delta (40 bytes a key, a quarter more entries allocated, a 1 MiB
-// index, a 512 KiB bitset). Measured with go run ./bench/shared -n 1000000
-// (peak RSS of the server): 168-176 MiB with 196,608 keys, 162-168 with
-// 98,304, 154 with 49,152, throughput the same within the noise; but the
-// merges' writes grow as the delta shrinks (keys written per key added,
-// by the geometric plan: 4.7, 5.5 and 7.1 at 10M keys; 7.5, 9.1, 9.7 at
-// 100M).
-const DefaultDeltaKeys = 3 << 15
+// DefaultDeltaKeys is the default Options.DeltaKeys: 49,152 keys, about
+// 2.5 MiB a delta (40 bytes a key, a quarter more entries allocated, its
+// index and bitset). Measured with go run ./bench/shared -n 1000000 (peak
+// RSS of the server): 168-176 MiB with 196,608 keys, 162-168 with 98,304,
+// 154 with 49,152, throughput the same within the noise (branch kt-read);
+// on the final code, with the served path's other memory gone, 49,152
+// saved 3 MiB more of 45. The merges' writes grow as the delta shrinks
+// (keys written per key added, by the geometric plan: 4.7, 5.5 and 7.1
+// at 10M keys for 196,608, 98,304 and 49,152; 7.5, 9.1, 9.7 at 100M).
+const DefaultDeltaKeys = 3 << 14
 
 // maxDeltaKeys bounds Options.DeltaKeys (a delta numbers its entries with
 // 32 bits).
@@ -62,7 +63,7 @@ type Options struct {
 	ReadOnly bool
 	// DeltaKeys is the number of changed keys the delta holds before it is
 	// frozen and merged into a key file; two deltas at most are in
-	// memory. Default DefaultDeltaKeys (98,304: about 5 MiB); at most
+	// memory. Default DefaultDeltaKeys (49,152: about 2.5 MiB); at most
 	// 2^30.
 	DeltaKeys int
 	// Replay is called at Open with the opaque bytes of each logged batch
