@@ -752,24 +752,18 @@ func (db *DB) restoreKeyTable(br *bufio.Reader, incremental bool) ([]keytable.Ke
 
 // dropKeyTableCopies deletes from the key table the keys Badger holds too
 // (after a restore: entries moved to Badger while the backup was taken),
-// so that each key is stored once. The caller holds db.mu exclusively.
+// so that each key is stored once (see ktCopies). The caller holds db.mu
+// exclusively.
 func (db *DB) dropKeyTableCopies() error {
-	txn := db.bdb.NewTransaction(false)
-	defer txn.Discard()
-	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tagFull}})
-	defer it.Close()
-	kf := keyFinder{it: it, n: uint64(db.entries.Load())}
 	var dup []keytable.Key
-	var key [fullKeyLen]byte
-	key[0] = tagFull
-	for k, err := range db.ktKeys(nil, 0) {
-		if err != nil {
-			return err
-		}
-		copy(key[1:], k[:])
-		if kf.find(key[:]) != nil {
+	err := db.ktCopies(func(k *keytable.Key, inBadger bool) error {
+		if inBadger {
 			dup = append(dup, *k)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return db.ktDelete(dup)
 }
