@@ -526,37 +526,26 @@ func (db *DB) rebuildFilter(k uint8) error {
 		return translate(err)
 	}
 	// The key table's keys (most of them, in an index that has one) are
-	// counted first, then streamed into the filter in key order (which
-	// appends them to its flat form in place): holding them all, 8 bytes
-	// a key, cost 800 MB at 100M entries. A key in both stores (a move a
-	// crash interrupted) is counted once, as Badger's, and the key
-	// table's copy deleted.
+	// streamed into the filter in key order (which appends them to its
+	// flat form in place): holding them all, 8 bytes a key, cost 800 MB at
+	// 100M entries. The filter is sized by the table's live count, which
+	// also counts a key in both stores (a move a crash interrupted): such
+	// a key is counted once, as Badger's, and the key table's copy
+	// deleted.
+	var ktLive uint64
+	if db.kt != nil {
+		ktLive = uint64(db.kt.Len())
+	}
+	k = max(k, filter.BitsFor(uint64(len(leads))+ktLive))
+	f := filter.New(k)
+	f.Expect(uint64(len(leads)) + ktLive)
+	batch := make([]uint64, 0, 1<<16)
 	var ktFull uint64
 	var copies []keytable.Key
 	err = db.ktCopies(func(key *keytable.Key, inBadger bool) error {
 		if inBadger {
 			copies = append(copies, *key)
-		} else {
-			ktFull++
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if len(copies) > 0 && !db.opts.ReadOnly {
-		if err := db.ktDelete(copies); err != nil {
-			return err
-		}
-	}
-	k = max(k, filter.BitsFor(uint64(len(leads))+ktFull))
-	f := filter.New(k)
-	f.Expect(uint64(len(leads)) + ktFull)
-	batch := make([]uint64, 0, 1<<16)
-	ktFull = 0
-	err = db.ktCopies(func(key *keytable.Key, inBadger bool) error {
-		if inBadger {
-			return nil // counted as Badger's (read-only: the copy stays)
+			return nil
 		}
 		if batch = append(batch, binary.BigEndian.Uint64(key[:8])); len(batch) == cap(batch) {
 			batch = f.AddLeads(batch, batch[:0])[:0]
@@ -566,6 +555,11 @@ func (db *DB) rebuildFilter(k uint8) error {
 	})
 	if err != nil {
 		return err
+	}
+	if len(copies) > 0 && !db.opts.ReadOnly {
+		if err := db.ktDelete(copies); err != nil {
+			return err
+		}
 	}
 	f.AddLeads(batch, batch[:0])
 	f.AddLeads(leads, leads[:0])
