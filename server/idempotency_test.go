@@ -249,17 +249,22 @@ func TestIdempotentEmpty(t *testing.T) {
 func TestRecordGolden(t *testing.T) {
 	digest := wire.RequestDigest("POST", "/v1/urls/add", "", []byte("https://example.com/\n"))
 	a := answer{status: 200, ctype: wire.ContentTypeText, body: []byte("new\n"), fresh: true}
-	got := a.appendRecord(nil, &digest)
-	golden := "testdata/record-v1.golden"
+	checkRecordGolden(t, "testdata/record-v1.golden", a.appendRecord(nil, &digest))
+}
+
+// checkRecordGolden compares a record's bytes with the golden file name
+// (URLHASH_UPDATE_GOLDEN=1 rewrites it).
+func checkRecordGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
 	if os.Getenv("URLHASH_UPDATE_GOLDEN") == "1" {
-		os.WriteFile(golden, got, 0o644)
+		os.WriteFile(name, got, 0o644)
 	}
-	want, err := os.ReadFile(golden)
+	want, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("record bytes changed:\n got %x\nwant %x", got, want)
+		t.Errorf("%s: record bytes changed:\n got %x\nwant %x", name, got, want)
 	}
 }
 
@@ -289,17 +294,7 @@ func TestRecordPacked(t *testing.T) {
 	}
 	short := answer{status: 200, ctype: wire.ContentTypeBinary, body: bytes.Repeat([]byte{1, 0, 1}, 33)}
 	golden := short.appendRecord(nil, &digest)
-	name := "testdata/record-v2.golden"
-	if os.Getenv("URLHASH_UPDATE_GOLDEN") == "1" {
-		os.WriteFile(name, golden, 0o644)
-	}
-	want, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(golden, want) {
-		t.Errorf("record bytes changed:\n got %x\nwant %x", golden, want)
-	}
+	checkRecordGolden(t, "testdata/record-v2.golden", golden)
 	for name, damage := range map[string]func([]byte) []byte{
 		"cut":           func(b []byte) []byte { return b[:len(b)-1] },
 		"longer":        func(b []byte) []byte { return append(b, 0) },
