@@ -451,21 +451,7 @@ func Decode(k uint8, r io.Reader, fullLen, shortLen uint64) (f *Filter, err erro
 	if buckets := flatBucketsFor(k, min(8*fullLen, 1<<32-1)); buckets > 0 {
 		s := newFlatSet(buckets, min(fullLen/2, 1<<32-1))
 		next := uint64(0)
-		run := make([]uint64, 0, flatRun)
-		lows := make([]uint32, flatRun)
-		n, err := eachBitmap(k, full, fullLen, func(hi uint64, bm *roaring.Bitmap) {
-			for it := bm.ManyIterator(); ; {
-				got := it.NextMany(lows)
-				if got == 0 {
-					break
-				}
-				run = run[:0]
-				for _, lo := range lows[:got] {
-					run = append(run, hi<<32|uint64(lo))
-				}
-				next = s.appendSorted(run, next)
-			}
-		})
+		n, err := eachRun(k, full, fullLen, func(run []uint64) { next = s.appendSorted(run, next) })
 		if err != nil {
 			return nil, err
 		}
@@ -476,21 +462,7 @@ func Decode(k uint8, r io.Reader, fullLen, shortLen uint64) (f *Filter, err erro
 			s.each(func(v uint64) { f.full.Add(v) })
 		}
 	} else {
-		vs := make([]uint64, 0, flatRun)
-		lows := make([]uint32, flatRun)
-		if _, err := eachBitmap(k, full, fullLen, func(hi uint64, bm *roaring.Bitmap) {
-			for it := bm.ManyIterator(); ; {
-				got := it.NextMany(lows)
-				if got == 0 {
-					break
-				}
-				vs = vs[:0]
-				for _, lo := range lows[:got] {
-					vs = append(vs, hi<<32|uint64(lo))
-				}
-				f.full.AddMany(vs)
-			}
-		}); err != nil {
+		if _, err := eachRun(k, full, fullLen, f.full.AddMany); err != nil {
 			return nil, err
 		}
 	}
@@ -510,11 +482,14 @@ func Decode(k uint8, r io.Reader, fullLen, shortLen uint64) (f *Filter, err erro
 	return f, nil
 }
 
-// eachBitmap decodes the roaring64 encoding of k-bit values, size bytes
+// eachRun decodes the roaring64 encoding of k-bit values, size bytes
 // from r, one 32-bit bitmap at a time, validates each (their leading bits
-// ascending, their values below 2^k), calls fn with its leading bits and
-// the bitmap, and returns the number of values.
-func eachBitmap(k uint8, r io.Reader, size uint64, fn func(hi uint64, bm *roaring.Bitmap)) (uint64, error) {
+// ascending, their values below 2^k), calls fn with its values in
+// ascending runs of at most flatRun (fn must not keep the slice), and
+// returns the number of values.
+func eachRun(k uint8, r io.Reader, size uint64, fn func(run []uint64)) (uint64, error) {
+	run := make([]uint64, 0, flatRun)
+	lows := make([]uint32, flatRun)
 	var b [8]byte
 	if _, err := io.ReadFull(r, b[:]); err != nil {
 		return 0, fmt.Errorf("%w: filter: %v", store.ErrCorrupt, err)
@@ -551,7 +526,17 @@ func eachBitmap(k uint8, r io.Reader, size uint64, fn func(hi uint64, bm *roarin
 			return 0, fmt.Errorf("%w: filter value beyond %d bits", store.ErrCorrupt, k)
 		}
 		n += bm.GetCardinality()
-		fn(hi, bm)
+		for it := bm.ManyIterator(); ; {
+			got := it.NextMany(lows)
+			if got == 0 {
+				break
+			}
+			run = run[:0]
+			for _, lo := range lows[:got] {
+				run = append(run, hi<<32|uint64(lo))
+			}
+			fn(run)
+		}
 	}
 	return n, nil
 }
