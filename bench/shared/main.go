@@ -103,7 +103,8 @@ func run(n int, serveFlags []string) error {
 		fmt.Printf("%-40s %9.2fs %14.0f %9.0f MiB\n", r.name, r.wall.Seconds(), total/r.wall.Seconds(), float64(r.rss)/(1<<20))
 	}
 	fmt.Printf("urlhash / Redis: throughput %.2fx, peak RSS %.2fx\n", redis.wall.Seconds()/ours.wall.Seconds(), float64(ours.rss)/float64(redis.rss))
-	fmt.Printf("urlhash serve's peak RssAnon %.0f MiB, RssFile %.0f MiB (sampled every 20 ms); its CPU time %.2fs\n", float64(ours.anon)/(1<<20), float64(ours.file)/(1<<20), ours.cpu.Seconds())
+	fmt.Printf("urlhash serve's peak RssAnon %.0f MiB, RssFile %.0f MiB (sampled every 20 ms)\n", float64(ours.anon)/(1<<20), float64(ours.file)/(1<<20))
+	fmt.Printf("CPU time: urlhash serve %.2fs, its clients %.2fs; redis-server %.2fs, its clients %.2fs\n", ours.cpu.Seconds(), ours.clientCPU.Seconds(), redis.cpu.Seconds(), redis.clientCPU.Seconds())
 	return nil
 }
 
@@ -112,7 +113,8 @@ type result struct {
 	wall              time.Duration
 	rss               int64         // server's peak resident set, bytes
 	anon, file        int64         // its peak RssAnon and RssFile (urlhash only)
-	cpu               time.Duration // its CPU time (urlhash only)
+	cpu               time.Duration // the server's CPU time
+	clientCPU         time.Duration // the clients' CPU time, together
 	printed, distinct int
 }
 
@@ -124,7 +126,8 @@ func runUrlhash(dir, bin string, inputs, serveFlags []string) (result, error) {
 	}
 	r := result{name: "urlhash serve (durable writes)"}
 	start := time.Now()
-	outs, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, "dedupe", "--db", srv.Addr) })
+	outs, cpu, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, "dedupe", "--db", srv.Addr) })
+	r.clientCPU = cpu
 	r.wall = time.Since(start)
 	r.rss = srv.Stop()
 	r.anon, r.file = srv.PeakSplit()
@@ -156,9 +159,10 @@ func runRedis(dir, bin string, inputs []string) (result, error) {
 	}
 	r := result{name: "Redis SADD (appendfsync everysec)"}
 	start := time.Now()
-	outs, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, "-socket", sock) })
+	outs, cpu, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, "-socket", sock) })
 	r.wall = time.Since(start)
 	r.rss = proc.PeakRSS(srv.Process.Pid)
+	r.cpu, r.clientCPU = proc.CPUTime(srv.Process.Pid), cpu
 	if err != nil {
 		return r, err
 	}
@@ -166,9 +170,12 @@ func runRedis(dir, bin string, inputs []string) (result, error) {
 	return r, nil
 }
 
-func runClients(inputs []string, cmd func(in string) *exec.Cmd) ([][]byte, error) {
+// runClients runs one client a input, the input on its stdin, and returns
+// their outputs and the CPU time they used together.
+func runClients(inputs []string, cmd func(in string) *exec.Cmd) ([][]byte, time.Duration, error) {
 	outs := make([][]byte, len(inputs))
 	errs := make([]error, len(inputs))
+	cpus := make([]time.Duration, len(inputs))
 	var wg sync.WaitGroup
 	for k, in := range inputs {
 		wg.Go(func() {
@@ -183,18 +190,23 @@ func runClients(inputs []string, cmd func(in string) *exec.Cmd) ([][]byte, error
 			var stderr bytes.Buffer
 			c.Stderr = &stderr
 			outs[k], errs[k] = c.Output()
+			if c.ProcessState != nil {
+				cpus[k] = c.ProcessState.UserTime() + c.ProcessState.SystemTime()
+			}
 			if errs[k] != nil {
 				errs[k] = fmt.Errorf("%v: %s", errs[k], stderr.String())
 			}
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
+	var cpu time.Duration
+	for k, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
+		cpu += cpus[k]
 	}
-	return outs, nil
+	return outs, cpu, nil
 }
 
 func count(outs [][]byte) (printed, distinct int) {

@@ -61,9 +61,9 @@ type Server struct {
 	cpu        time.Duration // user + system CPU, read at Stop
 }
 
-// cpuTime returns the user and system CPU time process pid has used
+// CPUTime returns the user and system CPU time process pid has used
 // (/proc/PID/stat, in clock ticks of 10 ms), or 0.
-func cpuTime(pid int) time.Duration {
+func CPUTime(pid int) time.Duration {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
@@ -142,7 +142,7 @@ func (s *Server) PeakSplit() (anon, file int64) {
 // requests and syncs) and returns its peak RSS.
 func (s *Server) Stop() (peakRSS int64) {
 	peakRSS = PeakRSS(s.cmd.Process.Pid)
-	s.cpu = cpuTime(s.cmd.Process.Pid)
+	s.cpu = CPUTime(s.cmd.Process.Pid)
 	close(s.stop)
 	<-s.done
 	s.cmd.Process.Signal(syscall.SIGTERM)
