@@ -126,17 +126,7 @@ func BenchmarkMerge(b *testing.B) {
 		for j := len(files) - 1; j >= 0; j-- {
 			srcs = append(srcs, fileSource(files[j]))
 		}
-		var nl, nd uint64
-		mergeSources(cloneSources(srcs), true, func(_ *Key, l, d bool) bool {
-			if l {
-				nl++
-			}
-			if d {
-				nd++
-			}
-			return true
-		})
-		if err := tb.writeMerged(fmt.Sprintf("%s/bench.keys", tb.dir), srcs, true, nl, nd); err != nil {
+		if _, _, err := tb.writeMerged(fmt.Sprintf("%s/bench.keys", tb.dir), srcs, true); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -200,7 +190,7 @@ func BenchmarkFindBatch(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := writeFile(f, uint64(n), 0, seqOf(keys), seqOf(nil)); err != nil {
+		if _, _, err := writeFile(f, uint64(n), entriesOf(keys, nil)); err != nil {
 			b.Fatal(err)
 		}
 		f.Close()
@@ -216,7 +206,7 @@ func BenchmarkFindBatch(b *testing.B) {
 			}
 			slices.SortFunc(batch, compareKeys)
 			pending := make([]int, size)
-			var buf []byte
+			var lb lookupBufs
 			for _, gap := range []int{0, 256, 1024, 4096} {
 				for _, maxRead := range []int{4096, 16384} {
 					kf.gap, kf.maxRead = gap, maxRead
@@ -227,7 +217,7 @@ func BenchmarkFindBatch(b *testing.B) {
 								pending[i] = i
 							}
 							var err error
-							if _, buf, err = kf.findBatch(batch, pending, buf, func(int, bool) {}); err != nil {
+							if _, err = kf.findBatch(batch, pending, &lb, func(int, bool) {}); err != nil {
 								b.Fatal(err)
 							}
 						}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"math/bits"
 	"os"
+	"slices"
+	"sync/atomic"
 
 	"github.com/urlhash/urlhash/store"
 )
@@ -99,56 +101,68 @@ func decodeHeader(b []byte) (fileHeader, error) {
 	return h, nil
 }
 
-// writeFile writes a key file of the sorted, distinct keys and
-// tombstones to w, streaming: keys and dels are called once each and yield
-// their keys in order. It returns the header written.
-func writeFile(w io.WriterAt, count, deleted uint64, keys, dels func(yield func(*Key) bool)) (fileHeader, error) {
-	h := fileHeader{bits: bucketBitsFor(count), count: count, deleted: deleted}
-	if count >= maxFileEntries || deleted >= maxFileEntries {
-		return h, fmt.Errorf("keytable: %d keys, %d tombstones: too many for one file", count, deleted)
-	}
+// writeFile writes a key file to w in one pass over entries, which
+// yields the file's keys in ascending order, each either live or a
+// tombstone (a key may come as both: deleted from an older file, then
+// added again). maxLive is the number of live keys expected, or more: it
+// sizes the bucket array, which the keys fill as they are written. The tombstones are held in
+// memory until the keys are written (an open file holds them in memory
+// too). It returns the header written and the live keys' fingerprints
+// (see keyFile.fp).
+func writeFile(w io.WriterAt, maxLive uint64, entries func(yield func(k *Key, dead bool) bool)) (fileHeader, []byte, error) {
+	h := fileHeader{bits: bucketBitsFor(maxLive)}
 	buckets := make([]uint32, (1<<h.bits)+1)
+	fps := make([]byte, 0, min(maxLive, maxFileEntries))
 	bw := &sectionWriter{w: w, off: headerSize, buf: make([]byte, 0, 1<<16)}
 	crc := uint32(0)
-	var prev Key
-	var n uint64
+	var dels []byte
+	var prev Key // the last live key
 	var werr error
-	emit := func(seq func(yield func(*Key) bool), want uint64, counted bool) {
-		i := uint64(0)
-		for k := range seq {
-			if i > 0 && bytes.Compare(k[:], prev[:]) <= 0 {
-				werr = fmt.Errorf("keytable: keys out of order writing a file (%x after %x)", k[:], prev[:])
-				return
+	n := uint64(0) // buckets filled
+	for k, dead := range entries {
+		if dead {
+			if len(dels) > 0 && bytes.Compare(k[:], dels[len(dels)-KeySize:]) <= 0 {
+				werr = fmt.Errorf("keytable: tombstones out of order writing a file (%x after %x)", k[:], dels[len(dels)-KeySize:])
+				break
 			}
-			if counted {
-				b := leading(k, h.bits)
-				for n <= uint64(b) { // buckets up to b start at or after this key
-					buckets[n] = uint32(i)
-					n++
-				}
-			}
-			prev = *k
-			crc = crc32.Update(crc, castagnoli, k[:])
-			if err := bw.write(k[:]); err != nil {
-				werr = err
-				return
-			}
-			i++
+			dels = append(dels, k[:]...)
+			continue
 		}
-		if werr == nil && i != want {
-			werr = fmt.Errorf("keytable: %d keys written, %d announced", i, want)
+		if h.count > 0 && bytes.Compare(k[:], prev[:]) <= 0 {
+			werr = fmt.Errorf("keytable: keys out of order writing a file (%x after %x)", k[:], prev[:])
+			break
 		}
+		if h.count+1 >= maxFileEntries {
+			werr = fmt.Errorf("keytable: %d keys: too many for one file", h.count+1)
+			break
+		}
+		b := leading(k, h.bits)
+		for n <= uint64(b) { // buckets up to b start at or after this key
+			buckets[n] = uint32(h.count)
+			n++
+		}
+		fps = append(fps, fingerprint(k, h.bits))
+		crc = crc32.Update(crc, castagnoli, k[:])
+		if err := bw.write(k[:]); err != nil {
+			werr = err
+			break
+		}
+		prev = *k
+		h.count++
 	}
-	emit(keys, count, true)
 	if werr != nil {
-		return h, werr
+		return h, nil, werr
 	}
 	for ; n < uint64(len(buckets)); n++ {
-		buckets[n] = uint32(count)
+		buckets[n] = uint32(h.count)
 	}
-	emit(dels, deleted, false)
-	if werr != nil {
-		return h, werr
+	h.deleted = uint64(len(dels) / KeySize)
+	if h.deleted >= maxFileEntries {
+		return h, nil, fmt.Errorf("keytable: %d tombstones: too many for one file", h.deleted)
+	}
+	crc = crc32.Update(crc, castagnoli, dels)
+	if err := bw.write(dels); err != nil {
+		return h, nil, err
 	}
 	h.dataCRC = crc
 	bb := make([]byte, 0, 4*len(buckets))
@@ -158,13 +172,19 @@ func writeFile(w io.WriterAt, count, deleted uint64, keys, dels func(yield func(
 	hdr := h.appendTo(nil)
 	h.indexCRC = crc32.Update(crc32.Checksum(hdr[:32], castagnoli), castagnoli, bb)
 	if err := bw.write(bb); err != nil {
-		return h, err
+		return h, nil, err
 	}
 	if err := bw.flush(); err != nil {
-		return h, err
+		return h, nil, err
 	}
 	_, err := w.WriteAt(h.appendTo(nil), 0)
-	return h, err
+	return h, fps, err
+}
+
+// fingerprint returns the 8 bits of k that follow its leading b bits
+// (its bucket's): in a bucket, sorted keys have ascending fingerprints.
+func fingerprint(k *Key, b uint8) byte {
+	return byte(binary.BigEndian.Uint64(k[:8]) << b >> 56)
 }
 
 // leading returns the leading b bits of k.
@@ -187,6 +207,11 @@ func (s *sectionWriter) write(p []byte) error {
 			return err
 		}
 	}
+	if len(p) > cap(s.buf) {
+		_, err := s.w.WriteAt(p, s.off)
+		s.off += int64(len(p))
+		return err
+	}
 	s.buf = append(s.buf, p...)
 	return nil
 }
@@ -207,6 +232,14 @@ func (s *sectionWriter) flush() error {
 // the page cache and out of the process's resident set (a mapping counted
 // every touched page in it: about 30 bytes a key once lookups had touched
 // them all).
+//
+// Once built, a byte a key more: the keys' fingerprints, the 8 bits after
+// each one's bucket bits. A lookup then reads only the keys of its bucket
+// whose fingerprint is the key's: none, most of the time, in a file that
+// does not hold the key (1 in 32 with 8 keys a bucket), so that a present
+// key costs one read wherever it is, not one in each file searched
+// before. A merge builds them as it writes a file; a file opened from
+// disk gets them once lookups have touched it enough (see fpAfter).
 type keyFile struct {
 	num     uint64
 	name    string
@@ -218,6 +251,89 @@ type keyFile struct {
 	// gap and maxRead are coalesceGap and maxReadKeys (benchmarks vary
 	// them).
 	gap, maxRead int
+
+	fp       atomic.Pointer[[]byte] // the keys' fingerprints, once built: count bytes
+	lookups  atomic.Int64           // lookups that searched the file while fp was not built
+	building atomic.Bool            // a build of fp was started
+}
+
+// Fingerprints are scanned in buckets of at most maxFingerprintScan keys;
+// a larger bucket (hostile: its keys share their leading bits) is read
+// as it was before fingerprints.
+const maxFingerprintScan = 64
+
+// fpAfter is the number of lookups in a file without fingerprints after
+// which they are built (by one sequential read of the file, about as much
+// as 1 in 32 of those lookups' reads cost): a one-off command that looks
+// up a few keys builds none.
+func (f *keyFile) fpAfter() int64 { return max(int64(f.hdr.count/4), 4096) }
+
+// buildFingerprints reads the file's keys in order and installs their
+// fingerprints, unless stop is set first or a read fails (lookups then go
+// on reading whole buckets, and report the error themselves).
+func (f *keyFile) buildFingerprints(stop *atomic.Bool) {
+	fps := make([]byte, f.hdr.count)
+	w := &keyWindow{f: f}
+	for i := range fps {
+		if i%windowKeys == 0 && stop.Load() {
+			return
+		}
+		k := w.at(i)
+		if k == nil {
+			return
+		}
+		fps[i] = fingerprint(k, f.hdr.bits)
+	}
+	f.fp.Store(&fps)
+}
+
+// setFingerprints installs fps, the fingerprints writeFile returned for
+// the file.
+func (f *keyFile) setFingerprints(fps []byte) {
+	if uint64(len(fps)) == f.hdr.count {
+		f.fp.Store(&fps)
+	}
+}
+
+// candidates returns the range of key indexes [lo, hi) that may hold k:
+// its bucket, narrowed by fps (f.fp's, or nil) to the keys with k's
+// fingerprint, empty when none has it.
+func (f *keyFile) candidates(k *Key, fps []byte) (lo, hi int) {
+	lo, hi = f.bucket(k)
+	return f.narrowBy(fps, k, lo, hi)
+}
+
+// narrowBy narrows the bucket [lo, hi) of k by fps (see candidates).
+func (f *keyFile) narrowBy(fps []byte, k *Key, lo, hi int) (int, int) {
+	if fps == nil || hi-lo > maxFingerprintScan {
+		return lo, hi
+	}
+	want := fingerprint(k, f.hdr.bits)
+	for lo < hi && fps[lo] < want {
+		lo++
+	}
+	end := lo
+	for end < hi && fps[end] == want {
+		end++
+	}
+	return lo, end
+}
+
+// fingerprints returns the file's fingerprints, or nil while they are
+// not built; n is the number of keys about to be looked up (counted
+// toward fpAfter).
+func (f *keyFile) fingerprints(n int) []byte {
+	if p := f.fp.Load(); p != nil {
+		return *p
+	}
+	f.lookups.Add(int64(n))
+	return nil
+}
+
+// wantsFingerprints reports whether the file has been looked up enough to
+// build its fingerprints, once: the caller builds them.
+func (f *keyFile) wantsFingerprints() bool {
+	return f.fp.Load() == nil && f.lookups.Load() >= f.fpAfter() && f.building.CompareAndSwap(false, true)
 }
 
 // openFile opens the key file name and checks its header, size and
@@ -365,7 +481,7 @@ func (f *keyFile) isDeleted(k *Key) bool {
 // find returns the state of k in the file: 1 live, -1 deleted, 0 absent.
 // buf is a buffer to read into; find returns it, perhaps grown.
 func (f *keyFile) find(k *Key, buf []byte) (int, []byte, error) {
-	lo, hi := f.bucket(k)
+	lo, hi := f.candidates(k, f.fingerprints(1))
 	if lo < hi {
 		lo, hi, ok, err := f.narrow(k, lo, hi, buf)
 		if err != nil {
@@ -387,12 +503,41 @@ func (f *keyFile) find(k *Key, buf []byte) (int, []byte, error) {
 	return 0, buf, nil
 }
 
+// lookupBufs is the memory a lookup works in, kept for the next: the
+// keys read, and a batch's candidate ranges.
+type lookupBufs struct {
+	keys  []byte
+	spans []span
+}
+
+// span is a range of key indexes [lo, hi) of a file.
+type span struct{ lo, hi uint32 }
+
 // findBatch looks up keys[i] for each i of pending, in that order, with
 // coalesced reads (see coalesceGap; keys in ascending order read the file
 // in order). It calls found(i, live) for each key the file holds, live or
 // deleted, and returns the others in pending's order, in pending's
-// memory, and buf, perhaps grown.
-func (f *keyFile) findBatch(keys []Key, pending []int, buf []byte, found func(i int, live bool)) ([]int, []byte, error) {
+// memory. lb is its working memory.
+func (f *keyFile) findBatch(keys []Key, pending []int, lb *lookupBufs, found func(i int, live bool)) ([]int, error) {
+	// The candidate ranges first, in loops of independent loads: the
+	// bucket array and the fingerprints are larger than the caches, and
+	// the processor overlaps the misses of loads that do not depend on
+	// each other (a loop that also planned reads would take them one at
+	// a time).
+	spans := slices.Grow(lb.spans[:0], len(pending))[:len(pending)]
+	lb.spans = spans
+	for j, i := range pending {
+		lo, hi := f.bucket(&keys[i])
+		spans[j] = span{uint32(lo), uint32(hi)}
+	}
+	if fps := f.fingerprints(len(pending)); fps != nil {
+		for j, i := range pending {
+			lo, hi := f.narrowBy(fps, &keys[i], int(spans[j].lo), int(spans[j].hi))
+			spans[j] = span{uint32(lo), uint32(hi)}
+		}
+	}
+	buf := lb.keys
+	defer func() { lb.keys = buf[:0] }()
 	rest := pending[:0] // written behind the reads of pending
 	settle := func(i int, hit bool) {
 		switch {
@@ -414,41 +559,41 @@ func (f *keyFile) findBatch(keys []Key, pending []int, buf []byte, found func(i 
 		if buf, err = f.readKeys(buf, runLo, runHi); err != nil {
 			return err
 		}
-		for _, i := range pending[start:end] {
-			lo, hi := f.bucket(&keys[i])
-			settle(i, searchKeys(buf, lo-runLo, hi-runLo, &keys[i]))
+		for j := start; j < end; j++ {
+			i := pending[j]
+			settle(i, searchKeys(buf, int(spans[j].lo)-runLo, int(spans[j].hi)-runLo, &keys[i]))
 		}
 		return nil
 	}
 	for j := 0; j < len(pending); j++ {
 		i := pending[j]
-		lo, hi := f.bucket(&keys[i])
+		lo, hi := int(spans[j].lo), int(spans[j].hi)
 		if start < j && lo >= runLo && lo <= runHi+f.gap && max(hi, runHi)-runLo <= f.maxRead {
 			runHi = max(hi, runHi)
 			continue
 		}
 		if err := flush(j); err != nil {
-			return pending, buf, err
+			return pending, err
 		}
 		start, runLo, runHi = j, lo, hi
 		if lo < hi && hi-lo <= f.maxRead {
 			continue // starts a run
 		}
-		// An empty bucket, or one too large for a read.
+		// No candidate, or a bucket too large for a read.
 		start = j + 1
 		hit := false
 		if lo < hi {
 			var err error
 			if buf, hit, err = f.findLarge(&keys[i], lo, hi, buf); err != nil {
-				return pending, buf, err
+				return pending, err
 			}
 		}
 		settle(i, hit)
 	}
 	if err := flush(len(pending)); err != nil {
-		return pending, buf, err
+		return pending, err
 	}
-	return rest, buf, nil
+	return rest, nil
 }
 
 // findLarge reports whether k is among the keys [lo, hi), more than

@@ -36,10 +36,17 @@ func (m *memFile) WriteAt(p []byte, off int64) (int, error) {
 	return copy(m.b[off:], p), nil
 }
 
-func seqOf(ks []Key) func(func(*Key) bool) {
-	return func(yield func(*Key) bool) {
-		for i := range ks {
-			if !yield(&ks[i]) {
+// entriesOf yields the sorted keys live, then the sorted tombstones dead,
+// for writeFile.
+func entriesOf(live, dead []Key) func(func(*Key, bool) bool) {
+	return func(yield func(*Key, bool) bool) {
+		for i := range live {
+			if !yield(&live[i], false) {
+				return
+			}
+		}
+		for i := range dead {
+			if !yield(&dead[i], true) {
 				return
 			}
 		}
@@ -52,7 +59,7 @@ func seqOf(ks []Key) func(func(*Key) bool) {
 func TestGoldenFile(t *testing.T) {
 	live, dead := goldenKeys()
 	var m memFile
-	if _, err := writeFile(&m, uint64(len(live)), uint64(len(dead)), seqOf(live), seqOf(dead)); err != nil {
+	if _, _, err := writeFile(&m, uint64(len(live)), entriesOf(live, dead)); err != nil {
 		t.Fatal(err)
 	}
 	name := filepath.Join("testdata", "v1.keys")
@@ -156,7 +163,7 @@ func FuzzParseFile(f *testing.F) {
 			pending[i] = i
 			kf.find(&keys[i], nil)
 		}
-		kf.findBatch(keys, pending, nil, func(int, bool) {})
+		kf.findBatch(keys, pending, &lookupBufs{}, func(int, bool) {})
 		kf.verify()
 	})
 }

@@ -103,9 +103,7 @@ func (s *source) advance(live, dead bool) {
 	}
 }
 
-// fileSource reads f's keys in order through a window (a copy of the
-// source made by cloneSources shares it, and must not run at the same
-// time).
+// fileSource reads f's keys in order through a window.
 func fileSource(f *keyFile) *source {
 	w := &keyWindow{f: f}
 	return &source{live: w.at, dead: f.tombstone, nLive: int(f.hdr.count), nDead: int(f.hdr.deleted), win: w}
@@ -208,31 +206,20 @@ func (t *Table) mergeFiles(frozen *delta, files []*keyFile, logStart uint64) err
 		srcs = append(srcs, fileSource(inputs[i]))
 	}
 	bottom := j == 0
-	// Count first (the header and the bucket array need the counts).
-	var nLive, nDead uint64
-	if err := mergeSources(cloneSources(srcs), bottom, func(_ *Key, live, dead bool) bool {
-		if live {
-			nLive++
-		}
-		if dead {
-			nDead++
-		}
-		return true
-	}); err != nil {
-		return err
-	}
 	kept := slices.Clone(files[:j])
 	var out *keyFile
 	num := t.man.nextNum
-	if nLive+nDead > 0 {
-		name := fileName(t.dir, num)
-		if err := t.writeMerged(name, srcs, bottom, nLive, nDead); err != nil {
-			return err
-		}
+	name := fileName(t.dir, num)
+	fps, empty, err := t.writeMerged(name, srcs, bottom)
+	if err != nil {
+		return err
+	}
+	if !empty {
 		f, err := openFile(name, num)
 		if err != nil {
 			return err
 		}
+		f.setFingerprints(fps)
 		out = f
 		kept = append(kept, out)
 	}
@@ -288,54 +275,47 @@ func (t *Table) mergeFiles(frozen *delta, files []*keyFile, logStart uint64) err
 	return nil
 }
 
-func cloneSources(srcs []*source) []*source {
-	out := make([]*source, len(srcs))
-	for i, s := range srcs {
-		c := *s
-		out[i] = &c
+// writeMerged writes the merge of srcs into the key file name, in one
+// walk of the sources, and returns the fingerprints of its keys; or
+// reports that the merge is empty (every key deleted), and writes no
+// file.
+func (t *Table) writeMerged(name string, srcs []*source, bottom bool) (fps []byte, empty bool, err error) {
+	var maxLive uint64 // the live keys if no two sources share one
+	for _, s := range srcs {
+		maxLive += uint64(s.nLive)
 	}
-	return out
-}
-
-func (t *Table) writeMerged(name string, srcs []*source, bottom bool, nLive, nDead uint64) error {
 	tmp := name + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return fmt.Errorf("keytable: %w", err)
+		return nil, false, fmt.Errorf("keytable: %w", err)
 	}
 	defer func() {
 		f.Close()
 		os.Remove(tmp)
 	}()
 	var rerr error // a read error of the sources
-	liveSeq := func(yield func(*Key) bool) {
-		if err := mergeSources(cloneSources(srcs), bottom, func(k *Key, live, _ bool) bool {
-			return !live || yield(k)
-		}); err != nil && rerr == nil {
-			rerr = err
-		}
+	entries := func(yield func(*Key, bool) bool) {
+		rerr = mergeSources(srcs, bottom, func(k *Key, live, dead bool) bool {
+			return (!live || yield(k, false)) && (!dead || yield(k, true))
+		})
 	}
-	deadSeq := func(yield func(*Key) bool) {
-		if err := mergeSources(cloneSources(srcs), bottom, func(k *Key, _, dead bool) bool {
-			return !dead || yield(k)
-		}); err != nil && rerr == nil {
-			rerr = err
-		}
-	}
-	_, err = writeFile(f, nLive, nDead, liveSeq, deadSeq)
+	h, fps, err := writeFile(f, maxLive, entries)
 	if rerr != nil {
-		return rerr
+		return nil, false, rerr
 	}
 	if err != nil {
-		return fmt.Errorf("keytable: write %s: %w", name, err)
+		return nil, false, fmt.Errorf("keytable: write %s: %w", name, err)
+	}
+	if h.count+h.deleted == 0 {
+		return nil, true, nil
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("keytable: fsync %s: %w", name, err)
+		return nil, false, fmt.Errorf("keytable: fsync %s: %w", name, err)
 	}
 	if err := os.Rename(tmp, name); err != nil {
-		return fmt.Errorf("keytable: %w", err)
+		return nil, false, fmt.Errorf("keytable: %w", err)
 	}
-	return syncDir(t.dir)
+	return fps, false, syncDir(t.dir)
 }
 
 // Scan calls fn with each live key that starts with the first bits bits
@@ -483,6 +463,8 @@ func (t *Table) Close() error {
 	t.mu.Lock()
 	t.closed = true
 	t.mu.Unlock()
+	t.stopBuilds.Store(true)
+	t.builds.Wait()
 	if t.log != nil {
 		if cerr := t.log.Close(); err == nil {
 			err = cerr

@@ -3,6 +3,7 @@ package keytable
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -58,15 +59,17 @@ func clusterKey(i uint64) Key {
 }
 
 // writeTestFile writes a key file of the sorted distinct keys (and the
-// tombstones dead) under dir and opens it.
-func writeTestFile(t *testing.T, dir string, keys, dead []Key) *keyFile {
+// tombstones dead) under dir and opens it, with the fingerprints writeFile
+// returns when withFP, and its reads counted in reads.
+func writeTestFile(t *testing.T, dir string, keys, dead []Key, withFP bool, reads *int) *keyFile {
 	t.Helper()
 	name := filepath.Join(dir, "000001.keys")
 	f, err := os.Create(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := writeFile(f, uint64(len(keys)), uint64(len(dead)), seqOf(keys), seqOf(dead)); err != nil {
+	_, fps, err := writeFile(f, uint64(len(keys)), entriesOf(keys, dead))
+	if err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -75,14 +78,41 @@ func writeTestFile(t *testing.T, dir string, keys, dead []Key) *keyFile {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { kf.close() })
+	if withFP {
+		kf.setFingerprints(fps)
+		if kf.fp.Load() == nil {
+			t.Fatalf("writeFile returned %d fingerprints for %d keys", len(fps), len(keys))
+		}
+	}
+	kf.r = countingReader{kf.r, reads}
 	return kf
 }
 
+// countingReader counts the reads through it in *n.
+type countingReader struct {
+	r io.ReaderAt
+	n *int
+}
+
+func (c countingReader) ReadAt(p []byte, off int64) (int, error) {
+	*c.n++
+	return c.r.ReadAt(p, off)
+}
+
 // TestFindBatch checks coalesced batch lookups against the file's keys,
-// and against single lookups.
+// and against single lookups, with and without the file's fingerprints;
+// and that with them a lookup of an absent key seldom reads.
 func TestFindBatch(t *testing.T) {
 	for _, tc := range readLookupCases(t) {
-		t.Run(tc.name, func(t *testing.T) {
+		for _, withFP := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/fingerprints=%v", tc.name, withFP), func(t *testing.T) { testFindBatch(t, tc, withFP) })
+		}
+	}
+}
+
+func testFindBatch(t *testing.T, tc lookupCase, withFP bool) {
+	{
+		{
 			in := map[Key]bool{}
 			var keys, dead []Key
 			for i := range tc.keys {
@@ -99,7 +129,8 @@ func TestFindBatch(t *testing.T) {
 			}
 			slices.SortFunc(keys, compareKeys)
 			slices.SortFunc(dead, compareKeys)
-			kf := writeTestFile(t, t.TempDir(), keys, dead)
+			var reads int
+			kf := writeTestFile(t, t.TempDir(), keys, dead, withFP, &reads)
 			batch := slices.Clone(keys)
 			for i := range tc.keys {
 				if i < tc.cluster {
@@ -119,7 +150,7 @@ func TestFindBatch(t *testing.T) {
 				pending[i] = i
 			}
 			got := make([]int, len(batch)) // 1 live, -1 deleted, 0 absent
-			rest, _, err := kf.findBatch(batch, pending, nil, func(i int, live bool) {
+			rest, err := kf.findBatch(batch, pending, &lookupBufs{}, func(i int, live bool) {
 				if got[i] != 0 {
 					t.Fatalf("key %d found twice", i)
 				}
@@ -139,7 +170,7 @@ func TestFindBatch(t *testing.T) {
 					t.Fatalf("key %d found and returned as not found", i)
 				}
 			}
-			nFound := 0
+			nFound, absentReads := 0, 0
 			for i := range batch {
 				want := 0
 				switch {
@@ -154,15 +185,28 @@ func TestFindBatch(t *testing.T) {
 				if got[i] != want {
 					t.Fatalf("findBatch: key %x = %d, want %d", batch[i][:8], got[i], want)
 				}
+				before := reads
 				single, _, err := kf.find(&batch[i], nil)
 				if err != nil || single != want {
 					t.Fatalf("find: key %x = %d, %v, want %d", batch[i][:8], single, err, want)
+				}
+				if want == 0 {
+					absentReads += reads - before
 				}
 			}
 			if len(rest) != len(batch)-nFound {
 				t.Fatalf("%d keys returned as not found, want %d", len(rest), len(batch)-nFound)
 			}
-		})
+			// An absent key's bucket holds 4 to 8 keys (1 to 2 in small
+			// files): without fingerprints it is read unless empty; with
+			// them, when one of its keys shares the absent key's 8 bits.
+			if absent := len(batch) - nFound; tc.cluster == 0 && absent >= 1000 {
+				rate := float64(absentReads) / float64(absent)
+				if withFP && rate > 0.1 || !withFP && rate < 0.5 {
+					t.Errorf("%d reads for %d absent keys (%.3f a key) with fingerprints %v", absentReads, absent, rate, withFP)
+				}
+			}
+		}
 	}
 }
 

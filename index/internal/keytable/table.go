@@ -132,9 +132,13 @@ type Table struct {
 	syncs   atomic.Int64
 
 	count atomic.Int64
-	// bufs holds the *[]byte buffers lookups read keys into (a read is
-	// at most maxReadKeys keys).
+	// bufs holds the *lookupBufs lookups work in (a read is at most
+	// maxReadKeys keys).
 	bufs sync.Pool
+	// builds counts the fingerprint builds running (see keyFile.fp);
+	// Close sets stopBuilds and waits for them.
+	builds     sync.WaitGroup
+	stopBuilds atomic.Bool
 }
 
 // Open opens the key table in dir, creating it unless opts.ReadOnly.
@@ -192,6 +196,8 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 	t.man = m
 	defer func() {
 		if err != nil {
+			t.stopBuilds.Store(true) // a replay's lookups may have started one
+			t.builds.Wait()
 			t.closeFiles()
 		}
 	}()
@@ -370,11 +376,12 @@ func (t *Table) lookup(k *Key) (bool, uint64, error) {
 	if e, ok := t.frozen.get(k); ok {
 		return e.live, e.seq, nil
 	}
-	bp := t.readBuf()
-	defer t.bufs.Put(bp)
+	lb := t.lookupBufs()
+	defer t.bufs.Put(lb)
 	for _, f := range t.search {
-		st, buf, err := f.find(k, *bp)
-		*bp = buf[:0]
+		st, buf, err := f.find(k, lb.keys)
+		t.maybeBuild(f)
+		lb.keys = buf[:0]
 		if err != nil {
 			return false, 0, err
 		}
@@ -385,13 +392,12 @@ func (t *Table) lookup(k *Key) (bool, uint64, error) {
 	return false, 0, nil
 }
 
-// readBuf returns a buffer for lookups' reads, to put back in t.bufs.
-func (t *Table) readBuf() *[]byte {
-	if bp, ok := t.bufs.Get().(*[]byte); ok {
-		return bp
+// lookupBufs returns a lookup's working memory, to put back in t.bufs.
+func (t *Table) lookupBufs() *lookupBufs {
+	if lb, ok := t.bufs.Get().(*lookupBufs); ok {
+		return lb
 	}
-	b := make([]byte, 0, maxReadKeys*KeySize)
-	return &b
+	return &lookupBufs{keys: make([]byte, 0, maxReadKeys*KeySize)}
 }
 
 // lookupBatch sets live[i] and seqs[i] (seqs may be nil) to what lookup
@@ -417,22 +423,31 @@ func (t *Table) lookupBatch(keys []Key, pending []int, live []bool, seqs []uint6
 	if len(rest) == 0 || len(t.search) == 0 {
 		return nil
 	}
-	bp := t.readBuf()
-	defer t.bufs.Put(bp)
+	lb := t.lookupBufs()
+	defer t.bufs.Put(lb)
 	found := func(i int, l bool) { live[i] = l }
 	for _, f := range t.search {
 		if slices.Contains(skip, f) {
 			continue
 		}
 		var err error
-		var buf []byte
-		rest, buf, err = f.findBatch(keys, rest, *bp, found)
-		*bp = buf[:0]
+		rest, err = f.findBatch(keys, rest, lb, found)
+		t.maybeBuild(f)
 		if err != nil || len(rest) == 0 {
 			return err
 		}
 	}
 	return nil
+}
+
+// maybeBuild starts building f's fingerprints in the background once
+// lookups have searched it enough (keyFile.wantsFingerprints). The caller
+// holds mu, shared, on an open table: Close, which takes mu to close the
+// table, then waits for the build.
+func (t *Table) maybeBuild(f *keyFile) {
+	if f.wantsFingerprints() {
+		t.builds.Go(func() { f.buildFingerprints(&t.stopBuilds) })
+	}
 }
 
 // setSearch sets the order lookups search the files in: newest first,
