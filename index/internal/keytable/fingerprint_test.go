@@ -116,3 +116,26 @@ func TestCloseWhileBuilding(t *testing.T) {
 		}
 	}
 }
+
+// TestDeltaKeys: by default the delta grows with the table, between its
+// bounds; a size given in Options is kept at every size.
+func TestDeltaKeys(t *testing.T) {
+	for _, tc := range []struct {
+		opt  int
+		live int64
+		want int
+	}{
+		{0, 0, DefaultDeltaKeys},
+		{0, 1_000_000, DefaultDeltaKeys},
+		{0, 3_200_000, 100_000},
+		{0, 8_388_608, maxAutoDeltaKeys},
+		{0, 100_000_000, maxAutoDeltaKeys},
+		{1000, 0, 1000},
+		{1000, 100_000_000, 1000},
+	} {
+		tb := &Table{opts: Options{DeltaKeys: tc.opt}}
+		if got := tb.deltaKeysFor(tc.live); got != tc.want {
+			t.Errorf("DeltaKeys %d, %d keys: delta of %d, want %d", tc.opt, tc.live, got, tc.want)
+		}
+	}
+}

@@ -39,8 +39,9 @@ func (t *Table) rotateLocked(force bool) {
 	t.log, t.logNum, t.segBytes = next, t.logNum+1, 0
 	t.mu.Lock()
 	// Sized for a full delta, not for this one: a delta that grew past
-	// DeltaKeys while a merge ran would make every later one as large.
-	t.frozen, t.delta = t.delta, newDelta(t.opts.DeltaKeys)
+	// its size while a merge ran would make every later one as large.
+	t.deltaKeys = t.deltaKeysFor(t.count.Load())
+	t.frozen, t.delta = t.delta, newDelta(t.deltaKeys)
 	files := slices.Clone(t.files)
 	t.mu.Unlock()
 	t.merging = true

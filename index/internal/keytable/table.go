@@ -41,16 +41,30 @@ type Key = [KeySize]byte
 // batches.
 func compareKeys(a, b Key) int { return bytes.Compare(a[:], b[:]) }
 
-// DefaultDeltaKeys is the default Options.DeltaKeys: 49,152 keys, about
-// 2.5 MiB a delta (40 bytes a key, a quarter more entries allocated, its
-// index and bitset). Measured with go run ./bench/shared -n 1000000 (peak
-// RSS of the server): 168-176 MiB with 196,608 keys, 162-168 with 98,304,
-// 154 with 49,152, throughput the same within the noise (branch kt-read);
-// on the final code, with the served path's other memory gone, 49,152
-// saved 3 MiB more of 45. The merges' writes grow as the delta shrinks
-// (keys written per key added, by the geometric plan: 4.7, 5.5 and 7.1
-// at 10M keys for 196,608, 98,304 and 49,152; 7.5, 9.1, 9.7 at 100M).
+// DefaultDeltaKeys is the smallest delta of the default sizing (see
+// Options.DeltaKeys): 49,152 keys, about 2.5 MiB a delta (40 bytes a key, a
+// quarter more entries allocated, its index and bitset). Measured with go
+// run ./bench/shared -n 1000000 (peak RSS of the server): 168-176 MiB with
+// 196,608 keys, 162-168 with 98,304, 154 with 49,152, throughput the same
+// within the noise (branch kt-read); on the final code, with the served
+// path's other memory gone, 49,152 saved 3 MiB more of 45. The merges'
+// writes grow as the delta shrinks (keys written per key added, by the
+// geometric plan: 4.7, 5.5 and 7.1 at 10M keys for 196,608, 98,304 and
+// 49,152; 7.5, 9.1, 9.7 at 100M).
 const DefaultDeltaKeys = 3 << 14
+
+// By default a delta holds a deltaShare-th of the table's keys, between
+// DefaultDeltaKeys and maxAutoDeltaKeys (about 13 MiB a delta): a small
+// delta is the small table's memory, but as the table grows each merge
+// rewrites more, and a small delta filled while a large merge still ran
+// stalled the writers (go run ./bench/shared -n 10000000, serve's CPU
+// and wall: 72.7 s and 62.5-64.9 s with 49,152 keys, 3.2 s of stalls in
+// 13 waits; 65.6 s and 56.3 s with 262,144, none; peak RSS 120 and 144
+// MiB).
+const (
+	deltaShare       = 32
+	maxAutoDeltaKeys = 1 << 18
+)
 
 // maxDeltaKeys bounds Options.DeltaKeys (a delta numbers its entries with
 // 32 bits).
@@ -63,8 +77,9 @@ type Options struct {
 	ReadOnly bool
 	// DeltaKeys is the number of changed keys the delta holds before it is
 	// frozen and merged into a key file; two deltas at most are in
-	// memory. Default DefaultDeltaKeys (49,152: about 2.5 MiB); at most
-	// 2^30.
+	// memory. At most 2^30. Default: a 32nd of the table's keys when the
+	// delta starts, at least DefaultDeltaKeys (49,152: about 2.5 MiB) and
+	// at most 262,144 (about 13 MiB).
 	DeltaKeys int
 	// Replay is called at Open with the opaque bytes of each logged batch
 	// not yet merged, in log order (see Batch.Opaque). Default nil.
@@ -105,14 +120,17 @@ type Table struct {
 	fmu sync.RWMutex
 
 	// wmu serialises writers: the log append and the delta update.
-	wmu      sync.Mutex
-	log      *os.File
-	logNum   uint64
-	oldLogs  []*os.File // segments of the frozen delta, synced
-	man      manifest
-	buf      []byte
-	segBytes int64 // bytes in the current segment
-	mark     syncMark
+	// deltaKeys is the size of the delta, set as it starts (see
+	// Options.DeltaKeys).
+	wmu       sync.Mutex
+	deltaKeys int
+	log       *os.File
+	logNum    uint64
+	oldLogs   []*os.File // segments of the frozen delta, synced
+	man       manifest
+	buf       []byte
+	segBytes  int64 // bytes in the current segment
+	mark      syncMark
 	// merging is set while a merge runs; mergeDone is signalled (under
 	// wmu) when it ends.
 	merging   bool
@@ -150,11 +168,9 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 	if opts != nil {
 		t.opts = *opts
 	}
-	if t.opts.DeltaKeys <= 0 {
-		t.opts.DeltaKeys = DefaultDeltaKeys
-	}
 	t.opts.DeltaKeys = min(t.opts.DeltaKeys, maxDeltaKeys)
-	t.delta = newDelta(t.opts.DeltaKeys)
+	t.deltaKeys = t.deltaKeysFor(0)
+	t.delta = newDelta(t.deltaKeys)
 	t.scond = sync.NewCond(&t.smu)
 	t.mergeDone = sync.NewCond(&t.wmu)
 	if !t.opts.ReadOnly {
@@ -214,6 +230,8 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 		live += int64(f.hdr.count) - int64(f.hdr.deleted)
 	}
 	t.count.Store(live)
+	t.deltaKeys = t.deltaKeysFor(live)
+	t.delta = newDelta(t.deltaKeys)
 	t.setSearch()
 	slices.Sort(logs)
 	var need []uint64
@@ -593,7 +611,7 @@ func (t *Table) add(b *Batch, searched []*keyFile, added, deleted []bool) (seq u
 	// writer may have changed them), the log, the delta.
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
-	for t.merging && t.delta.len() >= t.opts.DeltaKeys {
+	for t.merging && t.delta.len() >= t.deltaKeys {
 		t.mergeDone.Wait() // both deltas full: wait for the merge
 	}
 	if t.mergeErr != nil {
@@ -677,9 +695,9 @@ func (t *Table) add(b *Batch, searched []*keyFile, added, deleted []bool) (seq u
 	}
 	t.mu.Lock()
 	t.apply(&rec, s)
-	full := t.delta.len() >= t.opts.DeltaKeys
+	full := t.delta.len() >= t.deltaKeys
 	t.mu.Unlock()
-	if full || t.segBytes > int64(128*t.opts.DeltaKeys) {
+	if full || t.segBytes > int64(128*t.deltaKeys) {
 		t.rotateLocked(false)
 	}
 	return max(need, s), nil
@@ -725,6 +743,15 @@ type deltaSlot struct {
 // deltaBits sizes a delta's bitset: 2^22 bits, 512 KiB, a few percent set
 // by a full default delta.
 const deltaBits = 22
+
+// deltaKeysFor returns the size of a delta that starts when the table
+// holds live keys (see Options.DeltaKeys).
+func (t *Table) deltaKeysFor(live int64) int {
+	if t.opts.DeltaKeys > 0 {
+		return t.opts.DeltaKeys
+	}
+	return int(min(max(live/deltaShare, DefaultDeltaKeys), maxAutoDeltaKeys))
+}
 
 // newDelta returns an empty delta that allocates room for n keys at its
 // first put, and grows past them only if need be (Open's replay, or a
