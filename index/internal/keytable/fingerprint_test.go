@@ -126,9 +126,9 @@ func TestDeltaKeys(t *testing.T) {
 		want int
 	}{
 		{0, 0, DefaultDeltaKeys},
-		{0, 1_000_000, DefaultDeltaKeys},
-		{0, 3_200_000, 100_000},
-		{0, 8_388_608, maxAutoDeltaKeys},
+		{0, 500_000, DefaultDeltaKeys},
+		{0, 1_600_000, 100_000},
+		{0, 4_194_304, maxAutoDeltaKeys},
 		{0, 100_000_000, maxAutoDeltaKeys},
 		{1000, 0, 1000},
 		{1000, 100_000_000, 1000},

@@ -60,9 +60,10 @@ const DefaultDeltaKeys = 3 << 14
 // stalled the writers (go run ./bench/shared -n 10000000, serve's CPU
 // and wall: 72.7 s and 62.5-64.9 s with 49,152 keys, 3.2 s of stalls in
 // 13 waits; 65.6 s and 56.3 s with 262,144, none; peak RSS 120 and 144
-// MiB).
+// MiB; a 32nd of the keys instead: 68.6 s, 59.5 s, 121 MiB; a 16th:
+// 67.4 s, 58.0 s, 133 MiB).
 const (
-	deltaShare       = 32
+	deltaShare       = 16
 	maxAutoDeltaKeys = 1 << 18
 )
 
@@ -77,7 +78,7 @@ type Options struct {
 	ReadOnly bool
 	// DeltaKeys is the number of changed keys the delta holds before it is
 	// frozen and merged into a key file; two deltas at most are in
-	// memory. At most 2^30. Default: a 32nd of the table's keys when the
+	// memory. At most 2^30. Default: a 16th of the table's keys when the
 	// delta starts, at least DefaultDeltaKeys (49,152: about 2.5 MiB) and
 	// at most 262,144 (about 13 MiB).
 	DeltaKeys int
