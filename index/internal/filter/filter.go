@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"maps"
 	"math/bits"
 	"slices"
 
@@ -51,10 +50,10 @@ type Filter struct {
 	// its overlay, the values added since its last merge (none of them in
 	// flat): tail, ascending and above all others (a load adds its keys
 	// in order: they append), and recent, the rest, with lo..hi the range
-	// of its values (a probe outside it skips the map).
+	// of its values (a probe outside it skips the set).
 	flat   *flatSet
 	tail   []uint64
-	recent map[uint64]struct{}
+	recent valueSet
 	lo, hi uint64
 	// unchecked counts the values added to full since its last density
 	// check (counting its values costs a pass over its containers).
@@ -119,16 +118,16 @@ func (f *Filter) add(v uint64) {
 	if f.flat.has(v) || f.overlayHas(v) {
 		return
 	}
-	if v >= f.flat.top && (len(f.tail) == 0 || v > f.tail[len(f.tail)-1]) && (len(f.recent) == 0 || v > f.hi) {
+	if v >= f.flat.top && (len(f.tail) == 0 || v > f.tail[len(f.tail)-1]) && (f.recent.len() == 0 || v > f.hi) {
 		f.tail = append(f.tail, v)
 	} else {
-		if len(f.recent) == 0 {
+		if f.recent.len() == 0 {
 			f.lo, f.hi = v, v
 		}
 		f.lo, f.hi = min(f.lo, v), max(f.hi, v)
-		f.recent[v] = struct{}{}
+		f.recent.add(v)
 	}
-	if len(f.recent)+len(f.tail) > f.recentMax() {
+	if f.recent.len()+len(f.tail) > f.recentMax() {
 		f.mergeRecent(nil)
 	}
 }
@@ -140,17 +139,16 @@ func (f *Filter) overlayHas(v uint64) bool {
 			return true
 		}
 	}
-	if len(f.recent) == 0 || v < f.lo || v > f.hi {
+	if f.recent.len() == 0 || v < f.lo || v > f.hi {
 		return false
 	}
-	_, ok := f.recent[v]
-	return ok
+	return f.recent.has(v)
 }
 
 // recentMax is how many values the overlay holds before a merge into the
 // flat set. A merge costs a pass over the set: one each time it grew by a
 // sixteenth keeps that to a few passes per value added, and the overlay
-// (a map: about 20 bytes a value; the tail 8) near a byte per value at
+// (a valueSet: 16 to 32 bytes a value; the tail 8) near two bytes per value at
 // most.
 func (f *Filter) recentMax() int { return max(1<<12, f.flat.len()/16) }
 
@@ -158,17 +156,15 @@ func (f *Filter) recentMax() int { return max(1<<12, f.flat.len()/16) }
 // allowed; sorted in place) into the flat set. Past what a flat set can
 // hold (2^32 values) the filter returns to the bitmap.
 func (f *Filter) mergeRecent(extra []uint64) {
-	if len(extra) == 0 && len(f.recent) == 0 && uint64(f.flat.len()+len(f.tail)) < 1<<32 {
+	if len(extra) == 0 && f.recent.len() == 0 && uint64(f.flat.len()+len(f.tail)) < 1<<32 {
 		f.flat.appendTail(f.tail, f.expect) // in place: no pass over the set
 		f.tail = nil
 		return
 	}
 	extra = append(extra, f.tail...)
-	for v := range f.recent {
-		extra = append(extra, v)
-	}
+	extra = f.recent.appendTo(extra)
 	f.tail = nil
-	clear(f.recent)
+	f.recent.reset()
 	if m := f.flat.merged(f.k, extra, f.expect); m != nil {
 		f.flat = m
 		return
@@ -176,7 +172,7 @@ func (f *Filter) mergeRecent(extra []uint64) {
 	full := roaring64.New()
 	f.flat.each(func(v uint64) { full.Add(v) })
 	full.AddMany(extra)
-	f.full, f.flat, f.recent = full, nil, nil
+	f.full, f.flat, f.recent = full, nil, valueSet{}
 }
 
 // maybeFlatten replaces the bitmap by the flat set when its values are
@@ -187,7 +183,7 @@ func (f *Filter) maybeFlatten() {
 	if flat == nil {
 		return
 	}
-	f.full, f.flat, f.recent = nil, flat, make(map[uint64]struct{})
+	f.full, f.flat, f.recent = nil, flat, valueSet{}
 }
 
 // AddPrefix adds the prefix entry p (at least 4 bytes).
@@ -250,10 +246,9 @@ func (f *Filter) MayHaveEntry(h *hashkey.Hash, prefix bool) bool {
 	return f.MayHaveFull(h)
 }
 
-// MemBytes is the memory the filter holds (the overlay's map at about 20
-// bytes a value).
+// MemBytes is the memory the filter holds.
 func (f *Filter) MemBytes() uint64 {
-	n := f.short.GetSizeInBytes() + 20*uint64(len(f.recent)) + 8*uint64(cap(f.tail))
+	n := f.short.GetSizeInBytes() + f.recent.memBytes() + 8*uint64(cap(f.tail))
 	if f.flat != nil {
 		return n + f.flat.sizeBytes()
 	}
@@ -266,7 +261,7 @@ func (f *Filter) MemBytes() uint64 {
 func (f *Filter) SizeBytes() uint64 {
 	n := f.short.GetSerializedSizeInBytes()
 	if f.flat != nil {
-		return n + f.flat.encodedSize() + 2*uint64(len(f.recent)+len(f.tail))
+		return n + f.flat.encodedSize() + 2*uint64(f.recent.len()+len(f.tail))
 	}
 	return n + f.full.GetSerializedSizeInBytes()
 }
@@ -303,7 +298,7 @@ func (f *Filter) Marshal() (data []byte, fullLen, shortLen uint64, err error) {
 // bitmap of 8 KiB), all little-endian. A bucket of the flat set is one
 // container.
 func (f *Filter) writeFlat(buf *bytes.Buffer) (int64, error) {
-	extra := append(slices.Collect(maps.Keys(f.recent)), f.tail...)
+	extra := append(f.recent.appendTo(nil), f.tail...)
 	slices.Sort(extra)
 	s := f.flat
 	nb := len(s.offsets) - 1
@@ -457,7 +452,7 @@ func Decode(k uint8, r io.Reader, fullLen, shortLen uint64) (f *Filter, err erro
 		}
 		s.finish(next)
 		if flatBucketsFor(k, n) > 0 {
-			f.full, f.flat, f.recent = nil, s, make(map[uint64]struct{})
+			f.full, f.flat, f.recent = nil, s, valueSet{}
 		} else {
 			s.each(func(v uint64) { f.full.Add(v) })
 		}
