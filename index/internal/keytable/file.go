@@ -105,10 +105,10 @@ func decodeHeader(b []byte) (fileHeader, error) {
 // yields the file's keys in ascending order, each either live or a
 // tombstone (a key may come as both: deleted from an older file, then
 // added again). maxLive is the number of live keys expected, or more: it
-// sizes the bucket array, which the keys fill as they are written. The tombstones are held in
-// memory until the keys are written (an open file holds them in memory
-// too). It returns the header written and the live keys' fingerprints
-// (see keyFile.fp).
+// sizes the bucket array, which the keys fill as they are written. The
+// tombstones are held in memory until the keys are written (an open file
+// holds them in memory too). It returns the header written and the live
+// keys' fingerprints (see keyFile.fp).
 func writeFile(w io.WriterAt, maxLive uint64, entries func(yield func(k *Key, dead bool) bool)) (fileHeader, []byte, error) {
 	h := fileHeader{bits: bucketBitsFor(maxLive)}
 	buckets := make([]uint32, (1<<h.bits)+1)

@@ -1,10 +1,13 @@
 // Package keytable stores a set of 32-byte keys: immutable sorted key
-// files with a bucket-offset array (a lookup reads one bucket with pread;
-// a sorted batch reads each file in key order, neighbouring buckets in
-// one read), a bounded in-memory delta of recent changes, and an
-// append-only log that makes every change durable, shared between
-// concurrent writers (group commit). When the delta is full it is frozen
-// and merged into a new key file in the background, beside the writers.
+// files with a bucket-offset array and, once built, a byte of fingerprint
+// a key (a lookup reads, with pread, only the keys of its bucket that
+// share its fingerprint: in a file without the key, usually none; a
+// sorted batch reads each file in key order, neighbouring candidates in
+// one read), a bounded in-memory delta of recent changes (its size grows
+// with the table), and an append-only log that makes every change
+// durable, shared between concurrent writers (group commit). When the
+// delta is full it is frozen and merged into a new key file in the
+// background, beside the writers, in one walk of its sources.
 //
 // Deletions are tombstones until a merge reaches the oldest file. A key
 // is live in at most one place: the newest source (delta, frozen delta,
