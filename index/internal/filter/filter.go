@@ -273,20 +273,48 @@ func (f *Filter) SizeBytes() uint64 {
 func (f *Filter) Marshal() (data []byte, fullLen, shortLen uint64, err error) {
 	var buf bytes.Buffer
 	buf.Grow(int(f.SizeBytes()))
-	var n int64
+	if fullLen, shortLen, err = f.Encode(&buf); err != nil {
+		return nil, 0, 0, err
+	}
+	return buf.Bytes(), fullLen, shortLen, nil
+}
+
+// Encode writes what Marshal returns to w as it is made, never holding
+// the whole encoding (at 100M keys about 210 MB, beside the filter), and
+// returns the lengths of its two parts.
+func (f *Filter) Encode(w io.Writer) (fullLen, shortLen uint64, err error) {
+	cw := &countingWriter{w: w}
 	if f.flat != nil {
-		n, err = f.writeFlat(&buf)
+		f.writeFlat(cw)
 	} else {
-		n, err = f.full.WriteTo(&buf)
+		f.full.WriteTo(cw) // its error is cw's
 	}
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("index: encode filter: %w", err)
+	fullLen = cw.n
+	if cw.err == nil {
+		f.short.WriteTo(cw)
 	}
-	m, err := f.short.WriteTo(&buf)
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("index: encode filter: %w", err)
+	if cw.err != nil {
+		return 0, 0, fmt.Errorf("index: encode filter: %w", cw.err)
 	}
-	return buf.Bytes(), uint64(n), uint64(m), nil
+	return fullLen, cw.n - fullLen, nil
+}
+
+// countingWriter counts the bytes written through it and keeps the first
+// error, after which it writes nothing.
+type countingWriter struct {
+	w   io.Writer
+	n   uint64
+	err error
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.n += uint64(n)
+	c.err = err
+	return n, err
 }
 
 // writeFlat writes the values of the flat form and its overlay as
@@ -296,8 +324,8 @@ func (f *Filter) Marshal() (data []byte, fullLen, shortLen uint64, err error) {
 // containers, each one's key and cardinality - 1, their offsets, then
 // each container: up to 4096 values as an array of uint16, more as a
 // bitmap of 8 KiB), all little-endian. A bucket of the flat set is one
-// container.
-func (f *Filter) writeFlat(buf *bytes.Buffer) (int64, error) {
+// container. A write error stays in cw.
+func (f *Filter) writeFlat(cw *countingWriter) {
 	extra := append(f.recent.appendTo(nil), f.tail...)
 	slices.Sort(extra)
 	s := f.flat
@@ -323,10 +351,9 @@ func (f *Filter) writeFlat(buf *bytes.Buffer) (int64, error) {
 		}
 		i = j
 	}
-	start := buf.Len()
 	var scratch []byte
 	scratch = binary.LittleEndian.AppendUint64(scratch[:0], groups)
-	buf.Write(scratch)
+	cw.Write(scratch)
 	keys := make([]uint16, 0, perGroup)
 	cards := make([]uint32, 0, perGroup)
 	run := make([]uint16, 0, 1<<flatLowBits)
@@ -356,7 +383,7 @@ func (f *Filter) writeFlat(buf *bytes.Buffer) (int64, error) {
 			scratch = binary.LittleEndian.AppendUint32(scratch, off)
 			off += containerBytes(c)
 		}
-		buf.Write(scratch)
+		cw.Write(scratch)
 		for c, key := range keys {
 			b := g + int(key)
 			n := inBucket(i, b)
@@ -376,10 +403,9 @@ func (f *Filter) writeFlat(buf *bytes.Buffer) (int64, error) {
 					scratch = binary.LittleEndian.AppendUint64(scratch, w)
 				}
 			}
-			buf.Write(scratch)
+			cw.Write(scratch)
 		}
 	}
-	return int64(buf.Len() - start), nil
 }
 
 // Roaring's portable format: the cookie of a bitmap without run
