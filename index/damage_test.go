@@ -261,14 +261,19 @@ var damages = []damage{
 		return filepath.Base(p)
 	}},
 	{"snapshot damaged", func(t testing.TB, dir string) string {
-		// The filter snapshot's chunk fills the second half of the value
-		// log (the first holds five large values).
-		rewriteFile(t, largestFile(t, dir, "*.vlog"), func(b []byte) []byte {
+		// A cache: the filter is rebuilt, nothing is lost.
+		rewriteFile(t, filepath.Join(dir, snapshotFileName), func(b []byte) []byte {
 			for i := range 64 {
-				b[len(b)*7/8+i] ^= 0x5a
+				b[len(b)/2-32+i] ^= 0x5a
 			}
 			return b
 		})
+		return ""
+	}},
+	{"snapshot missing", func(t testing.TB, dir string) string {
+		if err := os.Remove(filepath.Join(dir, snapshotFileName)); err != nil {
+			t.Fatal(err)
+		}
 		return ""
 	}},
 	{"value log: damaged value", func(t testing.TB, dir string) string {
