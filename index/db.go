@@ -722,7 +722,6 @@ func (db *DB) writeSnapshot() error {
 	if hdr.CRC, err = writeSnapshotFile(db.path, hdr.State, data); err != nil {
 		return err
 	}
-	data = nil // the file has it; let the collector reclaim it
 	if db.testSnapshotCrash != nil {
 		if err := db.testSnapshotCrash(); err != nil {
 			return err
@@ -732,7 +731,7 @@ func (db *DB) writeSnapshot() error {
 		// Every chunk, whatever header (if any) listed it: a damaged
 		// version 1 header must not leave its chunks behind for good.
 		var chunks [][]byte
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: metaKey(metaFilter)})
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: metaKey(metaFilter)})
 		for it.Rewind(); it.Valid(); it.Next() {
 			chunks = append(chunks, it.Item().KeyCopy(nil))
 		}
