@@ -98,8 +98,8 @@ func buildDamageIndex(t *testing.T, c damageConfig) *damageIndex {
 	for _, h := range hs[:9000] {
 		di.full[h] = ""
 	}
-	// Five values large enough for the value log, written before the
-	// filter snapshot (which Close appends to the value log).
+	// Five values large enough for the value log (the filter snapshot is
+	// in a file of its own).
 	for i, h := range hs[9000:9005] {
 		v := fmt.Sprintf("https://example.com/%d/%s", i, strings.Repeat("x", 6000))
 		es[i] = store.FullEntry(h, store.Value{Text: []byte(v)})
