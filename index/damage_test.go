@@ -98,8 +98,8 @@ func buildDamageIndex(t *testing.T, c damageConfig) *damageIndex {
 	for _, h := range hs[:9000] {
 		di.full[h] = ""
 	}
-	// Five values large enough for the value log, written before the
-	// filter snapshot (which Close appends to the value log).
+	// Five values large enough for the value log (the filter snapshot is
+	// in a file of its own).
 	for i, h := range hs[9000:9005] {
 		v := fmt.Sprintf("https://example.com/%d/%s", i, strings.Repeat("x", 6000))
 		es[i] = store.FullEntry(h, store.Value{Text: []byte(v)})
@@ -261,14 +261,19 @@ var damages = []damage{
 		return filepath.Base(p)
 	}},
 	{"snapshot damaged", func(t testing.TB, dir string) string {
-		// The filter snapshot's chunk fills the second half of the value
-		// log (the first holds five large values).
-		rewriteFile(t, largestFile(t, dir, "*.vlog"), func(b []byte) []byte {
+		// A cache: the filter is rebuilt, nothing is lost.
+		rewriteFile(t, filepath.Join(dir, snapshotFileName), func(b []byte) []byte {
 			for i := range 64 {
-				b[len(b)*7/8+i] ^= 0x5a
+				b[len(b)/2-32+i] ^= 0x5a
 			}
 			return b
 		})
+		return ""
+	}},
+	{"snapshot missing", func(t testing.TB, dir string) string {
+		if err := os.Remove(filepath.Join(dir, snapshotFileName)); err != nil {
+			t.Fatal(err)
+		}
 		return ""
 	}},
 	{"value log: damaged value", func(t testing.TB, dir string) string {

@@ -23,7 +23,8 @@ import (
 	"github.com/urlhash/urlhash/store"
 )
 
-// snapshotChunk is the size of one persisted filter chunk.
+// snapshotChunk is the size of one filter chunk of a version 1 snapshot
+// (which this package reads, and writes no more).
 const snapshotChunk = 1 << 20
 
 var _ store.Backend = (*DB)(nil)
@@ -48,6 +49,9 @@ type DB struct {
 	// snapState is the Badger version the persisted filter snapshot
 	// reflects (0: none is current).
 	snapState uint64
+	// snapInBadger is set when Open loaded a version 1 snapshot (its
+	// encoding in Badger's value log): Close writes it in a file.
+	snapInBadger bool
 
 	// Writers of full entries lock stripes[h[0]]; writers of prefix entries
 	// lock pmu. Locks are taken in ascending stripe order, then pmu.
@@ -110,6 +114,10 @@ type DB struct {
 	// testMoveCrash, when set, is called between the two steps of a move
 	// to Badger (see ktMove); an error stops the move there, as a crash.
 	testMoveCrash func() error
+	// testSnapshotCrash, when set, is called between the write of the
+	// snapshot file and the commit of its header; an error stops
+	// writeSnapshot there, as a crash.
+	testSnapshotCrash func() error
 }
 
 // Open opens the index in dir, creating it unless opts says ReadOnly or
@@ -454,6 +462,9 @@ func (db *DB) loadSnapshot() (bool, error) {
 			}
 			exp = &expiryCounts{} // no entry ever had an expiry
 		}
+		if hdr.File {
+			return nil // read below, outside the transaction
+		}
 		// The filter is decoded from its chunks as they are read (never
 		// the whole encoding beside the filter it decodes to), and checked
 		// against its CRC once read.
@@ -467,6 +478,11 @@ func (db *DB) loadSnapshot() (bool, error) {
 		}
 		return nil
 	})
+	if err == nil && hdr.File && exp != nil {
+		// A file that does not match its header (a crash between the
+		// two writes, damage) is a cache to rebuild.
+		f, errDecode = readSnapshotFile(db.path, &hdr)
+	}
 	if err != nil || (f == nil && errDecode == nil) {
 		return false, err
 	}
@@ -478,6 +494,7 @@ func (db *DB) loadSnapshot() (bool, error) {
 	db.prefixEntries.Store(int64(hdr.PrefixEntries))
 	db.setExpiry(exp)
 	db.snapState = hdr.State
+	db.snapInBadger = !hdr.File
 	return true, nil
 }
 
@@ -679,37 +696,48 @@ func (db *DB) needGrow() bool {
 	return narrow && !db.growFailed.Load()
 }
 
-// writeSnapshot persists the filter and counts in one transaction. The
-// caller excludes writers.
+// writeSnapshot persists the filter and counts: the filter's encoding in
+// the snapshot file, then its header and the counts in one transaction,
+// which deletes the chunks of a version 1 snapshot. The caller excludes
+// writers.
 func (db *DB) writeSnapshot() error {
 	data, fl, sl, err := db.f.Marshal()
 	if err != nil {
 		return err
 	}
 	hdr := snapshotHeader{
+		File:          true,
 		Entries:       uint64(db.entries.Load()),
 		PrefixEntries: uint64(db.prefixEntries.Load()),
 		Bits:          db.f.Bits(),
-		Chunks:        uint32((len(data) + snapshotChunk - 1) / snapshotChunk),
 		FullLen:       fl,
 		ShortLen:      sl,
-		CRC:           crc32.Checksum(data, castagnoli),
+		Size:          snapshotFileLen(fl, sl),
 	}
 	// The transaction below commits at the next version; the snapshot is
-	// current exactly while no later write exists.
+	// current exactly while no later write exists. The file records that
+	// version too: until the header is committed, the header on disk (an
+	// older one) does not match it.
 	hdr.State = db.bdb.MaxVersion() + 1
-	err = db.bdb.Update(func(txn *badger.Txn) error {
-		var old snapshotHeader
-		if b, err := getCopy(txn, metaKey(metaSnapshot)); err == nil && b != nil && old.decode(b) == nil {
-			for i := hdr.Chunks; i < old.Chunks; i++ {
-				if err := txn.Delete(filterChunkKey(i)); err != nil {
-					return err
-				}
-			}
+	if hdr.CRC, err = writeSnapshotFile(db.path, hdr.State, data); err != nil {
+		return err
+	}
+	if db.testSnapshotCrash != nil {
+		if err := db.testSnapshotCrash(); err != nil {
+			return err
 		}
-		for i := range hdr.Chunks {
-			end := min(len(data), int(i+1)*snapshotChunk)
-			if err := txn.Set(filterChunkKey(i), data[int(i)*snapshotChunk:end]); err != nil {
+	}
+	err = db.bdb.Update(func(txn *badger.Txn) error {
+		// Every chunk, whatever header (if any) listed it: a damaged
+		// version 1 header must not leave its chunks behind for good.
+		var chunks [][]byte
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: metaKey(metaFilter)})
+		for it.Rewind(); it.Valid(); it.Next() {
+			chunks = append(chunks, it.Item().KeyCopy(nil))
+		}
+		it.Close()
+		for _, k := range chunks {
+			if err := txn.Delete(k); err != nil {
 				return err
 			}
 		}
@@ -729,6 +757,7 @@ func (db *DB) writeSnapshot() error {
 	})
 	if err == nil {
 		db.ktWrote.Store(false)
+		db.snapInBadger = false
 	}
 	return translate(err)
 }
@@ -762,7 +791,7 @@ func (db *DB) Close() (err error) {
 	// The snapshot is a cache: written only when the one on disk is not
 	// current, and skipped without room for it or when a table is
 	// damaged (the next Open rebuilds the filter).
-	if !db.opts.InMemory && !db.opts.ReadOnly && db.bdb.MaxVersion() != db.snapState &&
+	if !db.opts.InMemory && !db.opts.ReadOnly && (db.bdb.MaxVersion() != db.snapState || db.snapInBadger) &&
 		db.roomFor(2*int64(db.f.SizeBytes())) == nil && db.prepareWrite() == nil {
 		errSnap = db.writeSnapshot()
 	}

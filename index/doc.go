@@ -59,7 +59,8 @@
 //
 //	0x00 name         metadata: "format" (uvarint FormatVersion),
 //	                  "profile", "snapshot" (filter header), "filter/"+u32
-//	                  (filter chunks), "record/"+key (idempotency
+//	                  (filter chunks of version 1 snapshots, read, no
+//	                  longer written), "record/"+key (idempotency
 //	                  records, see Record: opaque bytes with a Badger TTL,
 //	                  outside counts, Verify and backups)
 //	0x01 hash[32]     full entries
@@ -303,7 +304,12 @@
 //     one, never writing to the damaged directory, and reports what it
 //     could not read (RecoverReport).
 //   - Rebuilds a filter snapshot that is missing, stale or damaged; it is
-//     never a reason to refuse an index. A read-only index rebuilds it in
+//     never a reason to refuse an index. The snapshot's encoding is in the
+//     file filter.snapshot, written (temporary file, fsync, rename, fsync
+//     of the directory) before its header in Badger names its size, state
+//     and CRC: a crash between the two leaves a pair that does not match,
+//     which Open rebuilds. It is read with read(), not mapped, so it
+//     leaves no pages in the process's resident set. A read-only index rebuilds it in
 //     memory and changes no byte of its directory (it takes the shared
 //     lock and writes no snapshot), also on a read-only filesystem.
 //   - Refuses a write (Put*, Add*, Delete, Load, SetProfile; Close's

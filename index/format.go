@@ -161,38 +161,67 @@ func decodeValue(b []byte) (store.Value, error) {
 }
 
 // snapshotHeader describes the persisted filter and counts, and the Badger
-// version they reflect.
+// version they reflect. Version 1 (File false) keeps the filter's encoding
+// in Badger, as Chunks values of snapshotChunk bytes under filterChunkKey;
+// version 2 (File true) keeps it in the file snapshotFileName of the index
+// directory, Size bytes long (see snapfile.go), out of Badger's value log,
+// which Badger maps: reading the snapshot from there put all of it in the
+// process's resident set. This package writes version 2 and reads both.
 type snapshotHeader struct {
+	File          bool   // version 2: the encoding is in snapshotFileName
 	State         uint64 // Badger max version once the snapshot is committed
 	Entries       uint64
 	PrefixEntries uint64
-	Bits          uint8 // filter k
-	Chunks        uint32
+	Bits          uint8  // filter k
+	Chunks        uint32 // version 1
 	FullLen       uint64 // bytes of the full-entry bitmap (roaring64 portable)
 	ShortLen      uint64 // bytes of the prefix-entry bitmap (roaring portable)
-	CRC           uint32 // CRC-32C of the concatenated bitmaps
+	Size          uint64 // version 2: bytes of the file
+	// CRC is the CRC-32C of the concatenated bitmaps (version 1), or of
+	// the file's bytes before its own copy of the CRC (version 2).
+	CRC uint32
 }
 
-const snapshotMagic = "uhsnap\x01"
+const (
+	snapshotMagic   = "uhsnap\x01"
+	snapshotMagicV2 = "uhsnap\x02"
+)
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func (s *snapshotHeader) appendBinary(b []byte) []byte {
-	b = append(b, snapshotMagic...)
+	if s.File {
+		b = append(b, snapshotMagicV2...)
+	} else {
+		b = append(b, snapshotMagic...)
+	}
 	b = binary.BigEndian.AppendUint64(b, s.State)
 	b = binary.BigEndian.AppendUint64(b, s.Entries)
 	b = binary.BigEndian.AppendUint64(b, s.PrefixEntries)
 	b = append(b, s.Bits)
-	b = binary.BigEndian.AppendUint32(b, s.Chunks)
+	if !s.File {
+		b = binary.BigEndian.AppendUint32(b, s.Chunks)
+	}
 	b = binary.BigEndian.AppendUint64(b, s.FullLen)
 	b = binary.BigEndian.AppendUint64(b, s.ShortLen)
+	if s.File {
+		b = binary.BigEndian.AppendUint64(b, s.Size)
+	}
 	return binary.BigEndian.AppendUint32(b, s.CRC)
 }
 
-const snapshotHeaderLen = len(snapshotMagic) + 8*3 + 1 + 4 + 8*2 + 4
+const (
+	snapshotHeaderLen   = len(snapshotMagic) + 8*3 + 1 + 4 + 8*2 + 4
+	snapshotHeaderV2Len = len(snapshotMagicV2) + 8*3 + 1 + 8*2 + 8 + 4
+)
 
 func (s *snapshotHeader) decode(b []byte) error {
-	if len(b) != snapshotHeaderLen || string(b[:len(snapshotMagic)]) != snapshotMagic {
+	*s = snapshotHeader{}
+	switch {
+	case len(b) == snapshotHeaderLen && string(b[:len(snapshotMagic)]) == snapshotMagic:
+	case len(b) == snapshotHeaderV2Len && string(b[:len(snapshotMagicV2)]) == snapshotMagicV2:
+		s.File = true
+	default:
 		return fmt.Errorf("%w: snapshot header", store.ErrFormat)
 	}
 	b = b[len(snapshotMagic):]
@@ -200,12 +229,24 @@ func (s *snapshotHeader) decode(b []byte) error {
 	s.Entries = binary.BigEndian.Uint64(b[8:])
 	s.PrefixEntries = binary.BigEndian.Uint64(b[16:])
 	s.Bits = b[24]
-	s.Chunks = binary.BigEndian.Uint32(b[25:])
-	s.FullLen = binary.BigEndian.Uint64(b[29:])
-	s.ShortLen = binary.BigEndian.Uint64(b[37:])
-	s.CRC = binary.BigEndian.Uint32(b[45:])
+	b = b[25:]
+	if !s.File {
+		s.Chunks = binary.BigEndian.Uint32(b)
+		b = b[4:]
+	}
+	s.FullLen = binary.BigEndian.Uint64(b)
+	s.ShortLen = binary.BigEndian.Uint64(b[8:])
+	b = b[16:]
+	if s.File {
+		s.Size = binary.BigEndian.Uint64(b)
+		b = b[8:]
+	}
+	s.CRC = binary.BigEndian.Uint32(b)
 	if s.Bits < filter.MinBits || s.Bits > filter.MaxBits {
 		return fmt.Errorf("%w: filter bits %d", store.ErrCorrupt, s.Bits)
+	}
+	if s.File && (s.FullLen > 1<<62 || s.ShortLen > 1<<62 || s.Size != snapshotFileLen(s.FullLen, s.ShortLen)) {
+		return fmt.Errorf("%w: snapshot file size %d for bitmaps of %d and %d bytes", store.ErrCorrupt, s.Size, s.FullLen, s.ShortLen)
 	}
 	return nil
 }

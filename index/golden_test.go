@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"flag"
 	"fmt"
@@ -46,9 +47,17 @@ func goldenRecords(t *testing.T) [][2]string {
 	for _, gv := range goldenValues {
 		recs = append(recs, rec(gv.name, appendValue(nil, gv.v)))
 	}
+	hdr2 := snapshotHeader{File: true, State: 42, Entries: 2, PrefixEntries: 1, Bits: f.Bits(),
+		FullLen: fl, ShortLen: sl, Size: snapshotFileLen(fl, sl)}
+	file := binary.BigEndian.AppendUint64([]byte(snapshotFileMagic), hdr2.State)
+	file = append(file, data...)
+	hdr2.CRC = crc32.Checksum(file, castagnoli)
+	file = binary.BigEndian.AppendUint32(file, hdr2.CRC)
 	return append(recs,
 		rec("snapshot header", hdr.appendBinary(nil)),
 		rec("snapshot filter", data),
+		rec("snapshot header v2", hdr2.appendBinary(nil)),
+		rec("snapshot file", file),
 	)
 }
 
@@ -117,6 +126,22 @@ func TestGoldenFormat(t *testing.T) {
 	a, b, c, d := hashOf("a"), hashOf("b"), hashOf("c"), hashOf("d")
 	if !f.MayHaveFull(&a) || !f.MayHaveFull(&b) || !f.MayHavePrefixOf(&c) || f.MayHaveFull(&d) {
 		t.Fatal("golden filter contents differ")
+	}
+	// Version 2: the same filter, in a file.
+	var hdr2 snapshotHeader
+	if err := hdr2.decode(field["snapshot header v2"]); err != nil || !hdr2.File || hdr2.State != 42 {
+		t.Fatalf("snapshot header v2: %+v, %v", hdr2, err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, snapshotFileName), field["snapshot file"], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f2, err := readSnapshotFile(dir, &hdr2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f2.MayHaveFull(&a) || !f2.MayHaveFull(&b) || !f2.MayHavePrefixOf(&c) || f2.MayHaveFull(&d) {
+		t.Fatal("golden filter file contents differ")
 	}
 	for name, version := range map[string]byte{"meta format value": formatBadger, "meta format value with a key table": formatKeyTable} {
 		if got := field[name]; !bytes.Equal(got, []byte{version}) {
@@ -199,6 +224,10 @@ func FuzzSnapshot(f *testing.F) {
 	data, fl, _, _ := flt.Marshal()
 	hdr := snapshotHeader{Bits: filter.MinBits, FullLen: fl}
 	f.Add(hdr.appendBinary(nil), data, fl)
+	hdr2 := snapshotHeader{File: true, Bits: filter.MinBits, FullLen: fl, ShortLen: uint64(len(data)) - fl,
+		Size: snapshotFileLen(fl, uint64(len(data))-fl)}
+	f.Add(hdr2.appendBinary(nil), data, fl)
+	f.Add([]byte(snapshotMagicV2), []byte{}, uint64(0))
 	f.Add([]byte(snapshotMagic), []byte{0x3a, 0x30, 0, 0}, uint64(2))
 	f.Fuzz(func(t *testing.T, header, data []byte, fullLen uint64) {
 		var h snapshotHeader
@@ -207,6 +236,44 @@ func FuzzSnapshot(f *testing.F) {
 			return
 		}
 		flt, err := filter.Unmarshal(filter.MinBits+uint8(fullLen%40), data, fullLen, uint64(len(data))-fullLen)
+		if err != nil {
+			return
+		}
+		flt.MayHaveFull(&a)
+		flt.MayHavePrefixOf(&a)
+		flt.AddFull(&a)
+	})
+}
+
+// FuzzSnapshotFile feeds arbitrary files to the snapshot file's reader,
+// under a header that agrees with the file's size, state and checksum:
+// it must fail cleanly or yield a usable filter.
+func FuzzSnapshotFile(f *testing.F) {
+	a := hashOf("a")
+	flt := filter.New(filter.MinBits)
+	flt.AddFull(&a)
+	flt.AddPrefix(a[:4])
+	data, fl, _, _ := flt.Marshal()
+	file := binary.BigEndian.AppendUint64([]byte(snapshotFileMagic), 7)
+	file = append(file, data...)
+	file = binary.BigEndian.AppendUint32(file, crc32.Checksum(file, castagnoli))
+	f.Add(file, uint8(0), fl)
+	f.Add([]byte(snapshotFileMagic), uint8(3), uint64(0))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, file []byte, bits uint8, fullLen uint64) {
+		head := len(snapshotFileMagic) + 8
+		if len(file) < head+4 {
+			return
+		}
+		body := uint64(len(file) - head - 4)
+		fullLen = min(fullLen, body)
+		hdr := snapshotHeader{File: true, State: binary.BigEndian.Uint64(file[len(snapshotFileMagic):]),
+			Bits: filter.MinBits + bits%(filter.MaxBits-filter.MinBits+1), FullLen: fullLen, ShortLen: body - fullLen,
+			Size: uint64(len(file)), CRC: binary.BigEndian.Uint32(file[len(file)-4:])}
+		if err := os.WriteFile(filepath.Join(dir, snapshotFileName), file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		flt, err := readSnapshotFile(dir, &hdr)
 		if err != nil {
 			return
 		}

@@ -19,8 +19,9 @@ import (
 const OrphanDir = integrity.OrphanDir
 
 // isSnapshotKey reports whether a Badger key (with its version) is a
-// filter snapshot chunk's: a cache, whose damage in a log loses nothing
-// (see integrity.OnlyKeys).
+// filter snapshot chunk's (version 1 snapshots, whose chunks a value log
+// may still hold): a cache, whose damage in a log loses nothing (see
+// integrity.OnlyKeys).
 func isSnapshotKey(k []byte) bool {
 	prefix := metaKey(metaFilter)
 	return len(k) == len(prefix)+4+8 && bytes.HasPrefix(k, prefix)
