@@ -701,27 +701,22 @@ func (db *DB) needGrow() bool {
 // which deletes the chunks of a version 1 snapshot. The caller excludes
 // writers.
 func (db *DB) writeSnapshot() error {
-	data, fl, sl, err := db.f.Marshal()
-	if err != nil {
-		return err
-	}
 	hdr := snapshotHeader{
 		File:          true,
 		Entries:       uint64(db.entries.Load()),
 		PrefixEntries: uint64(db.prefixEntries.Load()),
 		Bits:          db.f.Bits(),
-		FullLen:       fl,
-		ShortLen:      sl,
-		Size:          snapshotFileLen(fl, sl),
 	}
 	// The transaction below commits at the next version; the snapshot is
 	// current exactly while no later write exists. The file records that
 	// version too: until the header is committed, the header on disk (an
 	// older one) does not match it.
 	hdr.State = db.bdb.MaxVersion() + 1
-	if hdr.CRC, err = writeSnapshotFile(db.path, hdr.State, data); err != nil {
+	var err error
+	if hdr.CRC, hdr.FullLen, hdr.ShortLen, err = writeSnapshotFile(db.path, hdr.State, db.f.Encode); err != nil {
 		return err
 	}
+	hdr.Size = snapshotFileLen(hdr.FullLen, hdr.ShortLen)
 	if db.testSnapshotCrash != nil {
 		if err := db.testSnapshotCrash(); err != nil {
 			return err

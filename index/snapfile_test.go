@@ -158,18 +158,14 @@ func reopen(t *testing.T, dir string, opts *Options, hs []hashkey.Hash, wantLoad
 	}
 }
 
-// halfFilter is the encoding of a filter holding half of hs: a wrong
+// halfFilter is a filter holding half of hs: a wrong
 // filter, which answers "absent" for the other half.
-func halfFilter(t *testing.T, hs []hashkey.Hash, bits uint8) []byte {
+func halfFilter(hs []hashkey.Hash, bits uint8) *filter.Filter {
 	f := filter.New(bits)
 	for i := range hs[:len(hs)/2] {
 		f.AddFull(&hs[i])
 	}
-	data, _, _, err := f.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	return f
 }
 
 // The snapshot's encoding is in a file of its own, none of it in Badger,
@@ -219,7 +215,7 @@ func TestSnapshotFileMismatch(t *testing.T) {
 	replace := func(dState uint64) func(*testing.T, string) {
 		return func(t *testing.T, dir string) {
 			hdr, _ := rawSnapshot(t, dir)
-			if _, err := writeSnapshotFile(dir, hdr.State+dState, halfFilter(t, hs, hdr.Bits)); err != nil {
+			if _, _, _, err := writeSnapshotFile(dir, hdr.State+dState, halfFilter(hs, hdr.Bits).Encode); err != nil {
 				t.Fatal(err)
 			}
 		}
