@@ -9,16 +9,22 @@
 //     absent hash's leading bits hit one);
 //   - has of absent and of present hashes, per key (-probe hashes each);
 //   - a restart's time to first answer: a new process that opens the
-//     index and answers one present hash.
+//     index and answers one present hash;
+//   - with -served, the same number of other hashes added to a second new
+//     index through "urlhash serve" by four dedupe clients, a quarter each
+//     (every key new: the merges' worst case), with the server's time,
+//     peak RSS and CPU, then has of present hashes through it.
 //
 // Usage:
 //
 //	go run ./bench/scale                     # 100M: 6.5 GB of input, 4.2 GB of index
 //	go run ./bench/scale -n 10000000 -keep   # 10M, keep the work directory
+//	go run ./bench/scale -served             # and through urlhash serve
 //
 // The work directory (-dir, default a new one under $TMPDIR) needs about
 // 140 bytes per entry free: the input file (65), the index (about 42) and
-// the import's sorted runs (32, removed when it ends).
+// the import's sorted runs (32, removed when it ends); -served about 105
+// more (its inputs and its index).
 package main
 
 import (
@@ -36,6 +42,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/urlhash/urlhash/bench/internal/proc"
 )
 
 func main() {
@@ -45,14 +53,15 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the work directory")
 	memory := flag.Int("memory", 0, "import --memory MiB (0: the default)")
 	compression := flag.String("compression", "", "import --compression (none, snappy or zstd; default: the import's)")
+	served := flag.Bool("served", false, "also add N other hashes through urlhash serve (four dedupe clients)")
 	flag.Parse()
-	if err := run(*n, *probe, *dir, *keep, *memory, *compression); err != nil {
+	if err := run(*n, *probe, *dir, *keep, *memory, *compression, *served); err != nil {
 		fmt.Fprintln(os.Stderr, "scale: error:", err)
 		os.Exit(2)
 	}
 }
 
-func run(n, probe int, dir string, keep bool, memory int, compression string) error {
+func run(n, probe int, dir string, keep bool, memory int, compression string, served bool) error {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "urlhash-scale-")
 		if err != nil {
@@ -157,6 +166,73 @@ func run(n, probe int, dir string, keep bool, memory int, compression string) er
 	fmt.Printf("has present, %d:  first %s; again %s\n", probe, perKey(present1), perKey(present2))
 	fmt.Printf("restart to first answer: %.3f s (has of one present hash, new process); empty input %.3f s\n",
 		restart.wall.Seconds(), empty.wall.Seconds())
+	if served {
+		return runServed(bin, dir, n, probe)
+	}
+	return nil
+}
+
+// servedClients is how many dedupe clients add through the server.
+const servedClients = 4
+
+// runServed adds n new random hashes to a new index through urlhash
+// serve, a quarter by each of servedClients dedupe clients at once, and
+// prints the time, the server's peak RSS and CPU; then has of probe of
+// them through the server.
+func runServed(bin, dir string, n, probe int) error {
+	t0 := time.Now()
+	var inputs []string
+	present := filepath.Join(dir, "served-present.txt")
+	for c := range servedClients {
+		in := filepath.Join(dir, fmt.Sprintf("served-%d.txt", c))
+		part := n / servedClients
+		sample, every := "", 0
+		if c == 0 {
+			sample, every = present, max(part/probe, 1)
+		}
+		if err := writeHashes(in, part, uint64(10+c), sample, every); err != nil {
+			return err
+		}
+		inputs = append(inputs, in)
+	}
+	fmt.Fprintf(os.Stderr, "scale: wrote %d hashes for the served run in %.0f s\n", n, time.Since(t0).Seconds())
+	srv, err := proc.Serve(bin, filepath.Join(dir, "served-db"))
+	if err != nil {
+		return err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			srv.Stop()
+		}
+	}()
+	start := time.Now()
+	errs := make(chan error, len(inputs))
+	for _, in := range inputs {
+		go func() {
+			_, _, err := measure([]string{bin, "dedupe", "--db", srv.Addr, "--input-format", "hashes", "--no-journal"}, in, 0)
+			errs <- err
+		}()
+	}
+	for range inputs {
+		if e := <-errs; e != nil && err == nil {
+			err = e
+		}
+	}
+	add := time.Since(start)
+	if err != nil {
+		return err
+	}
+	has, _, err := measure([]string{bin, "has", "-q", "--hashes", "--db", srv.Addr}, present, 0)
+	if err != nil {
+		return err
+	}
+	stopped = true
+	rss := srv.Stop()
+	anon, file := srv.PeakSplit()
+	fmt.Printf("served add, %d new:  %.1f s (%.0f hashes/s, %d dedupe clients), server peak RSS %.0f MiB (anon %.0f, file %.0f), %.0f MiB with its shutdown, server CPU %.1f s\n",
+		n, add.Seconds(), float64(n)/add.Seconds(), servedClients, mib(rss), mib(anon), mib(file), mib(srv.LifetimePeakRSS()), srv.CPU().Seconds())
+	fmt.Printf("served has present, %d: %.2f us/key (%.1f s, client)\n", probe, has.wall.Seconds()*1e6/float64(probe), has.wall.Seconds())
 	return nil
 }
 

@@ -59,6 +59,7 @@ type Server struct {
 	anon, file int64
 	stop, done chan struct{}
 	cpu        time.Duration // user + system CPU, read at Stop
+	lifePeak   int64         // maxrss of the whole life, read after Stop
 }
 
 // CPUTime returns the user and system CPU time process pid has used
@@ -147,5 +148,15 @@ func (s *Server) Stop() (peakRSS int64) {
 	<-s.done
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	s.cmd.Wait()
+	if st := s.cmd.ProcessState; st != nil {
+		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+			s.lifePeak = ru.Maxrss << 10 // KiB on Linux
+		}
+	}
 	return peakRSS
 }
+
+// LifetimePeakRSS returns, after Stop, the server's peak RSS over its
+// whole life, its shutdown (which writes the filter's snapshot) included;
+// Stop's figure ends before the shutdown.
+func (s *Server) LifetimePeakRSS() int64 { return s.lifePeak }
