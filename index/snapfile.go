@@ -42,36 +42,24 @@ func snapshotFileLen(fullLen, shortLen uint64) uint64 {
 // at 100M keys) is never whole in memory. It returns the file's CRC and
 // the lengths encode returned.
 func writeSnapshotFile(dir string, state uint64, encode func(io.Writer) (fullLen, shortLen uint64, err error)) (crc uint32, fullLen, shortLen uint64, err error) {
-	name := filepath.Join(dir, snapshotFileName)
-	tmp := name + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err == nil {
+	err = atomicfile.Write(filepath.Join(dir, snapshotFileName), 0o644, func(f *os.File) error {
 		sum := crc32.New(castagnoli)
 		bw := bufio.NewWriterSize(io.MultiWriter(f, sum), 256<<10)
-		_, err = bw.Write(binary.BigEndian.AppendUint64([]byte(snapshotFileMagic), state))
-		if err == nil {
-			fullLen, shortLen, err = encode(bw)
+		if _, err := bw.Write(binary.BigEndian.AppendUint64([]byte(snapshotFileMagic), state)); err != nil {
+			return err
 		}
-		if err == nil {
-			err = bw.Flush()
+		var err error
+		if fullLen, shortLen, err = encode(bw); err != nil {
+			return err
 		}
-		if err == nil {
-			crc = sum.Sum32()
-			_, err = f.Write(binary.BigEndian.AppendUint32(nil, crc))
+		if err := bw.Flush(); err != nil {
+			return err
 		}
-		if err == nil {
-			err = f.Sync()
-		}
-		err = errors.Join(err, f.Close())
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
+		crc = sum.Sum32()
+		_, err = f.Write(binary.BigEndian.AppendUint32(nil, crc))
+		return err
+	})
 	if err != nil {
-		os.Remove(tmp)
-		return 0, 0, 0, fmt.Errorf("index: writing %s: %w", name, err)
-	}
-	if err := atomicfile.SyncDir(dir); err != nil {
 		return 0, 0, 0, fmt.Errorf("index: %w", err)
 	}
 	return crc, fullLen, shortLen, nil

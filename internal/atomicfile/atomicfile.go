@@ -15,10 +15,19 @@ import (
 // is created. Its temporary file is name + ".tmp", removed on failure. An
 // error names the file.
 func WriteFile(name string, data []byte, perm os.FileMode) error {
+	return Write(name, perm, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// Write replaces the file name with what write writes to f, as WriteFile
+// does, for contents too large to hold in memory.
+func Write(name string, perm os.FileMode, write func(f *os.File) error) error {
 	tmp := name + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 	if err == nil {
-		_, err = f.Write(data)
+		err = write(f)
 		if err == nil {
 			err = f.Sync()
 		}

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,5 +64,31 @@ func TestSyncDirNamesMissingDir(t *testing.T) {
 	err := SyncDir(missing)
 	if err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("SyncDir of a missing directory: %v, want an error naming it", err)
+	}
+}
+
+// TestWriteFailureKeepsOld: a write function that fails partway leaves
+// the old content, no temporary file, and its error.
+func TestWriteFailureKeepsOld(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "state")
+	if err := WriteFile(name, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errFull := errors.New("disk full")
+	err := Write(name, 0o644, func(f *os.File) error {
+		if _, err := f.WriteString("half of the new"); err != nil {
+			return err
+		}
+		return errFull
+	})
+	if !errors.Is(err, errFull) || !strings.Contains(err.Error(), "writing "+name) {
+		t.Fatalf("error %v, want disk full naming the file", err)
+	}
+	if got, _ := os.ReadFile(name); string(got) != "old" {
+		t.Errorf("a failed write left %q, want the old content", got)
+	}
+	if _, err := os.Stat(name + ".tmp"); !os.IsNotExist(err) {
+		t.Errorf("the temporary file is left: %v", err)
 	}
 }
