@@ -89,6 +89,10 @@ func TestServeDedupe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
+	// Dedupe's journals are keyed by the server's URL: orphans that other
+	// tests' killed clients left for a server on the same port (ports are
+	// reused) must not be finished into this one.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := filepath.Join(t.TempDir(), "idx")
 	srv, addr := startServe(t, dir)
 	var urls []string
@@ -174,6 +178,10 @@ func TestServeKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
+	// Dedupe's journals are keyed by the server's URL: orphans that other
+	// tests' killed clients left for a server on the same port (ports are
+	// reused) must not be finished into this one.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := filepath.Join(t.TempDir(), "idx")
 	srv, addr := startServe(t, dir)
 	var mu sync.Mutex
