@@ -15,15 +15,7 @@ import (
 // that hold positions in the sort.
 func TestSortUnique(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	random := func(n int) []hashkey.Hash {
-		ks := make([]hashkey.Hash, n)
-		for i := range ks {
-			for j := range ks[i] {
-				ks[i][j] = byte(r.Uint32())
-			}
-		}
-		return ks
-	}
+	random := func(n int) []hashkey.Hash { return randHashes(r, n) }
 	sameLead := func(n int, low bool) []hashkey.Hash {
 		ks := random(n)
 		for i := range ks {
