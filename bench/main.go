@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -59,9 +60,14 @@ type work struct {
 	badger  string
 	oursDB  string
 	plainDB string
-	loaded  bool           // both DBs hold urls.txt
-	lines   map[string]int // inputs of each input file
-	addr    string         // the running "urlhash serve" of a served scenario
+	loaded  bool // both DBs hold urls.txt
+	// oursTextDB and plainTextDB are dictionaries of urls.txt (hash ->
+	// URL text); textLoaded is set once both hold it.
+	oursTextDB, plainTextDB string
+	textLoaded              bool
+	textBytes               int64          // the URL text of urls.txt, newlines excluded
+	lines                   map[string]int // inputs of each input file
+	addr                    string         // the running "urlhash serve" of a served scenario
 }
 
 func (w *work) path(name string) string { return filepath.Join(w.dir, name) }
@@ -99,6 +105,9 @@ func main() {
 // million lookups measure the index as well as ten million would.
 const maxProbes = 1_000_000
 
+// maxGets bounds the present hashes the get scenario reads back.
+const maxGets = 500_000
+
 func run(n, runs int, only string, keep, first bool) error {
 	dir, err := os.MkdirTemp("", "urlhash-bench-")
 	if err != nil {
@@ -113,7 +122,8 @@ func run(n, runs int, only string, keep, first bool) error {
 	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	w := &work{dir: dir, n: n,
 		urlhash: filepath.Join(dir, "urlhash"), whatwg: filepath.Join(dir, "whatwg"), badger: filepath.Join(dir, "badger"),
-		oursDB: filepath.Join(dir, "db-urlhash"), plainDB: filepath.Join(dir, "db-plain")}
+		oursDB: filepath.Join(dir, "db-urlhash"), plainDB: filepath.Join(dir, "db-plain"),
+		oursTextDB: filepath.Join(dir, "db-urlhash-text"), plainTextDB: filepath.Join(dir, "db-plain-text")}
 	for bin, pkg := range map[string]string{w.urlhash: "./cmd/urlhash", w.whatwg: "./bench/peer/whatwg", w.badger: "./bench/peer/badger"} {
 		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
 			return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
@@ -140,9 +150,14 @@ func run(n, runs int, only string, keep, first bool) error {
 	if err := writeLines(filepath.Join(dir, "urls.txt"), urls); err != nil {
 		return err
 	}
+	for _, u := range urls {
+		w.textBytes += int64(len(u))
+	}
 	probes := min(len(urls), maxProbes)
+	gets := min(len(urls)/2, maxGets)
 	w.lines = map[string]int{"urls.txt": len(urls), "hashes.txt": len(urls), "empty.txt": 0,
-		"present.txt": probes, "absent.txt": probes, "present-hashes.txt": probes, "absent-hashes.txt": probes}
+		"present.txt": probes, "absent.txt": probes, "present-hashes.txt": probes, "absent-hashes.txt": probes,
+		"get-hashes.txt": gets}
 	if err := writeLines(filepath.Join(dir, "present.txt"), urls[:probes]); err != nil {
 		return err
 	}
@@ -167,6 +182,15 @@ func run(n, runs int, only string, keep, first bool) error {
 		return err
 	}
 	if err := writeLines(filepath.Join(dir, "present-hashes.txt"), hexLines[:probes]); err != nil {
+		return err
+	}
+	// Every other present hash, so that a sorted batch of gets skips
+	// half the keys, as a real batch of lookups would.
+	getLines := make([]string, 0, gets)
+	for i := 0; i < len(hexLines) && len(getLines) < gets; i += 2 {
+		getLines = append(getLines, hexLines[i])
+	}
+	if err := writeLines(filepath.Join(dir, "get-hashes.txt"), getLines); err != nil {
 		return err
 	}
 	r := rand.New(rand.NewPCG(corpus.Seed, 1))
@@ -219,12 +243,54 @@ func run(n, runs int, only string, keep, first bool) error {
 			fmt.Sprintf("%.0f", float64(w.lines[sc.input])/ours.wall.Seconds()),
 			fmt.Sprintf("%.0f", float64(ours.rss)/(1<<20)), fmt.Sprintf("%.0f", float64(basel.rss)/(1<<20)))
 	}
+	if w.textLoaded {
+		if err := printTextDisk(w, nURLs); err != nil {
+			return err
+		}
+	}
 	if only == "" || slices.Contains(strings.Split(only, ","), "present-served") {
 		if err := servedPresent(w, runs); err != nil {
 			return fmt.Errorf("present-served: %w", err)
 		}
 	}
 	return nil
+}
+
+// printTextDisk prints the dictionary's bytes on disk per entry against
+// its goal, 32 bytes plus 0.6 times the text's, and the plain program's.
+func printTextDisk(w *work, entries int) error {
+	var st struct {
+		DiskBytes int64 `json:"disk_bytes"`
+	}
+	out, err := exec.Command(w.urlhash, "stats", "--json", "--db", w.oursTextDB).Output()
+	if err != nil {
+		return fmt.Errorf("stats: %v", err)
+	}
+	if err := json.Unmarshal(out, &st); err != nil {
+		return fmt.Errorf("stats: %v", err)
+	}
+	plain, err := diskBytes(w.plainTextDB)
+	if err != nil {
+		return err
+	}
+	text := float64(w.textBytes) / float64(entries)
+	fmt.Printf("dictionary on disk: %.1f B/entry (text %.1f B/entry; goal <= 32 + 0.6 x text = %.1f); plain Badger %.1f B/entry\n",
+		float64(st.DiskBytes)/float64(entries), text, 32+0.6*text, float64(plain)/float64(entries))
+	return nil
+}
+
+// diskBytes returns the bytes a directory takes on disk, as allocated
+// (du), as urlhash stats counts its own.
+func diskBytes(dir string) (int64, error) {
+	out, err := exec.Command("du", "-s", "-B1", dir).Output()
+	if err != nil {
+		return 0, fmt.Errorf("du %s: %v", dir, err)
+	}
+	var n int64
+	if _, err := fmt.Sscan(string(out), &n); err != nil {
+		return 0, fmt.Errorf("du %s: %q", dir, out)
+	}
+	return n, nil
 }
 
 type result struct {
@@ -323,6 +389,21 @@ func writeLines(path string, lines []string) error {
 		b.WriteByte('\n')
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// sameFields returns a check that the outputs' lines agree in their first
+// n tab-separated fields.
+func sameFields(n int) func(a, b []byte) error {
+	cut := func(out []byte) []byte {
+		var b bytes.Buffer
+		for _, l := range bytes.Split(out, []byte{'\n'}) {
+			f := bytes.SplitN(l, []byte{'\t'}, n+1)
+			b.Write(bytes.Join(f[:min(n, len(f))], []byte{'\t'}))
+			b.WriteByte('\n')
+		}
+		return b.Bytes()
+	}
+	return func(a, b []byte) error { return sameLines(cut(a), cut(b)) }
 }
 
 // sameLines checks that two outputs have the same lines, whatever the

@@ -3,8 +3,10 @@
 // "urlhash serve" (every write durable before it is answered), and
 // through Redis as crawlers share a frontier today (the scrapy-redis
 // dupefilter: SADD of SHA-256 fingerprints to one set, pipelined 1,000 at
-// a time over a unix socket, appendfsync everysec), in the same run. It
-// prints throughput and the server's peak RSS, and the ratios.
+// a time over a unix socket, appendfsync everysec), in the same run; then
+// the same as revisiting crawlers (dedupe --revisit-after 24h against
+// SET seen:FINGERPRINT 1 NX EX 86400, a key a URL). It prints throughput,
+// the servers' peak RSS and CPU, and the ratios.
 //
 //	go run ./bench/shared              # 1M URLs
 //	go run ./bench/shared -n 200000
@@ -38,6 +40,7 @@ func main() {
 	n := flag.Int("n", 1_000_000, "number of distinct URLs")
 	keyTable := flag.Bool("key-table", true, "the served index keeps its key-only entries in a key table (false: serve --key-table off)")
 	memoryLimit := flag.Int("memory-limit", 0, "serve --memory-limit `MIB` (0: none, serve's default)")
+	revisit := flag.Bool("revisit", true, "also run revisiting clients: dedupe --revisit-after 24h against Redis SET NX EX 86400")
 	flag.Parse()
 	var serveFlags []string
 	if !*keyTable {
@@ -46,14 +49,14 @@ func main() {
 	if *memoryLimit > 0 {
 		serveFlags = append(serveFlags, "--memory-limit", fmt.Sprint(*memoryLimit))
 	}
-	if err := run(*n, serveFlags); err != nil {
+	if err := run(*n, serveFlags, *revisit); err != nil {
 		fmt.Fprintln(os.Stderr, "shared: error:", err)
 		os.Exit(2)
 	}
 }
 
 // run runs the benchmark with n URLs; serveFlags are urlhash serve's.
-func run(n int, serveFlags []string) error {
+func run(n int, serveFlags []string, revisit bool) error {
 	dir, err := os.MkdirTemp("", "urlhash-shared-")
 	if err != nil {
 		return err
@@ -81,30 +84,51 @@ func run(n int, serveFlags []string) error {
 		}
 		inputs = append(inputs, name)
 	}
-	ours, err := runUrlhash(dir, bins["urlhash"], inputs, serveFlags)
+	ours, err := runUrlhash(dir, bins["urlhash"], inputs, serveFlags, nil)
 	if err != nil {
 		return err
 	}
-	redis, err := runRedis(dir, bins["redis"], inputs)
+	redis, err := runRedis(dir, bins["redis"], inputs, nil)
 	if err != nil {
 		return err
+	}
+	rows := []result{ours, redis}
+	var oursRev, redisRev result
+	if revisit {
+		// A revisiting crawler: each URL new once in 24 hours. Every
+		// sighting reads the entry's last-seen time; a new one records it.
+		if oursRev, err = runUrlhash(dir, bins["urlhash"], inputs, serveFlags, []string{"--revisit-after", "24h"}); err != nil {
+			return err
+		}
+		if redisRev, err = runRedis(dir, bins["redis"], inputs, []string{"-ttl", "86400"}); err != nil {
+			return err
+		}
+		rows = append(rows, oursRev, redisRev)
 	}
 	// Exactly once: no line twice, and one line per identity (variants of
 	// a URL share one), the same count for both.
-	for _, r := range []result{ours, redis} {
+	for _, r := range rows {
 		if r.printed != r.distinct || r.printed != redis.printed {
 			return fmt.Errorf("%s: %d lines printed, %d distinct (Redis: %d): not exactly once", r.name, r.printed, r.distinct, redis.printed)
 		}
 	}
 	total := float64(clients * n)
 	fmt.Printf("%d clients x %d URLs (%d identities, each printed once), machine: %d cores\n", clients, n, ours.distinct, runtime.NumCPU())
-	fmt.Printf("%-40s %10s %14s %12s\n", "", "wall", "URLs/s", "peak RSS")
-	for _, r := range []result{ours, redis} {
-		fmt.Printf("%-40s %9.2fs %14.0f %9.0f MiB\n", r.name, r.wall.Seconds(), total/r.wall.Seconds(), float64(r.rss)/(1<<20))
+	fmt.Printf("%-44s %10s %14s %12s %12s %12s\n", "", "wall", "URLs/s", "peak RSS", "server CPU", "client CPU")
+	for _, r := range rows {
+		fmt.Printf("%-44s %9.2fs %14.0f %8.0f MiB %11.2fs %11.2fs\n", r.name, r.wall.Seconds(), total/r.wall.Seconds(),
+			float64(r.rss)/(1<<20), r.cpu.Seconds(), r.clientCPU.Seconds())
 	}
-	fmt.Printf("urlhash / Redis: throughput %.2fx, peak RSS %.2fx\n", redis.wall.Seconds()/ours.wall.Seconds(), float64(ours.rss)/float64(redis.rss))
-	fmt.Printf("urlhash serve's peak RssAnon %.0f MiB, RssFile %.0f MiB (sampled every 20 ms)\n", float64(ours.anon)/(1<<20), float64(ours.file)/(1<<20))
-	fmt.Printf("CPU time: urlhash serve %.2fs, its clients %.2fs; redis-server %.2fs, its clients %.2fs\n", ours.cpu.Seconds(), ours.clientCPU.Seconds(), redis.cpu.Seconds(), redis.clientCPU.Seconds())
+	fmt.Printf("seen-set:  urlhash / Redis SADD: throughput %.2fx, peak RSS %.2fx\n", redis.wall.Seconds()/ours.wall.Seconds(), float64(ours.rss)/float64(redis.rss))
+	if revisit {
+		fmt.Printf("revisits:  urlhash / Redis SET NX EX: throughput %.2fx, peak RSS %.2fx; revisit / key-only served time %.2fx\n",
+			redisRev.wall.Seconds()/oursRev.wall.Seconds(), float64(oursRev.rss)/float64(redisRev.rss), oursRev.wall.Seconds()/ours.wall.Seconds())
+	}
+	for _, r := range []result{ours, oursRev} {
+		if r.name != "" {
+			fmt.Printf("%s: peak RssAnon %.0f MiB, RssFile %.0f MiB (sampled every 20 ms)\n", r.name, float64(r.anon)/(1<<20), float64(r.file)/(1<<20))
+		}
+	}
 	return nil
 }
 
@@ -118,15 +142,21 @@ type result struct {
 	printed, distinct int
 }
 
-// runUrlhash runs "urlhash serve" and the four dedupe clients.
-func runUrlhash(dir, bin string, inputs, serveFlags []string) (result, error) {
-	srv, err := proc.Serve(bin, filepath.Join(dir, "idx"), serveFlags...)
+// runUrlhash runs "urlhash serve" on a new index and the four dedupe
+// clients, with dedupeFlags.
+func runUrlhash(dir, bin string, inputs, serveFlags, dedupeFlags []string) (result, error) {
+	idx := filepath.Join(dir, "idx")
+	if err := os.RemoveAll(idx); err != nil {
+		return result{}, err
+	}
+	srv, err := proc.Serve(bin, idx, serveFlags...)
 	if err != nil {
 		return result{}, err
 	}
-	r := result{name: "urlhash serve (durable writes)"}
+	r := result{name: strings.TrimSpace("urlhash serve, dedupe " + strings.Join(dedupeFlags, " "))}
 	start := time.Now()
-	outs, cpu, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, "dedupe", "--db", srv.Addr) })
+	args := append([]string{"dedupe", "--db", srv.Addr}, dedupeFlags...)
+	outs, cpu, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, args...) })
 	r.clientCPU = cpu
 	r.wall = time.Since(start)
 	r.rss = srv.Stop()
@@ -139,10 +169,18 @@ func runUrlhash(dir, bin string, inputs, serveFlags []string) (result, error) {
 	return r, nil
 }
 
-// runRedis runs redis-server and the four SADD clients.
-func runRedis(dir, bin string, inputs []string) (result, error) {
-	sock := filepath.Join(dir, "redis.sock")
-	srv := exec.Command("redis-server", "--port", "0", "--unixsocket", sock, "--dir", dir,
+// runRedis runs a new redis-server and the four clients, with
+// clientFlags (none: SADD; -ttl: SET NX EX).
+func runRedis(dir, bin string, inputs, clientFlags []string) (result, error) {
+	rdir := filepath.Join(dir, "redis-data")
+	if err := os.RemoveAll(rdir); err != nil {
+		return result{}, err
+	}
+	if err := os.Mkdir(rdir, 0o755); err != nil {
+		return result{}, err
+	}
+	sock := filepath.Join(rdir, "redis.sock")
+	srv := exec.Command("redis-server", "--port", "0", "--unixsocket", sock, "--dir", rdir,
 		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "")
 	if err := srv.Start(); err != nil {
 		return result{}, fmt.Errorf("redis-server (apt-get install redis-server): %v", err)
@@ -158,8 +196,12 @@ func runRedis(dir, bin string, inputs []string) (result, error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	r := result{name: "Redis SADD (appendfsync everysec)"}
+	if len(clientFlags) > 0 {
+		r.name = "Redis SET NX EX (appendfsync everysec)"
+	}
 	start := time.Now()
-	outs, cpu, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, "-socket", sock) })
+	args := append([]string{"-socket", sock}, clientFlags...)
+	outs, cpu, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, args...) })
 	r.wall = time.Since(start)
 	r.rss = proc.PeakRSS(srv.Process.Pid)
 	r.cpu, r.clientCPU = proc.CPUTime(srv.Process.Pid), cpu

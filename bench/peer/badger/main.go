@@ -5,6 +5,10 @@
 //	badger import DIR < urls   WriteBatch of hash -> empty value
 //	badger dedupe DIR < urls   per URL: Get, and Set when absent; prints new URLs
 //	badger has DIR < urls      per URL: Get; prints how many were present
+//	badger dedupe-revisit DIR < urls  dedupe with a revisit: prints a URL when absent or
+//	                                  last printed 24 hours ago or more (value: that time)
+//	badger import-urls DIR < urls   WriteBatch of hash -> URL text (a dictionary)
+//	badger get-hashes DIR < hashes  per hash: Get; prints "present HASH TEXT" or "absent HASH"
 //
 // The modes import-hashes and has-hashes read 64-hex-digit hashes instead
 // of URLs (encoding/hex, as a Go user would).
@@ -12,10 +16,12 @@ package main
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/hashkey/urlhash"
@@ -46,7 +52,7 @@ func run(mode, dir string) error {
 	// key returns the input line's key: its URL's hash, or the hash it
 	// spells in hex.
 	key := func(line string) ([]byte, bool) {
-		if mode == "import-hashes" || mode == "has-hashes" {
+		if mode == "import-hashes" || mode == "has-hashes" || mode == "get-hashes" {
 			k, err := hex.DecodeString(line)
 			return k, err == nil && len(k) == 32
 		}
@@ -54,18 +60,47 @@ func run(mode, dir string) error {
 		return h[:], err == nil
 	}
 	switch mode {
-	case "import", "import-hashes":
+	case "import", "import-hashes", "import-urls":
 		wb := db.NewWriteBatch()
 		for in.Scan() {
 			h, ok := key(in.Text())
 			if !ok {
 				continue
 			}
-			if err := wb.Set(h[:], nil); err != nil {
+			var v []byte
+			if mode == "import-urls" {
+				v = []byte(in.Text())
+			}
+			if err := wb.Set(h[:], v); err != nil {
 				return err
 			}
 		}
 		return wb.Flush()
+	case "get-hashes":
+		return db.View(func(txn *badger.Txn) error {
+			var v []byte
+			for in.Scan() {
+				h, ok := key(in.Text())
+				if !ok {
+					continue
+				}
+				item, err := txn.Get(h[:])
+				if errors.Is(err, badger.ErrKeyNotFound) {
+					out.WriteString("absent\t" + in.Text() + "\n")
+					continue
+				}
+				if err == nil {
+					v, err = item.ValueCopy(v[:0])
+				}
+				if err != nil {
+					return err
+				}
+				out.WriteString("present\t" + in.Text() + "\t")
+				out.Write(v)
+				out.WriteByte('\n')
+			}
+			return nil
+		})
 	case "dedupe":
 		for in.Scan() {
 			h, err := urlhash.Default.Hash(in.Text())
@@ -81,6 +116,42 @@ func run(mode, dir string) error {
 				out.WriteString(in.Text())
 				out.WriteByte('\n')
 				return txn.Set(h[:], nil)
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	case "dedupe-revisit":
+		const revisit = 24 * 60 * 60
+		for in.Scan() {
+			h, err := urlhash.Default.Hash(in.Text())
+			if err != nil {
+				continue
+			}
+			now := time.Now().Unix()
+			err = db.Update(func(txn *badger.Txn) error {
+				item, err := txn.Get(h[:])
+				switch {
+				case err == nil:
+					last := int64(0)
+					if err := item.Value(func(v []byte) error {
+						if len(v) == 8 {
+							last = int64(binary.BigEndian.Uint64(v))
+						}
+						return nil
+					}); err != nil {
+						return err
+					}
+					if now-last < revisit {
+						return nil
+					}
+				case !errors.Is(err, badger.ErrKeyNotFound):
+					return err
+				}
+				out.WriteString(in.Text())
+				out.WriteByte('\n')
+				return txn.Set(h[:], binary.BigEndian.AppendUint64(nil, uint64(now)))
 			})
 			if err != nil {
 				return err
