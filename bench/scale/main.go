@@ -13,13 +13,19 @@
 //   - with -served, the same number of other hashes added to a second new
 //     index through "urlhash serve" by four dedupe clients, a quarter each
 //     (every key new: the merges' worst case), with the server's time,
-//     peak RSS and CPU, then has of present hashes through it.
+//     peak RSS and CPU, then has of present hashes through it;
+//   - with -times, every entry keeps first- and last-seen times: the import
+//     reads JSON lines with first_seen and last_seen (random seconds of
+//     the 30 days before the run), and the served clients are revisiting
+//     crawlers (dedupe --revisit-after 24h), so every entry they add
+//     records its times.
 //
 // Usage:
 //
 //	go run ./bench/scale                     # 100M: 6.5 GB of input, 4.2 GB of index
 //	go run ./bench/scale -n 10000000 -keep   # 10M, keep the work directory
 //	go run ./bench/scale -served             # and through urlhash serve
+//	go run ./bench/scale -served -times      # entries with seen times (15 GB of input at 100M)
 //
 // The work directory (-dir, default a new one under $TMPDIR) needs about
 // 140 bytes per entry free: the input file (65), the index (about 42) and
@@ -54,14 +60,15 @@ func main() {
 	memory := flag.Int("memory", 0, "import --memory MiB (0: the default)")
 	compression := flag.String("compression", "", "import --compression (none, snappy or zstd; default: the import's)")
 	served := flag.Bool("served", false, "also add N other hashes through urlhash serve (four dedupe clients)")
+	times := flag.Bool("times", false, "entries keep first- and last-seen times (import of JSON lines; served clients revisit: dedupe --revisit-after 24h)")
 	flag.Parse()
-	if err := run(*n, *probe, *dir, *keep, *memory, *compression, *served); err != nil {
+	if err := run(*n, *probe, *dir, *keep, *memory, *compression, *served, *times); err != nil {
 		fmt.Fprintln(os.Stderr, "scale: error:", err)
 		os.Exit(2)
 	}
 }
 
-func run(n, probe int, dir string, keep bool, memory int, compression string, served bool) error {
+func run(n, probe int, dir string, keep bool, memory int, compression string, served, times bool) error {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "urlhash-scale-")
 		if err != nil {
@@ -85,16 +92,20 @@ func run(n, probe int, dir string, keep bool, memory int, compression string, se
 	t0 := time.Now()
 	// Present probes: every (n/probe)th input hash, so they spread over
 	// the input's order; absent ones from another seed.
-	if err := writeHashes(input, n, 1, present, max(n/probe, 1)); err != nil {
+	format := "hashes"
+	if times {
+		format = "jsonl"
+	}
+	if err := writeHashes(input, n, 1, present, max(n/probe, 1), times); err != nil {
 		return err
 	}
-	if err := writeHashes(absent, probe, 2, "", 0); err != nil {
+	if err := writeHashes(absent, probe, 2, "", 0, false); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "scale: wrote %d input hashes in %.0f s\n", n, time.Since(t0).Seconds())
 
 	db := filepath.Join(dir, "db")
-	args := []string{bin, "import", "--db", db, "--input-format", "hashes", "--json"}
+	args := []string{bin, "import", "--db", db, "--input-format", format, "--json"}
 	if memory > 0 {
 		args = append(args, "--memory", fmt.Sprint(memory))
 	}
@@ -151,7 +162,11 @@ func run(n, probe int, dir string, keep bool, memory int, compression string, se
 		return err
 	}
 	host, _ := os.Hostname()
-	fmt.Printf("urlhash scale benchmark: %d random hashes, %s, %d cores, %s\n", n, host, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
+	kind := "random hashes"
+	if times {
+		kind = "random hashes with first- and last-seen times"
+	}
+	fmt.Printf("urlhash scale benchmark: %d %s, %s, %d cores, %s\n", n, kind, host, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
 	fmt.Printf("import:                %.1f s (%.0f hashes/s), peak RSS %.0f MiB (anon %.0f, file %.0f); %s\n",
 		imp.wall.Seconds(), float64(n)/imp.wall.Seconds(), mib(imp.rss), mib(imp.anon), mib(imp.file), strings.TrimSpace(string(out)))
 	fmt.Printf("disk:                  %.1f bytes/entry (%d bytes, %d entries)\n", st.DiskBytesPerEntry, st.DiskBytes, st.Entries)
@@ -167,7 +182,7 @@ func run(n, probe int, dir string, keep bool, memory int, compression string, se
 	fmt.Printf("restart to first answer: %.3f s (has of one present hash, new process); empty input %.3f s\n",
 		restart.wall.Seconds(), empty.wall.Seconds())
 	if served {
-		return runServed(bin, dir, n, probe)
+		return runServed(bin, dir, n, probe, times)
 	}
 	return nil
 }
@@ -178,8 +193,9 @@ const servedClients = 4
 // runServed adds n new random hashes to a new index through urlhash
 // serve, a quarter by each of servedClients dedupe clients at once, and
 // prints the time, the server's peak RSS and CPU; then has of probe of
-// them through the server.
-func runServed(bin, dir string, n, probe int) error {
+// them through the server. With times the clients revisit (dedupe
+// --revisit-after 24h), so every entry records its seen times.
+func runServed(bin, dir string, n, probe int, times bool) error {
 	t0 := time.Now()
 	var inputs []string
 	present := filepath.Join(dir, "served-present.txt")
@@ -190,7 +206,7 @@ func runServed(bin, dir string, n, probe int) error {
 		if c == 0 {
 			sample, every = present, max(part/probe, 1)
 		}
-		if err := writeHashes(in, part, uint64(10+c), sample, every); err != nil {
+		if err := writeHashes(in, part, uint64(10+c), sample, every, false); err != nil {
 			return err
 		}
 		inputs = append(inputs, in)
@@ -208,9 +224,13 @@ func runServed(bin, dir string, n, probe int) error {
 	}()
 	start := time.Now()
 	errs := make(chan error, len(inputs))
+	dedupe := []string{bin, "dedupe", "--db", srv.Addr, "--input-format", "hashes", "--no-journal"}
+	if times {
+		dedupe = append(dedupe, "--revisit-after", "24h")
+	}
 	for _, in := range inputs {
 		go func() {
-			_, _, err := measure([]string{bin, "dedupe", "--db", srv.Addr, "--input-format", "hashes", "--no-journal"}, in, 0)
+			_, _, err := measure(dedupe, in, 0)
 			errs <- err
 		}()
 	}
@@ -230,6 +250,14 @@ func runServed(bin, dir string, n, probe int) error {
 	stopped = true
 	rss := srv.Stop()
 	anon, file := srv.PeakSplit()
+	if _, statsOut, err := measure([]string{bin, "stats", "--db", filepath.Join(dir, "served-db"), "--json"}, "", 0); err == nil {
+		var st struct {
+			DiskBytesPerEntry float64 `json:"disk_bytes_per_entry"`
+		}
+		if json.Unmarshal(statsOut, &st) == nil {
+			fmt.Printf("served disk:           %.1f bytes/entry\n", st.DiskBytesPerEntry)
+		}
+	}
 	fmt.Printf("served add, %d new:  %.1f s (%.0f hashes/s, %d dedupe clients), server peak RSS %.0f MiB (anon %.0f, file %.0f), %.0f MiB with its shutdown, server CPU %.1f s\n",
 		n, add.Seconds(), float64(n)/add.Seconds(), servedClients, mib(rss), mib(anon), mib(file), mib(srv.LifetimePeakRSS()), srv.CPU().Seconds())
 	fmt.Printf("served has present, %d: %.2f us/key (%.1f s, client)\n", probe, has.wall.Seconds()*1e6/float64(probe), has.wall.Seconds())
@@ -237,8 +265,11 @@ func runServed(bin, dir string, n, probe int) error {
 }
 
 // writeHashes writes n random hashes (hex lines, seeded) to path, and
-// every every-th of them to sample when it is named.
-func writeHashes(path string, n int, seed uint64, sample string, every int) error {
+// every every-th of them to sample when it is named. With times, path
+// gets JSON lines instead (jsonl import: the key with first_seen and
+// last_seen, random seconds of the 30 days before now); sample still
+// gets hex lines.
+func writeHashes(path string, n int, seed uint64, sample string, every int, times bool) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -258,6 +289,12 @@ func writeHashes(path string, n int, seed uint64, sample string, every int) erro
 	var b [32]byte
 	var line [65]byte
 	line[64] = '\n'
+	now := time.Now().Unix()
+	const month = 30 * 24 * 60 * 60
+	var jl []byte
+	if times {
+		w.WriteString(`{"urlhash_export":1}` + "\n") // no profile: hashes
+	}
 	for i := range n {
 		for j := 0; j < len(b); j += 8 {
 			v := r.Uint64()
@@ -266,7 +303,20 @@ func writeHashes(path string, n int, seed uint64, sample string, every int) erro
 			}
 		}
 		hex.Encode(line[:64], b[:])
-		w.Write(line[:])
+		if times {
+			first := now - month + r.Int64N(month)
+			last := first + r.Int64N(now-first+1)
+			jl = append(jl[:0], `{"key":"`...)
+			jl = append(jl, line[:64]...)
+			jl = append(jl, `","first_seen":"`...)
+			jl = time.Unix(first, 0).UTC().AppendFormat(jl, time.RFC3339)
+			jl = append(jl, `","last_seen":"`...)
+			jl = time.Unix(last, 0).UTC().AppendFormat(jl, time.RFC3339)
+			jl = append(jl, "\"}\n"...)
+			w.Write(jl)
+		} else {
+			w.Write(line[:])
+		}
 		if sw != nil && i%every == 0 {
 			sw.Write(line[:])
 		}
