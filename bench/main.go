@@ -6,6 +6,7 @@
 //	go run ./bench                  # 1M URLs, best of 3 runs per scenario
 //	go run ./bench -n 200000 -runs 1 -only hash,canon-webrisk
 //	go run ./bench -n 300000 -only present-served   # adds of stored URLs vs has, through a server
+//	go run ./bench -n 200000 -only shared           # four crawlers through urlhash serve vs Redis
 //
 // Whole-process wall time is measured, so start-up, I/O and both cores count;
 // peak RSS comes from GNU time (/usr/bin/time, Debian package "time").
@@ -29,6 +30,7 @@ import (
 	"time"
 
 	"github.com/urlhash/urlhash/bench/internal/proc"
+	"github.com/urlhash/urlhash/bench/internal/shared"
 	"github.com/urlhash/urlhash/hashkey/urlhash"
 	"github.com/urlhash/urlhash/internal/corpus"
 )
@@ -251,6 +253,17 @@ func run(n, runs int, only string, keep, first bool) error {
 	if only == "" || slices.Contains(strings.Split(only, ","), "present-served") {
 		if err := servedPresent(w, runs); err != nil {
 			return fmt.Errorf("present-served: %w", err)
+		}
+	}
+	if only == "" || slices.Contains(strings.Split(only, ","), "shared") {
+		// Many crawlers, one seen-set: urlhash serve against Redis.
+		fmt.Println()
+		if _, err := exec.LookPath("redis-server"); err != nil {
+			fmt.Println("shared: skipped: no redis-server (apt-get install redis-server)")
+			return nil
+		}
+		if err := shared.Run(shared.Options{N: n, Revisit: true, Out: os.Stdout}); err != nil {
+			return fmt.Errorf("shared: %w", err)
 		}
 	}
 	return nil

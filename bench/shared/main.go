@@ -1,40 +1,24 @@
-// Command shared benchmarks one index shared by many processes: four
-// clients deduplicate the same N URLs, each in its own order, through
-// "urlhash serve" (every write durable before it is answered), and
-// through Redis as crawlers share a frontier today (the scrapy-redis
-// dupefilter: SADD of SHA-256 fingerprints to one set, pipelined 1,000 at
-// a time over a unix socket, appendfsync everysec), in the same run; then
-// the same as revisiting crawlers (dedupe --revisit-after 24h against
-// SET seen:FINGERPRINT 1 NX EX 86400, a key a URL). It prints throughput,
-// the servers' peak RSS and CPU, and the ratios.
+// Command shared benchmarks one index shared by many processes (package
+// bench/internal/shared says how): four clients deduplicating the same URLs
+// through urlhash serve, and through Redis, as a seen-set and as
+// revisiting crawlers.
 //
 //	go run ./bench/shared              # 1M URLs
 //	go run ./bench/shared -n 200000
 //	go run ./bench/shared -key-table=false   # the index without a key table (Badger alone)
 //	go run ./bench/shared -memory-limit 160  # serve --memory-limit 160
+//	go run ./bench/shared -revisit=false     # the seen-set rows only
 //
 // It needs Debian's redis-server (apt-get install redis-server).
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strings"
-	"sync"
-	"syscall"
-	"time"
 
-	"github.com/urlhash/urlhash/bench/internal/proc"
-	"github.com/urlhash/urlhash/internal/corpus"
+	"github.com/urlhash/urlhash/bench/internal/shared"
 )
-
-const clients = 4
 
 func main() {
 	n := flag.Int("n", 1_000_000, "number of distinct URLs")
@@ -49,217 +33,8 @@ func main() {
 	if *memoryLimit > 0 {
 		serveFlags = append(serveFlags, "--memory-limit", fmt.Sprint(*memoryLimit))
 	}
-	if err := run(*n, serveFlags, *revisit); err != nil {
+	if err := shared.Run(shared.Options{N: *n, ServeFlags: serveFlags, Revisit: *revisit, Out: os.Stdout}); err != nil {
 		fmt.Fprintln(os.Stderr, "shared: error:", err)
 		os.Exit(2)
 	}
-}
-
-// run runs the benchmark with n URLs; serveFlags are urlhash serve's.
-func run(n int, serveFlags []string, revisit bool) error {
-	dir, err := os.MkdirTemp("", "urlhash-shared-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	bins := map[string]string{"urlhash": "./cmd/urlhash", "redis": "./bench/peer/redis"}
-	for name, pkg := range bins {
-		bins[name] = filepath.Join(dir, name)
-		if out, err := exec.Command("go", "build", "-o", bins[name], pkg).CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-		}
-	}
-	base, err := corpus.ReadLines("testdata/debian-package-urls.txt")
-	if err != nil {
-		return err
-	}
-	urls := corpus.Derive(base, n, 1)
-	var inputs []string
-	for k := range clients {
-		in := append([]string(nil), urls...)
-		rand.New(rand.NewPCG(uint64(k), 42)).Shuffle(len(in), func(i, j int) { in[i], in[j] = in[j], in[i] })
-		name := filepath.Join(dir, fmt.Sprintf("in%d.txt", k))
-		if err := os.WriteFile(name, []byte(strings.Join(in, "\n")+"\n"), 0o644); err != nil {
-			return err
-		}
-		inputs = append(inputs, name)
-	}
-	ours, err := runUrlhash(dir, bins["urlhash"], inputs, serveFlags, nil)
-	if err != nil {
-		return err
-	}
-	redis, err := runRedis(dir, bins["redis"], inputs, nil)
-	if err != nil {
-		return err
-	}
-	rows := []result{ours, redis}
-	var oursRev, redisRev result
-	if revisit {
-		// A revisiting crawler: each URL new once in 24 hours. Every
-		// sighting reads the entry's last-seen time; a new one records it.
-		if oursRev, err = runUrlhash(dir, bins["urlhash"], inputs, serveFlags, []string{"--revisit-after", "24h"}); err != nil {
-			return err
-		}
-		if redisRev, err = runRedis(dir, bins["redis"], inputs, []string{"-ttl", "86400"}); err != nil {
-			return err
-		}
-		rows = append(rows, oursRev, redisRev)
-	}
-	// Exactly once: no line twice, and one line per identity (variants of
-	// a URL share one), the same count for both.
-	for _, r := range rows {
-		if r.printed != r.distinct || r.printed != redis.printed {
-			return fmt.Errorf("%s: %d lines printed, %d distinct (Redis: %d): not exactly once", r.name, r.printed, r.distinct, redis.printed)
-		}
-	}
-	total := float64(clients * n)
-	fmt.Printf("%d clients x %d URLs (%d identities, each printed once), machine: %d cores\n", clients, n, ours.distinct, runtime.NumCPU())
-	fmt.Printf("%-44s %10s %14s %12s %12s %12s\n", "", "wall", "URLs/s", "peak RSS", "server CPU", "client CPU")
-	for _, r := range rows {
-		fmt.Printf("%-44s %9.2fs %14.0f %8.0f MiB %11.2fs %11.2fs\n", r.name, r.wall.Seconds(), total/r.wall.Seconds(),
-			float64(r.rss)/(1<<20), r.cpu.Seconds(), r.clientCPU.Seconds())
-	}
-	fmt.Printf("seen-set:  urlhash / Redis SADD: throughput %.2fx, peak RSS %.2fx\n", redis.wall.Seconds()/ours.wall.Seconds(), float64(ours.rss)/float64(redis.rss))
-	if revisit {
-		fmt.Printf("revisits:  urlhash / Redis SET NX EX: throughput %.2fx, peak RSS %.2fx; revisit / key-only served time %.2fx\n",
-			redisRev.wall.Seconds()/oursRev.wall.Seconds(), float64(oursRev.rss)/float64(redisRev.rss), oursRev.wall.Seconds()/ours.wall.Seconds())
-	}
-	for _, r := range []result{ours, oursRev} {
-		if r.name != "" {
-			fmt.Printf("%s: peak RssAnon %.0f MiB, RssFile %.0f MiB (sampled every 20 ms)\n", r.name, float64(r.anon)/(1<<20), float64(r.file)/(1<<20))
-		}
-	}
-	return nil
-}
-
-type result struct {
-	name              string
-	wall              time.Duration
-	rss               int64         // server's peak resident set, bytes
-	anon, file        int64         // its peak RssAnon and RssFile (urlhash only)
-	cpu               time.Duration // the server's CPU time
-	clientCPU         time.Duration // the clients' CPU time, together
-	printed, distinct int
-}
-
-// runUrlhash runs "urlhash serve" on a new index and the four dedupe
-// clients, with dedupeFlags.
-func runUrlhash(dir, bin string, inputs, serveFlags, dedupeFlags []string) (result, error) {
-	idx := filepath.Join(dir, "idx")
-	if err := os.RemoveAll(idx); err != nil {
-		return result{}, err
-	}
-	srv, err := proc.Serve(bin, idx, serveFlags...)
-	if err != nil {
-		return result{}, err
-	}
-	r := result{name: strings.TrimSpace("urlhash serve, dedupe " + strings.Join(dedupeFlags, " "))}
-	start := time.Now()
-	args := append([]string{"dedupe", "--db", srv.Addr}, dedupeFlags...)
-	outs, cpu, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, args...) })
-	r.clientCPU = cpu
-	r.wall = time.Since(start)
-	r.rss = srv.Stop()
-	r.anon, r.file = srv.PeakSplit()
-	r.cpu = srv.CPU()
-	if err != nil {
-		return r, err
-	}
-	r.printed, r.distinct = count(outs)
-	return r, nil
-}
-
-// runRedis runs a new redis-server and the four clients, with
-// clientFlags (none: SADD; -ttl: SET NX EX).
-func runRedis(dir, bin string, inputs, clientFlags []string) (result, error) {
-	rdir := filepath.Join(dir, "redis-data")
-	if err := os.RemoveAll(rdir); err != nil {
-		return result{}, err
-	}
-	if err := os.Mkdir(rdir, 0o755); err != nil {
-		return result{}, err
-	}
-	sock := filepath.Join(rdir, "redis.sock")
-	srv := exec.Command("redis-server", "--port", "0", "--unixsocket", sock, "--dir", rdir,
-		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "")
-	if err := srv.Start(); err != nil {
-		return result{}, fmt.Errorf("redis-server (apt-get install redis-server): %v", err)
-	}
-	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
-	for i := 0; ; i++ {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		if i > 100 {
-			return result{}, fmt.Errorf("redis-server did not start")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	r := result{name: "Redis SADD (appendfsync everysec)"}
-	if len(clientFlags) > 0 {
-		r.name = "Redis SET NX EX (appendfsync everysec)"
-	}
-	start := time.Now()
-	args := append([]string{"-socket", sock}, clientFlags...)
-	outs, cpu, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, args...) })
-	r.wall = time.Since(start)
-	r.rss = proc.PeakRSS(srv.Process.Pid)
-	r.cpu, r.clientCPU = proc.CPUTime(srv.Process.Pid), cpu
-	if err != nil {
-		return r, err
-	}
-	r.printed, r.distinct = count(outs)
-	return r, nil
-}
-
-// runClients runs one client a input, the input on its stdin, and returns
-// their outputs and the CPU time they used together.
-func runClients(inputs []string, cmd func(in string) *exec.Cmd) ([][]byte, time.Duration, error) {
-	outs := make([][]byte, len(inputs))
-	errs := make([]error, len(inputs))
-	cpus := make([]time.Duration, len(inputs))
-	var wg sync.WaitGroup
-	for k, in := range inputs {
-		wg.Go(func() {
-			c := cmd(in)
-			f, err := os.Open(in)
-			if err != nil {
-				errs[k] = err
-				return
-			}
-			defer f.Close()
-			c.Stdin = f
-			var stderr bytes.Buffer
-			c.Stderr = &stderr
-			outs[k], errs[k] = c.Output()
-			if c.ProcessState != nil {
-				cpus[k] = c.ProcessState.UserTime() + c.ProcessState.SystemTime()
-			}
-			if errs[k] != nil {
-				errs[k] = fmt.Errorf("%v: %s", errs[k], stderr.String())
-			}
-		})
-	}
-	wg.Wait()
-	var cpu time.Duration
-	for k, err := range errs {
-		if err != nil {
-			return nil, 0, err
-		}
-		cpu += cpus[k]
-	}
-	return outs, cpu, nil
-}
-
-func count(outs [][]byte) (printed, distinct int) {
-	seen := map[string]bool{}
-	for _, o := range outs {
-		for _, l := range bytes.Split(bytes.TrimSuffix(o, []byte("\n")), []byte("\n")) {
-			if len(l) > 0 {
-				printed++
-				seen[string(l)] = true
-			}
-		}
-	}
-	return printed, len(seen)
 }
