@@ -9,10 +9,12 @@
 // Every endpoint is under /v1/. Requests and answers about many keys use a
 // compact binary body (Content-Type application/octet-stream) that any
 // language writes with its standard library; errors are JSON objects
-// {"error": "...", "kind": "..."} with an HTTP status that says the kind.
+// {"error": "...", "kind": "..."} with an HTTP status that says the kind,
+// a path no endpoint serves (404 no_endpoint) and a wrong method (405
+// method_not_allowed, with an Allow header) included.
 //
 //	GET  /v1/health                      {"status":"ok","profile":...}
-//	GET  /v1/stats                       wire.Stats as JSON
+//	GET  /v1/stats                       wire.Stats as JSON (snake_case names)
 //	GET  /v1/profile                     the recorded profile, as text
 //	POST /v1/profile                     record the body's profile (SetProfile)
 //	POST /v1/has      N*32 hash bytes    N bytes, 1 present, 0 absent

@@ -160,6 +160,7 @@ func New(st store.Backend, opts *Options) *Server {
 	s.handle("GET /v1/uris:search", webRiskAPI, s.searchURIs)
 	s.handle("GET /v1/hashes:search", webRiskAPI, s.searchHashes)
 	s.handle("GET /v1/threatLists:computeDiff", webRiskAPI, s.computeDiff)
+	s.handle("/", unmetered, s.noEndpoint) // what no endpoint matches: 404 or 405 in JSON
 	return s
 }
 

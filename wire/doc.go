@@ -24,7 +24,10 @@
 // its kind and status, and KindError a kind back to the sentinel error
 // (store.ErrNotFound is "not_found", 404; ErrBadRequest "bad_request",
 // 400; ErrKeyReused "key_reused", 422; ...), so that a client returns the
-// error the server's backend returned.
+// error the server's backend returned. A path the server serves nothing at
+// is ErrNoEndpoint ("no_endpoint", 404: never "not_found", which is about
+// a key), a method it does not serve the path with ErrMethodNotAllowed
+// ("method_not_allowed", 405, with an Allow header).
 //
 // # JSONL streams
 //

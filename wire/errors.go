@@ -17,6 +17,16 @@ var ErrBadRequest = errors.New("server: bad request")
 // key_reused).
 var ErrKeyReused = errors.New("server: idempotency key reused for another request")
 
+// ErrNoEndpoint is returned, wrapped, for a request to a path the server
+// serves nothing at (404 no_endpoint): an older or newer server, or a
+// wrong base URL; never "not found" about a key.
+var ErrNoEndpoint = errors.New("server: no such endpoint")
+
+// ErrMethodNotAllowed is returned, wrapped, for a request whose path the
+// server serves with other methods only (405 method_not_allowed; the
+// answer's Allow header lists them).
+var ErrMethodNotAllowed = errors.New("server: method not allowed")
+
 // ErrBadAnswer is returned, wrapped, for an answer that does not decode:
 // the client cannot tell what the server did.
 var ErrBadAnswer = errors.New("wire: bad answer")
@@ -34,6 +44,8 @@ var errorKinds = []struct {
 	{store.ErrInvalidOptions, "invalid", 400},
 	{ErrBadRequest, "bad_request", 400},
 	{ErrKeyReused, "key_reused", 422},
+	{ErrNoEndpoint, "no_endpoint", 404},
+	{ErrMethodNotAllowed, "method_not_allowed", 405},
 	{store.ErrTooLarge, "too_large", 413},
 	{store.ErrReadOnly, "read_only", 403},
 	{store.ErrProfileMismatch, "profile_mismatch", 409},

@@ -61,6 +61,7 @@ func goldenCases(t testing.TB) []struct {
 		{"stream-error", AppendStreamError(nil, "index: corrupt: \"x\"\n")},
 		{"url-lines", must(AppendLines(nil, []string{"https://example.com/", "http://a.b/c?d"}))},
 		{"url-answers", AppendAnswer(AppendAnswer(nil, New, ""), Invalid, "bad\tline")},
+		{"stats", AppendStats(nil, new(statsSample()))},
 	}
 	for i := range goldenEntries {
 		cases = append(cases, struct {
