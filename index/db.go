@@ -172,6 +172,7 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 		}
 	}
 	db := &DB{path: dir, opts: o, bo: bo}
+	db.countCompactions()
 	lock, err := lockDir(dir, o.ReadOnly)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/urlhash/urlhash/store"
 )
@@ -189,7 +190,11 @@ func planMerge(files []*keyFile, n uint64) int {
 // segments. It runs in the background; an error stops later writes.
 func (t *Table) merge(frozen *delta, files []*keyFile, logStart uint64) {
 	defer t.mergeWG.Done()
+	start, out := time.Now(), fileName(t.dir, t.man.nextNum)
 	err := t.mergeFiles(frozen, files, logStart)
+	if err == nil {
+		t.merged.done(start, out)
+	}
 	t.wmu.Lock()
 	t.merging = false
 	if err != nil {

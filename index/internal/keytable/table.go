@@ -141,7 +141,8 @@ type Table struct {
 	mergeDone *sync.Cond
 	mergeErr  error
 	mergeWG   sync.WaitGroup
-	stopMerge bool // Close started
+	stopMerge bool        // Close started
+	merged    mergeCounts // the merges finished, for Merges
 
 	// Group commit: written counts the records appended (the position of
 	// the last), synced the position known durable.
