@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -24,7 +26,9 @@ type committer struct {
 	err   error  // the error of the last Sync finished
 	busy  bool
 	syncs atomic.Int64 // Syncs run, for /metrics
-	marks writeMarks   // which writes a Sync covered (durable.go)
+	// seconds observes each Sync's duration (/metrics), when set.
+	seconds prometheus.Observer
+	marks   writeMarks // which writes a Sync covered (durable.go)
 }
 
 func newCommitter(st store.Backend, log *slog.Logger) *committer {
@@ -51,6 +55,9 @@ func (c *committer) groupSync() error {
 		// One sync answers many requests: none of theirs may cancel it.
 		err := c.st.Sync(context.Background())
 		c.syncs.Add(1)
+		if c.seconds != nil {
+			c.seconds.Observe(time.Since(start).Seconds())
+		}
 		if err != nil {
 			c.log.Error("sync failed", "sync", gen, "duration", time.Since(start), "error", err)
 		} else {

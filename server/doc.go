@@ -42,10 +42,14 @@
 //	                                     trailer Urlhash-Backup-Until: the next since
 //	GET  /v1/uris:search?uri=URI&threatTypes=T          Web Risk v1 Lookup API, on an
 //	GET  /v1/hashes:search?hashPrefix=B64&threatTypes=T  index of a Safe Browsing list
-//	GET  /metrics                        Prometheus text format: requests and latency
-//	                                     by endpoint, fsyncs, entries, filter size,
-//	                                     filter probes by answer (absent, found,
-//	                                     false_positive)
+//	GET  /metrics                        Prometheus text format: Go's and the process's
+//	                                     collectors, build info, requests and latency
+//	                                     by endpoint, refusals by reason, requests in
+//	                                     flight and waiting, batch sizes, new and
+//	                                     present keys, idempotency replays, fsyncs and
+//	                                     their duration, entries, filter size and
+//	                                     probes, disk bytes, free space and reserve,
+//	                                     key-table merges, Badger compactions
 //
 // An entry is a key-length byte (32 for a full entry, 4..31 for a prefix
 // entry), the key, a uvarint text length and the text, a uvarint data

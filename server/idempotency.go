@@ -289,6 +289,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, keep keeping, run
 		if first != g.digest {
 			return fmt.Errorf("%w: key %q", wire.ErrKeyReused, key)
 		}
+		s.metrics.replays.Inc()
 		if keep == withWrite {
 			// The record may name keys a crash left out (it is written
 			// before them): write them again, then give the first answer.

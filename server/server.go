@@ -82,6 +82,10 @@ type Options struct {
 	// IdempotencyTTL is how long the answer to a write that carried an
 	// Idempotency-Key is kept for its repeats, at least. Default 24h.
 	IdempotencyTTL time.Duration
+	// Version is the build's version, as /metrics reports it
+	// (urlhash_build_info). Default: the main module's version
+	// (runtime/debug.ReadBuildInfo).
+	Version string
 }
 
 // Server is an http.Handler over a store.Backend.
@@ -131,7 +135,7 @@ func New(st store.Backend, opts *Options) *Server {
 	s := &Server{st: st, o: o, commit: newCommitter(st, o.Logger), slots: make(chan struct{}, o.MaxInFlight),
 		loads: make(chan struct{}, max(1, o.MaxInFlight/4)), adders: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))), bodies: semaphore.NewWeighted(max(o.MaxBuffered, o.MaxBody)), mux: http.NewServeMux()}
 	s.records = newRecords(st)
-	s.metrics = newMetrics(st, s.commit)
+	s.metrics = newMetrics(st, s.commit, s.slots, o.Version)
 	metrics := s.metrics.handler()
 	s.handle("GET /metrics", unmetered, func(w http.ResponseWriter, r *http.Request) error {
 		metrics.ServeHTTP(w, r)
@@ -199,7 +203,7 @@ func (s *Server) handle(pattern string, rt route, h handler) {
 		var kind string
 		var failure error
 		defer func() {
-			s.metrics.observe(endpoint, w.status, start)
+			s.metrics.observe(endpoint, w.status, kind, start)
 			s.logRequest(r, w, body.n, start, kind, failure)
 		}()
 		if s.o.Token != "" {
@@ -294,6 +298,13 @@ var errSlowBody = errors.New("server: request body too slow")
 
 // take waits for a slot of slots, or for the client to go.
 func (s *Server) take(r *http.Request, slots chan struct{}) error {
+	select {
+	case slots <- struct{}{}:
+		return nil
+	default:
+	}
+	s.metrics.waiting.Add(1)
+	defer s.metrics.waiting.Add(-1)
 	select {
 	case slots <- struct{}{}:
 		return nil
@@ -516,6 +527,7 @@ func (s *Server) has(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.metrics.has.Observe(float64(len(hs)))
 	found, err := s.st.HasBatch(r.Context(), hs)
 	if err != nil {
 		return err

@@ -179,6 +179,7 @@ func (s *Server) urlsHas(w http.ResponseWriter, r *http.Request) error {
 	for i := range h.entries {
 		hs[i] = h.entries[i].Hash
 	}
+	s.metrics.has.Observe(float64(len(hs)))
 	found, err := s.st.HasBatch(r.Context(), hs)
 	if err != nil {
 		return err

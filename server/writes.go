@@ -25,6 +25,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 			return answer{}, err
 		}
 		done := func([]bool) answer { return answer{status: http.StatusNoContent, fresh: true} }
+		s.metrics.put.Observe(float64(len(es)))
 		if g == nil || g.replay {
 			return done(nil), s.st.PutBatch(r.Context(), es)
 		}
@@ -99,6 +100,8 @@ func (s *Server) addKeys(ctx context.Context, ka keyAdder, body []byte, g *recor
 	if err != nil {
 		return answer{}, true, err
 	}
+	s.metrics.add.Observe(float64(len(kb.keys)))
+	s.metrics.keysAdded(kb.added)
 	return boolsAnswer(kb.added), true, nil
 }
 
@@ -152,6 +155,12 @@ func (s *Server) addEntries(ctx context.Context, es []store.Entry, g *recording,
 	if err != nil {
 		return answer{}, err
 	}
+	if visit {
+		s.metrics.visit.Observe(float64(len(es)))
+	} else {
+		s.metrics.add.Observe(float64(len(es)))
+	}
+	s.metrics.keysAdded(added)
 	return answerOf(added), nil
 }
 
