@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"math"
 	"net"
@@ -44,6 +45,12 @@ durable).
 The server runs Go's collector at GOGC 10 (a heap at most a tenth above
 what is live) unless GOGC is set in its environment; --memory-limit adds
 a soft limit on top.
+
+Logs go to stderr after the ready line: --log-format json writes one JSON
+object a line, net/http's own lines (a failed TLS handshake) included, and
+each duration in seconds as NAME_seconds (and, for one release, in
+nanoseconds as NAME). GET /metrics serves Prometheus metrics; the
+repository's monitoring/ holds a Grafana dashboard and alert rules.
 
 The protocol (HTTP, binary batch bodies, JSONL scans) is in the README
 and "go doc github.com/urlhash/urlhash/server".
@@ -165,6 +172,7 @@ func (o *serveOptions) run(e *env, _ []string) error {
 		Handler:           server.New(st, so),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          httpErrorLog(logger),
 	}
 	scheme := "http"
 	if o.cert != "" {
@@ -226,7 +234,29 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, ho)), nil
 	case "json":
+		ho.ReplaceAttr = secondsToo
 		return slog.New(slog.NewJSONHandler(w, ho)), nil
 	}
 	return nil, usagef("--log-format %q: want text or json", format)
+}
+
+// secondsToo is the JSON log's ReplaceAttr: a duration (slog.Duration,
+// which JSON writes as bare nanoseconds) is written in seconds as a float
+// under its name with "_seconds" appended ("duration_seconds": 0.0012),
+// and still in nanoseconds under its name for one release (CHANGELOG.md).
+func secondsToo(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	d := a.Value.Duration()
+	return slog.Attr{Value: slog.GroupValue(slog.Int64(a.Key, int64(d)), slog.Float64(a.Key+"_seconds", d.Seconds()))}
+}
+
+// httpErrorLog returns the log net/http writes its own lines to (a TLS
+// handshake that failed, an error accepting a connection, a handler's
+// panic): the server's logger, at level warn, with "component":
+// "net/http", so that with --log-format json they are JSON lines like the
+// others.
+func httpErrorLog(logger *slog.Logger) *log.Logger {
+	return slog.NewLogLogger(logger.With("component", "net/http").Handler(), slog.LevelWarn)
 }
