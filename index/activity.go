@@ -18,7 +18,7 @@ type Activity struct {
 	KeyTableMergeBytes int64
 	// Compactions counts Badger's compactions finished, by the level they
 	// compacted from (Compactions[0]: level 0 into the base level), up to
-	// the highest level compacted; nil before the first, in memory, and
+	// the highest level compacted (at least level 0); nil in memory and
 	// when Options.Badger was given (its Logger is the caller's).
 	Compactions []int64
 	// FreeBytes is the space available on the index's filesystem (to an
@@ -97,10 +97,10 @@ func (l *badgerLog) Debugf(format string, args ...any) {
 	}
 }
 
-// compactions returns the counts by level, up to the highest level
-// counted.
+// compactions returns the counts by level, from level 0 up to the
+// highest level counted.
 func (l *badgerLog) compactions() []int64 {
-	var out []int64
+	out := []int64{0}
 	for i := range l.levels {
 		if n := l.levels[i].Load(); n > 0 {
 			for len(out) <= i {
