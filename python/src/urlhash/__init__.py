@@ -7,12 +7,14 @@ server's first answer.
 """
 
 from ._client import (
+    TOKEN_ENV,
     Client,
     HTTPError,
     InvalidURLError,
+    TLSError,
     UnavailableError,
     UrlhashError,
 )
 
-__all__ = ["Client", "UrlhashError", "HTTPError", "InvalidURLError", "UnavailableError"]
+__all__ = ["Client", "UrlhashError", "HTTPError", "InvalidURLError", "UnavailableError", "TLSError", "TOKEN_ENV"]
 __version__ = "0.1.0"
