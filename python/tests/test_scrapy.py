@@ -4,9 +4,13 @@ is fetched once in total. Skipped where scrapy is not installed, unless
 URLHASH_REQUIRE_SCRAPY=1 (CI) makes that a failure."""
 
 import os
+import re
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -16,6 +20,7 @@ sys.path.insert(0, HERE)
 
 from serve import Server  # noqa: E402
 from localsite import SPIDER, Site, crawl_cmd  # noqa: E402
+import textwrap  # noqa: E402
 
 try:
     import scrapy  # noqa: F401
@@ -25,7 +30,133 @@ except ImportError:
     HAVE_SCRAPY = False
 
 
+# A spider that measures how long scrapy's reactor goes without running a
+# callback (a LoopingCall every 50 ms): a blocking call inside the reactor
+# shows as a gap that long.
+GAP_SPIDER = SPIDER + textwrap.dedent(
+    """
+    import time
+    from twisted.internet import task
+
+    class GapSpider(SiteSpider):
+        name = "gap"
+
+        def start_requests(self):
+            self.last, self.gap = time.monotonic(), 0.0
+            self.ticks = task.LoopingCall(self.tick)
+            self.ticks.start(0.05)
+            yield from super().start_requests()
+
+        def tick(self):
+            now = time.monotonic()
+            self.gap, self.last = max(self.gap, now - self.last), now
+
+        def closed(self, reason):
+            self.tick()
+            self.ticks.stop()
+            self.logger.info("max reactor gap: %.3f s", self.gap)
+    """
+)
+
+
+class DelayProxy:
+    """A TCP proxy to a local port that holds every chunk a client sends
+    for delay seconds before passing it on: a slow server."""
+
+    def __init__(self, port, delay):
+        self.port, self.delay = port, delay
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.conns = []
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            u = socket.create_connection(("127.0.0.1", self.port))
+            self.conns += [c, u]
+            threading.Thread(target=self._pump, args=(c, u, self.delay), daemon=True).start()
+            threading.Thread(target=self._pump, args=(u, c, 0), daemon=True).start()
+
+    @staticmethod
+    def _pump(src, dst, delay):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    dst.shutdown(socket.SHUT_WR)
+                    return
+                time.sleep(delay)
+                dst.sendall(data)
+        except OSError:
+            pass
+
+    def stop(self):
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+def free_port():
+    """A loopback port nothing listens on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 class ScrapyTest(unittest.TestCase):
+    def crawl(self, spider_src, url, site, start, **settings):
+        """Runs one crawl of site from page start with the dupefilter on
+        url; returns the process and its log."""
+        tmp = tempfile.mkdtemp(prefix="urlhash-scrapy-")
+        spider = os.path.join(tmp, "spider.py")
+        with open(spider, "w") as f:
+            f.write(spider_src)
+        s = {
+            "DUPEFILTER_CLASS": "urlhash.scrapy.RFPDupeFilter",
+            "URLHASH_URL": url,
+            "ROBOTSTXT_OBEY": "False",
+            "TELNETCONSOLE_ENABLED": "False",
+            "LOG_LEVEL": "INFO",
+            "CONCURRENT_REQUESTS": "4",
+            "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
+        }
+        s.update(settings)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
+        p = subprocess.run(crawl_cmd(spider, site.url(start), s), cwd=tmp, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+        return p, p.stdout
+
+    def test_server_down_fails_the_crawl(self):
+        # Issue 37, item 6: the crawl used to end with finish_reason
+        # 'finished' and exit 0 after 1 request.
+        site = Site(pages=10)
+        self.addCleanup(site.stop)
+        url = f"http://127.0.0.1:{free_port()}"
+        p, log = self.crawl(SPIDER, url, site, 0)
+        self.assertNotEqual(p.returncode, 0, log[-3000:])
+        self.assertIn("'finish_reason': 'urlhash_unavailable'", log, log[-3000:])
+        self.assertRegex(log, r"ERROR: urlhash: the seen-set server " + re.escape(url) + " failed")
+        self.assertEqual(sum(site.fetches.values()), 0, "a page was fetched without the seen-set's answer")
+
+    def test_slow_server_does_not_block_the_reactor(self):
+        server = Server()
+        self.addCleanup(server.stop)
+        proxy = DelayProxy(int(server.url.rsplit(":", 1)[1]), delay=1.0)
+        self.addCleanup(proxy.stop)
+        site = Site(pages=12, links=3)
+        self.addCleanup(site.stop)
+        p, log = self.crawl(GAP_SPIDER, proxy.url, site, 0)
+        self.assertEqual(p.returncode, 0, log[-3000:])
+        gap = re.search(r"max reactor gap: ([0-9.]+) s", log)
+        self.assertIsNotNone(gap, log[-3000:])
+        # Each call to the server takes at least 1 s here.
+        self.assertLess(float(gap.group(1)), 0.5, "the reactor waited for the server")
+        self.assertEqual(sorted(site.fetches.values()), [1] * site.pages, f"fetches {dict(site.fetches)}")
+
     def setUp(self):
         if not HAVE_SCRAPY:
             if os.environ.get("URLHASH_REQUIRE_SCRAPY") == "1":
