@@ -1,6 +1,8 @@
-"""A real scrapy crawl of a local site by two concurrent crawler processes
-that share a urlhash server through urlhash.scrapy.RFPDupeFilter: each page
-is fetched once in total. Skipped where scrapy is not installed, unless
+"""Real scrapy crawls of a local site through urlhash.scrapy.RFPDupeFilter:
+two concurrent crawler processes sharing a urlhash server fetch each page
+once in total; a crawl whose server is down fails (exit status, close
+reason, an ERROR naming the server); a slow server does not stall scrapy's
+reactor. Skipped where scrapy is not installed, unless
 URLHASH_REQUIRE_SCRAPY=1 (CI) makes that a failure."""
 
 import os
@@ -9,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 import unittest
@@ -20,7 +23,6 @@ sys.path.insert(0, HERE)
 
 from serve import Server  # noqa: E402
 from localsite import SPIDER, Site, crawl_cmd  # noqa: E402
-import textwrap  # noqa: E402
 
 try:
     import scrapy  # noqa: F401
@@ -100,6 +102,20 @@ class DelayProxy:
             c.close()
 
 
+def crawl_settings(url, **extra):
+    """The crawls' scrapy settings, with the dupefilter on the server at url."""
+    return {
+        "DUPEFILTER_CLASS": "urlhash.scrapy.RFPDupeFilter",
+        "URLHASH_URL": url,
+        "ROBOTSTXT_OBEY": "False",
+        "TELNETCONSOLE_ENABLED": "False",
+        "LOG_LEVEL": "INFO",
+        "CONCURRENT_REQUESTS": "4",
+        "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
+        **extra,
+    }
+
+
 def free_port():
     """A loopback port nothing listens on."""
     with socket.socket() as s:
@@ -115,18 +131,8 @@ class ScrapyTest(unittest.TestCase):
         spider = os.path.join(tmp, "spider.py")
         with open(spider, "w") as f:
             f.write(spider_src)
-        s = {
-            "DUPEFILTER_CLASS": "urlhash.scrapy.RFPDupeFilter",
-            "URLHASH_URL": url,
-            "ROBOTSTXT_OBEY": "False",
-            "TELNETCONSOLE_ENABLED": "False",
-            "LOG_LEVEL": "INFO",
-            "CONCURRENT_REQUESTS": "4",
-            "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
-        }
-        s.update(settings)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
-        p = subprocess.run(crawl_cmd(spider, site.url(start), s), cwd=tmp, env=env,
+        p = subprocess.run(crawl_cmd(spider, site.url(start), crawl_settings(url, **settings)), cwd=tmp, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
         return p, p.stdout
 
@@ -174,15 +180,7 @@ class ScrapyTest(unittest.TestCase):
         spider = os.path.join(tmp, "spider.py")
         with open(spider, "w") as f:
             f.write(SPIDER)
-        settings = {
-            "DUPEFILTER_CLASS": "urlhash.scrapy.RFPDupeFilter",
-            "URLHASH_URL": server.url,
-            "ROBOTSTXT_OBEY": "False",
-            "TELNETCONSOLE_ENABLED": "False",
-            "LOG_LEVEL": "INFO",
-            "CONCURRENT_REQUESTS": "4",
-            "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
-        }
+        settings = crawl_settings(server.url)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
         # Two crawlers at once, from opposite ends of the site.
         procs = [
