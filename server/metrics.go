@@ -3,6 +3,7 @@ package server
 import (
 	"cmp"
 	"context"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"runtime/debug"
@@ -215,9 +216,15 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// handler serves the metrics in the Prometheus text format.
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+// handler serves the metrics in the Prometheus text format. A collector
+// that fails (the index's figures, when it is closed or damaged) leaves
+// its metrics out of the scrape, and its error in log: the others are
+// still served, never a plain-text 500.
+func (m *metrics) handler(log *slog.Logger) http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelError),
+	})
 }
 
 // statusWriter records the status a handler wrote and counts the bytes.

@@ -270,3 +270,29 @@ func BenchmarkScrape(b *testing.B) {
 		})
 	}
 }
+
+// TestMetricsIndexClosed: when the index's figures cannot be read (here a
+// closed index), a scrape still serves every other metric, and the error
+// goes to the server's log (it was a plain-text 500).
+func TestMetricsIndexClosed(t *testing.T) {
+	db, err := index.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuffer
+	ts := httptest.NewServer(New(db, &Options{Token: testToken, Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
+	defer ts.Close()
+	db.Close()
+	samples := scrape(t, ts)
+	if _, ok := samples["go_goroutines"]; !ok {
+		t.Errorf("no go_goroutines in a scrape of a server whose index is closed")
+	}
+	if _, ok := samples["urlhash_entries"]; ok {
+		t.Errorf("urlhash_entries of a closed index")
+	}
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	if !strings.Contains(logs.b.String(), "level=ERROR") || !strings.Contains(logs.b.String(), "closed") {
+		t.Errorf("logged %q, want the error", logs.b.String())
+	}
+}

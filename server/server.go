@@ -136,7 +136,7 @@ func New(st store.Backend, opts *Options) *Server {
 		loads: make(chan struct{}, max(1, o.MaxInFlight/4)), adders: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))), bodies: semaphore.NewWeighted(max(o.MaxBuffered, o.MaxBody)), mux: http.NewServeMux()}
 	s.records = newRecords(st)
 	s.metrics = newMetrics(st, s.commit, s.slots, o.Version)
-	metrics := s.metrics.handler()
+	metrics := s.metrics.handler(o.Logger)
 	s.handle("GET /metrics", unmetered, func(w http.ResponseWriter, r *http.Request) error {
 		metrics.ServeHTTP(w, r)
 		return nil
