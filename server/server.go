@@ -76,8 +76,8 @@ type Options struct {
 	// status, duration, bytes_in, bytes_out, remote, and kind and error
 	// for a failed one) at level Debug when answered, Warn for a client
 	// error other than not_found, Error for a server error; and one per
-	// group-commit fsync ("sync", Debug; Error when it fails). Default:
-	// slog's.
+	// group-commit fsync ("sync", Debug; Error when it fails); and, at
+	// Error, a /metrics collector that failed. Default: slog's.
 	Logger *slog.Logger
 	// IdempotencyTTL is how long the answer to a write that carried an
 	// Idempotency-Key is kept for its repeats, at least. Default 24h.
