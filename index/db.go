@@ -79,6 +79,7 @@ type DB struct {
 
 	profileMu sync.Mutex // guards profile after Open
 	profile   string
+	identity  string // see Identity
 
 	// loadedSnapshot records whether Open used the persisted filter
 	// (tests).
@@ -326,6 +327,9 @@ func (db *DB) init() error {
 				}
 			}
 		}
+	}
+	if err := db.loadIdentity(); err != nil {
+		return err
 	}
 	if err := db.readTTL(); err != nil {
 		return err

@@ -2,6 +2,8 @@ package pgindex
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -33,6 +35,7 @@ type DB struct {
 	path      string     // connection string, password redacted
 	profileMu sync.Mutex // guards profile after Open
 	profile   string
+	identity  string // see Identity
 	closed    atomic.Bool
 
 	// Qualified table names and the statements that use them.
@@ -112,6 +115,14 @@ func (db *DB) init(ctx context.Context) error {
 		if err != nil {
 			return db.translate(err)
 		}
+		// The identity, drawn by the first writable Open (of an index
+		// made before identities too); concurrent ones agree likewise.
+		id := make([]byte, 16)
+		rand.Read(id)
+		if _, err := db.pool.Exec(ctx, `INSERT INTO `+db.meta+` (name, value) VALUES ('identity', $1) ON CONFLICT DO NOTHING`,
+			hex.EncodeToString(id)); err != nil {
+			return db.translate(err)
+		}
 		if db.opts.Profile != "" {
 			_, err := db.pool.Exec(ctx, `INSERT INTO `+db.meta+` (name, value) VALUES ('profile', $1) ON CONFLICT DO NOTHING`,
 				db.opts.Profile)
@@ -120,7 +131,7 @@ func (db *DB) init(ctx context.Context) error {
 			}
 		}
 	}
-	rows, err := db.pool.Query(ctx, `SELECT name, value FROM `+db.meta+` WHERE name IN ('format', 'profile')`)
+	rows, err := db.pool.Query(ctx, `SELECT name, value FROM `+db.meta+` WHERE name IN ('format', 'profile', 'identity')`)
 	if err != nil {
 		return db.translate(err)
 	}
@@ -137,6 +148,8 @@ func (db *DB) init(ctx context.Context) error {
 			format, sawFormat = value, true
 		case "profile":
 			db.profile = value
+		case "identity":
+			db.identity = value
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -295,6 +308,12 @@ func (db *DB) SetProfile(ctx context.Context, name string) error {
 	}
 	return nil
 }
+
+// Identity returns the index's identity: 128 random bits as 32 hex
+// digits, recorded in the meta table by the first writable Open (as
+// index.DB.Identity). It is "" only for an index made before identities
+// and opened read-only since.
+func (db *DB) Identity() string { return db.identity }
 
 // Schema returns the PostgreSQL schema that holds the index.
 func (db *DB) Schema() string { return db.opts.Schema }

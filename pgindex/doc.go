@@ -35,7 +35,8 @@
 // that several indexes can share a database) holding:
 //
 //	meta     (name TEXT PRIMARY KEY, value TEXT NOT NULL)
-//	         "format" = FormatVersion, "profile" = Options.Profile
+//	         "format" = FormatVersion, "profile" = Options.Profile,
+//	         "identity" = 32 random hex digits (DB.Identity)
 //	entries  (h BYTEA PRIMARY KEY CHECK (length(h) = 32), text BYTEA, data BYTEA,
 //	          first_seen BIGINT, last_seen BIGINT, expires_at BIGINT)
 //	prefixes (p BYTEA PRIMARY KEY CHECK (length(p) BETWEEN 4 AND 31), text BYTEA, data BYTEA,

@@ -41,10 +41,11 @@ type Options struct {
 
 // DB is a server's index. It is safe for concurrent use.
 type DB struct {
-	base   string
-	o      Options
-	client *http.Client
-	closed atomic.Bool
+	base     string
+	o        Options
+	client   *http.Client
+	closed   atomic.Bool
+	identity string // the served index's, as Open found it
 }
 
 var _ store.Backend = (*DB)(nil)
@@ -74,10 +75,12 @@ func Open(ctx context.Context, location string, opts *Options) (*DB, error) {
 	}
 	var h struct {
 		Status, Profile string
+		Index           string
 	}
 	if err := db.call(ctx, "GET", "/v1/health", nil, &h); err != nil {
 		return nil, err
 	}
+	db.identity = h.Index
 	return db, nil
 }
 
@@ -128,6 +131,11 @@ func (db *DB) doKey(ctx context.Context, method, path string, body []byte, key s
 	}
 	if key != "" {
 		req.Header.Set(wire.HeaderIdempotencyKey, wire.FormatKey(key))
+		// A batch with a key is meant for the index Open found: resent
+		// after a crash, it must not reach another served here since.
+		if db.identity != "" {
+			req.Header.Set(wire.HeaderIndex, db.identity)
+		}
 	}
 	return db.send(req, cancel)
 }
@@ -341,6 +349,13 @@ func (db *DB) Close() error {
 	db.client.CloseIdleConnections()
 	return nil
 }
+
+// Identity returns the identity of the index the server served when Open
+// connected (index.DB.Identity), "" for a server or an index that tells
+// none. Writes sent with an Idempotency-Key name it (wire.HeaderIndex): a
+// server that serves another index since refuses them with an error
+// wrapping wire.ErrIndexMismatch.
+func (db *DB) Identity() string { return db.identity }
 
 // Path returns the server's location.
 func (db *DB) Path() string { return db.base }

@@ -105,6 +105,9 @@ type Server struct {
 	bufs    bodyPool      // request bodies (see buffers.go)
 	batches sync.Pool     // *keyBatch, for bare-key adds
 	adders  chan struct{} // the bare-key adds running at once (addKeys)
+	// identity is the served index's (wire.HeaderIndex), "" when it
+	// records none.
+	identity string
 }
 
 // New returns a server of st. The caller keeps owning st (and closes it
@@ -135,6 +138,7 @@ func New(st store.Backend, opts *Options) *Server {
 	s := &Server{st: st, o: o, commit: newCommitter(st, o.Logger), slots: make(chan struct{}, o.MaxInFlight),
 		loads: make(chan struct{}, max(1, o.MaxInFlight/4)), adders: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))), bodies: semaphore.NewWeighted(max(o.MaxBuffered, o.MaxBody)), mux: http.NewServeMux()}
 	s.records = newRecords(st)
+	s.identity = identityOf(st)
 	s.metrics = newMetrics(st, s.commit, s.slots, o.Version)
 	metrics := s.metrics.handler(o.Logger)
 	s.handle("GET /metrics", unmetered, func(w http.ResponseWriter, r *http.Request) error {
@@ -224,7 +228,7 @@ func (s *Server) handle(pattern string, rt route, h handler) {
 				return
 			}
 		}
-		release, err := s.admit(rw, r, rt)
+		release, err := s.admitIndexed(w, rw, r, rt)
 		if err == nil {
 			defer release()
 			err = h(w, r)
@@ -473,7 +477,11 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, map[string]string{"status": "ok", "profile": p})
+	h := map[string]string{"status": "ok", "profile": p}
+	if s.identity != "" {
+		h["index"] = s.identity
+	}
+	return writeJSON(w, h)
 }
 
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {

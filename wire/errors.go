@@ -27,6 +27,11 @@ var ErrNoEndpoint = errors.New("server: no such endpoint")
 // answer's Allow header lists them).
 var ErrMethodNotAllowed = errors.New("server: method not allowed")
 
+// ErrIndexMismatch is returned, wrapped, for a request whose HeaderIndex
+// names another index than the one served (412 index_mismatch): a write
+// meant for one index never reaches another served at the same address.
+var ErrIndexMismatch = errors.New("server: another index is served here")
+
 // ErrBadAnswer is returned, wrapped, for an answer that does not decode:
 // the client cannot tell what the server did.
 var ErrBadAnswer = errors.New("wire: bad answer")
@@ -46,6 +51,7 @@ var errorKinds = []struct {
 	{ErrKeyReused, "key_reused", 422},
 	{ErrNoEndpoint, "no_endpoint", 404},
 	{ErrMethodNotAllowed, "method_not_allowed", 405},
+	{ErrIndexMismatch, "index_mismatch", 412},
 	{store.ErrTooLarge, "too_large", 413},
 	{store.ErrReadOnly, "read_only", 403},
 	{store.ErrProfileMismatch, "profile_mismatch", 409},
