@@ -1,8 +1,8 @@
 package main
 
 import (
-	"context"
-	"encoding/binary"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -12,11 +12,8 @@ import (
 	"time"
 
 	"github.com/urlhash/urlhash/backend"
-	"github.com/urlhash/urlhash/hashkey"
-	"github.com/urlhash/urlhash/query"
+	"github.com/urlhash/urlhash/dedupe"
 	"github.com/urlhash/urlhash/remote"
-	"github.com/urlhash/urlhash/store"
-	"github.com/urlhash/urlhash/wire"
 )
 
 func dedupeCommand() *command {
@@ -43,8 +40,11 @@ may be printed again). The journal is DIR/urlhash.dedupe for an index
 directory, and for a postgres:// or http:// index one file per running
 dedupe in a directory of the user's cache directory (urlhash/dedupe/ID/):
 any number of runs need no flags, and each finishes the batches of killed
-runs it finds there. --journal FILE chooses the file, --no-journal keeps
-none.
+runs it finds there; a finished run leaves no file. A journal records the
+identity of the index its batch was written to, and is finished only
+into that index: a run of another index (served at the same address
+since) stops with an error naming both and the journal, and leaves it.
+--journal FILE chooses the file, --no-journal keeps none.
 
 Revisiting: with --revisit-after DURATION a URL is also printed again
 once it was last printed DURATION or longer ago (to the second, by the
@@ -99,97 +99,52 @@ type dedupeOptions struct {
 	journal        string
 }
 
-// recoverJournal finishes the batch a killed dedupe run left in jn: it
-// prints the batch's new inputs, then clears the journal. A server is
-// sent the batch again with its Idempotency-Key and answers what it
-// answered the first time; another index prints every input of the batch
-// that is stored (when the run did not record which were new).
-func recoverJournal(ctx context.Context, ix *query.Index, jn *journal, a *answers, kind query.Input, sep byte) error {
-	p, err := jn.pending()
-	if err != nil || p == nil {
-		return err
-	}
-	var es []store.Entry
-	if p.v1 {
-		// An older run's batch: its inputs, hashed again.
-		rs, err := ix.HasInputs(ctx, p.inputs, kind)
-		if err != nil {
-			return fmt.Errorf("journal %s: finishing the batch of a killed run: %w", jn.path, err)
-		}
-		es = make([]store.Entry, len(rs))
-		stored := make([]bool, len(rs))
-		for i, r := range rs {
-			es[i] = store.FullEntry(r.Hash, store.Value{})
-			stored[i] = r.Err == nil && r.OK
-		}
-		if p.isNew == nil {
-			p.isNew = stored
-		}
-	} else if es, err = wire.DecodeEntries(p.body); err != nil || len(es) != len(p.inputs) {
-		return fmt.Errorf("journal %s: %d entries for %d inputs: %v", jn.path, len(es), len(p.inputs), err)
-	}
-	isNew := p.isNew
-	if isNew == nil {
-		if rdb, ok := ix.Store().(*remote.DB); ok && p.key != "" {
-			if p.revisit < 0 {
-				isNew, err = rdb.AddBatchOnce(ctx, es, p.key)
-			} else {
-				isNew, err = rdb.VisitBatchOnce(ctx, es, p.revisit, p.key)
-			}
-		} else {
-			hs := make([]hashkey.Hash, len(es))
-			for i := range es {
-				hs[i] = es[i].Hash
-			}
-			isNew, err = ix.Store().HasBatch(ctx, hs)
-		}
-		if err != nil {
-			return fmt.Errorf("journal %s: finishing the batch of a killed run: %w", jn.path, err)
-		}
-	}
-	recovered := true
-	for i, in := range p.inputs {
-		switch {
-		case !isNew[i]:
-		case a.json != nil:
-			isNew := true
-			a.json.Encode(memberOutput{Input: in, Hash: hexKey(&es[i]), New: &isNew, Recovered: &recovered})
-		default:
-			a.out.WriteString(in)
-			a.out.WriteByte(sep)
-		}
-	}
-	if err := a.out.Flush(); err != nil {
-		return err
-	}
-	return jn.done()
-}
-
-// openJournals opens dedupe's crash journal: --journal FILE when given,
-// none with --no-journal, DIR/urlhash.dedupe for an index directory
-// (which one process owns at a time), else a free journal of the index's
-// directory of journals under the user's cache directory (journalDir),
-// with the journals killed runs left there (orphans), to finish.
-func (o *dedupeOptions) openJournals() (jn *journal, orphans []*journal, err error) {
-	path := o.journal
+// journalOptions returns where dedupe journals (dedupe.Options): --journal
+// FILE when given, none with --no-journal, DIR/urlhash.dedupe for an index
+// directory (which one process owns at a time), else a directory of
+// journals for the index under the user's cache directory (journalDir),
+// which any number of runs share.
+func (o *dedupeOptions) journalOptions() (*dedupe.Options, error) {
+	do := &dedupe.Options{RevisitAfter: o.revisit, Inputs: o.in.kind()}
 	switch {
 	case o.noJournal:
-		return nil, nil, nil
-	case path == "" && !backend.IsPostgres(o.db.dir) && !remote.IsLocation(o.db.dir):
-		path = filepath.Join(o.db.dir, "urlhash.dedupe")
-	}
-	if path != "" {
-		jn, err = openJournal(path)
-		if errors.Is(err, errJournalBusy) {
-			err = fmt.Errorf("%w (give each its own --journal FILE)", err)
+	case o.journal != "":
+		do.Journal = o.journal
+	case !backend.IsPostgres(o.db.dir) && !remote.IsLocation(o.db.dir):
+		do.Journal = filepath.Join(o.db.dir, "urlhash.dedupe")
+	default:
+		dir, err := journalDir(o.db.journalID())
+		if err != nil {
+			return nil, err
 		}
-		return jn, nil, err
+		do.JournalDir = dir
 	}
-	dir, err := journalDir(o.db.journalID())
+	return do, nil
+}
+
+// journalDir is the default directory of the journals of dedupe runs on
+// a shared index (PostgreSQL, a server): one per index, under the user's
+// cache directory, named by a digest of id (the location, which may hold a
+// password, and a PostgreSQL schema).
+func journalDir(id string) (string, error) {
+	cache, err := os.UserCacheDir()
 	if err != nil {
-		return nil, nil, err
+		return "", fmt.Errorf("journal: %w (choose one with --journal FILE, or --no-journal)", err)
 	}
-	return claimJournal(dir)
+	sum := sha256.Sum256([]byte(id))
+	return filepath.Join(cache, "urlhash", "dedupe", hex.EncodeToString(sum[:8])), nil
+}
+
+// journalError adds what to do to an error of dedupe's journals.
+func journalError(err error) error {
+	var ie *dedupe.IndexError
+	switch {
+	case errors.As(err, &ie):
+		return fmt.Errorf("%w\nurlhash: hint: a dedupe of index %s at %s finishes the batch (serve it there again); to give the batch up, move %s away (its inputs may be stored in %s without having been printed)", err, ie.Want, ie.Path, ie.Journal, ie.Want)
+	case errors.Is(err, dedupe.ErrJournalBusy):
+		return fmt.Errorf("%w (give each its own --journal FILE)", err)
+	}
+	return err
 }
 
 func (o *dedupeOptions) run(e *env, args []string) error {
@@ -205,128 +160,50 @@ func (o *dedupeOptions) run(e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	jn, orphans, err := o.openJournals()
+	do, err := o.journalOptions()
 	if err != nil {
 		return err
-	}
-	if jn != nil {
-		defer jn.close()
 	}
 	a := newAnswers(e, o.json)
 	sep := byte('\n')
 	if o.in.nul {
 		sep = 0
 	}
-	for _, oj := range append(orphans, jn) {
-		if oj == nil {
-			continue
+	// The records of the batches sent and not yet answered, in order: the
+	// client answers them in that order.
+	var sentMu sync.Mutex
+	var sent [][]record
+	c, err := dedupe.Open(e.ctx, ix, do, func(b *dedupe.Batch) error {
+		if b.Recovered {
+			return o.printRecovered(a, b, sep)
 		}
-		if err := recoverJournal(e.ctx, ix, oj, a, o.in.kind(), sep); err != nil {
-			return err
-		}
-	}
-	for _, oj := range orphans {
-		if err := oj.drop(); err != nil {
-			return fmt.Errorf("journal %s: %w", oj.path, err)
-		}
-	}
-	rdb, _ := ix.Store().(*remote.DB)
-	revisitArg := time.Duration(-1)
-	if o.revisit > 0 {
-		revisitArg = o.revisit
-	}
-	// A server answers a write once it is durable, so several batches can
-	// be in flight (it stores one while the next is resolved and sent),
-	// each with a journal of its own: with journals in a directory (the
-	// default for a server), or none.
-	slots := []*journal{jn}
-	if rdb != nil && o.revisit == 0 && o.journal == "" {
-		if jn != nil {
-			more, err := claimMore(filepath.Dir(jn.path), dedupeInFlight-1)
-			if err != nil {
-				return err
-			}
-			slots = append(slots, more...)
-		} else {
-			slots = make([]*journal, dedupeInFlight)
-		}
-	}
-	size := dedupeBatch
-	if len(slots) > 1 {
-		size = dedupeRemoteBatch
-	}
-	p := newDedupePipe(len(slots), func(b *dedupeBatchState) error { return o.finish(b, a, sep) })
-	n := 0
-	err = streamBatches(e, &o.in, args, size, func(batch []record) error {
-		b := &dedupeBatchState{rs: resolve(ix, batch, o.in.kind()), jn: slots[n%len(slots)], done: make(chan struct{})}
-		n++
-		if err := p.admit(b); err != nil {
-			return err
-		}
-		entries := make([]store.Entry, 0, len(b.rs))
-		var inputs []string
-		for i, r := range b.rs {
-			if r.err == nil && !b.skip[i] {
-				entries = append(entries, r.entry)
-				inputs = append(inputs, r.r.text)
-			}
-		}
-		o.vf.apply(entries, time.Now())
-		var key string
-		if b.jn != nil {
-			key = wire.NewKey()
-			var body []byte
-			for i := range entries {
-				body = wire.AppendEntry(body, &entries[i])
-			}
-			if err := b.jn.begin(key, revisitArg, body, inputs); err != nil {
-				return err
-			}
-		}
-		write := func() ([]bool, error) {
-			var added []bool
-			var err error
-			switch {
-			case rdb != nil && o.revisit > 0:
-				// A server's answer is durable: no /v1/sync after it.
-				added, err = rdb.VisitBatchOnce(e.ctx, entries, o.revisit, key)
-			case rdb != nil:
-				added, err = rdb.AddBatchOnce(e.ctx, entries, key)
-			case o.revisit > 0:
-				added, err = ix.Store().VisitBatch(e.ctx, entries, o.revisit)
-			default:
-				added, err = ix.Store().AddBatch(e.ctx, entries)
-			}
-			if err != nil {
-				return nil, err
-			}
-			// Acknowledge nothing before it is durable.
-			return added, syncWrites(e.ctx, ix.Store())
-		}
-		if len(slots) == 1 {
-			b.added, b.err = write()
-			close(b.done)
-		} else {
-			go func() {
-				defer close(b.done)
-				b.added, b.err = write()
-			}()
-		}
-		return p.send(b)
+		sentMu.Lock()
+		recs := sent[0]
+		sent = sent[1:]
+		sentMu.Unlock()
+		return o.print(a, b, recs, sep)
 	})
-	if perr := p.close(); err == nil {
-		err = perr
+	if err != nil {
+		return journalError(err)
 	}
-	for _, j := range slots[1:] {
-		if j == nil {
-			continue
+	err = streamBatches(e, &o.in, args, c.BatchSize(), func(batch []record) error {
+		inputs := make([]dedupe.Input, len(batch))
+		for i, r := range resolve(ix, batch, o.in.kind()) {
+			inputs[i] = dedupe.Input{Text: r.r.text, Entry: r.entry, Err: r.err}
 		}
-		// Cleared unless a batch failed: then kept for the next run.
-		if err == nil {
-			j.drop()
-		} else {
-			j.close()
+		set := o.vf.setter(time.Now())
+		for i := range inputs {
+			if inputs[i].Err == nil {
+				set(&inputs[i].Entry)
+			}
 		}
+		sentMu.Lock()
+		sent = append(sent, batch)
+		sentMu.Unlock()
+		return c.Send(e.ctx, inputs)
+	})
+	if cerr := c.Close(); err == nil {
+		err = cerr
 	}
 	if cerr := ix.Close(); err == nil {
 		err = cerr
@@ -334,219 +211,38 @@ func (o *dedupeOptions) run(e *env, args []string) error {
 	return a.status(o.in.status(err))
 }
 
-// dedupeInFlight is how many batches dedupe has in flight to a server, and
-// dedupeRemoteBatch their size: measured against 4,096 x 6 and 32,768 x 3
-// on branch issue-23 (the server holds every batch in flight in memory),
-// then against 16,384 x 3 and 8,192 x 2 or 3 on branch p23: with 4
-// clients, 2 in flight kept the throughput of 3 with 40 MiB less server
-// memory; 8,192 saved 30 MiB more but stalled in some runs (8 s for 6).
-// On the final code (bare-key batches, pooled bodies, records packed)
-// 8,192 took the server's peak from 48 to 41-43 MiB at 1.25-1.28x
-// Redis's throughput (1.35x with 16,384), without a stall in its runs.
-const (
-	dedupeInFlight    = 2
-	dedupeRemoteBatch = 1 << 13
-)
-
-// A dedupeBatchState is a batch of dedupe on its way: resolved, sent,
-// answered, printed.
-type dedupeBatchState struct {
-	rs   []resolved
-	skip []bool   // skip[i]: rs[i]'s identity is in an earlier batch in flight
-	jn   *journal // its journal, or nil
-	// hashes are the identities it sends (held while it is in flight),
-	// set their index, and seq its number in the pipe.
-	hashes []hashkey.Hash
-	set    keySet
-	seq    uint64
-	added  []bool // per entry sent: whether it was new
-	err    error
-	done   chan struct{} // closed once added and err are set
-}
-
-// A dedupePipe prints the batches in flight in the order they were read,
-// each once it is answered, in a goroutine of its own, so that an
-// interactive producer is answered without sending more. It admits a
-// batch when fewer than depth are in flight.
-type dedupePipe struct {
-	slots  chan struct{}
-	queue  chan *dedupeBatchState
-	ended  chan struct{}
-	finish func(*dedupeBatchState) error
-
-	mu sync.Mutex
-	// inflight are the batches admitted and not yet printed, in order.
-	// The server may store a later batch before an earlier one: an
-	// identity of an earlier batch in flight is not sent again (it is not
-	// new, whatever the earlier batch's answer), so that the first input
-	// of an identity is the one printed, as with one batch at a time.
-	// Each batch's identities are looked up in its keySet: a map of all
-	// of them (an insert, a lookup and a delete a key) was most of the
-	// client's CPU in a dedupe of present keys.
-	inflight []*dedupeBatchState
-	admitted uint64 // the seq of the last batch admitted
-	err      error  // the first error of finish
-}
-
-func newDedupePipe(depth int, finish func(*dedupeBatchState) error) *dedupePipe {
-	p := &dedupePipe{slots: make(chan struct{}, depth), queue: make(chan *dedupeBatchState, depth),
-		ended: make(chan struct{}), finish: finish}
-	go p.print()
-	return p
-}
-
-// admit waits for a free slot and marks the identities of b that an
-// earlier batch in flight holds.
-func (p *dedupePipe) admit(b *dedupeBatchState) error {
-	p.slots <- struct{}{}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.err != nil {
-		<-p.slots
-		return p.err
-	}
-	b.skip = make([]bool, len(b.rs))
-	if cap(p.slots) == 1 {
-		return nil
-	}
-	p.admitted++
-	b.seq = p.admitted
-	b.hashes = make([]hashkey.Hash, 0, len(b.rs))
-	for i, r := range b.rs {
-		if r.err != nil {
+// print prints the answer to a batch of records: the new inputs (all of
+// them with --json), and the failed ones as failures.
+func (o *dedupeOptions) print(a *answers, b *dedupe.Batch, recs []record, sep byte) error {
+	for i, in := range b.Inputs {
+		if in.Err != nil {
+			a.fail(recs[i], in.Err)
 			continue
 		}
-		h := &r.entry.Hash
-		for _, e := range p.inflight {
-			if e.set.has(h) {
-				b.skip[i] = true
-				break
-			}
-		}
-		if !b.skip[i] {
-			// A repeat within b is sent twice: the backend answers it
-			// new at most once.
-			b.hashes = append(b.hashes, *h)
-		}
-	}
-	b.set = newKeySet(b.hashes)
-	p.inflight = append(p.inflight, b)
-	return nil
-}
-
-// keySet is a set of identities: a flat open-addressing table of their
-// positions, indexed by their leading bytes (an identity is a hash
-// already), built once and dropped whole.
-type keySet struct {
-	slots []int32 // 1 + a position in keys; 0: empty
-	keys  []hashkey.Hash
-	mask  uint64
-}
-
-func newKeySet(keys []hashkey.Hash) keySet {
-	n := 1
-	for n < 2*len(keys) {
-		n <<= 1
-	}
-	s := keySet{slots: make([]int32, n), keys: keys, mask: uint64(n - 1)}
-	for i := range keys {
-		j := binary.LittleEndian.Uint64(keys[i][:8]) & s.mask
-		for s.slots[j] != 0 {
-			j = (j + 1) & s.mask
-		}
-		s.slots[j] = int32(i + 1)
-	}
-	return s
-}
-
-// has reports whether h is in the set.
-func (s *keySet) has(h *hashkey.Hash) bool {
-	if len(s.keys) == 0 {
-		return false
-	}
-	for j := binary.LittleEndian.Uint64(h[:8]) & s.mask; ; j = (j + 1) & s.mask {
-		v := s.slots[j]
-		if v == 0 {
-			return false
-		}
-		if s.keys[v-1] == *h {
-			return true
-		}
-	}
-}
-
-// send queues b, admitted, for printing.
-func (p *dedupePipe) send(b *dedupeBatchState) error {
-	p.queue <- b
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err
-}
-
-// print prints the batches in order. After an error it still waits for
-// the batches in flight (they may be stored) and prints none.
-func (p *dedupePipe) print() {
-	defer close(p.ended)
-	for b := range p.queue {
-		<-b.done
-		p.mu.Lock()
-		if len(p.inflight) > 0 && p.inflight[0] == b {
-			p.inflight[0] = nil
-			p.inflight = p.inflight[1:]
-		}
-		failed := p.err != nil
-		p.mu.Unlock()
-		err := b.err
-		if err == nil && !failed {
-			err = p.finish(b)
-		}
-		p.mu.Lock()
-		if err != nil && p.err == nil {
-			p.err = err
-		}
-		p.mu.Unlock()
-		<-p.slots
-	}
-}
-
-// close waits for the batches in flight and returns the first error.
-func (p *dedupePipe) close() error {
-	close(p.queue)
-	<-p.ended
-	return p.err
-}
-
-// finish records and prints the answer of a batch, then clears its
-// journal.
-func (o *dedupeOptions) finish(b *dedupeBatchState, a *answers, sep byte) error {
-	if b.jn != nil {
-		if err := b.jn.commit(b.added); err != nil {
-			return err
-		}
-	}
-	// added covers the entries sent; an input skipped (an identity of an
-	// earlier batch) is not new.
-	j := 0
-	for i, r := range b.rs {
-		if r.err != nil {
-			a.fail(r.r, r.err)
-			continue
-		}
-		isNew := false
-		if !b.skip[i] {
-			isNew = b.added[j]
-			j++
-		}
-		switch {
+		switch isNew := b.New[i]; {
 		case a.json != nil:
-			a.json.Encode(memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), New: &isNew})
+			a.json.Encode(memberOutput{Input: in.Text, Hash: hexKey(&in.Entry), New: &isNew})
 		case isNew:
-			a.out.WriteString(r.r.text)
+			a.out.WriteString(in.Text)
 			a.out.WriteByte(sep)
 		}
 	}
-	if err := a.out.Flush(); err != nil || b.jn == nil {
-		return err
+	return a.out.Flush()
+}
+
+// printRecovered prints the new inputs of a killed run's batch, which this
+// run finished (marked recovered with --json).
+func (o *dedupeOptions) printRecovered(a *answers, b *dedupe.Batch, sep byte) error {
+	recovered, isNew := true, true
+	for i, in := range b.Inputs {
+		switch {
+		case !b.New[i]:
+		case a.json != nil:
+			a.json.Encode(memberOutput{Input: in.Text, Hash: hexKey(&in.Entry), New: &isNew, Recovered: &recovered})
+		default:
+			a.out.WriteString(in.Text)
+			a.out.WriteByte(sep)
+		}
 	}
-	return b.jn.done()
+	return a.out.Flush()
 }

@@ -22,11 +22,6 @@ import (
 // storeBatch is how many inputs a store command hands the index at once.
 const storeBatch = 4096
 
-// dedupeBatch is storeBatch for dedupe: each batch costs a few fsyncs
-// (journal, index), so a batch filled from a file is larger. Interactive
-// input is answered as it arrives whatever the size (see streamBatches).
-const dedupeBatch = 1 << 15
-
 // lookupBatch is storeBatch for has: the index answers a sorted batch in
 // key order (the key table coalesces its reads, Badger steps from key to
 // key), which pays once the batch is dense among the stored keys; but

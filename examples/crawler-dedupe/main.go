@@ -1,9 +1,16 @@
 // Command crawler-dedupe shows urlhash as a crawler's frontier filter:
-// several workers fetch pages of a simulated site concurrently, and every
-// discovered link enters the frontier only if Add says it is new.
-// Fragments are dropped from identities, so page#a and page#b are one page,
-// and links that differ only in spelling (case, default port, dot segments)
-// are one page too.
+// several workers fetch pages of a simulated site concurrently, and the
+// links each page holds go through one exactly-once client (package
+// dedupe), whose Handler puts the new ones in the frontier. Fragments are
+// dropped from identities, so page#a and page#b are one page, and links
+// that differ only in spelling (case, default port, dot segments) are one
+// page too.
+//
+// The client journals each batch of links before it is stored, until its
+// new links are in the frontier: a crawler killed in between gets them
+// again when it restarts (dedupe.Open finishes the batch first), so that a
+// crawler whose frontier is durable (this one's is in memory, for
+// brevity) never loses a page it stored as seen.
 //
 //	go run ./examples/crawler-dedupe
 package main
@@ -14,10 +21,11 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
-	"sync/atomic"
 
+	"github.com/urlhash/urlhash/dedupe"
 	"github.com/urlhash/urlhash/hashkey/urlhash"
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/query"
@@ -75,54 +83,88 @@ func run(w io.Writer) error {
 	}
 	defer seen.Close()
 
-	frontier := make(chan link, 1024)
-	var pending sync.WaitGroup
-	var fetched, duplicates atomic.Int64
+	// The Handler gets the answer to each batch of links once it is
+	// durable, in the order the batches were sent, and puts the new links
+	// in the next round's frontier; the batch's journal is cleared when it
+	// returns.
 	var mu sync.Mutex
-	var crawled []int
-
-	enqueue := func(url string, page int) error {
-		isNew, err := seen.Add(ctx, url)
-		if err != nil {
-			return err
-		}
-		if !isNew {
-			duplicates.Add(1)
+	var next []link
+	page := map[string]int{} // the page each link names, by its text
+	var duplicates int
+	filter, err := dedupe.Open(ctx, seen, &dedupe.Options{Journal: filepath.Join(dir, "urlhash.dedupe")},
+		func(b *dedupe.Batch) error {
+			mu.Lock()
+			defer mu.Unlock()
+			for i, in := range b.Inputs {
+				switch {
+				case in.Err != nil:
+					return in.Err
+				case b.New[i]:
+					next = append(next, link{in.Text, page[in.Text]})
+				default:
+					duplicates++
+				}
+			}
 			return nil
-		}
-		pending.Add(1)
-		frontier <- link{url, page}
-		return nil
-	}
-	if err := enqueue("https://shop.example/p/1", 1); err != nil {
+		})
+	if err != nil {
 		return err
 	}
+	defer filter.Close()
+	send := func(ls []link) error {
+		urls := make([]string, len(ls))
+		mu.Lock()
+		for i, l := range ls {
+			urls[i] = l.url
+			page[l.url] = l.page
+		}
+		mu.Unlock()
+		return filter.SendURLs(ctx, urls)
+	}
 
-	// The first error wins; later ones are dropped so that no worker blocks.
-	var firstErr error
-	var errOnce sync.Once
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for t := range frontier {
-				fetched.Add(1)
-				mu.Lock()
-				crawled = append(crawled, t.page)
-				mu.Unlock()
-				for _, l := range links(t.page) {
-					if err := enqueue(l.url, l.page); err != nil {
-						errOnce.Do(func() { firstErr = err })
+	// The crawl goes in rounds: the workers fetch the round's pages at
+	// once and send the links of each through the filter; Flush waits for
+	// the last answers, and the new links are the next round.
+	if err := send([]link{{"https://shop.example/p/1", 1}}); err != nil {
+		return err
+	}
+	var crawled []int
+	for {
+		if err := filter.Flush(); err != nil {
+			return err
+		}
+		round := next
+		next = nil
+		if len(round) == 0 {
+			break
+		}
+		pages := make(chan link)
+		errs := make(chan error, workers)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for p := range pages {
+					if err := send(links(p.page)); err != nil {
+						errs <- err
+						return
 					}
 				}
-				pending.Done()
-			}
-		})
+			})
+		}
+		for _, p := range round {
+			crawled = append(crawled, p.page)
+			pages <- p
+		}
+		close(pages)
+		wg.Wait()
+		select {
+		case err := <-errs:
+			return err
+		default:
+		}
 	}
-	pending.Wait()
-	close(frontier)
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
+	if err := filter.Close(); err != nil {
+		return err
 	}
 	sort.Ints(crawled)
 	for i, p := range crawled {
@@ -134,8 +176,8 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%d workers fetched %d pages, each exactly once\n", workers, fetched.Load())
-	fmt.Fprintf(w, "%d duplicate links skipped (fragments, case, :443, dot segments)\n", duplicates.Load())
+	fmt.Fprintf(w, "%d workers fetched %d pages, each exactly once\n", workers, len(crawled))
+	fmt.Fprintf(w, "%d duplicate links skipped (fragments, case, :443, dot segments)\n", duplicates)
 	fmt.Fprintf(w, "%d identities in the frontier index\n", st.Entries)
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package dedupe
 
 import (
 	"slices"
@@ -8,33 +8,34 @@ import (
 	"github.com/urlhash/urlhash/store"
 )
 
-// TestDedupePipe: with batches in flight, an identity of an earlier batch
-// still in flight is not sent again (the server may store the later batch
-// first: the first input must be the one printed), the batches print in
-// the order they were read whatever order they are answered in, and no
-// identity stays pending once its batch has printed.
-func TestDedupePipe(t *testing.T) {
-	batch := func(urls ...string) *dedupeBatchState {
-		b := &dedupeBatchState{done: make(chan struct{})}
+// TestPipe: with batches in flight, an identity of an earlier batch still
+// in flight is not sent again (the server may store the later batch
+// first: the first input must be the one reported new), the batches are
+// delivered in the order they were admitted whatever order they are
+// answered in, and no identity stays in flight once its batch is
+// delivered.
+func TestPipe(t *testing.T) {
+	newBatch := func(urls ...string) *batch {
+		b := &batch{done: make(chan struct{})}
 		for _, u := range urls {
-			b.rs = append(b.rs, resolved{r: record{text: u}, entry: store.FullEntry(hashkey.Sum([]byte(u)), store.Value{})})
+			b.inputs = append(b.inputs, Input{Text: u, Entry: store.FullEntry(hashkey.Sum([]byte(u)), store.Value{})})
 		}
 		return b
 	}
-	var printed [][]string
-	p := newDedupePipe(3, func(b *dedupeBatchState) error {
+	var delivered [][]string
+	p := newPipe(3, func(b *batch) error {
 		var got []string
-		for i, r := range b.rs {
-			got = append(got, r.r.text)
+		for i, in := range b.inputs {
+			got = append(got, in.Text)
 			if b.skip[i] {
 				got[len(got)-1] += " (skipped)"
 			}
 		}
-		printed = append(printed, got)
+		delivered = append(delivered, got)
 		return nil
 	})
-	b1, b2 := batch("a", "b"), batch("a", "c", "c")
-	for _, b := range []*dedupeBatchState{b1, b2} {
+	b1, b2 := newBatch("a", "b"), newBatch("a", "c", "c")
+	for _, b := range []*batch{b1, b2} {
 		if err := p.admit(b); err != nil {
 			t.Fatal(err)
 		}
@@ -51,11 +52,11 @@ func TestDedupePipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]string{{"a", "b"}, {"a (skipped)", "c", "c"}}
-	if len(printed) != 2 || !slices.Equal(printed[0], want[0]) || !slices.Equal(printed[1], want[1]) {
-		t.Fatalf("printed %q, want %q", printed, want)
+	if len(delivered) != 2 || !slices.Equal(delivered[0], want[0]) || !slices.Equal(delivered[1], want[1]) {
+		t.Fatalf("delivered %q, want %q", delivered, want)
 	}
 	if len(p.inflight) != 0 {
-		t.Fatalf("batches still in flight after they printed: %d", len(p.inflight))
+		t.Fatalf("batches still in flight after their delivery: %d", len(p.inflight))
 	}
 }
 
