@@ -15,13 +15,13 @@ import (
 // batch: sending another batch with it is an error wrapping
 // wire.ErrKeyReused. wire.NewKey makes keys.
 func (db *DB) AddBatchOnce(ctx context.Context, es []store.Entry, key string) ([]bool, error) {
-	return db.answered(ctx, "/v1/add", es, key)
+	return db.answered(ctx, wire.PathAdd, es, key)
 }
 
 // VisitBatchOnce is VisitBatch sent with the Idempotency-Key key, as
 // AddBatchOnce.
 func (db *DB) VisitBatchOnce(ctx context.Context, es []store.Entry, revisitAfter time.Duration, key string) ([]bool, error) {
-	return db.answered(ctx, visitPath(revisitAfter), es, key)
+	return db.answered(ctx, db.visitPath(revisitAfter), es, key)
 }
 
 // answered posts es to path (with key, when not empty) and reads one

@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,7 +78,7 @@ func Open(ctx context.Context, location string, opts *Options) (*DB, error) {
 		Status, Profile string
 		Index           string
 	}
-	if err := db.call(ctx, "GET", "/v1/health", nil, &h); err != nil {
+	if err := db.call(ctx, "GET", wire.PathHealth, nil, &h); err != nil {
 		return nil, err
 	}
 	db.identity = h.Index
@@ -121,7 +122,7 @@ func (db *DB) doKey(ctx context.Context, method, path string, body []byte, key s
 	}
 	var cancel context.CancelFunc = func() {}
 	// Streams (scan, load, backup) take as long as they take.
-	if p, _, _ := strings.Cut(path, "?"); p != "/v1/scan" && p != "/v1/load" && p != "/v1/backup" {
+	if p, _, _ := strings.Cut(path, "?"); p != wire.PathScan && p != wire.PathLoad && p != wire.PathBackup {
 		ctx, cancel = context.WithTimeout(ctx, db.o.Timeout)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, db.base+path, bytes.NewReader(body))
@@ -176,7 +177,7 @@ func (c cancelOnClose) Close() error { err := c.ReadCloser.Close(); c.cancel(); 
 // Get implements store.Backend.
 func (db *DB) Get(ctx context.Context, h hashkey.Hash) (store.Value, error) {
 	var b []byte
-	if err := db.call(ctx, "POST", "/v1/get", h[:], &b); err != nil {
+	if err := db.call(ctx, "POST", wire.PathGet, h[:], &b); err != nil {
 		return store.Value{}, err
 	}
 	e, _, err := wire.DecodeEntry(b)
@@ -186,7 +187,7 @@ func (db *DB) Get(ctx context.Context, h hashkey.Hash) (store.Value, error) {
 // HasBatch implements store.Backend.
 func (db *DB) HasBatch(ctx context.Context, hs []hashkey.Hash) ([]bool, error) {
 	var b []byte
-	if err := db.call(ctx, "POST", "/v1/has", wire.AppendHashes(nil, hs), &b); err != nil {
+	if err := db.call(ctx, "POST", wire.PathHas, wire.AppendHashes(nil, hs), &b); err != nil {
 		return nil, err
 	}
 	return db.bools(b, len(hs))
@@ -204,7 +205,7 @@ func (db *DB) bools(b []byte, n int) ([]bool, error) {
 // Match implements store.Backend.
 func (db *DB) Match(ctx context.Context, h hashkey.Hash) (store.Match, bool, error) {
 	var b []byte
-	err := db.call(ctx, "POST", "/v1/match", h[:], &b)
+	err := db.call(ctx, "POST", wire.PathMatch, h[:], &b)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Match{}, false, nil
 	}
@@ -221,10 +222,10 @@ func (db *DB) Match(ctx context.Context, h hashkey.Hash) (store.Match, bool, err
 // Scan implements store.Backend: a streamed JSONL answer.
 func (db *DB) Scan(ctx context.Context, prefix []byte, bits, limit int, fn func(store.Entry) error) error {
 	q := url.Values{}
-	q.Set("prefix", fmt.Sprintf("%x", prefix))
-	q.Set("bits", strconv.Itoa(bits))
-	q.Set("limit", strconv.Itoa(limit))
-	resp, err := db.do(ctx, "GET", "/v1/scan?"+q.Encode(), nil)
+	q.Set(wire.ParamPrefix, hex.EncodeToString(prefix))
+	q.Set(wire.ParamBits, strconv.Itoa(bits))
+	q.Set(wire.ParamLimit, strconv.Itoa(limit))
+	resp, err := db.do(ctx, "GET", wire.PathScan+"?"+q.Encode(), nil)
 	if err != nil {
 		return err
 	}
@@ -244,10 +245,15 @@ func (db *DB) Scan(ctx context.Context, prefix []byte, bits, limit int, fn func(
 	return fmt.Errorf("remote: %s: scan: %w", db.base, err)
 }
 
+// prefixQuery returns the query of a prefix: prefix (hex), then bits.
+func prefixQuery(prefix []byte, bits int) string {
+	return wire.ParamPrefix + "=" + hex.EncodeToString(prefix) + "&" + wire.ParamBits + "=" + strconv.Itoa(bits)
+}
+
 // Count implements store.Backend.
 func (db *DB) Count(ctx context.Context, prefix []byte, bits int) (full, prefixes int64, err error) {
 	var c struct{ Full, Prefixes int64 }
-	err = db.call(ctx, "GET", fmt.Sprintf("/v1/count?prefix=%x&bits=%d", prefix, bits), nil, &c)
+	err = db.call(ctx, "GET", wire.PathCount+"?"+prefixQuery(prefix, bits), nil, &c)
 	return c.Full, c.Prefixes, err
 }
 
@@ -260,12 +266,12 @@ func (db *DB) PutBatch(ctx context.Context, es []store.Entry) error {
 	if err != nil {
 		return err
 	}
-	return db.call(ctx, "POST", "/v1/put", b, nil)
+	return db.call(ctx, "POST", wire.PathPut, b, nil)
 }
 
 // AddBatch implements store.Backend; durable on return.
 func (db *DB) AddBatch(ctx context.Context, es []store.Entry) ([]bool, error) {
-	return db.answered(ctx, "/v1/add", es, "")
+	return db.answered(ctx, wire.PathAdd, es, "")
 }
 
 // Delete implements store.Backend; durable on return.
@@ -277,7 +283,7 @@ func (db *DB) Delete(ctx context.Context, e store.Entry) error {
 	if err != nil {
 		return err
 	}
-	return db.call(ctx, "POST", "/v1/delete", b, nil)
+	return db.call(ctx, "POST", wire.PathDelete, b, nil)
 }
 
 // Load implements store.Backend: the entries stream to the server as
@@ -308,7 +314,7 @@ func (db *DB) Load(ctx context.Context, seq iter.Seq[store.Entry]) (store.LoadRe
 		}
 		pw.CloseWithError(bw.Flush())
 	}()
-	req, err := http.NewRequestWithContext(ctx, "POST", db.base+"/v1/load", pr)
+	req, err := http.NewRequestWithContext(ctx, "POST", db.base+wire.PathLoad, pr)
 	if err != nil {
 		return store.LoadResult{}, err
 	}
@@ -332,15 +338,17 @@ func (db *DB) Stats(ctx context.Context) (store.Stats, error) {
 // (zero otherwise).
 func (db *DB) ServerStats(ctx context.Context) (wire.Stats, error) {
 	var s wire.Stats
-	return s, db.call(ctx, "GET", "/v1/stats", nil, &s)
+	return s, db.call(ctx, "GET", wire.PathStats, nil, &s)
 }
 
 // Verify implements store.Backend.
-func (db *DB) Verify(ctx context.Context) error { return db.call(ctx, "POST", "/v1/verify", nil, nil) }
+func (db *DB) Verify(ctx context.Context) error {
+	return db.call(ctx, "POST", wire.PathVerify, nil, nil)
+}
 
 // Sync implements store.Backend. Every write is durable when it returns
 // already; Sync asks the server anyway, for writes other clients made.
-func (db *DB) Sync(ctx context.Context) error { return db.call(ctx, "POST", "/v1/sync", nil, nil) }
+func (db *DB) Sync(ctx context.Context) error { return db.call(ctx, "POST", wire.PathSync, nil, nil) }
 
 // Close releases the client's connections; the server keeps the index.
 // Later calls return store.ErrClosed.
@@ -365,7 +373,7 @@ func (db *DB) Path() string { return db.base }
 // would mean the default profile).
 func (db *DB) Profile(ctx context.Context) (string, error) {
 	var b []byte
-	if err := db.call(ctx, "GET", "/v1/profile", nil, &b); err != nil {
+	if err := db.call(ctx, "GET", wire.PathProfile, nil, &b); err != nil {
 		return "", err
 	}
 	return string(b), nil
@@ -386,7 +394,7 @@ func (db *DB) SetProfile(ctx context.Context, name string) error {
 		}
 		return store.ErrReadOnly
 	}
-	return db.call(ctx, "POST", "/v1/profile", []byte(name), nil)
+	return db.call(ctx, "POST", wire.PathProfile, []byte(name), nil)
 }
 
 // Backup writes a backup of the server's index to w, the file "urlhash
@@ -395,7 +403,7 @@ func (db *DB) SetProfile(ctx context.Context, name string) error {
 // answer cut short is an error (and the part written is no backup:
 // restore refuses it).
 func (db *DB) Backup(ctx context.Context, w io.Writer, since uint64) (until uint64, err error) {
-	resp, err := db.do(ctx, "GET", "/v1/backup?since="+strconv.FormatUint(since, 10), nil)
+	resp, err := db.do(ctx, "GET", wire.PathBackup+"?"+wire.ParamSince+"="+strconv.FormatUint(since, 10), nil)
 	if err != nil {
 		return 0, err
 	}

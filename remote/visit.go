@@ -2,22 +2,28 @@ package remote
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"time"
 
 	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
 )
 
 // VisitBatch implements store.Backend: the server's clock decides which
 // entries are due; durable on return.
 func (db *DB) VisitBatch(ctx context.Context, es []store.Entry, revisitAfter time.Duration) ([]bool, error) {
-	return db.answered(ctx, visitPath(revisitAfter), es, "")
+	return db.answered(ctx, db.visitPath(revisitAfter), es, "")
 }
 
-// visitPath is the path of a VisitBatch.
-func visitPath(revisitAfter time.Duration) string {
-	return "/v1/visit?after=" + url.QueryEscape(revisitAfter.String())
+// visitPath is the path of a VisitBatch: revisit_after, or after, its
+// old name, for a server that names no index (one before both; it reads
+// only after).
+func (db *DB) visitPath(revisitAfter time.Duration) string {
+	name := wire.ParamRevisitAfter
+	if db.identity == "" {
+		name = wire.ParamRevisitAfterAlias
+	}
+	return wire.PathVisit + "?" + name + "=" + url.QueryEscape(revisitAfter.String())
 }
 
 // DeletePrefix implements store.Backend; durable on return.
@@ -29,10 +35,10 @@ func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, bits int) (full, 
 		return 0, 0, err
 	}
 	var c struct{ Full, Prefixes int64 }
-	path := fmt.Sprintf("/v1/delete-prefix?prefix=%x&bits=%d", prefix, bits)
+	q := prefixQuery(prefix, bits)
 	if bits == 0 {
-		path += "&all=true" // the caller asked for everything; the server wants it said
+		q += "&" + wire.ParamAll + "=true" // the caller asked for everything; the server wants it said
 	}
-	err = db.call(ctx, "POST", path, nil, &c)
+	err = db.call(ctx, "POST", wire.PathDeletePrefix+"?"+q, nil, &c)
 	return c.Full, c.Prefixes, err
 }

@@ -13,7 +13,7 @@
 // a path no endpoint serves (404 no_endpoint) and a wrong method (405
 // method_not_allowed, with an Allow header) included.
 //
-//	GET  /v1/health                      {"status":"ok","profile":...}
+//	GET  /v1/health                      {"status":"ok","profile":...,"index":ID}
 //	GET  /v1/stats                       wire.Stats as JSON (snake_case names)
 //	GET  /v1/profile                     the recorded profile, as text
 //	POST /v1/profile                     record the body's profile (SetProfile)
@@ -22,9 +22,9 @@
 //	POST /v1/match    32 hash bytes      the matching entry (entry encoding), or 404
 //	POST /v1/put      entries            204: stored and durable
 //	POST /v1/add      entries            one byte per entry, 1 new, 0 present; durable
-//	POST /v1/visit?after=DURATION  entries   one byte per entry, 1 new (absent,
-//	                                     or last visited DURATION ago by the
-//	                                     server's clock), 0 seen; durable
+//	POST /v1/visit?revisit_after=DURATION  entries   one byte per entry, 1 new
+//	                                     (absent, or last visited DURATION ago by
+//	                                     the server's clock), 0 seen; durable
 //	POST /v1/delete   one entry (key)    204, or 404
 //	POST /v1/delete-prefix?prefix=HEX&bits=N  {"full":..,"prefixes":..}; durable
 //	                                          (an empty prefix needs all=true)
@@ -42,6 +42,10 @@
 //	                                     trailer Urlhash-Backup-Until: the next since
 //	GET  /v1/uris:search?uri=URI&threatTypes=T          Web Risk v1 Lookup API, on an
 //	GET  /v1/hashes:search?hashPrefix=B64&threatTypes=T  index of a Safe Browsing list
+//	GET  /v1/threatLists:computeDiff?threatType=T&versionToken=B64&...
+//	                                     Web Risk v1 Update API: the list's diff
+//	                                     from the version a client holds (or all
+//	                                     of it), from the versions sync kept
 //	GET  /metrics                        Prometheus text format: Go's and the process's
 //	                                     collectors, build info, requests and latency
 //	                                     by endpoint, refusals by reason, requests in
@@ -50,6 +54,19 @@
 //	                                     their duration, entries, filter size and
 //	                                     probes, disk bytes, free space and reserve,
 //	                                     key-table merges, Badger compactions
+//
+// The paths and query parameters are constants of package wire (PathAdd,
+// ParamRevisitAfter, ...). The revisit parameter of /v1/visit and
+// /v1/urls/add is revisit_after; after, the name /v1/visit read first, is
+// read too (both given must agree), and a repeat of a keyed request under
+// either name is the same request.
+//
+// Every answer names the index served: Urlhash-Index, its identity (32 hex
+// digits, drawn when the index was created; also "index" in /v1/health).
+// A request that sends Urlhash-Index naming another index is refused with
+// 412 (kind index_mismatch) before anything of it is applied: package
+// remote names the index on the batches it sends with an Idempotency-Key,
+// which a client resends after a crash.
 //
 // An entry is a key-length byte (32 for a full entry, 4..31 for a prefix
 // entry), the key, a uvarint text length and the text, a uvarint data
@@ -70,8 +87,8 @@
 // records none, on the first add). The format is package wire's: UTF-8
 // lines ended by LF, an optional CR before it dropped, a blank line
 // answered invalid; lines and line counts are bounded (wire.MaxLineLen,
-// wire.MaxLines) as well as the body. revisit_after gives urls/add the
-// semantics of /v1/visit (dedupe --revisit-after).
+// wire.MaxLines) as well as the body. revisit_after (or after) gives
+// urls/add the semantics of /v1/visit (dedupe --revisit-after).
 //
 // # Exactly-once writes
 //

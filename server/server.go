@@ -141,33 +141,33 @@ func New(st store.Backend, opts *Options) *Server {
 	s.identity = identityOf(st)
 	s.metrics = newMetrics(st, s.commit, s.slots, o.Version)
 	metrics := s.metrics.handler(o.Logger)
-	s.handle("GET /metrics", unmetered, func(w http.ResponseWriter, r *http.Request) error {
+	s.handle("GET "+wire.PathMetrics, unmetered, func(w http.ResponseWriter, r *http.Request) error {
 		metrics.ServeHTTP(w, r)
 		return nil
 	})
-	s.handle("GET /v1/health", unmetered, s.health)
-	s.handle("GET /v1/stats", buffered, s.stats)
-	s.handle("GET /v1/profile", buffered, s.profile)
-	s.handle("POST /v1/profile", buffered, s.setProfile)
-	s.handle("POST /v1/has", buffered, s.has)
-	s.handle("POST /v1/get", buffered, s.get)
-	s.handle("POST /v1/match", buffered, s.match)
-	s.handle("POST /v1/put", buffered, s.put)
-	s.handle("POST /v1/add", buffered, s.add)
-	s.handle("POST /v1/delete", buffered, s.delete)
-	s.handle("POST /v1/visit", buffered, s.visit)
-	s.handle("POST /v1/delete-prefix", buffered, s.deletePrefix)
-	s.handle("POST /v1/load", streamed, s.load)
-	s.handle("POST /v1/urls/add", buffered, s.urlsAdd)
-	s.handle("POST /v1/urls/has", buffered, s.urlsHas)
-	s.handle("GET /v1/scan", buffered, s.scan)
-	s.handle("GET /v1/count", buffered, s.count)
-	s.handle("POST /v1/verify", buffered, s.verify)
-	s.handle("POST /v1/sync", buffered, s.sync)
-	s.handle("GET /v1/backup", buffered, s.backup)
-	s.handle("GET /v1/uris:search", webRiskAPI, s.searchURIs)
-	s.handle("GET /v1/hashes:search", webRiskAPI, s.searchHashes)
-	s.handle("GET /v1/threatLists:computeDiff", webRiskAPI, s.computeDiff)
+	s.handle("GET "+wire.PathHealth, unmetered, s.health)
+	s.handle("GET "+wire.PathStats, buffered, s.stats)
+	s.handle("GET "+wire.PathProfile, buffered, s.profile)
+	s.handle("POST "+wire.PathProfile, buffered, s.setProfile)
+	s.handle("POST "+wire.PathHas, buffered, s.has)
+	s.handle("POST "+wire.PathGet, buffered, s.get)
+	s.handle("POST "+wire.PathMatch, buffered, s.match)
+	s.handle("POST "+wire.PathPut, buffered, s.put)
+	s.handle("POST "+wire.PathAdd, buffered, s.add)
+	s.handle("POST "+wire.PathDelete, buffered, s.delete)
+	s.handle("POST "+wire.PathVisit, buffered, s.visit)
+	s.handle("POST "+wire.PathDeletePrefix, buffered, s.deletePrefix)
+	s.handle("POST "+wire.PathLoad, streamed, s.load)
+	s.handle("POST "+wire.PathURLsAdd, buffered, s.urlsAdd)
+	s.handle("POST "+wire.PathURLsHas, buffered, s.urlsHas)
+	s.handle("GET "+wire.PathScan, buffered, s.scan)
+	s.handle("GET "+wire.PathCount, buffered, s.count)
+	s.handle("POST "+wire.PathVerify, buffered, s.verify)
+	s.handle("POST "+wire.PathSync, buffered, s.sync)
+	s.handle("GET "+wire.PathBackup, buffered, s.backup)
+	s.handle("GET "+wire.PathSearchURIs, webRiskAPI, s.searchURIs)
+	s.handle("GET "+wire.PathSearchHashes, webRiskAPI, s.searchHashes)
+	s.handle("GET "+wire.PathComputeDiff, webRiskAPI, s.computeDiff)
 	s.handle("/", unmetered, s.noEndpoint) // what no endpoint matches: 404 or 405 in JSON
 	return s
 }
@@ -592,14 +592,14 @@ func (s *Server) match(w http.ResponseWriter, r *http.Request) error {
 func prefixArgs(r *http.Request) ([]byte, int, error) {
 	q := r.URL.Query()
 	var prefix []byte
-	if p := q.Get("prefix"); p != "" {
+	if p := q.Get(wire.ParamPrefix); p != "" {
 		var err error
 		if prefix, err = hex.DecodeString(p + strings.Repeat("0", len(p)%2)); err != nil {
 			return nil, 0, fmt.Errorf("%w: prefix %q", wire.ErrBadRequest, p)
 		}
 	}
 	bits := 8 * len(prefix)
-	if b := q.Get("bits"); b != "" {
+	if b := q.Get(wire.ParamBits); b != "" {
 		var err error
 		if bits, err = strconv.Atoi(b); err != nil {
 			return nil, 0, fmt.Errorf("%w: bits %q", wire.ErrBadRequest, b)
@@ -614,7 +614,7 @@ func (s *Server) scan(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	limit := 0
-	if l := r.URL.Query().Get("limit"); l != "" {
+	if l := r.URL.Query().Get(wire.ParamLimit); l != "" {
 		if limit, err = strconv.Atoi(l); err != nil {
 			return fmt.Errorf("%w: limit %q", wire.ErrBadRequest, l)
 		}
@@ -678,7 +678,7 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("%w: this server makes no backups", store.ErrInvalidOptions)
 	}
 	var since uint64
-	if v := r.URL.Query().Get("since"); v != "" {
+	if v := r.URL.Query().Get(wire.ParamSince); v != "" {
 		var err error
 		if since, err = strconv.ParseUint(v, 10, 64); err != nil {
 			return fmt.Errorf("%w: since %q", wire.ErrBadRequest, v)

@@ -138,9 +138,10 @@ func splitLines(body []byte) ([][]byte, error) {
 // urlsAdd is POST /v1/urls/add[?revisit_after=DURATION]: the body's URLs
 // (text, one per line) hashed with the index's profile and added (visited
 // with revisitAfter DURATION, as dedupe --revisit-after does, when it is
-// set), answered one line per input line: new, present or invalid.
+// set; after, its alias, is read too), answered one line per input line:
+// new, present or invalid.
 func (s *Server) urlsAdd(w http.ResponseWriter, r *http.Request) error {
-	after, err := durationArg(r, "revisit_after")
+	after, err := revisitArg(r)
 	if err != nil {
 		return err
 	}

@@ -7,12 +7,13 @@ import (
 	"github.com/urlhash/urlhash/wire"
 )
 
-// visit is POST /v1/visit?after=DURATION: VisitBatch of the body's
-// entries with revisitAfter DURATION (Go syntax, "24h"; absent or 0:
-// never revisit), answered like /v1/add: one byte per entry, 1 when it is
-// new. The server's backend clock decides, never the client's.
+// visit is POST /v1/visit?revisit_after=DURATION: VisitBatch of the
+// body's entries with revisitAfter DURATION (Go syntax, "24h"; absent or
+// 0: never revisit; after, its alias, is read too), answered like
+// /v1/add: one byte per entry, 1 when it is new. The server's backend
+// clock decides, never the client's.
 func (s *Server) visit(w http.ResponseWriter, r *http.Request) error {
-	after, err := durationArg(r, "after")
+	after, err := revisitArg(r)
 	if err != nil {
 		return err
 	}
@@ -35,7 +36,7 @@ func (s *Server) deletePrefix(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if bits == 0 && r.URL.Query().Get("all") != "true" {
+	if bits == 0 && r.URL.Query().Get(wire.ParamAll) != "true" {
 		return fmt.Errorf("%w: an empty prefix deletes every entry; say so with prefix=&all=true", wire.ErrBadRequest)
 	}
 	return s.write(w, r, afterWrite, func(*http.Request, []byte, *recording) (answer, error) {

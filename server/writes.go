@@ -119,6 +119,25 @@ func durationArg(r *http.Request, name string) (time.Duration, error) {
 	return d, nil
 }
 
+// revisitArg reads the revisit duration of /v1/visit and /v1/urls/add:
+// wire.ParamRevisitAfter, or its alias wire.ParamRevisitAfterAlias (the
+// name /v1/visit read first); both given must agree.
+func revisitArg(r *http.Request) (time.Duration, error) {
+	d, err := durationArg(r, wire.ParamRevisitAfter)
+	if err != nil || !r.URL.Query().Has(wire.ParamRevisitAfterAlias) {
+		return d, err
+	}
+	a, err := durationArg(r, wire.ParamRevisitAfterAlias)
+	if err != nil {
+		return 0, err
+	}
+	if r.URL.Query().Has(wire.ParamRevisitAfter) && a != d {
+		return 0, fmt.Errorf("%w: %s=%v and %s=%v disagree (%s is its old name)", wire.ErrBadRequest,
+			wire.ParamRevisitAfter, d, wire.ParamRevisitAfterAlias, a, wire.ParamRevisitAfterAlias)
+	}
+	return a, nil
+}
+
 // addEntries adds es (visits them when visit is set), keeping the answer
 // answerOf gives with the write when g is set.
 func (s *Server) addEntries(ctx context.Context, es []store.Entry, g *recording, answerOf func([]bool) answer, after time.Duration, visit bool) (answer, error) {

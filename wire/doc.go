@@ -39,15 +39,10 @@
 // for complete. A load body is JSONL entries without an end record
 // (NewLineScanner). Lines are bounded by MaxJSONLLine.
 //
-// # URL batches and the other bodies
-//
-// The text/plain URL batches of /v1/urls/add and /v1/urls/has, the
-// Idempotency-Key header that makes a write exactly-once, and the body of
-// /v1/stats (Stats) are here too.
-//
 // # URL batches
 //
-// A request body is UTF-8 text, one URL per line, each line ended by LF
+// The text/plain URL batches of /v1/urls/add and /v1/urls/has
+// (AppendAnswer, SplitLines): a request body is UTF-8 text, one URL per line, each line ended by LF
 // (an optional CR before it is dropped; the last line may lack its LF). An
 // answer is text/plain with one line per input line, in order:
 //
@@ -67,9 +62,17 @@
 // A repeat whose method, path, query or body differ (RequestDigest) is
 // refused with 422 Unprocessable Content (ErrKeyReused).
 //
-// # Headers
+// # Routes, parameters and headers
+//
+// Every route's path (PathAdd, PathVisit, ...) and query parameter
+// (ParamPrefix, ParamRevisitAfter, ...) is a constant here, which the
+// server routes by and the client sends. The revisit parameter is
+// revisit_after on /v1/visit and /v1/urls/add alike; after, the name
+// /v1/visit read first, is read too (ParamRevisitAfterAlias).
 //
 // The Content-Types (ContentTypeBinary, ContentTypeJSON, ContentTypeJSONL,
-// ContentTypeText) and a backup answer's trailers (TrailerBackupUntil,
-// TrailerError) are named here too.
+// ContentTypeText), the served index's identity (HeaderIndex, on every
+// answer; a request naming another index is refused, ErrIndexMismatch),
+// the body of /v1/stats (Stats) and a backup answer's trailers
+// (TrailerBackupUntil, TrailerError) are named here too.
 package wire

@@ -72,7 +72,10 @@ func NewKey() string {
 
 // RequestDigest returns the fingerprint a repeat of a key must match: the
 // SHA-256 of the method, path and raw query, each length-prefixed, then
-// the body.
+// the body. In the query, revisit_after is written as its alias after
+// (ParamRevisitAfterAlias): a repeat is the same request under either
+// name, and matches the answers servers kept when /v1/visit read only
+// after.
 func RequestDigest(method, path, rawQuery string, body []byte) [sha256.Size]byte {
 	h := NewRequestDigest(method, path, rawQuery)
 	h.Write(body)
@@ -86,10 +89,25 @@ func RequestDigest(method, path, rawQuery string, body []byte) [sha256.Size]byte
 func NewRequestDigest(method, path, rawQuery string) hash.Hash {
 	h := sha256.New()
 	var n [8]byte
-	for _, part := range []string{method, path, rawQuery} {
+	for _, part := range []string{method, path, aliasRevisit(rawQuery)} {
 		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
 		h.Write(n[:])
 		io.WriteString(h, part)
 	}
 	return h
+}
+
+// aliasRevisit returns rawQuery with each revisit_after parameter named
+// after, its alias; the rest as it is.
+func aliasRevisit(rawQuery string) string {
+	if !strings.Contains(rawQuery, ParamRevisitAfter+"=") {
+		return rawQuery
+	}
+	parts := strings.Split(rawQuery, "&")
+	for i, p := range parts {
+		if v, ok := strings.CutPrefix(p, ParamRevisitAfter+"="); ok {
+			parts[i] = ParamRevisitAfterAlias + "=" + v
+		}
+	}
+	return strings.Join(parts, "&")
 }
