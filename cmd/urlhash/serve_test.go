@@ -172,8 +172,9 @@ func TestServeDedupe(t *testing.T) {
 	answers(dir)
 }
 
-// TestServeKill: kill -9 of the server while clients dedupe; after a
-// restart every URL a client printed is present.
+// TestServeKill: kill -9 of the server while clients dedupe, once each
+// client has printed an answer; after a restart every URL a client
+// printed is present.
 func TestServeKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
@@ -187,31 +188,59 @@ func TestServeKill(t *testing.T) {
 	var mu sync.Mutex
 	var printed []string
 	var wg sync.WaitGroup
+	answered := make(chan struct{}, 2) // one a client, at its first line
 	for k := range 2 {
+		var in strings.Builder
+		for i := range 100000 {
+			fmt.Fprintf(&in, "https://c%d.example/%d\n", k, i)
+		}
+		cmd := childCommand("dedupe", "--db", addr)
+		cmd.Stdin = strings.NewReader(in.String())
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
 		wg.Go(func() {
-			var in strings.Builder
-			for i := range 100000 {
-				fmt.Fprintf(&in, "https://c%d.example/%d\n", k, i)
-			}
-			out, _ := cli(t, in.String(), "dedupe", "--db", addr) // killed midway: an error
-			if i := strings.LastIndexByte(out, '\n'); i >= 0 {
+			sc := bufio.NewScanner(stdout) // a line cut by the kill has no LF: not printed
+			first := true
+			for sc.Scan() {
 				mu.Lock()
-				printed = append(printed, strings.Split(out[:i], "\n")...)
+				printed = append(printed, sc.Text())
 				mu.Unlock()
+				if first {
+					answered <- struct{}{}
+					first = false
+				}
 			}
+			cmd.Wait() // killed midway: an error
 		})
 	}
-	time.Sleep(400 * time.Millisecond)
+	for range 2 {
+		select {
+		case <-answered:
+		case <-time.After(2 * time.Minute):
+			t.Fatal("a client printed nothing in 2 minutes")
+		}
+	}
 	srv.Process.Signal(syscall.SIGKILL)
 	srv.Wait()
 	wg.Wait()
-	if len(printed) == 0 {
-		t.Skip("the kill came before any answer")
-	}
 	srv, addr = startServe(t, dir)
 	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
-	if _, err := cli(t, strings.Join(printed, "\n")+"\n", "has", "-q", "--db", addr); err != nil {
-		t.Fatalf("after the restart, some of the %d printed URLs are absent: %v", len(printed), err)
+	if out, err := cli(t, strings.Join(printed, "\n")+"\n", "has", "--db", addr); err != nil {
+		var absent []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "absent\t") {
+				absent = append(absent, l)
+			}
+		}
+		t.Fatalf("after the restart, %d of the %d printed URLs are absent (%v), e.g. %q", len(absent), len(printed), err, absent[:min(3, len(absent))])
+	}
+	if len(printed) >= 200000 {
+		t.Fatalf("the clients printed all %d URLs: the kill came after their last answer", len(printed))
 	}
 	t.Logf("%d URLs printed before the kill, all present after the restart", len(printed))
 }
