@@ -20,6 +20,7 @@ import (
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/internal/clockhook"
 	"github.com/urlhash/urlhash/internal/fakeclock"
+	"github.com/urlhash/urlhash/internal/golden"
 	"github.com/urlhash/urlhash/internal/pgtest"
 	"github.com/urlhash/urlhash/pgindex"
 	"github.com/urlhash/urlhash/remote"
@@ -31,7 +32,7 @@ import (
 // backend in scenarioBackends, each with a new, empty index; the expected
 // output is the same for all of them. Regenerate it with
 //
-//	go test ./backend -run Scenario -rewrite
+//	go test ./backend -run Scenario -update
 //
 // which rewrites each file from the first backend that runs and checks the
 // others against it (add /FILE/BACKEND to -run to write from another one).
@@ -92,10 +93,11 @@ import (
 //	                 a no-op on an open in-memory index (which cannot
 //	                 be reopened once closed: the test fails)
 func TestScenario(t *testing.T) {
+	golden.Rewrite(t)
 	rewrite := flag.Lookup("rewrite")
 	rewriting := rewrite != nil && rewrite.Value.String() == "true"
 	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
-		// With -rewrite the first backend that runs writes the expected
+		// With -update the first backend that runs writes the expected
 		// output and the others are checked against it.
 		wrote := false
 		for _, b := range scenarioBackends {

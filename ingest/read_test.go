@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,9 +12,10 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/urlhash/urlhash/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the testdata/*.golden files")
 
 // dump runs Read over r and formats every record as "LINE\tTEXT" and every
 // error as "LINE\terror: MESSAGE" (or "-\tfatal: MESSAGE"), one a line.
@@ -78,19 +78,7 @@ func TestReadGolden(t *testing.T) {
 			}
 			defer f.Close()
 			got := dump(t, f, tc.file, tc.format, tc.opts)
-			golden := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("Read(%s) =\n%s\nwant\n%s", tc.file, got, want)
-			}
+			golden.Check(t, filepath.Join("testdata", tc.name+".golden"), []byte(got))
 		})
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/internal/golden"
 	"github.com/urlhash/urlhash/store"
 	"github.com/urlhash/urlhash/wire"
 )
@@ -245,27 +245,11 @@ func TestIdempotentEmpty(t *testing.T) {
 }
 
 // TestRecordGolden pins the bytes of an idempotency record as the index
-// keeps them (URLHASH_UPDATE_GOLDEN=1 rewrites the file).
+// keeps them (go test ./server -update rewrites the file).
 func TestRecordGolden(t *testing.T) {
 	digest := wire.RequestDigest("POST", "/v1/urls/add", "", []byte("https://example.com/\n"))
 	a := answer{status: 200, ctype: wire.ContentTypeText, body: []byte("new\n"), fresh: true}
-	checkRecordGolden(t, "testdata/record-v1.golden", a.appendRecord(nil, &digest))
-}
-
-// checkRecordGolden compares a record's bytes with the golden file name
-// (URLHASH_UPDATE_GOLDEN=1 rewrites it).
-func checkRecordGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	if os.Getenv("URLHASH_UPDATE_GOLDEN") == "1" {
-		os.WriteFile(name, got, 0o644)
-	}
-	want, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s: record bytes changed:\n got %x\nwant %x", name, got, want)
-	}
+	golden.Check(t, "testdata/record-v1.golden", a.appendRecord(nil, &digest))
 }
 
 // TestRecordPacked: a batch's answer of 0 and 1 bytes is kept packed 8 to
@@ -293,15 +277,15 @@ func TestRecordPacked(t *testing.T) {
 		}
 	}
 	short := answer{status: 200, ctype: wire.ContentTypeBinary, body: bytes.Repeat([]byte{1, 0, 1}, 33)}
-	golden := short.appendRecord(nil, &digest)
-	checkRecordGolden(t, "testdata/record-v2.golden", golden)
+	packed := short.appendRecord(nil, &digest)
+	golden.Check(t, "testdata/record-v2.golden", packed)
 	for name, damage := range map[string]func([]byte) []byte{
 		"cut":           func(b []byte) []byte { return b[:len(b)-1] },
 		"longer":        func(b []byte) []byte { return append(b, 0) },
 		"bits past end": func(b []byte) []byte { b[len(b)-1] |= 0x80; return b },
 		"flag lost":     func(b []byte) []byte { b[35] &^= flagPacked; b[0] = packedVersion; return b },
 	} {
-		if _, _, err := parseRecord(damage(bytes.Clone(golden))); !errors.Is(err, store.ErrCorrupt) {
+		if _, _, err := parseRecord(damage(bytes.Clone(packed))); !errors.Is(err, store.ErrCorrupt) {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/internal/golden"
 	"github.com/urlhash/urlhash/wire"
 )
 
@@ -85,6 +86,7 @@ func postExpecting(t testing.TB, ts *httptest.Server, path string, body []byte) 
 }
 
 func TestURLs(t *testing.T) {
+	golden.Rewrite(t)
 	_, ts, _ := newTestServer(t, nil)
 	datadriven.RunTest(t, "testdata/urls.txt", func(t *testing.T, d *datadriven.TestData) string {
 		path := "/v1/" + strings.Replace(d.Cmd, "-", "/", 1)

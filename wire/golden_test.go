@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"iter"
 	"os"
@@ -14,10 +13,10 @@ import (
 	"testing"
 
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/internal/golden"
 	"github.com/urlhash/urlhash/store"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/golden.txt from the encoders")
 
 // goldenEntries are the entries of the golden encodings, one per shape of
 // the entry encoding.
@@ -117,7 +116,7 @@ func readGolden(t testing.TB) map[string][]byte {
 // version).
 func TestGolden(t *testing.T) {
 	cases := goldenCases(t)
-	if *update {
+	if golden.Update() {
 		var b strings.Builder
 		b.WriteString("# The wire encodings, byte for byte (go test ./wire -update rewrites this).\n")
 		for _, c := range cases {

@@ -1,17 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/urlhash/urlhash/internal/golden"
 )
 
 // diskFigure matches the figures of a stats output that measure files on
@@ -42,23 +42,11 @@ func maskDisk(t *testing.T, out string) string {
 	})
 }
 
-// checkGolden compares got with the file testdata/name, after rewriting
-// the file when URLHASH_UPDATE_GOLDEN=1.
+// checkGolden compares got with the file testdata/name (go test
+// ./cmd/urlhash -update rewrites it).
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if os.Getenv("URLHASH_UPDATE_GOLDEN") == "1" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (URLHASH_UPDATE_GOLDEN=1 rewrites it):\n got %q\nwant %q", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 // TestStatsGolden pins the stats contract for a Badger index: the text
