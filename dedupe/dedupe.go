@@ -31,7 +31,7 @@ type Options struct {
 	JournalDir string
 	// RevisitAfter, when positive, makes an input new also when it was
 	// last reported new RevisitAfter or longer ago, by the index's clock
-	// (store.Backend.VisitBatch); the check and the record of the time are
+	// (store.Backend.VisitBatch); the check and the update of the time are
 	// one atomic step. Default 0: new means absent (add if absent).
 	RevisitAfter time.Duration
 	// Inputs says how Open reads the texts of a batch that urlhash
@@ -86,7 +86,7 @@ type Client struct {
 	o        Options
 	h        Handler
 	identity string        // the index's (see identityOf)
-	revisit  time.Duration // the journal's record of the write: -1 add
+	revisit  time.Duration // the write, as the journal keeps it: -1 add
 
 	mu     sync.Mutex // serialises Send and Close
 	slots  []*journal // a journal per batch in flight, used in turn; nil: none
@@ -120,7 +120,7 @@ var errKilled = errors.New("dedupe: killed (test)")
 // errClosed is returned by Send after Close.
 var errClosed = errors.New("dedupe: client closed")
 
-// identified is a backend that records an identity (index.DB,
+// identified is a backend that keeps an identity (index.DB,
 // pgindex.DB, remote.DB).
 type identified interface{ Identity() string }
 
@@ -340,7 +340,7 @@ func (c *Client) write(ctx context.Context, es []store.Entry, key string) ([]boo
 	return added, c.st.Sync(context.WithoutCancel(ctx))
 }
 
-// deliver records the answer of b in its journal, hands it to the
+// deliver writes the answer of b to its journal, hands it to the
 // Handler, then clears the journal.
 func (c *Client) deliver(b *batch) error {
 	if b.jn != nil {

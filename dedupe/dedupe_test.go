@@ -262,20 +262,22 @@ func TestCrash(t *testing.T) {
 
 // TestHandlerError: a Handler that fails stops the client and keeps its
 // batch in the journal; the next client delivers the batch's new inputs
-// again, marked Recovered.
+// again, marked Recovered (and those of a batch that was in flight behind
+// it, stored and never delivered).
 func TestHandlerError(t *testing.T) {
 	for _, s := range setups {
 		t.Run(s.name, func(t *testing.T) {
 			ctx := context.Background()
-			client, _ := s.open(t)
+			client, db := s.open(t)
 			o := s.opts(t.TempDir())
 			full := errors.New("the frontier is full")
+			var first reports
 			calls := 0
 			c, err := Open(ctx, client(), &o, func(b *Batch) error {
 				if calls++; calls == 2 {
 					return full
 				}
-				return nil
+				return first.handle(b)
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -298,8 +300,15 @@ func TestHandlerError(t *testing.T) {
 			if err := c.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if r.recovered != 1 || fmt.Sprint(r.news) != "map[https://b.example/:1]" {
+			if r.recovered == 0 || r.news["https://b.example/"] != 1 || r.news["https://a.example/"] != 0 {
 				t.Fatalf("after the failed Handler: %d recovered batches, %v new; want b's batch again", r.recovered, r.news)
+			}
+			held, err := db.HasBatch(ctx, []hashkey.Hash{hashkey.Sum([]byte("https://c.example/"))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.news["https://c.example/"] + first.news["https://c.example/"]; held[0] != (got == 1) {
+				t.Fatalf("c stored %v, reported %d times", held[0], got)
 			}
 		})
 	}

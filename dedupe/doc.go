@@ -51,7 +51,7 @@
 //
 // # Which index
 //
-// A journal records the identity of the index its batch was written to
+// A journal names the identity of the index its batch was written to
 // (index.DB.Identity, pgindex.DB.Identity, remote.DB.Identity), and a
 // batch is finished only into that index: Open refuses a journal of
 // another (an *IndexError, wrapping ErrOtherIndex) and leaves it, never
@@ -60,7 +60,7 @@
 // journals of a server's clients are kept by its location. A batch sent
 // to a server with its key also names the index (wire.HeaderIndex), so
 // that a server serving another index since refuses it. Journals written
-// by urlhash before identities, or for an index that records none, are
+// by urlhash before identities, or for an index that has none, are
 // finished as before.
 //
 // # Pipelining

@@ -35,7 +35,7 @@ type IndexError struct {
 func (e *IndexError) Error() string {
 	have := e.Have
 	if have == "" {
-		have = "an index that records no identity"
+		have = "an index without identity"
 	}
 	return fmt.Sprintf("dedupe: journal %s holds a batch of %d inputs written to index %s; %s is %s",
 		e.Journal, e.Inputs, e.Want, e.Path, have)

@@ -24,7 +24,7 @@ import (
 // The file holds one batch (journalMagic, then):
 //
 //	uvarint len(index), index     the identity of the index written to
-//	                              ("" for one that records none)
+//	                              ("" for one without)
 //	uvarint len(key), key         the batch's Idempotency-Key
 //	varint revisit                the write: -1 add, else visit with this
 //	                              revisitAfter in nanoseconds
@@ -35,7 +35,7 @@ import (
 // A torn write (a crash while writing it, before anything of the batch was
 // sent) fails the checksum and is no batch. Once the batch is answered,
 // commit appends which inputs were new (a bitmap and its CRC), so that a
-// client killed while delivering is finished exactly. Without that record
+// client killed while delivering is finished exactly. Without that bitmap
 // the next client resends the batch with its key to a server, which
 // answers what it answered the first time (also while the first request is
 // still being applied); other indexes report every input of the batch
@@ -284,7 +284,7 @@ func parseJournal(b []byte) *pending {
 	return p
 }
 
-// begin records the batch about to be sent to the index of identity
+// begin writes the batch about to be sent to the index of identity
 // index: its key, its write (revisit < 0: an add), its entries as sent and
 // their inputs.
 func (j *journal) begin(index, key string, revisit time.Duration, body []byte, inputs []string) error {
@@ -312,7 +312,7 @@ func (j *journal) begin(index, key string, revisit time.Duration, body []byte, i
 	return nil
 }
 
-// commit records which inputs of the batch were new, once it is
+// commit writes which inputs of the batch were new, once it is
 // answered. Without it the next client finishes the batch from the index.
 func (j *journal) commit(isNew []bool) error {
 	b := make([]byte, (len(isNew)+7)/8, (len(isNew)+7)/8+4)

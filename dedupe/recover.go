@@ -21,7 +21,7 @@ func (c *Client) finish(ctx context.Context, j *journal) error {
 	if err != nil || p == nil {
 		return err
 	}
-	// A journal of an index that recorded no identity (or of an older
+	// A journal of an index without identity (or of an older
 	// urlhash) cannot be checked: it is finished as before identities.
 	if p.index != "" && p.index != c.identity {
 		return &IndexError{Journal: j.path, Inputs: len(p.inputs), Want: p.index, Have: c.identity, Path: c.st.Path()}

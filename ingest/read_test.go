@@ -16,7 +16,6 @@ import (
 	"github.com/urlhash/urlhash/internal/golden"
 )
 
-
 // dump runs Read over r and formats every record as "LINE\tTEXT" and every
 // error as "LINE\terror: MESSAGE" (or "-\tfatal: MESSAGE"), one a line.
 func dump(t testing.TB, r io.Reader, name string, f Format, opts *Options) string {

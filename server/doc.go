@@ -76,7 +76,7 @@
 // seconds (0: none); an entry without them is encoded as it always was. JSONL is the
 // format of package store (store.AppendJSONL). Package wire holds every
 // one of these encodings (entries, hashes, one-byte answers, the JSONL
-// stream's end and error records, error bodies, headers and trailers),
+// stream's end and error lines, error bodies, headers and trailers),
 // shared with the client, package remote.
 //
 // # URLs as text

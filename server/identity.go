@@ -7,11 +7,11 @@ import (
 	"github.com/urlhash/urlhash/wire"
 )
 
-// identified is a backend that records an identity (index.DB, pgindex.DB).
+// identified is a backend that keeps an identity (index.DB, pgindex.DB).
 type identified interface{ Identity() string }
 
-// identityOf returns the identity st records, or "" (a backend that
-// records none).
+// identityOf returns the identity of st, or "" (a backend without
+// one).
 func identityOf(st any) string {
 	if id, ok := st.(identified); ok {
 		return id.Identity()
@@ -29,7 +29,7 @@ func (s *Server) admitIndexed(w http.ResponseWriter, rw http.ResponseWriter, r *
 	if want := r.Header.Get(wire.HeaderIndex); want != "" && want != s.identity {
 		served := s.identity
 		if served == "" {
-			served = "one that records no identity"
+			served = "one without identity"
 		}
 		return nil, fmt.Errorf("%w: the request is meant for index %s, this server serves %s", wire.ErrIndexMismatch, want, served)
 	}

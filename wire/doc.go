@@ -32,11 +32,11 @@
 // # JSONL streams
 //
 // A scan answer is a stream of JSONL entries (store.AppendJSONL), one a
-// line, ended by one record that says how it ended: {"end":true}
+// line, ended by one line that says how it ended: {"end":true}
 // (AppendStreamEnd) or, when the server failed after its status was
 // sent, {"error":"MSG"} (AppendStreamError). ReadStream reads one; a
-// stream without its end record is cut short (ErrStreamCut), never taken
-// for complete. A load body is JSONL entries without an end record
+// stream without its end line is cut short (ErrStreamCut), never taken
+// for complete. A load body is JSONL entries without an end line
 // (NewLineScanner). Lines are bounded by MaxJSONLLine.
 //
 // # URL batches

@@ -17,7 +17,6 @@ import (
 	"github.com/urlhash/urlhash/store"
 )
 
-
 // goldenEntries are the entries of the golden encodings, one per shape of
 // the entry encoding.
 var goldenEntries = []store.Entry{

@@ -15,7 +15,7 @@ const (
 // HeaderIndex names the served index's identity (index.DB.Identity, 32 hex
 // digits): the server sets it on every answer, and a client that means one
 // index sets it on a request, which a server serving another refuses (412
-// index_mismatch, ErrIndexMismatch). Journals of writes record it, so that
+// index_mismatch, ErrIndexMismatch). Journals of writes name it, so that
 // a write resent after a crash reaches only the index it was meant for.
 const HeaderIndex = "Urlhash-Index"
 

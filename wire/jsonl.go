@@ -15,10 +15,10 @@ import (
 const MaxJSONLLine = 4 << 20
 
 // ErrStreamCut is returned, wrapped, for a JSONL stream that ends without
-// its end record: what came may be only part of the answer.
-var ErrStreamCut = errors.New("wire: stream cut short (no end record)")
+// its end line: what came may be only part of the answer.
+var ErrStreamCut = errors.New("wire: stream cut short (no end line)")
 
-// StreamError is the error record that ends a JSONL stream the server
+// StreamError is the error line that ends a JSONL stream the server
 // could not finish (after its status was sent).
 type StreamError struct {
 	Msg string // the server's error text
@@ -35,17 +35,17 @@ func NewLineScanner(r io.Reader) *bufio.Scanner {
 }
 
 // A JSONL stream (/v1/scan) is entry lines (store.AppendJSONL) ended by
-// one record that says how it ended: the end record, or an error record.
+// one line that says how it ended: the end line, or an error line.
 var (
-	endRecord   = []byte(`{"end":true}` + "\n")
+	endLine     = []byte(`{"end":true}` + "\n")
 	endPrefix   = []byte(`{"end":`)
 	errorPrefix = []byte(`{"error":`)
 )
 
-// AppendStreamEnd appends the end record of a complete stream.
-func AppendStreamEnd(dst []byte) []byte { return append(dst, endRecord...) }
+// AppendStreamEnd appends the end line of a complete stream.
+func AppendStreamEnd(dst []byte) []byte { return append(dst, endLine...) }
 
-// AppendStreamError appends the error record that ends a stream cut by
+// AppendStreamError appends the error line that ends a stream cut by
 // an error: {"error":"MSG"}, MSG a JSON string (not a Go-quoted one,
 // whose \a and \x00 escapes JSON does not have).
 func AppendStreamError(dst []byte, msg string) []byte {
@@ -58,7 +58,7 @@ func AppendStreamError(dst []byte, msg string) []byte {
 // ReadStream reads a JSONL stream from r and calls fn with each entry, in
 // order, stopping at fn's first error, which it returns. The entry's
 // value aliases a buffer that the next line overwrites. A stream ended by
-// an error record is a *StreamError, one without its end record an error
+// an error line is a *StreamError, one without its end line an error
 // wrapping ErrStreamCut, a line that is no entry an error naming it.
 func ReadStream(r io.Reader, fn func(store.Entry) error) error {
 	sc := NewLineScanner(r)
@@ -70,7 +70,7 @@ func ReadStream(r io.Reader, fn func(store.Entry) error) error {
 		case bytes.HasPrefix(line, errorPrefix):
 			var e struct{ Error string }
 			if err := json.Unmarshal(line, &e); err != nil {
-				return fmt.Errorf("%w: line %d: error record: %v", ErrBadAnswer, n, err)
+				return fmt.Errorf("%w: line %d: error line: %v", ErrBadAnswer, n, err)
 			}
 			return &StreamError{Msg: e.Error}
 		}

@@ -35,7 +35,7 @@ func (o *storeFlags) add(e *env, args []string) error {
 	var kept int64
 	err := o.storeEach(e, args, a, func(st store.Backend, entries []store.Entry) ([]bool, error) {
 		return st.AddBatch(e.ctx, entries)
-	}, func(r record, en *store.Entry, isNew bool) {
+	}, func(r input, en *store.Entry, isNew bool) {
 		if !isNew {
 			kept++
 		}

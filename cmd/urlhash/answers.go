@@ -30,7 +30,7 @@ func newAnswers(e *env, asJSON bool) *answers {
 
 // fail reports an input that could not be answered: on stderr, and in
 // JSON mode as an object with input and error so that lines stay aligned.
-func (a *answers) fail(r record, err error) {
+func (a *answers) fail(r input, err error) {
 	a.failed++
 	a.e.inputFailed(r, err)
 	switch {

@@ -33,7 +33,7 @@ func (o *canonOptions) run(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return o.in.status(processOrdered(e, &o.in, args, func(r record, c *chunk) {
+	return o.in.status(processOrdered(e, &o.in, args, func(r input, c *chunk) {
 		canon, err := cz.canonical(c.scratch[:0], r.text)
 		if err != nil {
 			failLine(c, r, err, o.json)

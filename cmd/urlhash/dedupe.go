@@ -40,7 +40,7 @@ may be printed again). The journal is DIR/urlhash.dedupe for an index
 directory, and for a postgres:// or http:// index one file per running
 dedupe in a directory of the user's cache directory (urlhash/dedupe/ID/):
 any number of runs need no flags, and each finishes the batches of killed
-runs it finds there; a finished run leaves no file. A journal records the
+runs it finds there; a finished run leaves no file. A journal names the
 identity of the index its batch was written to, and is finished only
 into that index: a run of another index (served at the same address
 since) stops with an error naming both and the journal, and leaves it.
@@ -169,24 +169,24 @@ func (o *dedupeOptions) run(e *env, args []string) error {
 	if o.in.nul {
 		sep = 0
 	}
-	// The records of the batches sent and not yet answered, in order: the
+	// The inputs of the batches sent and not yet answered, in order: the
 	// client answers them in that order.
 	var sentMu sync.Mutex
-	var sent [][]record
+	var sent [][]input
 	c, err := dedupe.Open(e.ctx, ix, do, func(b *dedupe.Batch) error {
 		if b.Recovered {
 			return o.printRecovered(a, b, sep)
 		}
 		sentMu.Lock()
-		recs := sent[0]
+		ins := sent[0]
 		sent = sent[1:]
 		sentMu.Unlock()
-		return o.print(a, b, recs, sep)
+		return o.print(a, b, ins, sep)
 	})
 	if err != nil {
 		return journalError(err)
 	}
-	err = streamBatches(e, &o.in, args, c.BatchSize(), func(batch []record) error {
+	err = streamBatches(e, &o.in, args, c.BatchSize(), func(batch []input) error {
 		inputs := make([]dedupe.Input, len(batch))
 		for i, r := range resolve(ix, batch, o.in.kind()) {
 			inputs[i] = dedupe.Input{Text: r.r.text, Entry: r.entry, Err: r.err}
@@ -211,12 +211,12 @@ func (o *dedupeOptions) run(e *env, args []string) error {
 	return a.status(o.in.status(err))
 }
 
-// print prints the answer to a batch of records: the new inputs (all of
+// print prints the answer to a batch of inputs: the new inputs (all of
 // them with --json), and the failed ones as failures.
-func (o *dedupeOptions) print(a *answers, b *dedupe.Batch, recs []record, sep byte) error {
+func (o *dedupeOptions) print(a *answers, b *dedupe.Batch, ins []input, sep byte) error {
 	for i, in := range b.Inputs {
 		if in.Err != nil {
-			a.fail(recs[i], in.Err)
+			a.fail(ins[i], in.Err)
 			continue
 		}
 		switch isNew := b.New[i]; {

@@ -81,7 +81,7 @@ func (o *deleteOptions) run(e *env, args []string) error {
 			}
 		}
 		return wasStored, nil
-	}, func(r record, en *store.Entry, wasStored bool) {
+	}, func(r input, en *store.Entry, wasStored bool) {
 		if a.json != nil {
 			a.json.Encode(memberOutput{Input: r.text, Hash: hexKey(en), Present: &wasStored})
 		}

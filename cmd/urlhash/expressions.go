@@ -67,7 +67,7 @@ func (o *expressionsOptions) run(e *env, args []string) error {
 	if o.prefixLen < 4 || o.prefixLen > 32 {
 		return usagef("--prefix-len %d: want 4..32", o.prefixLen)
 	}
-	return o.in.status(processOrdered(e, &o.in, args, func(r record, c *chunk) {
+	return o.in.status(processOrdered(e, &o.in, args, func(r input, c *chunk) {
 		var b safebrowsing.Buffer
 		if err := p.Expand(&b, r.text); err != nil {
 			// A failed input's group of expressions is empty.

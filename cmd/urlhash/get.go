@@ -51,7 +51,7 @@ func (o *getOptions) run(e *env, args []string) error {
 	defer ix.Close()
 	a := newAnswers(e, o.json)
 	a.perLine = true
-	return a.status(o.in.status(streamBatches(e, &o.in, args, storeBatch, func(batch []record) error {
+	return a.status(o.in.status(streamBatches(e, &o.in, args, storeBatch, func(batch []input) error {
 		for _, r := range resolve(ix, batch, o.in.kind()) {
 			if r.err != nil {
 				a.fail(r.r, r.err)

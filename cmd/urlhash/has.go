@@ -45,7 +45,7 @@ func (o *hasOptions) run(e *env, args []string) error {
 	}
 	defer ix.Close()
 	// Batches are answered a core each, in input order.
-	missed, err := processBatches(e, &o.in, args, lookupBatch, func(batch []record, c *chunk) {
+	missed, err := processBatches(e, &o.in, args, lookupBatch, func(batch []input, c *chunk) {
 		rs, err := ix.HasInputs(e.ctx, texts(batch), o.in.kind())
 		if err != nil {
 			c.err = err

@@ -51,7 +51,7 @@ func (o *hashOptions) run(e *env, args []string) error {
 		return err
 	}
 	decimal := o.format == "decimal"
-	return o.in.status(processOrdered(e, &o.in, args, func(r record, c *chunk) {
+	return o.in.status(processOrdered(e, &o.in, args, func(r input, c *chunk) {
 		hashed, err := cz.appendHashed(c.scratch[:0], r.text)
 		if err != nil {
 			failLine(c, r, err, o.json)

@@ -58,7 +58,7 @@ func (o *hashedURIOptions) run(e *env, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	return o.in.status(processOrdered(e, &o.in, args, func(r record, c *chunk) {
+	return o.in.status(processOrdered(e, &o.in, args, func(r input, c *chunk) {
 		u, err := hasheduri.Generate(r.text, alg, keep, v)
 		if err != nil {
 			failLine(c, r, err, o.json)

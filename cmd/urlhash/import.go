@@ -445,8 +445,8 @@ func emitJSONL(ix *query.Index, file string, batch []ingest.Record, bad func(err
 		line := []byte(r.Text)
 		if bytes.HasPrefix(line, []byte(`{"urlhash_export"`)) {
 			name, err := store.ParseJSONLHeader(line)
-			if record := query.ProfileRecord(ix.Profile()); err == nil && name != "" && name != record {
-				err = fmt.Errorf("%w: the export was made with %s, the index records %s", store.ErrProfileMismatch, name, record)
+			if want := query.ProfileRecord(ix.Profile()); err == nil && name != "" && name != want {
+				err = fmt.Errorf("%w: the export was made with %s, the index records %s", store.ErrProfileMismatch, name, want)
 			}
 			if err != nil && !bad(&ingest.LineError{File: file, Line: r.Line, Err: err}) {
 				return false

@@ -15,22 +15,24 @@ import (
 	"github.com/urlhash/urlhash/ingest"
 )
 
-// maxRecord bounds one input record so that a file with no newlines cannot
+// maxInput bounds one input so that a file with no newlines cannot
 // exhaust memory.
-const maxRecord = 16 << 20
+const maxInput = 16 << 20
 
-// record is one input with where it came from, for error messages.
-type record struct {
+// input is one input (an argument, a line, a NUL-separated item or what
+// an --input-format reader yields) with where it came from, for error
+// messages.
+type input struct {
 	text string
 	src  string // the file it was read from; "" for standard input
-	line int    // 1-based line (or record) number; 0 for an argument
+	line int    // 1-based line (or NUL-separated item) number; 0 for an argument
 	seq  int    // 0-based position among all the command's inputs
 }
 
-// diagnostic formats the error of a failed record: "urlhash: error:",
-// then "FILE:LINE: " ("stdin:LINE: ") for a record read from a file or
+// diagnostic formats the error of a failed input: "urlhash: error:",
+// then "FILE:LINE: " ("stdin:LINE: ") for an input read from a file or
 // standard input, then err.
-func (r record) diagnostic(err error) string {
+func (r input) diagnostic(err error) string {
 	if r.line == 0 {
 		return fmt.Sprintf("urlhash: error: %v\n", err)
 	}
@@ -41,24 +43,24 @@ func (r record) diagnostic(err error) string {
 	return fmt.Sprintf("urlhash: error: %s:%d: %v\n", src, r.line, err)
 }
 
-// readRecords calls fn with batches of at most batchSize records taken
+// readInputs calls fn with batches of at most batchSize inputs taken
 // from args or, when args is empty, from r: one per line with a trailing CR
 // dropped (blank and comment lines skipped, see ingest.IsSkipped), or
-// NUL-separated byte for byte when nul is set (empty records skipped). A
-// final separator does not start an empty record. fn owns each batch it is
+// NUL-separated byte for byte when nul is set (empty ones skipped). A
+// final separator does not start an empty input. fn owns each batch it is
 // given.
 //
-// Unless fill is set, records are handed over as soon as a read returns
+// Unless fill is set, inputs are handed over as soon as a read returns
 // them, so a producer that writes one line and waits for the answer is not
 // kept waiting; with fill (r is a regular file: nobody waits) only full
 // batches are, and the last, so that no batch is built from pieces and
 // copied again. The texts of one read share one string, so a fast producer
-// costs one allocation per read rather than one per record.
-func readRecords(args []string, r io.Reader, nul, fill bool, batchSize int, fn func([]record) error) error {
+// costs one allocation per read rather than one per input.
+func readInputs(args []string, r io.Reader, nul, fill bool, batchSize int, fn func([]input) error) error {
 	if len(args) > 0 {
-		batch := make([]record, len(args))
+		batch := make([]input, len(args))
 		for i, a := range args {
-			batch[i] = record{text: a, seq: i}
+			batch[i] = input{text: a, seq: i}
 		}
 		return fn(batch)
 	}
@@ -67,16 +69,16 @@ func readRecords(args []string, r io.Reader, nul, fill bool, batchSize int, fn f
 		sep = 0
 	}
 	line := 0
-	// split hands fn the records of text, whose last byte is a separator
+	// split hands fn the inputs of text, whose last byte is a separator
 	// unless atEOF.
-	var batch []record
+	var batch []input
 	split := func(text string, atEOF bool) error {
 		if batch == nil && len(text) > 0 {
 			n := batchSize
 			if !fill {
 				n = min(batchSize, 1+strings.Count(text, string(sep)))
 			}
-			batch = make([]record, 0, n)
+			batch = make([]input, 0, n)
 		}
 		for len(text) > 0 {
 			i := strings.IndexByte(text, sep)
@@ -93,10 +95,10 @@ func readRecords(args []string, r io.Reader, nul, fill bool, batchSize int, fn f
 			if nul && rec == "" || !nul && ingest.IsSkipped(rec) {
 				continue
 			}
-			batch = append(batch, record{text: rec, line: line})
+			batch = append(batch, input{text: rec, line: line})
 			if len(batch) == batchSize {
 				full := batch
-				batch = make([]record, 0, batchSize)
+				batch = make([]input, 0, batchSize)
 				if err := fn(full); err != nil {
 					return err
 				}
@@ -112,8 +114,8 @@ func readRecords(args []string, r io.Reader, nul, fill bool, batchSize int, fn f
 	buf := make([]byte, 0, 256<<10)
 	for {
 		if len(buf) == cap(buf) {
-			if len(buf) >= maxRecord {
-				return fmt.Errorf("stdin:%d: record longer than %d bytes", line+1, maxRecord)
+			if len(buf) >= maxInput {
+				return fmt.Errorf("stdin:%d: record longer than %d bytes", line+1, maxInput)
 			}
 			buf = append(buf, make([]byte, len(buf))...)[:len(buf)]
 		}
@@ -141,28 +143,28 @@ type chunk struct {
 	failed    int
 	missed    int    // inputs answered "no" (absent, no match)
 	err       error  // what stopped the batch (the index failed): ends the run
-	scratch   []byte // a work buffer reused across the chunk's records
+	scratch   []byte // a work buffer reused across the chunk's inputs
 }
 
-// fail counts a failed record and queues its diagnostic.
-func (c *chunk) fail(r record, err error) {
+// fail counts a failed input and queues its diagnostic.
+func (c *chunk) fail(r input, err error) {
 	c.failed++
 	c.errs.WriteString(r.diagnostic(err))
 }
 
-// processOrdered runs work over every record that streamBatches reads, on
+// processOrdered runs work over every input that streamBatches reads, on
 // all cores, and writes the results in input order. work appends a
-// record's output to c.out, or records its failure with c.fail. The error
-// is errReported when a record failed (its diagnostic already written),
+// input's output to c.out, or its failure to c.fail. The error
+// is errReported when an input failed (its diagnostic already written),
 // else what stopped reading or writing.
-func processOrdered(e *env, in *inputFlags, args []string, work func(r record, c *chunk)) error {
+func processOrdered(e *env, in *inputFlags, args []string, work func(r input, c *chunk)) error {
 	// These commands keep nothing between batches: a sparser GC costs a few
 	// MiB and saves a third of the wall time on large inputs (measured with
 	// "go run ./bench -only hash"). GOGC, when set, wins.
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	_, err := processBatches(e, in, args, 8192, func(batch []record, c *chunk) {
+	_, err := processBatches(e, in, args, 8192, func(batch []input, c *chunk) {
 		c.out.Grow(80 * len(batch))
 		for _, r := range batch {
 			work(r, c)
@@ -171,16 +173,16 @@ func processOrdered(e *env, in *inputFlags, args []string, work func(r record, c
 	return err
 }
 
-// processBatches runs work over the batches (of at most batchSize records)
+// processBatches runs work over the batches (of at most batchSize inputs)
 // that streamBatches reads, a batch per core at a time, and writes their
 // chunks in input order. It returns the sum of the chunks' missed counts,
 // and the error as processOrdered does; a chunk's err stops the run with
 // that error, after the chunks before it are written.
-func processBatches(e *env, in *inputFlags, args []string, batchSize int, work func(batch []record, c *chunk)) (missed int, _ error) {
+func processBatches(e *env, in *inputFlags, args []string, batchSize int, work func(batch []input, c *chunk)) (missed int, _ error) {
 	workers := runtime.GOMAXPROCS(0)
 	if in.onlyArgs(args) || workers < 2 {
 		var c chunk
-		err := streamBatches(e, in, args, batchSize, func(batch []record) error {
+		err := streamBatches(e, in, args, batchSize, func(batch []input) error {
 			work(batch, &c)
 			if c.err != nil {
 				return c.err
@@ -191,8 +193,8 @@ func processBatches(e *env, in *inputFlags, args []string, batchSize int, work f
 	}
 
 	type job struct {
-		records []record
-		done    chan *chunk
+		inputs []input
+		done   chan *chunk
 	}
 	// One batch waits while each core works on one: batches can be large.
 	jobs := make(chan job, 1)
@@ -202,7 +204,7 @@ func processBatches(e *env, in *inputFlags, args []string, batchSize int, work f
 		wg.Go(func() {
 			for j := range jobs {
 				c := new(chunk)
-				work(j.records, c)
+				work(j.inputs, c)
 				j.done <- c
 			}
 		})
@@ -229,11 +231,11 @@ func processBatches(e *env, in *inputFlags, args []string, batchSize int, work f
 			}
 		}
 	}()
-	readErr := streamBatches(e, in, args, batchSize, func(batch []record) error {
+	readErr := streamBatches(e, in, args, batchSize, func(batch []input) error {
 		if writeFailed.Load() {
 			return errWriteFailed
 		}
-		j := job{records: batch, done: make(chan *chunk, 1)}
+		j := job{inputs: batch, done: make(chan *chunk, 1)}
 		order <- j.done
 		jobs <- j
 		return nil

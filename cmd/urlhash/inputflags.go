@@ -28,7 +28,7 @@ type inputFlags struct {
 	// URLs (see addHashes).
 	hashesFlag bool
 	fs         *pflag.FlagSet // to tell a given --input-format from the default
-	// bad counts records a file reader rejected (malformed N-Triples,
+	// bad counts the inputs a file reader rejected (malformed N-Triples,
 	// say): each was reported, and the command exits 2.
 	bad atomic.Int64
 }
@@ -150,7 +150,7 @@ func inputBase(base, name string) (string, error) {
 	return ingest.FileIRI(name)
 }
 
-// status is err, or errReported when a file reader rejected records.
+// status is err, or errReported when a file reader rejected inputs.
 func (o *inputFlags) status(err error) error {
 	if err == nil && o.bad.Load() > 0 {
 		return errReported
@@ -158,12 +158,12 @@ func (o *inputFlags) status(err error) error {
 	return err
 }
 
-// read calls fn with batches of at most max records from the sources, in
+// read calls fn with batches of at most max inputs from the sources, in
 // order.
-func (o *inputFlags) read(e *env, args []string, max int, handOver func([]record) error) error {
-	// Records are numbered across every source (record.seq).
+func (o *inputFlags) read(e *env, args []string, max int, handOver func([]input) error) error {
+	// Inputs are numbered across every source (input.seq).
 	seq := 0
-	fn := func(batch []record) error {
+	fn := func(batch []input) error {
 		for i := range batch {
 			batch[i].seq = seq
 			seq++
@@ -175,7 +175,7 @@ func (o *inputFlags) read(e *env, args []string, max int, handOver func([]record
 		if len(lits) == 0 {
 			return nil
 		}
-		err := readRecords(lits, nil, false, false, max, fn)
+		err := readInputs(lits, nil, false, false, max, fn)
 		lits = nil
 		return err
 	}
@@ -193,7 +193,7 @@ func (o *inputFlags) read(e *env, args []string, max int, handOver func([]record
 			if err := ingest.Sniff(br, "stdin", o.nul); err != nil {
 				return err
 			}
-			return readRecords(nil, br, o.nul, isRegular(e, "-"), max, fn)
+			return readInputs(nil, br, o.nul, isRegular(e, "-"), max, fn)
 		}
 		return o.readFile(e, name, format, max, fn)
 	}
@@ -225,7 +225,7 @@ func (o *inputFlags) read(e *env, args []string, max int, handOver func([]record
 
 // readFile reads one file (or standard input in another format) with
 // package ingest.
-func (o *inputFlags) readFile(e *env, name string, format ingest.Format, max int, fn func([]record) error) error {
+func (o *inputFlags) readFile(e *env, name string, format ingest.Format, max int, fn func([]input) error) error {
 	display := name
 	var f interface {
 		Read([]byte) (int, error)
@@ -244,7 +244,7 @@ func (o *inputFlags) readFile(e *env, name string, format ingest.Format, max int
 	defer f.Close()
 	if !isRegular(e, name) {
 		// A pipe: whoever writes it may wait for each answer, so each
-		// record is handed over as soon as it is read (streamBatches
+		// input is handed over as soon as it is read (streamBatches
 		// gathers what has arrived).
 		max = 1
 	}
@@ -252,7 +252,7 @@ func (o *inputFlags) readFile(e *env, name string, format ingest.Format, max int
 	if err != nil {
 		return err
 	}
-	batch := make([]record, 0, max)
+	batch := make([]input, 0, max)
 	for rec, err := range ingest.Read(f, display, format, &ingest.Options{NUL: o.nul, Base: base}) {
 		var le *ingest.LineError
 		switch {
@@ -270,12 +270,12 @@ func (o *inputFlags) readFile(e *env, name string, format ingest.Format, max int
 		if name == "-" {
 			src = ""
 		}
-		batch = append(batch, record{text: rec.Text, src: src, line: rec.Line})
+		batch = append(batch, input{text: rec.Text, src: src, line: rec.Line})
 		if len(batch) == max {
 			if err := fn(batch); err != nil {
 				return err
 			}
-			batch = make([]record, 0, max)
+			batch = make([]input, 0, max)
 		}
 	}
 	if len(batch) > 0 {

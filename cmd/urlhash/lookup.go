@@ -90,7 +90,7 @@ func (o *lookupOptions) run(e *env, args []string) error {
 	}
 	a := newAnswers(e, o.json)
 	matched := 0
-	err = streamBatches(e, &o.in, args, storeBatch, func(batch []record) error {
+	err = streamBatches(e, &o.in, args, storeBatch, func(batch []input) error {
 		for _, r := range batch {
 			hits, err := lookupOne(e.ctx, ix, p, r.text, o.in.kind())
 			if err != nil {

@@ -51,7 +51,7 @@ func (o *matchOptions) run(e *env, args []string) error {
 		return err
 	}
 	a := newAnswers(e, false)
-	return a.status(o.in.status(streamBatches(e, &o.in, args[1:], storeBatch, func(batch []record) error {
+	return a.status(o.in.status(streamBatches(e, &o.in, args[1:], storeBatch, func(batch []input) error {
 		for _, r := range batch {
 			ok, err := u.Match(r.text, v)
 			if err != nil {

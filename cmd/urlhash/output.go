@@ -46,10 +46,10 @@ func writeJSON(c *chunk, v any) {
 	}
 }
 
-// failLine records a failed input of a one-line-per-input command: a
+// failLine reports a failed input of a one-line-per-input command: a
 // diagnostic on stderr and, so that output lines stay aligned with inputs,
 // an error object (--json) or an empty line on stdout.
-func failLine(c *chunk, r record, err error, asJSON bool) {
+func failLine(c *chunk, r input, err error, asJSON bool) {
 	c.fail(r, err)
 	if asJSON {
 		writeJSON(c, hashOutput{Input: r.text, Error: err.Error()})

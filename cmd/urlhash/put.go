@@ -27,7 +27,7 @@ func (o *storeFlags) put(e *env, args []string) error {
 	a := newAnswers(e, o.json)
 	err := o.storeEach(e, args, a, func(st store.Backend, entries []store.Entry) ([]bool, error) {
 		return nil, st.PutBatch(e.ctx, entries)
-	}, func(r record, en *store.Entry, _ bool) {
+	}, func(r input, en *store.Entry, _ bool) {
 		if a.json != nil {
 			a.json.Encode(memberOutput{Input: r.text, Hash: hexKey(en)})
 		}

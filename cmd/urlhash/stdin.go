@@ -5,17 +5,17 @@ import (
 	"sync"
 )
 
-// streamBatches calls fn with batches of the records in, args names (see
+// streamBatches calls fn with batches of the inputs in, args names (see
 // inputFlags). On
 // an interactive stdin (not a regular file) it hands over whatever has
-// arrived, up to max records, without waiting for a batch to fill, so that a producer that writes one URL and
+// arrived, up to max inputs, without waiting for a batch to fill, so that a producer that writes one URL and
 // waits for the answer (a crawler feeding dedupe) is answered at once,
 // while a fast producer still gets large batches.
-func streamBatches(e *env, in *inputFlags, args []string, max int, fn func([]record) error) error {
+func streamBatches(e *env, in *inputFlags, args []string, max int, fn func([]input) error) error {
 	if in.onlyArgs(args) {
-		return readRecords(args, nil, false, false, max, fn)
+		return readInputs(args, nil, false, false, max, fn)
 	}
-	// readRecords hands over the records of each read as soon as it
+	// readInputs hands over the inputs of each read as soon as it
 	// returns, so batches arrive without waiting for more input. From
 	// files, where nobody waits, batches are filled: a full batch is
 	// cheaper for the index to answer.
@@ -26,13 +26,13 @@ func streamBatches(e *env, in *inputFlags, args []string, max int, fn func([]rec
 	if fill {
 		depth = 1
 	}
-	batches := make(chan []record, depth)
+	batches := make(chan []input, depth)
 	stop := make(chan struct{})
 	var readErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		defer close(batches)
-		err := in.read(e, args, max, func(b []record) error {
+		err := in.read(e, args, max, func(b []input) error {
 			select {
 			case batches <- b:
 				return nil
@@ -55,7 +55,7 @@ func streamBatches(e *env, in *inputFlags, args []string, max int, fn func([]rec
 		return readErr
 	}
 	for {
-		var batch []record
+		var batch []input
 		select {
 		case <-e.ctx.Done():
 			// The reader may be blocked in a read that only more input
@@ -70,7 +70,7 @@ func streamBatches(e *env, in *inputFlags, args []string, max int, fn func([]rec
 			if fill && len(batch) < max {
 				// Filled from many reads: one allocation, not a copy
 				// per doubling (the last read may go past max).
-				batch = append(make([]record, 0, max+2*len(batch)), batch...)
+				batch = append(make([]input, 0, max+2*len(batch)), batch...)
 			}
 		}
 	drain:

@@ -205,7 +205,7 @@ func servedAt(dir string) (string, bool) {
 
 // resolved is one input with its key, or the reason it has none.
 type resolved struct {
-	r     record
+	r     input
 	entry store.Entry
 	err   error
 }
@@ -213,7 +213,7 @@ type resolved struct {
 // resolve turns a batch of inputs into keys, read as in says: URLs
 // through the index's profile (on every core), hashes or keys (full hashes
 // and hex prefixes) by parsing them.
-func resolve(ix *query.Index, batch []record, in query.Input) []resolved {
+func resolve(ix *query.Index, batch []input, in query.Input) []resolved {
 	out := make([]resolved, len(batch))
 	for i, res := range ix.Resolve(texts(batch), in) {
 		out[i] = resolved{r: batch[i], entry: res.Entry, err: res.Err}
@@ -222,7 +222,7 @@ func resolve(ix *query.Index, batch []record, in query.Input) []resolved {
 }
 
 // texts returns the records' texts.
-func texts(batch []record) []string {
+func texts(batch []input) []string {
 	out := make([]string, len(batch))
 	for i, r := range batch {
 		out[i] = r.text
@@ -231,7 +231,7 @@ func texts(batch []record) []string {
 }
 
 // inputFailed reports a failed input at once.
-func (e *env) inputFailed(r record, err error) {
+func (e *env) inputFailed(r input, err error) {
 	io.WriteString(e.stderr, r.diagnostic(err))
 }
 

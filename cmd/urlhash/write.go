@@ -32,8 +32,8 @@ func (o *writeFlags) addFlags(fs *flagSet, hashesUsage, jsonUsage string) {
 // what write said of it (add: new; delete: was stored; put says nothing:
 // false).
 func writeEach(e *env, ix *query.Index, w *writeFlags, args []string, a *answers,
-	write func(entries []store.Entry) ([]bool, error), answer func(r record, en *store.Entry, yes bool)) error {
-	return streamBatches(e, &w.in, args, storeBatch, func(batch []record) error {
+	write func(entries []store.Entry) ([]bool, error), answer func(r input, en *store.Entry, yes bool)) error {
+	return streamBatches(e, &w.in, args, storeBatch, func(batch []input) error {
 		rs := resolve(ix, batch, w.in.keysKind())
 		entries := make([]store.Entry, 0, len(rs))
 		for _, r := range rs {
@@ -82,7 +82,7 @@ func (o *storeFlags) addFlags(fs *flagSet, jsonUsage string) {
 // entries given the flags' value and then handed to write (add: AddBatch,
 // put: PutBatch).
 func (o *storeFlags) storeEach(e *env, args []string, a *answers,
-	write func(st store.Backend, entries []store.Entry) ([]bool, error), answer func(r record, en *store.Entry, isNew bool)) error {
+	write func(st store.Backend, entries []store.Entry) ([]bool, error), answer func(r input, en *store.Entry, isNew bool)) error {
 	ix, err := o.db.open(e, access{write: true, storeURL: o.storeURL})
 	if err != nil {
 		return err
