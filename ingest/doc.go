@@ -71,10 +71,19 @@
 //     the syntax forbids (rdf:RDF, rdf:ID, ... as elements, rdf:li and
 //     rdf:Description as attributes, the removed rdf:aboutEach,
 //     rdf:aboutEachPrefix and rdf:bagID) are errors. The XML is read by the
-//     sitemap's scanner (below): well-formed, UTF-8, no entity but the
-//     predefined five, a prefix no declaration binds is an error. A node
+//     streaming XML scanner the sitemap reader uses too (below):
+//     well-formed, UTF-8, no entity but the predefined five, a prefix no
+//     declaration binds is an error; this reader is the grammar's state
+//     machine over the scanner's elements. A node
 //     element that states nothing (<rdf:Description rdf:about="x"/>) yields
 //     nothing.
+//
+// The N-Triples, N-Quads, Turtle and TriG readers share one lexical core
+// for the terminals their grammars define alike (IRIREF with its UCHAR
+// escapes, ECHAR, the PN_CHARS classes), so that one mistake reads the same
+// in each: "invalid escape "\\u00G"", "forbidden character ' '", "escape
+// of forbidden character '>'"; N-Triples puts the column before the reason
+// (at column N: ...), Turtle and TriG after it ((column N)).
 //
 // A relative IRI reference in Turtle, TriG or RDF/XML is resolved as RFC
 // 3986 section 5.2 says (strict, with remove_dot_segments), against the base

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"unicode/utf8"
+
+	"github.com/urlhash/urlhash/ingest/internal/rdflex"
 )
 
 // rdfSeeds adds every action file of the W3C cases of one syntax to f's
@@ -73,7 +75,7 @@ func checkRDF(t *testing.T, f Format, data []byte, max int) {
 		if !utf8.ValidString(r.Text) || !isAbsoluteIRI(r.Text) || len(r.Text) > max && !isVocabulary(r.Text) {
 			t.Fatalf("record %q: not UTF-8, not absolute or over %d bytes", r.Text, max)
 		}
-		if i := strings.IndexFunc(r.Text, func(c rune) bool { return c < utf8.RuneSelf && forbiddenInIRI(byte(c)) }); i >= 0 {
+		if i := strings.IndexFunc(r.Text, func(c rune) bool { return c < utf8.RuneSelf && rdflex.ForbiddenInIRI(byte(c)) }); i >= 0 {
 			t.Fatalf("record %q holds a forbidden character", r.Text)
 		}
 	}

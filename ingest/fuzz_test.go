@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/urlhash/urlhash/ingest/internal/rdflex"
 )
 
 // refusedAsBinary reports whether data looks binary to Read, and then checks
@@ -74,7 +76,7 @@ func FuzzNTriples(f *testing.F) {
 					t.Fatalf("IRI %q is not valid UTF-8", r.Text)
 				}
 				for i := 0; i < len(r.Text); i++ {
-					if forbiddenInIRI(r.Text[i]) {
+					if rdflex.ForbiddenInIRI(r.Text[i]) {
 						t.Fatalf("IRI %q holds forbidden byte %q", r.Text, r.Text[i])
 					}
 				}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	"github.com/urlhash/urlhash/ingest/internal/rdflex"
 )
 
 // readNTriples yields the IRIs of every N-Triples or N-Quads statement, line
@@ -179,90 +181,28 @@ func quoteRune(s []byte) string {
 // it to p.iris.
 func (p *ntParser) iriRef() error {
 	start := p.i
-	p.i++ // '<'
-	p.buf = p.buf[:0]
-	for {
-		if p.eof() {
-			return p.errorf("unterminated IRI")
-		}
-		c := p.s[p.i]
-		switch {
-		case c == '>':
-			p.i++
-			if !isAbsoluteIRI(p.buf) {
-				return fmt.Errorf("%w <%s> at column %d: N-Triples and N-Quads allow only absolute IRIs", ErrRelativeIRI, p.buf, p.col+start+1)
-			}
-			p.iris = append(p.iris, string(p.buf))
-			return nil
-		case c == '\\':
-			r, err := p.uchar()
-			if err != nil {
-				return err
-			}
-			if r < utf8.RuneSelf && forbiddenInIRI(byte(r)) {
-				return fmt.Errorf("%w at column %d: escape of forbidden character %q", ErrInvalidIRI, p.col+p.i+1, r)
-			}
-			p.buf = utf8.AppendRune(p.buf, r)
-		case c < utf8.RuneSelf:
-			if forbiddenInIRI(c) {
-				return fmt.Errorf("%w at column %d: forbidden character %q", ErrInvalidIRI, p.col+p.i+1, c)
-			}
-			p.buf = append(p.buf, c)
-			p.i++
-		default:
-			r, size := utf8.DecodeRune(p.s[p.i:])
-			if r == utf8.RuneError && size == 1 {
-				return fmt.Errorf("%w at column %d: invalid UTF-8", ErrInvalidIRI, p.col+p.i+1)
-			}
-			p.buf = append(p.buf, p.s[p.i:p.i+size]...)
-			p.i += size
-		}
-	}
-}
-
-// forbiddenInIRI reports whether the ASCII byte c may not appear in an
-// IRIREF: [^#x00-#x20<>"{}|^`\].
-func forbiddenInIRI(c byte) bool {
-	switch c {
-	case '<', '>', '"', '{', '}', '|', '^', '`', '\\':
-		return true
-	}
-	return c <= 0x20
-}
-
-// uchar parses UCHAR at p.i (on '\'): \uXXXX or \UXXXXXXXX, naming a Unicode
-// scalar value.
-func (p *ntParser) uchar() (rune, error) {
-	start := p.i
-	if p.i+1 >= len(p.s) {
-		return 0, p.errorf("incomplete escape")
-	}
 	var n int
-	switch p.s[p.i+1] {
-	case 'u':
-		n = 4
-	case 'U':
-		n = 8
-	default:
-		return 0, p.errorf("invalid escape %s", quote(string(p.s[p.i:p.i+2])))
+	var lexErr *rdflex.Error
+	p.buf, n, _, lexErr = rdflex.IRIRef(p.buf[:0], p.s[p.i+1:], true, len(p.s))
+	if lexErr != nil {
+		p.i += 1 + lexErr.Off
+		return p.lexError(lexErr)
 	}
-	if p.i+2+n > len(p.s) {
-		return 0, p.errorf("incomplete escape %s", quote(string(p.s[p.i:])))
+	p.i += 1 + n
+	if !isAbsoluteIRI(p.buf) {
+		return fmt.Errorf("%w <%s> at column %d: N-Triples and N-Quads allow only absolute IRIs", ErrRelativeIRI, p.buf, p.col+start+1)
 	}
-	var r rune
-	for _, c := range p.s[p.i+2 : p.i+2+n] {
-		d, ok := hexDigit(int(c))
-		if !ok {
-			return 0, p.errorf("invalid escape %s", quote(string(p.s[p.i:p.i+2+n])))
-		}
-		r = r<<4 | rune(d)
+	p.iris = append(p.iris, string(p.buf))
+	return nil
+}
+
+// lexError returns the error of the lexical core at the current column,
+// wrapping ErrSyntax or ErrInvalidIRI.
+func (p *ntParser) lexError(e *rdflex.Error) error {
+	if e.Kind == rdflex.InvalidIRI {
+		return fmt.Errorf("%w at column %d: %s", ErrInvalidIRI, p.col+p.i+1, e.Msg)
 	}
-	p.i += 2 + n
-	if !utf8.ValidRune(r) {
-		p.i = start
-		return 0, p.errorf("escape %s is not a Unicode scalar value", quote(string(p.s[start:start+2+n])))
-	}
-	return r, nil
+	return p.errorf("%s", e.Msg)
 }
 
 // literal skips STRING_LITERAL_QUOTE at p.i (on '"') and an optional LANGTAG
@@ -279,16 +219,15 @@ func (p *ntParser) literal() error {
 			p.i++
 			return p.literalSuffix()
 		case c == '\\':
-			if p.i+1 < len(p.s) {
-				switch p.s[p.i+1] {
-				case 't', 'b', 'n', 'r', 'f', '"', '\'', '\\':
-					p.i += 2
-					continue
-				}
+			if p.i+1 < len(p.s) && rdflex.IsECHAR(p.s[p.i+1]) {
+				p.i += 2
+				continue
 			}
-			if _, err := p.uchar(); err != nil {
-				return err
+			_, size, err := rdflex.UCHAR(p.s[p.i:], true)
+			if err != nil {
+				return p.lexError(err)
 			}
+			p.i += size
 		case c < utf8.RuneSelf:
 			p.i++
 		default:
@@ -353,7 +292,7 @@ func (p *ntParser) blankNode() error {
 	}
 	p.i += 2
 	r, size := utf8.DecodeRune(p.s[p.i:])
-	if size == 0 || !(isPNCharsU(r) || '0' <= r && r <= '9') || r == utf8.RuneError && size == 1 {
+	if size == 0 || !(rdflex.IsPNCharsU(r) || '0' <= r && r <= '9') || r == utf8.RuneError && size == 1 {
 		return p.errorf("invalid blank node label")
 	}
 	p.i += size
@@ -364,7 +303,7 @@ func (p *ntParser) blankNode() error {
 			if lastDot < 0 {
 				lastDot = p.i
 			}
-		} else if !(r == utf8.RuneError && size == 1) && size > 0 && isPNChars(r) {
+		} else if !(r == utf8.RuneError && size == 1) && size > 0 && rdflex.IsPNChars(r) {
 			lastDot = -1
 		} else {
 			break
@@ -375,30 +314,4 @@ func (p *ntParser) blankNode() error {
 		p.i = lastDot // a label does not end with '.': the dots follow it
 	}
 	return nil
-}
-
-// isPNCharsBase reports whether r is in PN_CHARS_BASE.
-func isPNCharsBase(r rune) bool {
-	switch {
-	case 'A' <= r && r <= 'Z', 'a' <= r && r <= 'z':
-		return true
-	case 0xC0 <= r && r <= 0xD6, 0xD8 <= r && r <= 0xF6, 0xF8 <= r && r <= 0x2FF,
-		0x370 <= r && r <= 0x37D, 0x37F <= r && r <= 0x1FFF, 0x200C <= r && r <= 0x200D,
-		0x2070 <= r && r <= 0x218F, 0x2C00 <= r && r <= 0x2FEF, 0x3001 <= r && r <= 0xD7FF,
-		0xF900 <= r && r <= 0xFDCF, 0xFDF0 <= r && r <= 0xFFFD, 0x10000 <= r && r <= 0xEFFFF:
-		return true
-	}
-	return false
-}
-
-// isPNCharsU reports whether r is in PN_CHARS_U: PN_CHARS_BASE | '_'. (The
-// N-Triples 1.1 grammar added ':', which its erratum and the W3C tests take
-// back: "_::a" and "_:abc:def" are not blank node labels, in any syntax.)
-func isPNCharsU(r rune) bool { return isPNCharsBase(r) || r == '_' }
-
-// isPNChars reports whether r is in PN_CHARS: PN_CHARS_U | '-' | [0-9] |
-// #xB7 | [#x300-#x36F] | [#x203F-#x2040].
-func isPNChars(r rune) bool {
-	return isPNCharsU(r) || r == '-' || '0' <= r && r <= '9' || r == 0xB7 ||
-		0x300 <= r && r <= 0x36F || 0x203F <= r && r <= 0x2040
 }

@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/urlhash/urlhash/ingest/internal/rdflex"
+	"github.com/urlhash/urlhash/ingest/internal/xmlscan"
 )
 
 // RDF/XML vocabulary (https://www.w3.org/TR/rdf-syntax-grammar/#section-Namespace).
@@ -54,23 +57,28 @@ type xframe struct {
 // attributes, rdf:ID (as base#ID) and the vocabulary the syntax implies
 // (rdf:type for typed nodes, rdf:_n for rdf:li, rdf:first, rdf:rest and
 // rdf:nil for collections, rdf:XMLLiteral, the reification terms). The XML
-// is read by the sitemap reader's streaming scanner, which checks
-// well-formedness as encoding/xml's strict Decoder does, expands no entity
-// but the predefined five and holds no more than one attribute value (up to
-// MaxLineBytes) and the open elements: encoding/xml's Decoder.Token, which
-// allocates every token, read 15 MB/s here. The first error ends the
-// sequence.
+// is read by the streaming scanner the sitemap reader uses too (package
+// xmlscan), which checks well-formedness as encoding/xml's strict Decoder
+// does, expands no entity but the predefined five and holds no more than
+// one attribute value (up to MaxLineBytes) and the open elements; this
+// reader is the RDF/XML grammar's state machine over its elements. The
+// first error ends the sequence.
 func readRDFXML(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
-	x := &xmlRDF{yield: yield, max: o.MaxLineBytes, seed: maphash.MakeSeed(), docBase: o.Base}
-	x.s = newXMLScanner(br, name, yield, maxRDFNesting)
-	x.s.rdf, x.s.valMax = x, o.MaxLineBytes
-	x.s.scan()
+	x := &xmlRDF{name: name, yield: yield, max: o.MaxLineBytes, seed: maphash.MakeSeed(), docBase: o.Base}
+	x.s = xmlscan.New(br, x, xmlscan.Options{MaxDepth: maxRDFNesting, MaxValue: o.MaxLineBytes})
+	x.s.SetText(true)
+	err := x.s.Run()
+	if err == nil && !x.rootSeen {
+		err = x.lineError(syntaxf("malformed XML: no root element"))
+	}
+	yieldXMLError(name, err, yield)
 }
 
 // xmlRDF is the state of one RDF/XML document: the open elements and the
-// rdf:ID values seen.
+// rdf:ID values seen. It is the XML scanner's Handler.
 type xmlRDF struct {
-	s        *xmlScanner
+	s        *xmlscan.Scanner
+	name     string
 	yield    func(Record, error) bool
 	max      int
 	docBase  string
@@ -79,9 +87,56 @@ type xmlRDF struct {
 	ids      map[uint64]struct{}
 	rs       resolver // scratch: the base of the element at hand
 	rootSeen bool
+	nonSpace bool // the text at hand holds a character other than XML white space
 }
 
-func (x *xmlRDF) line() int { return x.s.line }
+func (x *xmlRDF) line() int { return x.s.Line() }
+
+// lineError puts the file and the current line on an error of the
+// grammar; errStopped passes.
+func (x *xmlRDF) lineError(err error) error {
+	if err == nil || err == errStopped {
+		return err
+	}
+	return &LineError{File: x.name, Line: x.line(), Err: err}
+}
+
+// StartElement hands a start tag, its names resolved, to the grammar.
+func (x *xmlRDF) StartElement(s *xmlscan.Scanner) error {
+	e, err := s.StartElement()
+	if err != nil {
+		return err
+	}
+	return x.lineError(x.start(e))
+}
+
+// EndElement hands the end of the open element to the grammar.
+func (x *xmlRDF) EndElement(*xmlscan.Scanner) error { return x.lineError(x.end()) }
+
+// CharData notes whether the text holds more than white space.
+func (x *xmlRDF) CharData(b []byte) {
+	if x.nonSpace {
+		return
+	}
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			x.nonSpace = true
+			return
+		}
+	}
+}
+
+// TextEnd hands text other than white space in an element to the grammar.
+func (x *xmlRDF) TextEnd(s *xmlscan.Scanner) error {
+	if !x.nonSpace {
+		return nil
+	}
+	x.nonSpace = false
+	if s.Depth() == 0 {
+		return nil
+	}
+	return x.lineError(x.text())
+}
 
 func (x *xmlRDF) emit(iri string) error {
 	if len(iri) > x.max && !isVocabulary(iri) {
@@ -90,7 +145,7 @@ func (x *xmlRDF) emit(iri string) error {
 	// An attribute value may hold what no IRI may: refuse it, as the other
 	// syntaxes' grammars do.
 	for i := 0; i < len(iri); i++ {
-		if c := iri[i]; c < utf8.RuneSelf && forbiddenInIRI(c) {
+		if c := iri[i]; c < utf8.RuneSelf && rdflex.ForbiddenInIRI(c) {
 			return fmt.Errorf("%w <%s>: forbidden character %q", ErrInvalidIRI, shorten(iri), c)
 		}
 	}
@@ -226,7 +281,7 @@ func (x *xmlRDF) start(e *xml.StartElement) error {
 // the parent's, or the parent's.
 func (x *xmlRDF) baseOf(e *xml.StartElement, parent string) (string, error) {
 	for _, a := range e.Attr {
-		if a.Name.Space == xmlURL && a.Name.Local == "base" {
+		if a.Name.Space == xmlscan.XMLNamespace && a.Name.Local == "base" {
 			if err := x.setBase(parent); err != nil {
 				return "", err
 			}
@@ -267,7 +322,7 @@ func (x *xmlRDF) resolve(ref, base string) (string, error) {
 // namespace declaration or a name starting with "xml" (xml:lang, xml:base
 // are read where they matter).
 func isXMLAttr(n xml.Name) bool {
-	return n.Space == "xmlns" || n.Space == "" && n.Local == "xmlns" || n.Space == xmlURL ||
+	return n.Space == "xmlns" || n.Space == "" && n.Local == "xmlns" || n.Space == xmlscan.XMLNamespace ||
 		len(n.Local) >= 3 && strings.EqualFold(n.Local[:3], "xml") && n.Space == ""
 }
 
@@ -346,7 +401,7 @@ func (x *xmlRDF) nodeElement(e *xml.StartElement, base string) error {
 			}
 		case "nodeID":
 			subjects++
-			if !isNCName(a.Value) {
+			if !xmlscan.IsNCName(a.Value) {
 				return syntaxf("rdf:nodeID %s is not an XML name", quote(a.Value))
 			}
 		}
@@ -531,7 +586,7 @@ func (x *xmlRDF) propertyElement(e *xml.StartElement, base string, li int) error
 		}
 		return x.push(xframe{kind: xProperty, base: base, typed: true})
 	}
-	if nodeID != nil && !isNCName(*nodeID) {
+	if nodeID != nil && !xmlscan.IsNCName(*nodeID) {
 		return syntaxf("rdf:nodeID %s is not an XML name", quote(*nodeID))
 	}
 	if resource != nil {
@@ -552,7 +607,7 @@ func (x *xmlRDF) propertyElement(e *xml.StartElement, base string, li int) error
 // id checks an rdf:ID value, refuses one the document used before with the
 // same base, and yields base#id.
 func (x *xmlRDF) id(v, base string) (string, error) {
-	if !isNCName(v) {
+	if !xmlscan.IsNCName(v) {
 		return "", syntaxf("rdf:ID %s is not an XML name", quote(v))
 	}
 	iri, err := x.resolve("#"+v, base)
@@ -571,29 +626,4 @@ func (x *xmlRDF) id(v, base string) (string, error) {
 	}
 	x.ids[h] = struct{}{}
 	return iri, nil
-}
-
-// isNCName reports whether s is an XML NCName (a name without ':'), the
-// syntax of rdf:ID and rdf:nodeID values. XML 1.0 fifth edition's
-// NameStartChar without ':' is Turtle's PN_CHARS_U, and its NameChar
-// without ':' is PN_CHARS or '.'.
-func isNCName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if r == utf8.RuneError {
-			return false
-		}
-		if i == 0 {
-			if !isPNCharsU(r) {
-				return false
-			}
-			continue
-		}
-		if !isPNChars(r) && r != '.' {
-			return false
-		}
-	}
-	return true
 }

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/urlhash/urlhash/ingest/internal/rdflex"
 )
 
 // DefaultMaxLineBytes is the default of Options.MaxLineBytes: 1 MiB.
@@ -380,7 +382,7 @@ func FileIRI(name string) (string, error) {
 	b.WriteString("file://")
 	for i := 0; i < len(abs); i++ {
 		c := abs[i]
-		if c < 0x80 && (forbiddenInIRI(c) || c == '%' || c == '?' || c == '#') {
+		if c < 0x80 && (rdflex.ForbiddenInIRI(c) || c == '%' || c == '?' || c == '#') {
 			fmt.Fprintf(&b, "%%%02X", c)
 			continue
 		}

@@ -111,7 +111,7 @@ func TestReadInline(t *testing.T) {
 		{"hashes 66", strings.Repeat("ab", 33), Hashes, nil, "1\terror: f:1: invalid hash \"" + strings.Repeat("ab", 32) + "\"...: 66 hex digits, want 8 to 64\n"},
 		// N-Triples
 		{"nt comment only", "# c\n   \n", NTriples, nil, ""},
-		{"nt escaped gt", `<http://a/\u003E> <http://p> <http://o> .`, NTriples, nil, "1\terror: f:1: invalid IRI at column 17: escape of forbidden character '>'\n"},
+		{"nt escaped gt", `<http://a/\u003E> <http://p> <http://o> .`, NTriples, nil, "1\terror: f:1: invalid IRI at column 11: escape of forbidden character '>'\n"},
 		{"nt surrogate", `<http://a/\uD800> <http://p> <http://o> .`, NTriples, nil, "1\terror: f:1: syntax error at column 11: escape \"\\\\uD800\" is not a Unicode scalar value\n"},
 		{"nt bad utf8", "<http://a/\xff> <http://p> <http://o> .", NTriples, nil, "1\terror: f:1: invalid IRI at column 11: invalid UTF-8\n"},
 		{"nt DEL allowed", "<http://a/\x7f> <http://p> <http://o> .", NTriples, nil, "1\thttp://a/\x7f\n1\thttp://p\n1\thttp://o\n"},
@@ -169,6 +169,19 @@ func TestReadInline(t *testing.T) {
 		{"rdfxml entity", "<!DOCTYPE rdf:RDF [<!ENTITY e \"http://e/\">]><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" xmlns:e=\"http://e/\"><rdf:Description rdf:about=\"&e;s\" e:p=\"v\"/></rdf:RDF>", RDFXML, nil, "1\terror: f:1: syntax error: malformed XML: invalid character entity &e;\n"},
 		{"ttl sign dot", "<http://e/s> <http://e/p> -. ", Turtle, nil, "1\thttp://e/s\n1\thttp://e/p\n1\terror: f:1: syntax error: sign not followed by a number (column 28)\n"},
 		{"ttl plus point five", "<http://e/s> <http://e/p> +.5e-3, -0.0, 01 .", Turtle, nil, "1\thttp://e/s\n1\thttp://e/p\n1\thttp://www.w3.org/2001/XMLSchema#double\n1\thttp://www.w3.org/2001/XMLSchema#decimal\n1\thttp://www.w3.org/2001/XMLSchema#integer\n"},
+		// The lexical core's errors read the same in N-Triples and Turtle
+		// (package rdflex): an escape that is no UCHAR, one of no scalar
+		// value, a cut one, an escaped and a written forbidden character.
+		{"nt bad hex escape", `<http://a/\u00G9> <http://p> <http://o> .`, NTriples, nil, "1\terror: f:1: syntax error at column 11: invalid escape \"\\\\u00G\"\n"},
+		{"ttl bad hex escape", `<http://a/\u00G9> <http://p> <http://o> .`, Turtle, nil, "1\terror: f:1: syntax error: invalid escape \"\\\\u00G\" (column 11)\n"},
+		{"ttl surrogate", `<http://a/\uD800> <http://p> <http://o> .`, Turtle, nil, "1\terror: f:1: syntax error: escape \"\\\\uD800\" is not a Unicode scalar value (column 11)\n"},
+		{"nt bad echar", `<http://s> <http://p> "\q" .`, NTriples, nil, "1\terror: f:1: syntax error at column 24: invalid escape \"\\\\q\"\n"},
+		{"ttl bad echar", `<http://s> <http://p> "\q" .`, Turtle, nil, "1\thttp://s\n1\thttp://p\n1\terror: f:1: syntax error: invalid escape \"\\\\q\" (column 24)\n"},
+		{"ttl escaped gt", `<http://a/\u003E> <http://p> <http://o> .`, Turtle, nil, "1\terror: f:1: invalid IRI: escape of forbidden character '>' (column 11)\n"},
+		{"ttl space in IRI", `<http://a b> <http://p> <http://o> .`, Turtle, nil, "1\terror: f:1: invalid IRI: forbidden character ' ' (column 10)\n"},
+		{"nt space in IRI", `<http://a b> <http://p> <http://o> .`, NTriples, nil, "1\terror: f:1: invalid IRI at column 10: forbidden character ' '\n"},
+		{"ttl unterminated IRI", `<http://a`, Turtle, nil, "1\terror: f:1: syntax error: unterminated IRI (column 10)\n"},
+		{"nt unterminated IRI", `<http://a`, NTriples, nil, "1\terror: f:1: syntax error at column 10: unterminated IRI\n"},
 		// Sitemap
 		{"sitemap empty", "", Sitemap, nil, "1\terror: f:1: not a sitemap: no root element\n"},
 		{"sitemap other ns", `<urlset xmlns="http://www.google.com/schemas/sitemap/0.84"/>`, Sitemap, nil,

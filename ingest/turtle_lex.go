@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	"github.com/urlhash/urlhash/ingest/internal/rdflex"
+	"github.com/urlhash/urlhash/ingest/internal/scanbuf"
 )
 
 // Token kinds of the Turtle and TriG lexer.
@@ -38,7 +41,7 @@ type token struct {
 // grammars are the same). It holds a read buffer and the text of one term,
 // never more: string literals are checked as they stream by and not kept.
 type ttlLexer struct {
-	window
+	scanbuf.Window
 	line int // 1-based line of the next byte
 	max  int // the longest IRI, name or language tag, in bytes
 	// lineOff is the input offset of the first byte of the current line:
@@ -52,25 +55,25 @@ type ttlLexer struct {
 const eofByte = -1
 
 func newTTLLexer(r io.Reader, max int) *ttlLexer {
-	return &ttlLexer{window: newWindow(r), line: 1, max: max}
+	return &ttlLexer{Window: scanbuf.New(r, readBufSize), line: 1, max: max}
 }
 
 // peek returns the next byte, or eofByte.
 func (lx *ttlLexer) peek() int {
-	if lx.r < lx.w || lx.fill() {
-		return int(lx.buf[lx.r])
+	if lx.R < lx.W || lx.Fill() {
+		return int(lx.Buf[lx.R])
 	}
 	return eofByte
 }
 
 // peekAt returns the byte k (< 8) bytes ahead, or eofByte.
 func (lx *ttlLexer) peekAt(k int) int {
-	for lx.r+k >= lx.w {
-		if !lx.fill() {
+	for lx.R+k >= lx.W {
+		if !lx.Fill() {
 			return eofByte
 		}
 	}
-	return int(lx.buf[lx.r+k])
+	return int(lx.Buf[lx.R+k])
 }
 
 // peekRune decodes the next rune; size 0 at the end of input. An invalid
@@ -83,17 +86,17 @@ func (lx *ttlLexer) peekRune() (rune, int) {
 	if c < utf8.RuneSelf {
 		return rune(c), 1
 	}
-	if !utf8.FullRune(lx.buf[lx.r:lx.w]) {
+	if !utf8.FullRune(lx.Buf[lx.R:lx.W]) {
 		lx.peekAt(utf8.UTFMax - 1)
 	}
-	return utf8.DecodeRune(lx.buf[lx.r:lx.w])
+	return utf8.DecodeRune(lx.Buf[lx.R:lx.W])
 }
 
 // readErr is the error for an input that ended inside a token: a read
 // error, or a syntax error at the end of input.
 func (lx *ttlLexer) readErr(what string) error {
-	if lx.err != nil && !errors.Is(lx.err, io.EOF) {
-		return lx.err
+	if lx.Err != nil && !errors.Is(lx.Err, io.EOF) {
+		return lx.Err
 	}
 	return syntaxf("end of input in %s", what)
 }
@@ -108,12 +111,12 @@ func (lx *ttlLexer) add(b []byte) error {
 }
 
 // col returns the 1-based byte column of the next byte.
-func (lx *ttlLexer) col() int { return lx.off + lx.r - lx.lineOff + 1 }
+func (lx *ttlLexer) col() int { return lx.Off + lx.R - lx.lineOff + 1 }
 
 // newline counts a line feed just consumed.
 func (lx *ttlLexer) newline() {
 	lx.line++
-	lx.lineOff = lx.off + lx.r
+	lx.lineOff = lx.Off + lx.R
 }
 
 // posError is a lexer error with the position it was met at.
@@ -164,8 +167,8 @@ func (lx *ttlLexer) scan() error {
 	c := lx.peek()
 	switch {
 	case c == eofByte:
-		if lx.err != nil && !errors.Is(lx.err, io.EOF) {
-			return lx.err
+		if lx.Err != nil && !errors.Is(lx.Err, io.EOF) {
+			return lx.Err
 		}
 		t.kind = tEOF
 		return nil
@@ -185,7 +188,7 @@ func (lx *ttlLexer) scan() error {
 		if lx.peekAt(1) != '^' {
 			return syntaxf("'^' not followed by '^'")
 		}
-		lx.r += 2
+		lx.R += 2
 		t.kind = tDatatype
 		return nil
 	case '0' <= c && c <= '9' || c == '+' || c == '-':
@@ -194,11 +197,11 @@ func (lx *ttlLexer) scan() error {
 		if d := lx.peekAt(1); '0' <= d && d <= '9' {
 			return lx.number()
 		}
-		lx.r++
+		lx.R++
 		t.kind, t.c = tPunct, '.'
 		return nil
 	case c == ';' || c == ',' || c == '[' || c == ']' || c == '(' || c == ')' || c == '{' || c == '}':
-		lx.r++
+		lx.R++
 		t.kind, t.c = tPunct, byte(c)
 		return nil
 	}
@@ -208,15 +211,15 @@ func (lx *ttlLexer) scan() error {
 // skipSpace skips white space and comments, counting lines.
 func (lx *ttlLexer) skipSpace() error {
 	for {
-		for lx.r < lx.w {
-			switch lx.buf[lx.r] {
+		for lx.R < lx.W {
+			switch lx.Buf[lx.R] {
 			case '\n':
-				lx.r++
+				lx.R++
 				lx.newline()
 				continue
 			case ' ', '\t', '\r':
 			case '#':
-				lx.r++
+				lx.R++
 				if err := lx.skipComment(); err != nil {
 					return err
 				}
@@ -224,9 +227,9 @@ func (lx *ttlLexer) skipSpace() error {
 			default:
 				return nil
 			}
-			lx.r++
+			lx.R++
 		}
-		if !lx.fill() {
+		if !lx.Fill() {
 			return nil
 		}
 	}
@@ -235,14 +238,14 @@ func (lx *ttlLexer) skipSpace() error {
 // skipComment skips to the end of the line (the newline stays).
 func (lx *ttlLexer) skipComment() error {
 	for {
-		for lx.r < lx.w {
-			c := lx.buf[lx.r]
+		for lx.R < lx.W {
+			c := lx.Buf[lx.R]
 			if c == '\n' || c == '\r' {
 				return nil
 			}
-			lx.r++
+			lx.R++
 		}
-		if !lx.fill() {
+		if !lx.Fill() {
 			return nil
 		}
 	}
@@ -251,101 +254,51 @@ func (lx *ttlLexer) skipComment() error {
 // iriRef reads IRIREF ('<' ([^#x00-#x20<>"{}|^`\] | UCHAR)* '>') and
 // decodes its escapes into lx.tok.text.
 func (lx *ttlLexer) iriRef() error {
-	lx.r++ // '<'
+	lx.R++ // '<'
 	for {
-		// The plain run, appended at once.
-		start := lx.r
-		for lx.r < lx.w {
-			c := lx.buf[lx.r]
-			if c >= utf8.RuneSelf || forbiddenInIRI(c) {
-				break
-			}
-			lx.r++
+		atEOF := lx.Err != nil
+		text, n, done, err := rdflex.IRIRef(lx.tok.text, lx.Buf[lx.R:lx.W], atEOF, lx.max)
+		lx.tok.text = text
+		if err != nil {
+			lx.R += err.Off
+			return lx.lexError(err)
 		}
-		if lx.r > start {
-			if err := lx.add(lx.buf[start:lx.r]); err != nil {
-				return err
-			}
-		}
-		c := lx.peek()
-		switch {
-		case c == eofByte:
-			return lx.readErr("an IRI")
-		case c == '>':
-			lx.r++
+		lx.R += n
+		if done {
 			return nil
-		case c == '\\':
-			r, err := lx.uchar()
-			if err != nil {
-				return err
-			}
-			if r < utf8.RuneSelf && forbiddenInIRI(byte(r)) {
-				return fmt.Errorf("%w: escape of forbidden character %q", ErrInvalidIRI, r)
-			}
-			if err := lx.add(utf8.AppendRune(nil, r)); err != nil {
-				return err
-			}
-		case c < utf8.RuneSelf && !forbiddenInIRI(byte(c)):
-			continue // the plain run went on past the buffer
-		case c < utf8.RuneSelf:
-			if c == '\n' {
-				return fmt.Errorf("%w: newline in an IRI", ErrInvalidIRI)
-			}
-			return fmt.Errorf("%w: forbidden character %q", ErrInvalidIRI, rune(c))
-		default:
-			r, size := lx.peekRune()
-			if r == utf8.RuneError && size == 1 {
-				return fmt.Errorf("%w: invalid UTF-8", ErrInvalidIRI)
-			}
-			if err := lx.add(lx.buf[lx.r : lx.r+size]); err != nil {
-				return err
-			}
-			lx.r += size
+		}
+		if !lx.Fill() && lx.Err != nil && !errors.Is(lx.Err, io.EOF) {
+			return lx.Err
 		}
 	}
+}
+
+// lexError returns an error of the lexical core, met at lx.R, as the
+// lexer's: a syntax error, an invalid IRI or a term too long, or the read
+// error that ended the input there.
+func (lx *ttlLexer) lexError(e *rdflex.Error) error {
+	if lx.R == lx.W && lx.Err != nil && !errors.Is(lx.Err, io.EOF) {
+		return lx.Err // the input ended there, not by its end: a read error
+	}
+	switch e.Kind {
+	case rdflex.InvalidIRI:
+		return fmt.Errorf("%w: %s", ErrInvalidIRI, e.Msg)
+	case rdflex.TooLong:
+		return fmt.Errorf("%w (a term of more than %d bytes)", ErrLineTooLong, lx.max)
+	}
+	return syntaxf("%s", e.Msg)
 }
 
 // uchar reads UCHAR at a backslash: \uXXXX or \UXXXXXXXX naming a Unicode
 // scalar value.
 func (lx *ttlLexer) uchar() (rune, error) {
-	var n int
-	switch lx.peekAt(1) {
-	case 'u':
-		n = 4
-	case 'U':
-		n = 8
-	default:
-		return 0, syntaxf("invalid escape")
+	lx.peekAt(9) // the longest escape, or to the end of the input
+	r, size, err := rdflex.UCHAR(lx.Buf[lx.R:lx.W], true)
+	if err != nil {
+		return 0, lx.lexError(err)
 	}
-	lx.r += 2
-	var r rune
-	for k := 0; k < n; k++ {
-		c := lx.peek()
-		d, ok := hexDigit(c)
-		if !ok {
-			return 0, syntaxf("invalid \\u or \\U escape")
-		}
-		r = r<<4 | rune(d)
-		lx.r++
-	}
-	if !utf8.ValidRune(r) {
-		return 0, syntaxf("escape U+%X is not a Unicode scalar value", r)
-	}
+	lx.R += size
 	return r, nil
-}
-
-// hexDigit returns the value of the hex digit c, a byte or eofByte, and
-// whether it is one.
-func hexDigit(c int) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return byte(c - '0'), true
-	case 'a' <= c && c <= 'f':
-		return byte(c - 'a' + 10), true
-	case 'A' <= c && c <= 'F':
-		return byte(c - 'A' + 10), true
-	}
-	return 0, false
 }
 
 // stringLit checks a string literal in any of its four forms and skips it:
@@ -353,18 +306,18 @@ func hexDigit(c int) (byte, bool) {
 func (lx *ttlLexer) stringLit(q byte) error {
 	long := lx.peekAt(1) == int(q) && lx.peekAt(2) == int(q)
 	if long {
-		lx.r += 3
+		lx.R += 3
 	} else {
-		lx.r++
+		lx.R++
 	}
 	for {
 		// The plain run.
-		for lx.r < lx.w {
-			c := lx.buf[lx.r]
+		for lx.R < lx.W {
+			c := lx.Buf[lx.R]
 			if c == q || c == '\\' || c == '\n' || c == '\r' || c >= utf8.RuneSelf {
 				break
 			}
-			lx.r++
+			lx.R++
 		}
 		c := lx.peek()
 		switch {
@@ -372,30 +325,27 @@ func (lx *ttlLexer) stringLit(q byte) error {
 			return lx.readErr("a string")
 		case c == int(q):
 			if !long {
-				lx.r++
+				lx.R++
 				return nil
 			}
 			if lx.peekAt(1) == int(q) && lx.peekAt(2) == int(q) {
 				// The first three quotes end a long string: one or two
 				// quotes in its text are followed by another character.
-				lx.r += 3
+				lx.R += 3
 				return nil
 			}
-			lx.r++
+			lx.R++
 		case c == '\\':
-			switch lx.peekAt(1) {
-			case 't', 'b', 'n', 'r', 'f', '"', '\'', '\\':
-				lx.r += 2
-			default:
-				if _, err := lx.uchar(); err != nil {
-					return err
-				}
+			if e := lx.peekAt(1); e >= 0 && rdflex.IsECHAR(byte(e)) {
+				lx.R += 2
+			} else if _, err := lx.uchar(); err != nil {
+				return err
 			}
 		case c == '\n' || c == '\r':
 			if !long {
 				return syntaxf("line break in a string (use a long string or \\n)")
 			}
-			lx.r++
+			lx.R++
 			if c == '\n' {
 				lx.newline()
 			}
@@ -404,7 +354,7 @@ func (lx *ttlLexer) stringLit(q byte) error {
 			if r == utf8.RuneError && size == 1 {
 				return syntaxf("invalid UTF-8 in a string")
 			}
-			lx.r += size
+			lx.R += size
 		}
 	}
 }
@@ -415,12 +365,12 @@ func (lx *ttlLexer) blankLabel() error {
 	if lx.peekAt(1) != ':' {
 		return syntaxf("'_' not followed by ':'")
 	}
-	lx.r += 2
+	lx.R += 2
 	r, size := lx.peekRune()
-	if size == 0 || r == utf8.RuneError && size == 1 || !(isPNCharsU(r) || '0' <= r && r <= '9') {
+	if size == 0 || r == utf8.RuneError && size == 1 || !(rdflex.IsPNCharsU(r) || '0' <= r && r <= '9') {
 		return syntaxf("invalid blank node label")
 	}
-	lx.r += size
+	lx.R += size
 	n := size
 	dots := 0
 	for {
@@ -428,13 +378,13 @@ func (lx *ttlLexer) blankLabel() error {
 		switch {
 		case r == '.' && size == 1:
 			dots++
-		case size > 0 && !(r == utf8.RuneError && size == 1) && isPNChars(r):
+		case size > 0 && !(r == utf8.RuneError && size == 1) && rdflex.IsPNChars(r):
 			dots = 0
 		default:
 			lx.dots = dots
 			return nil
 		}
-		lx.r += size
+		lx.R += size
 		if n += size; n > lx.max {
 			return fmt.Errorf("%w (a blank node label of more than %d bytes)", ErrLineTooLong, lx.max)
 		}
@@ -443,12 +393,12 @@ func (lx *ttlLexer) blankLabel() error {
 
 // langTag reads '@' [a-zA-Z]+ ('-' [a-zA-Z0-9]+)* into lx.tok.text.
 func (lx *ttlLexer) langTag() error {
-	lx.r++ // '@'
+	lx.R++ // '@'
 	if !lx.letters(isAlpha) {
 		return syntaxf("invalid language tag")
 	}
 	for lx.peek() == '-' {
-		lx.r++
+		lx.R++
 		lx.tok.text = append(lx.tok.text, '-')
 		if !lx.letters(isAlnum) {
 			return syntaxf("invalid language tag")
@@ -468,7 +418,7 @@ func (lx *ttlLexer) letters(ok func(byte) bool) bool {
 		if len(lx.tok.text) <= lx.max {
 			lx.tok.text = append(lx.tok.text, byte(c))
 		}
-		lx.r++
+		lx.R++
 		n++
 	}
 	return n > 0
@@ -478,7 +428,7 @@ func (lx *ttlLexer) letters(ok func(byte) bool) bool {
 func (lx *ttlLexer) number() error {
 	t := &lx.tok
 	if c := lx.peek(); c == '+' || c == '-' {
-		lx.r++
+		lx.R++
 	}
 	intDigits := lx.digits()
 	t.kind = tInteger
@@ -486,11 +436,11 @@ func (lx *ttlLexer) number() error {
 		d := lx.peekAt(1)
 		switch {
 		case '0' <= d && d <= '9':
-			lx.r++
+			lx.R++
 			lx.digits()
 			t.kind = tDecimal
 		case intDigits > 0 && lx.exponentAt(1):
-			lx.r++
+			lx.R++
 			t.kind = tDecimal
 		}
 	}
@@ -498,9 +448,9 @@ func (lx *ttlLexer) number() error {
 		return syntaxf("sign not followed by a number")
 	}
 	if lx.exponentAt(0) {
-		lx.r++ // e or E
+		lx.R++ // e or E
 		if c := lx.peek(); c == '+' || c == '-' {
-			lx.r++
+			lx.R++
 		}
 		lx.digits()
 		t.kind = tDouble
@@ -524,7 +474,7 @@ func (lx *ttlLexer) exponentAt(k int) bool {
 func (lx *ttlLexer) digits() int {
 	n := 0
 	for c := lx.peek(); '0' <= c && c <= '9'; c = lx.peek() {
-		lx.r++
+		lx.R++
 		n++
 	}
 	return n
@@ -537,7 +487,7 @@ func (lx *ttlLexer) name() error {
 	// PN_PREFIX ::= PN_CHARS_BASE ((PN_CHARS | '.')* PN_CHARS)?
 	r, size := lx.peekRune()
 	if r != ':' {
-		if size == 0 || r == utf8.RuneError && size == 1 || !isPNCharsBase(r) {
+		if size == 0 || r == utf8.RuneError && size == 1 || !rdflex.IsPNCharsBase(r) {
 			if r == utf8.RuneError && size == 1 {
 				return syntaxf("invalid UTF-8")
 			}
@@ -546,12 +496,12 @@ func (lx *ttlLexer) name() error {
 		dots := 0
 		for {
 			// The ASCII run, at once.
-			start := lx.r
-			for lx.r < lx.w && pnameByte[lx.buf[lx.r]] == nameAny {
-				lx.r++
+			start := lx.R
+			for lx.R < lx.W && pnameByte[lx.Buf[lx.R]] == nameAny {
+				lx.R++
 			}
-			if lx.r > start {
-				if err := lx.add(lx.buf[start:lx.r]); err != nil {
+			if lx.R > start {
+				if err := lx.add(lx.Buf[start:lx.R]); err != nil {
 					return err
 				}
 				dots = 0
@@ -559,15 +509,15 @@ func (lx *ttlLexer) name() error {
 			r, size = lx.peekRune()
 			if r == '.' && size == 1 {
 				dots++
-			} else if size > 0 && !(r == utf8.RuneError && size == 1) && isPNChars(r) {
+			} else if size > 0 && !(r == utf8.RuneError && size == 1) && rdflex.IsPNChars(r) {
 				dots = 0
 			} else {
 				break
 			}
-			if err := lx.add(lx.buf[lx.r : lx.r+size]); err != nil {
+			if err := lx.add(lx.Buf[lx.R : lx.R+size]); err != nil {
 				return err
 			}
-			lx.r += size
+			lx.R += size
 		}
 		if r != ':' {
 			t.kind = tWord
@@ -579,7 +529,7 @@ func (lx *ttlLexer) name() error {
 			return syntaxf("prefix ends with '.'")
 		}
 	}
-	lx.r++ // ':'
+	lx.R++ // ':'
 	t.kind = tPName
 	t.prefix = append(t.prefix, t.text...)
 	t.text = t.text[:0]
@@ -593,17 +543,17 @@ func (lx *ttlLexer) localName() error {
 	dots := 0
 	for first := true; ; first = false {
 		// The ASCII run, at once (a '-' or ':' may not come first).
-		start := lx.r
-		for lx.r < lx.w {
-			k := pnameByte[lx.buf[lx.r]]
+		start := lx.R
+		for lx.R < lx.W {
+			k := pnameByte[lx.Buf[lx.R]]
 			if k == 0 || first && k == nameNotFirst {
 				break
 			}
-			lx.r++
+			lx.R++
 			first = false
 		}
-		if lx.r > start {
-			if err := lx.add(lx.buf[start:lx.r]); err != nil {
+		if lx.R > start {
+			if err := lx.add(lx.Buf[start:lx.R]); err != nil {
 				return err
 			}
 			dots = 0
@@ -619,18 +569,18 @@ func (lx *ttlLexer) localName() error {
 			if err := lx.add([]byte{'.'}); err != nil {
 				return err
 			}
-			lx.r++
+			lx.R++
 			continue
 		case r == '%':
-			_, ok1 := hexDigit(lx.peekAt(1))
-			_, ok2 := hexDigit(lx.peekAt(2))
+			_, ok1 := rdflex.HexDigit(lx.peekAt(1))
+			_, ok2 := rdflex.HexDigit(lx.peekAt(2))
 			if !ok1 || !ok2 {
 				return syntaxf("'%%' not followed by two hex digits in a local name")
 			}
-			if err := lx.add(lx.buf[lx.r : lx.r+3]); err != nil {
+			if err := lx.add(lx.Buf[lx.R : lx.R+3]); err != nil {
 				return err
 			}
-			lx.r += 3
+			lx.R += 3
 			dots = 0
 			continue
 		case r == '\\':
@@ -641,15 +591,15 @@ func (lx *ttlLexer) localName() error {
 			if err := lx.add([]byte{byte(e)}); err != nil {
 				return err
 			}
-			lx.r += 2
+			lx.R += 2
 			dots = 0
 			continue
 		case r == utf8.RuneError && size == 1:
-		case isPNCharsU(r) || r == ':' || '0' <= r && r <= '9' || !first && isPNChars(r):
-			if err := lx.add(lx.buf[lx.r : lx.r+size]); err != nil {
+		case rdflex.IsPNCharsU(r) || r == ':' || '0' <= r && r <= '9' || !first && rdflex.IsPNChars(r):
+			if err := lx.add(lx.Buf[lx.R : lx.R+size]); err != nil {
 				return err
 			}
-			lx.r += size
+			lx.R += size
 			dots = 0
 			continue
 		}

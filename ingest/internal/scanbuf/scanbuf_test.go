@@ -1,4 +1,4 @@
-package ingest
+package scanbuf
 
 import (
 	"errors"
@@ -13,7 +13,9 @@ type stalledReader struct{}
 
 func (stalledReader) Read([]byte) (int, error) { return 0, nil }
 
-func TestWindowFill(t *testing.T) {
+var errBoom = errors.New("boom")
+
+func TestFill(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		rd   io.Reader
@@ -27,20 +29,18 @@ func TestWindowFill(t *testing.T) {
 		{"stalled", stalledReader{}, "", io.ErrNoProgress},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newWindow(tc.rd)
+			b := New(tc.rd, 2)
 			var got []byte
-			for b.fill() {
-				got = append(got, b.buf[b.r:b.w]...)
-				b.r = b.w
+			for b.Fill() {
+				got = append(got, b.Buf[b.R:b.W]...)
+				b.R = b.W
 			}
-			if string(got) != tc.want || !errors.Is(b.err, tc.err) {
-				t.Errorf("read %q ending with %v, want %q ending with %v", got, b.err, tc.want, tc.err)
+			if string(got) != tc.want || !errors.Is(b.Err, tc.err) {
+				t.Errorf("read %q ending with %v, want %q ending with %v", got, b.Err, tc.want, tc.err)
 			}
-			if b.off+b.r != len(tc.want) {
-				t.Errorf("offset %d after %d bytes", b.off+b.r, len(tc.want))
+			if b.Off+b.R != len(tc.want) {
+				t.Errorf("offset %d after %d bytes", b.Off+b.R, len(tc.want))
 			}
 		})
 	}
 }
-
-var errBoom = errors.New("boom")
