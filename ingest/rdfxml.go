@@ -65,7 +65,7 @@ type xframe struct {
 // first error ends the sequence.
 func readRDFXML(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
 	x := &xmlRDF{name: name, yield: yield, max: o.MaxLineBytes, seed: maphash.MakeSeed(), docBase: o.Base}
-	x.s = xmlscan.New(br, x, xmlscan.Options{MaxDepth: maxRDFNesting, MaxValue: o.MaxLineBytes})
+	x.s = xmlscan.New(br, x, xmlscan.Options{MaxDepth: maxRDFNesting, MaxValue: o.MaxLineBytes, SkipSpace: true})
 	x.s.SetText(true)
 	err := x.s.Run()
 	if err == nil && !x.rootSeen {
@@ -87,7 +87,6 @@ type xmlRDF struct {
 	ids      map[uint64]struct{}
 	rs       resolver // scratch: the base of the element at hand
 	rootSeen bool
-	nonSpace bool // the text at hand holds a character other than XML white space
 }
 
 func (x *xmlRDF) line() int { return x.s.Line() }
@@ -113,25 +112,13 @@ func (x *xmlRDF) StartElement(s *xmlscan.Scanner) error {
 // EndElement hands the end of the open element to the grammar.
 func (x *xmlRDF) EndElement(*xmlscan.Scanner) error { return x.lineError(x.end()) }
 
-// CharData notes whether the text holds more than white space.
-func (x *xmlRDF) CharData(b []byte) {
-	if x.nonSpace {
-		return
-	}
-	for _, c := range b {
-		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-			x.nonSpace = true
-			return
-		}
-	}
-}
+// CharData has nothing to do: what matters of text is that it holds more
+// than white space (the scanner leaves out runs of nothing else:
+// SkipSpace), which TextEnd says.
+func (x *xmlRDF) CharData([]byte) {}
 
 // TextEnd hands text other than white space in an element to the grammar.
 func (x *xmlRDF) TextEnd(s *xmlscan.Scanner) error {
-	if !x.nonSpace {
-		return nil
-	}
-	x.nonSpace = false
 	if s.Depth() == 0 {
 		return nil
 	}

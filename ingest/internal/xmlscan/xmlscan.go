@@ -50,6 +50,11 @@ type Handler interface {
 type Options struct {
 	// MaxDepth bounds the element nesting, the root being 1.
 	MaxDepth int
+	// SkipSpace leaves out the white space (space, tab, CR, LF) that
+	// starts a run of text: a run of nothing else reaches the Handler not
+	// at all, neither CharData nor TextEnd. For a document whose white
+	// space between elements means nothing.
+	SkipSpace bool
 	// MaxValue, when positive, keeps every attribute's value, up to
 	// MaxValue bytes (a longer one is an Error of kind TooLong), for
 	// StartElement. When 0, attribute values are checked and dropped, and
@@ -106,6 +111,7 @@ type Scanner struct {
 	binds  []binding // namespace declarations in scope, innermost last
 
 	text    bool   // character data goes to the handler
+	started bool   // with SkipSpace: the run of text at hand is past its leading white space
 	sink    int    // where character data goes: sinkNone, sinkText, sinkNS or sinkValue
 	ns      nsText // a namespace declaration being read (MaxValue 0)
 	val     []byte // an attribute value being read (MaxValue > 0)
@@ -345,10 +351,11 @@ func (s *Scanner) charData(cdata bool) error {
 	if s.text {
 		s.sink = sinkText
 	}
+	s.started = !s.o.SkipSpace
 	if err := s.chars(0, cdata); err != nil {
 		return err
 	}
-	if s.sink == sinkText {
+	if s.sink == sinkText && s.started {
 		return s.h.TextEnd(s)
 	}
 	return nil
@@ -501,6 +508,15 @@ var (
 func (s *Scanner) emit(b []byte) {
 	switch s.sink {
 	case sinkText:
+		if !s.started {
+			for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+				b = b[1:]
+			}
+			if len(b) == 0 {
+				return
+			}
+			s.started = true
+		}
 		s.h.CharData(b)
 	case sinkNS:
 		s.ns.add(b)

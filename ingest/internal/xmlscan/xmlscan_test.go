@@ -81,6 +81,8 @@ var scanTests = []struct {
 		"start 1 {}a\ntext \"x <AB\\ny\"\ntext \"<]]\"\ntext \"z\"\nend 1\nok\n"},
 	{"text only where asked", "<a>no<b>yes</b>no</a>", Options{MaxDepth: 8, MaxValue: 64}, "b",
 		"start 1 {}a\nstart 2 {}b\ntext \"yes\"\nend 2\nend 1\nok\n"},
+	{"white space skipped", "<a> \n <b/>\t x <![CDATA[ ]]></a>", Options{MaxDepth: 8, MaxValue: 64, SkipSpace: true}, "",
+		"start 1 {}a\nstart 2 {}b\nend 2\ntext \"x \"\nend 1\nok\n"},
 	{"doctype skipped", `<!DOCTYPE a [<!ENTITY e "x">]><!-- c --><?pi x?><a/>`, Options{MaxDepth: 8, MaxValue: 64}, "x",
 		"start 1 {}a\nend 1\nok\n"},
 	// Errors, each of its kind and line.
