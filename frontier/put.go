@@ -1,0 +1,428 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/store"
+)
+
+// URLInfo is a URL as the frontier hands it out: url-frontier's URLInfo,
+// with the HTTP frontier's request bytes and priority.
+type URLInfo struct {
+	// URL is the URL as first written (a later spelling of the same
+	// identity does not replace it).
+	URL string
+	// Key is the URL's queue; empty on a put: the URL's host.
+	Key string
+	// Crawl is the crawl; empty on a put: DefaultCrawl.
+	Crawl string
+	// Metadata is the caller's, kept with the URL (url-frontier's).
+	Metadata map[string][]string
+	// Data is opaque bytes kept with the URL (a serialised scrapy request).
+	Data []byte
+	// Priority orders a queue's URLs: a positive priority p makes the URL
+	// due p seconds before it was put.
+	Priority int32
+}
+
+// Item is one URL to put.
+type Item struct {
+	Info URLInfo
+	// Fingerprint, when set, is the URL's identity instead of its
+	// profile's (a scrapy request fingerprint); it is hashed into a space
+	// of its own, so it never equals a URL's identity.
+	Fingerprint []byte
+	// Known marks an update of a URL (url-frontier's KnownURLItem): it is
+	// created when unknown, its metadata and data are replaced, and it is
+	// due again at Refetch, or completed when Refetch is zero. Without
+	// Known the item is discovered: created when unknown, else left as it
+	// is.
+	Known   bool
+	Refetch time.Time
+}
+
+// PutStatus is what Put did with an item.
+type PutStatus uint8
+
+const (
+	// PutNew: the URL was not known and is now queued (or completed).
+	PutNew PutStatus = iota
+	// PutUpdated: a known URL was updated (a Known item).
+	PutUpdated
+	// PutPresent: a discovered URL was already known in its crawl;
+	// nothing changed.
+	PutPresent
+	// PutInvalid: the item was refused (not a URL, a URL without a host
+	// and no key, a key too long); PutResult.Err says why.
+	PutInvalid
+)
+
+// PutResult is the answer for one item.
+type PutResult struct {
+	Status PutStatus
+	Err    error // why the item is invalid
+}
+
+// prepared is an item with its identity worked out.
+type prepared struct {
+	item  *Item
+	crawl string
+	key   string
+	u     uid
+	rec   hashkey.Hash
+}
+
+// prepare works out crawl, queue key and id of an item.
+func (f *Frontier) prepare(it *Item) (prepared, error) {
+	p := prepared{item: it, crawl: normCrawl(it.Info.Crawl), key: it.Info.Key}
+	if it.Info.URL == "" {
+		return p, fmt.Errorf("%w: an empty URL", ErrInvalid)
+	}
+	id, err := f.o.Profile.Hash(it.Info.URL)
+	if err != nil {
+		return p, err
+	}
+	if len(it.Fingerprint) > 0 {
+		id = fingerprintIdentity(it.Fingerprint)
+	}
+	if p.key == "" {
+		canon, err := f.o.Profile.AppendHashed(nil, it.Info.URL)
+		if err != nil {
+			return p, err
+		}
+		if p.key = hostOf(string(canon)); p.key == "" {
+			return p, fmt.Errorf("%w: URL %q has no host to queue it by: give a key", ErrInvalid, it.Info.URL)
+		}
+	}
+	if len(p.key) > MaxKeyLen {
+		return p, fmt.Errorf("%w: queue key of %d bytes (at most %d)", ErrInvalid, len(p.key), MaxKeyLen)
+	}
+	p.u = uidOf(p.crawl, id)
+	p.rec = recordKey(p.u)
+	return p, nil
+}
+
+// hostOf returns the host of a canonical URL (without user info or
+// port), or "".
+func hostOf(canon string) string {
+	_, rest, ok := strings.Cut(canon, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	if strings.HasPrefix(rest, "[") {
+		if i := strings.IndexByte(rest, ']'); i >= 0 {
+			return rest[:i+1]
+		}
+		return rest
+	}
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
+
+// nextDueLocked returns the due time of a URL put now with priority p:
+// distinct and increasing for URLs put at once, so that a queue is FIFO.
+func (f *Frontier) nextDueLocked(now time.Time, p int32) int64 {
+	d := max(now.UnixNano(), f.lastDue+1)
+	f.lastDue = d
+	if p > 0 {
+		d -= int64(p) * int64(time.Second)
+	}
+	return d
+}
+
+// Put puts items and answers each, in order, once what it did is durable
+// (an fsync shared with concurrent callers). An error of the index fails
+// the whole call (the items may be resent).
+func (f *Frontier) Put(ctx context.Context, items []Item) ([]PutResult, error) {
+	res := make([]PutResult, len(items))
+	preps := make([]prepared, 0, len(items))
+	var discovered []int // positions in preps
+	for i := range items {
+		p, err := f.prepare(&items[i])
+		if err != nil {
+			res[i] = PutResult{Status: PutInvalid, Err: err}
+			continue
+		}
+		if !items[i].Known {
+			discovered = append(discovered, len(preps))
+		}
+		preps = append(preps, p)
+	}
+	pos := make([]int, 0, len(preps)) // item of each prepared
+	for i := range items {
+		if res[i].Err == nil {
+			pos = append(pos, i)
+		}
+	}
+	// Most discovered URLs of a crawl are known already: find those
+	// first, without the lock (the filter answers most new ones).
+	fresh := make([]bool, len(preps))
+	if len(discovered) > 0 {
+		keys := make([]hashkey.Hash, len(discovered))
+		for j, k := range discovered {
+			keys[j] = preps[k].rec
+		}
+		found, err := f.db.HasBatch(ctx, keys)
+		if err != nil {
+			return nil, err
+		}
+		for j, k := range discovered {
+			if found[j] {
+				res[pos[k]].Status = PutPresent
+			} else {
+				fresh[k] = true
+			}
+		}
+	}
+	if err := f.create(ctx, preps, fresh, res, pos); err != nil {
+		return nil, err
+	}
+	var updated bool
+	for k := range preps {
+		if preps[k].item.Known {
+			updated = true
+			break
+		}
+	}
+	if updated {
+		if err := f.update(ctx, preps, res, pos); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// create stores the discovered URLs that are new: their queues' meta
+// entries and due keys first, made durable, then their records, made
+// durable. A record is never durable without its due key (a crash between
+// the two leaves a due key without a record, which GetURLs deletes).
+func (f *Frontier) create(ctx context.Context, preps []prepared, fresh []bool, res []PutResult, pos []int) error {
+	var cand []int
+	for k, ok := range fresh {
+		if ok {
+			cand = append(cand, k)
+		}
+	}
+	if len(cand) == 0 {
+		return nil
+	}
+	f.mu.Lock()
+	if err := f.checkLocked(); err != nil {
+		f.mu.Unlock()
+		return err
+	}
+	// Again under the lock: another put may have created some since.
+	keys := make([]hashkey.Hash, len(cand))
+	for j, k := range cand {
+		keys[j] = preps[k].rec
+	}
+	found, err := f.db.HasBatch(ctx, keys)
+	if err != nil {
+		f.mu.Unlock()
+		return err
+	}
+	now := f.now()
+	var first, second []store.Entry
+	type made struct {
+		q   *queue
+		u   uid
+		due int64
+	}
+	var news []made
+	for j, k := range cand {
+		p := &preps[k]
+		if found[j] || f.pending[p.u] {
+			res[pos[k]].Status = PutPresent
+			continue
+		}
+		q := f.queueLocked(p.crawl, p.key)
+		if err := f.persistLocked(ctx, q); err != nil {
+			for _, m := range news {
+				delete(f.pending, m.u)
+			}
+			f.mu.Unlock()
+			return err
+		}
+		f.pending[p.u] = true
+		info := &p.item.Info
+		due := f.nextDueLocked(now, info.Priority)
+		first = append(first, store.FullEntry(dueKey(q.id, due, p.u), store.Value{}))
+		r := record{state: stateQueued, due: due, crawl: p.crawl, key: p.key, priority: info.Priority, data: info.Data, metadata: info.Metadata}
+		second = append(second, store.FullEntry(p.rec, recordValue(&r, info.URL, now, due)))
+		news = append(news, made{q, p.u, due})
+		res[pos[k]].Status = PutNew
+	}
+	f.mu.Unlock()
+	err = f.writeSynced(ctx, first)
+	if err == nil {
+		err = f.writeSynced(ctx, second)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range news {
+		delete(f.pending, m.u)
+		if err == nil {
+			m.q.queued++
+			m.q.crawl.puts++
+			if m.q.head != headUnknown {
+				m.q.head = min(m.q.head, m.due)
+			}
+		}
+	}
+	return err
+}
+
+// writeSynced puts es and waits for an fsync.
+func (f *Frontier) writeSynced(ctx context.Context, es []store.Entry) error {
+	if len(es) == 0 {
+		return nil
+	}
+	if err := f.db.PutBatch(ctx, es); err != nil {
+		return err
+	}
+	return f.sync()
+}
+
+// recordValue returns the value of a URL's record.
+func recordValue(r *record, url string, created time.Time, due int64) store.Value {
+	last := max(created.Unix(), min(due/int64(time.Second), store.MaxTime.Unix()))
+	return store.Value{Text: []byte(url), Data: r.appendBinary(nil), FirstSeen: created.Truncate(time.Second), LastSeen: time.Unix(last, 0)}
+}
+
+// update applies the Known items: each URL's record is read and
+// rewritten, its due key moved (or replaced by a done key), under the
+// lock; one fsync ends the call.
+func (f *Frontier) update(ctx context.Context, preps []prepared, res []PutResult, pos []int) error {
+	f.mu.Lock()
+	if err := f.checkLocked(); err != nil {
+		f.mu.Unlock()
+		return err
+	}
+	var b changes
+	now := f.now()
+	for k := range preps {
+		p := &preps[k]
+		if !p.item.Known {
+			continue
+		}
+		st, err := f.updateLocked(ctx, &b, p, now)
+		if err != nil {
+			f.mu.Unlock()
+			return err
+		}
+		res[pos[k]].Status = st
+	}
+	err := b.apply(ctx, f)
+	f.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return f.sync()
+}
+
+// changes are the writes of a transition batch, applied in order: new
+// keys, records, deletions (see update).
+type changes struct {
+	keys, records, deletes []store.Entry
+}
+
+func (b *changes) apply(ctx context.Context, f *Frontier) error {
+	if len(b.keys) > 0 {
+		if err := f.db.PutBatch(ctx, b.keys); err != nil {
+			return err
+		}
+	}
+	if len(b.records) > 0 {
+		if err := f.db.PutBatch(ctx, b.records); err != nil {
+			return err
+		}
+	}
+	if len(b.deletes) > 0 {
+		if _, err := f.db.DeleteBatch(ctx, b.deletes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// getRecord reads the record of u: its value, decoded record and whether
+// it is stored.
+func (f *Frontier) getRecord(ctx context.Context, u uid) (store.Value, record, bool, error) {
+	v, err := f.db.Get(ctx, recordKey(u))
+	if errors.Is(err, store.ErrNotFound) {
+		return v, record{}, false, nil
+	}
+	if err != nil {
+		return v, record{}, false, err
+	}
+	r, err := parseRecord(v.Data)
+	return v, r, err == nil, err
+}
+
+// updateLocked adds to b the writes of one Known item and counts them.
+func (f *Frontier) updateLocked(ctx context.Context, b *changes, p *prepared, now time.Time) (PutStatus, error) {
+	info := &p.item.Info
+	v, old, found, err := f.getRecord(ctx, p.u)
+	if err != nil {
+		return 0, err
+	}
+	status := PutUpdated
+	created := now
+	url := info.URL
+	if found {
+		created, url = v.FirstSeen, string(v.Text)
+		if oq := f.lookupLocked(old.crawl, old.key); oq != nil {
+			switch old.state {
+			case stateCompleted:
+				oq.completed = max(0, oq.completed-1)
+				b.deletes = append(b.deletes, store.FullEntry(doneKey(oq.done, p.u), store.Value{}))
+			default:
+				oq.prune(now.UnixNano())
+				oq.leave(old.state, old.due, now.UnixNano())
+			}
+		}
+	} else {
+		status = PutNew
+	}
+	q := f.queueLocked(p.crawl, p.key)
+	if err := f.persistLocked(ctx, q); err != nil {
+		return 0, err
+	}
+	r := record{crawl: p.crawl, key: p.key, priority: info.Priority, data: info.Data, metadata: info.Metadata}
+	if p.item.Refetch.IsZero() {
+		r.state = stateCompleted
+		b.keys = append(b.keys, store.FullEntry(doneKey(q.done, p.u), store.Value{}))
+		q.completed++
+	} else {
+		r.state, r.due = stateQueued, p.item.Refetch.UnixNano()
+		b.keys = append(b.keys, store.FullEntry(dueKey(q.id, r.due, p.u), store.Value{}))
+		q.queued++
+		if q.head != headUnknown {
+			q.head = min(q.head, r.due)
+		}
+	}
+	if found && old.state != stateCompleted {
+		oq, _ := queueHashes(old.crawl, old.key)
+		if oq != q.id || old.due != r.due || r.state == stateCompleted {
+			b.deletes = append(b.deletes, store.FullEntry(dueKey(oq, old.due, p.u), store.Value{}))
+		}
+	}
+	if !found {
+		q.crawl.puts++
+	}
+	b.records = append(b.records, store.FullEntry(p.rec, recordValue(&r, url, created, max(r.due, now.UnixNano()))))
+	return status, nil
+}
