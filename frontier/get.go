@@ -16,6 +16,8 @@ type GetParams struct {
 	MaxPerQueue int
 	// MaxQueues bounds the queues that hand out URLs. 0: no limit.
 	MaxQueues int
+	// MaxURLs bounds the URLs handed out in all. 0: no limit.
+	MaxURLs int
 	// Key restricts the call to one queue of Crawl.
 	Key string
 	// Crawl is the crawl (empty: DefaultCrawl), unless AnyCrawl.
@@ -82,7 +84,7 @@ func (f *Frontier) GetURLs(ctx context.Context, p GetParams) ([]Handed, error) {
 			start = f.cursor % n
 		}
 		served, last := 0, -1
-		for i := 0; i < n && (p.MaxQueues <= 0 || served < p.MaxQueues); i++ {
+		for i := 0; i < n && (p.MaxQueues <= 0 || served < p.MaxQueues) && (p.MaxURLs <= 0 || len(out) < p.MaxURLs); i++ {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -124,9 +126,12 @@ func (f *Frontier) serveLocked(ctx context.Context, q *queue, b *changes, out *[
 	want := maxPerCall
 	if p.MaxPerQueue > 0 {
 		want = p.MaxPerQueue - int(q.inTransit())
-		if want <= 0 {
-			return 0, nil
-		}
+	}
+	if p.MaxURLs > 0 {
+		want = min(want, p.MaxURLs-len(*out))
+	}
+	if want <= 0 {
+		return 0, nil
 	}
 	// URLs put in one nanosecond get due times a nanosecond apart (FIFO):
 	// those are due too.

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/urlhash/urlhash/index"
+	"github.com/urlhash/urlhash/frontier"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -52,7 +53,7 @@ const (
 	opPut   = "put"
 )
 
-func newMetrics(st store.Backend, c *committer, slots chan struct{}, version string) *metrics {
+func newMetrics(st store.Backend, c *committer, slots chan struct{}, version string, fr func(bool) (*frontier.Frontier, error)) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -112,6 +113,9 @@ func newMetrics(st store.Backend, c *committer, slots chan struct{}, version str
 		}, func() float64 { return float64(m.waiting.Load()) }),
 		newStatsCollector(st),
 	)
+	if fr != nil {
+		m.reg.MustRegister(newFrontierCollector(fr))
+	}
 	return m
 }
 

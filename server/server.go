@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/urlhash/urlhash/frontier"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
 	"github.com/urlhash/urlhash/threatlist"
@@ -86,6 +87,12 @@ type Options struct {
 	// (urlhash_build_info). Default: the main module's version
 	// (runtime/debug.ReadBuildInfo).
 	Version string
+	// Frontier, when set, returns the crawl frontier that the
+	// /v1/frontier/ endpoints serve and /metrics reports: with open set
+	// it opens the frontier if needed (an endpoint's first request), else
+	// it returns nil while the frontier is not open. Default: none, and
+	// the endpoints answer 404.
+	Frontier func(open bool) (*frontier.Frontier, error)
 }
 
 // Server is an http.Handler over a store.Backend.
@@ -139,7 +146,7 @@ func New(st store.Backend, opts *Options) *Server {
 		loads: make(chan struct{}, max(1, o.MaxInFlight/4)), adders: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))), bodies: semaphore.NewWeighted(max(o.MaxBuffered, o.MaxBody)), mux: http.NewServeMux()}
 	s.records = newRecords(st)
 	s.identity = identityOf(st)
-	s.metrics = newMetrics(st, s.commit, s.slots, o.Version)
+	s.metrics = newMetrics(st, s.commit, s.slots, o.Version, o.Frontier)
 	metrics := s.metrics.handler(o.Logger)
 	s.handle("GET "+wire.PathMetrics, unmetered, func(w http.ResponseWriter, r *http.Request) error {
 		metrics.ServeHTTP(w, r)
@@ -168,6 +175,7 @@ func New(st store.Backend, opts *Options) *Server {
 	s.handle("GET "+wire.PathSearchURIs, webRiskAPI, s.searchURIs)
 	s.handle("GET "+wire.PathSearchHashes, webRiskAPI, s.searchHashes)
 	s.handle("GET "+wire.PathComputeDiff, webRiskAPI, s.computeDiff)
+	s.handleFrontier()
 	s.handle("/", unmetered, s.noEndpoint) // what no endpoint matches: 404 or 405 in JSON
 	return s
 }

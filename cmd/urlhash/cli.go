@@ -107,7 +107,7 @@ func commands() []*command {
 		hashCommand(), canonCommand(), expressionsCommand(), hashedURICommand(), matchCommand(),
 		addCommand(), putCommand(), importCommand(), hasCommand(), getCommand(), deleteCommand(), dedupeCommand(),
 		scanCommand(), lookupCommand(), statsCommand(), exportCommand(), verifyCommand(),
-		backupCommand(), restoreCommand(), recoverCommand(), serveCommand(), syncCommand(),
+		backupCommand(), restoreCommand(), recoverCommand(), serveCommand(), frontierCommand(), syncCommand(),
 		helpCommand(), manCommand(), completionCommand(), versionCommand(),
 	}
 }

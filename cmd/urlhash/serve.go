@@ -77,6 +77,7 @@ $ urlhash dedupe --db http://127.0.0.1:7411 < links.txt
 			fs.enum("threat-type", "MALWARE", "SOCIAL_ENGINEERING", "UNWANTED_SOFTWARE", "SOCIAL_ENGINEERING_EXTENDED_COVERAGE")
 			fs.StringVar(&o.logFormat, "log-format", "text", "`FORMAT` of the structured log lines on stderr, after the ready line: text or json (default text)")
 			fs.enum("log-format", "text", "json")
+			fs.StringVar(&o.frontier, "frontier", "", "also serve the crawl frontier (DIR/urlhash.frontier) as crawler-commons' URL Frontier gRPC service, in plaintext on `ADDR` (port 0 picks a free one; beyond loopback it needs --token-file, sent as \"authorization: Bearer TOKEN\" metadata); prints \"urlhash: frontier on grpc://HOST:PORT\" on stderr when ready. The /v1/frontier/ HTTP endpoints serve the same frontier either way")
 			fs.StringVar(&o.logLevel, "log-level", "info", "`LEVEL`: debug (a line per request and per fsync), info (start, stop), warn (also refused requests) or error (default info)")
 			fs.enum("log-level", "debug", "info", "warn", "error")
 			return o.run
@@ -92,6 +93,7 @@ type serveOptions struct {
 	maxInFlight                     int
 	memoryLimit                     int64 // MiB, 0: none
 	threatType, logFormat, logLevel string
+	frontier                        string // the gRPC address, "" for none
 }
 
 func (o *serveOptions) run(e *env, _ []string) error {
@@ -123,7 +125,7 @@ func (o *serveOptions) run(e *env, _ []string) error {
 		// for 1.35x and 1.49x Redis's throughput. GOGC, when set, wins.
 		defer debug.SetGCPercent(debug.SetGCPercent(serveGCPercent))
 	}
-	logger, err := newLogger(e.stderr, o.logFormat, o.logLevel)
+	logger, level, err := newLeveledLogger(e.stderr, o.logFormat, o.logLevel)
 	if err != nil {
 		return err
 	}
@@ -157,6 +159,43 @@ func (o *serveOptions) run(e *env, _ []string) error {
 		return err
 	}
 	so := &server.Options{Token: token, ReadOnly: o.readOnly, MaxBody: o.maxBody, MaxInFlight: o.maxInFlight, Logger: logger, ThreatType: o.threatType}
+	var fr *servedFrontier
+	var gln net.Listener
+	if o.frontier != "" && (o.readOnly || backend.IsPostgres(o.db.dir) || remote.IsLocation(o.db.dir)) {
+		st.Close()
+		ln.Close()
+		return usagef("--frontier writes its own index: not with --read-only")
+	}
+	if !o.readOnly {
+		if fr, err = newServedFrontier(o.db.dir, profile, logger, level); err != nil {
+			st.Close()
+			ln.Close()
+			return err
+		}
+		defer fr.close()
+		so.Frontier = fr.get
+	}
+	if o.frontier != "" {
+		if gln, err = net.Listen("tcp", o.frontier); err != nil {
+			st.Close()
+			ln.Close()
+			return err
+		}
+		defer gln.Close()
+		if addr := gln.Addr().(*net.TCPAddr); !addr.IP.IsLoopback() && token == "" {
+			st.Close()
+			ln.Close()
+			return usagef("--frontier on %s, beyond loopback, needs --token-file", addr)
+		}
+		fr.node = gln.Addr().String()
+	}
+	if fr != nil && (gln != nil || fr.exists()) {
+		if _, err := fr.get(true); err != nil {
+			st.Close()
+			ln.Close()
+			return err
+		}
+	}
 	if ix, ok := st.(*index.DB); ok {
 		so.Backup = func(w io.Writer, since uint64) (uint64, error) {
 			info, err := ix.Backup(w, since)
@@ -187,6 +226,12 @@ func (o *serveOptions) run(e *env, _ []string) error {
 	}
 	defer os.Remove(served)
 	fmt.Fprintf(e.stderr, "urlhash: serving %s on %s://%s\n", o.db.dir, scheme, ln.Addr())
+	stopGRPC := func() {}
+	if gln != nil {
+		f, _ := fr.get(false)
+		stopGRPC = serveGRPC(gln, f, token, logger)
+		fmt.Fprintf(e.stderr, "urlhash: frontier on grpc://%s\n", gln.Addr())
+	}
 	started := time.Now()
 	logger.Info("serving", "db", o.db.dir, "addr", ln.Addr().String(), "tls", o.cert != "", "read_only", o.readOnly,
 		"profile", profile, "token", token != "")
@@ -210,7 +255,13 @@ func (o *serveOptions) run(e *env, _ []string) error {
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
+	stopGRPC()
 	closeStart := time.Now()
+	if fr != nil {
+		if ferr := fr.close(); err == nil {
+			err = ferr
+		}
+	}
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}
@@ -225,19 +276,28 @@ func (o *serveOptions) run(e *env, _ []string) error {
 // newLogger returns the server's logger: format text or json, level
 // debug, info, warn or error, on w.
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	l, _, err := newLeveledLogger(w, format, level)
+	return l, err
+}
+
+// newLeveledLogger is newLogger with the level it reads, which the
+// frontier's SetLogLevel changes.
+func newLeveledLogger(w io.Writer, format, level string) (*slog.Logger, *slog.LevelVar, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, usagef("--log-level %q: want debug, info, warn or error", level)
+		return nil, nil, usagef("--log-level %q: want debug, info, warn or error", level)
 	}
-	ho := &slog.HandlerOptions{Level: lv}
+	v := new(slog.LevelVar)
+	v.Set(lv)
+	ho := &slog.HandlerOptions{Level: v}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, ho)), nil
+		return slog.New(slog.NewTextHandler(w, ho)), v, nil
 	case "json":
 		ho.ReplaceAttr = secondsToo
-		return slog.New(slog.NewJSONHandler(w, ho)), nil
+		return slog.New(slog.NewJSONHandler(w, ho)), v, nil
 	}
-	return nil, usagef("--log-format %q: want text or json", format)
+	return nil, nil, usagef("--log-format %q: want text or json", format)
 }
 
 // secondsToo is the JSON log's ReplaceAttr: a duration (slog.Duration,

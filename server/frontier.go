@@ -1,0 +1,363 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/urlhash/urlhash/frontier"
+	"github.com/urlhash/urlhash/store"
+	"github.com/urlhash/urlhash/wire"
+)
+
+// The crawl frontier's endpoints (a scrapy scheduler's): enqueue requests,
+// claim due ones with a lease, ack or release them, set the politeness
+// delay, ask what is left. Every write takes an Idempotency-Key, whose
+// answer is kept after the frontier's write (afterWrite).
+func (s *Server) handleFrontier() {
+	s.handle("POST /v1/frontier/enqueue", buffered, s.frontierWrite(s.enqueue))
+	s.handle("POST /v1/frontier/claim", buffered, s.frontierWrite(s.claim))
+	s.handle("POST /v1/frontier/ack", buffered, s.frontierWrite(s.ack(true)))
+	s.handle("POST /v1/frontier/release", buffered, s.frontierWrite(s.ack(false)))
+	s.handle("POST /v1/frontier/delay", buffered, s.frontierWrite(s.frontierDelay))
+	s.handle("GET /v1/frontier/status", buffered, s.frontierStatus)
+}
+
+// frontierFunc is a frontier write: it returns its answer.
+type frontierFunc func(f *frontier.Frontier, r *http.Request, body []byte) (answer, error)
+
+func (s *Server) frontier() (*frontier.Frontier, error) {
+	if s.o.Frontier == nil {
+		return nil, fmt.Errorf("%w: this server serves no frontier", store.ErrNotFound)
+	}
+	return s.o.Frontier(true)
+}
+
+func (s *Server) frontierWrite(fn frontierFunc) handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		f, err := s.frontier()
+		if err != nil {
+			return err
+		}
+		return s.write(w, r, afterWrite, func(r *http.Request, body []byte, _ *recording) (answer, error) {
+			a, err := fn(f, r, body)
+			return a, frontierError(err)
+		})
+	}
+}
+
+// frontierError gives the frontier's errors the protocol's kinds.
+func frontierError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, frontier.ErrNotFound):
+		return fmt.Errorf("%w: %v", store.ErrNotFound, err)
+	case errors.Is(err, frontier.ErrInvalid):
+		return fmt.Errorf("%w: %v", wire.ErrBadRequest, err)
+	case errors.Is(err, frontier.ErrClosed):
+		return fmt.Errorf("%w: %v", store.ErrClosed, err)
+	}
+	return err
+}
+
+// enqueueLine is one line of an enqueue body.
+type enqueueLine struct {
+	URL         string `json:"url"`
+	Fingerprint string `json:"fingerprint"`
+	Queue       string `json:"queue"`
+	Priority    int32  `json:"priority"`
+	Data        []byte `json:"data"` // base64
+}
+
+// maxFrontierLines bounds the lines of one frontier request.
+const maxFrontierLines = 1 << 16
+
+// lines splits a body into lines (LF; a CR before it is dropped).
+func lines(body []byte) ([][]byte, error) {
+	var out [][]byte
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(nil, len(body)+1)
+	for sc.Scan() {
+		out = append(out, bytes.TrimSuffix(sc.Bytes(), []byte{'\r'}))
+		if len(out) > maxFrontierLines {
+			return nil, fmt.Errorf("%w: more than %d lines", wire.ErrBadRequest, maxFrontierLines)
+		}
+	}
+	return out, sc.Err()
+}
+
+func (s *Server) enqueue(f *frontier.Frontier, r *http.Request, body []byte) (answer, error) {
+	crawl := r.URL.Query().Get("crawl")
+	ls, err := lines(body)
+	if err != nil {
+		return answer{}, err
+	}
+	reasons := make([]string, len(ls))
+	pos := make([]int, len(ls))
+	var items []frontier.Item
+	for i, l := range ls {
+		pos[i] = -1
+		var e enqueueLine
+		if err := json.Unmarshal(l, &e); err != nil {
+			reasons[i] = "not a JSON object: " + err.Error()
+			continue
+		}
+		it := frontier.Item{Info: frontier.URLInfo{URL: e.URL, Key: e.Queue, Crawl: crawl, Priority: e.Priority, Data: e.Data}}
+		if e.Fingerprint != "" {
+			fp, err := hex.DecodeString(e.Fingerprint)
+			if err != nil || len(fp) > 32 {
+				reasons[i] = fmt.Sprintf("fingerprint %q: want 1..64 hex digits", e.Fingerprint)
+				continue
+			}
+			it.Fingerprint = fp
+		}
+		pos[i] = len(items)
+		items = append(items, it)
+	}
+	res, err := f.Put(r.Context(), items)
+	if err != nil {
+		return answer{}, err
+	}
+	a := answer{status: http.StatusOK, ctype: wire.ContentTypeText}
+	for i := range ls {
+		switch {
+		case pos[i] < 0:
+			a.body = wire.AppendAnswer(a.body, wire.Invalid, reasons[i])
+		case res[pos[i]].Status == frontier.PutInvalid:
+			a.body = wire.AppendAnswer(a.body, wire.Invalid, res[pos[i]].Err.Error())
+		case res[pos[i]].Status == frontier.PutPresent:
+			a.body = wire.AppendAnswer(a.body, wire.Present, "")
+		default:
+			a.body = wire.AppendAnswer(a.body, wire.New, "")
+			a.fresh = true
+		}
+	}
+	return a, nil
+}
+
+// claimed is one line of a claim's answer.
+type claimed struct {
+	ID       string `json:"id"`
+	URL      string `json:"url"`
+	Queue    string `json:"queue"`
+	Priority int32  `json:"priority"`
+	Data     []byte `json:"data"`
+}
+
+// intArg returns the query argument name as an integer in lo..hi, or def.
+func intArg(r *http.Request, name string, def, lo, hi int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%w: %s=%q: want an integer in %d..%d", wire.ErrBadRequest, name, v, lo, hi)
+	}
+	return n, nil
+}
+
+// secondsArg returns the query argument name as a duration in seconds
+// (fractional allowed, 0..max), or def.
+func secondsArg(r *http.Request, name string, def time.Duration, maxSec float64) (time.Duration, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(x) || x < 0 || x > maxSec {
+		return 0, fmt.Errorf("%w: %s=%q: want seconds in 0..%g", wire.ErrBadRequest, name, v, maxSec)
+	}
+	return time.Duration(x * float64(time.Second)), nil
+}
+
+func (s *Server) claim(f *frontier.Frontier, r *http.Request, _ []byte) (answer, error) {
+	n, err := intArg(r, "max", 100, 1, 10000)
+	if err != nil {
+		return answer{}, err
+	}
+	per, err := intArg(r, "per_queue", 1, 1, 10000)
+	if err != nil {
+		return answer{}, err
+	}
+	lease, err := secondsArg(r, "lease", 60*time.Second, 7*24*3600)
+	if err != nil {
+		return answer{}, err
+	}
+	if lease == 0 {
+		lease = 60 * time.Second
+	}
+	hs, err := f.GetURLs(r.Context(), frontier.GetParams{Crawl: r.URL.Query().Get("crawl"), MaxURLs: n, MaxPerQueue: per, Transit: lease})
+	if err != nil {
+		return answer{}, err
+	}
+	a := answer{status: http.StatusOK, ctype: "application/x-ndjson", fresh: len(hs) > 0}
+	for _, h := range hs {
+		b, err := json.Marshal(claimed{ID: h.ID.String(), URL: h.Info.URL, Queue: h.Info.Key, Priority: h.Info.Priority, Data: h.Info.Data})
+		if err != nil {
+			return answer{}, err
+		}
+		a.body = append(append(a.body, b...), '\n')
+	}
+	return a, nil
+}
+
+// ack returns the handler of ack (complete) or release.
+func (s *Server) ack(complete bool) frontierFunc {
+	yes := "released"
+	if complete {
+		yes = "done"
+	}
+	return func(f *frontier.Frontier, r *http.Request, body []byte) (answer, error) {
+		ls, err := lines(body)
+		if err != nil {
+			return answer{}, err
+		}
+		ids := make([]frontier.ID, 0, len(ls))
+		bad := make([]error, len(ls))
+		for i, l := range ls {
+			id, err := frontier.ParseID(string(l))
+			if err != nil {
+				bad[i] = err
+				continue
+			}
+			ids = append(ids, id)
+		}
+		var found []bool
+		if complete {
+			found, err = f.Complete(r.Context(), r.URL.Query().Get("crawl"), ids)
+		} else {
+			found, err = f.Release(r.Context(), r.URL.Query().Get("crawl"), ids)
+		}
+		if err != nil {
+			return answer{}, err
+		}
+		a := answer{status: http.StatusOK, ctype: wire.ContentTypeText, fresh: true}
+		k := 0
+		for i := range ls {
+			switch {
+			case bad[i] != nil:
+				a.body = wire.AppendAnswer(a.body, wire.Invalid, bad[i].Error())
+				continue
+			case found[k]:
+				a.body = append(a.body, yes+"\n"...)
+			default:
+				a.body = append(a.body, "unknown\n"...)
+			}
+			k++
+		}
+		return a, nil
+	}
+}
+
+func (s *Server) frontierDelay(f *frontier.Frontier, r *http.Request, _ []byte) (answer, error) {
+	if r.URL.Query().Get("seconds") == "" {
+		return answer{}, fmt.Errorf("%w: seconds= is required", wire.ErrBadRequest)
+	}
+	d, err := secondsArg(r, "seconds", 0, 365*24*3600)
+	if err != nil {
+		return answer{}, err
+	}
+	crawl, queue := r.URL.Query().Get("crawl"), r.URL.Query().Get("queue")
+	if err := f.SetDelay(r.Context(), crawl, queue, d); err != nil {
+		return answer{}, err
+	}
+	b, err := json.Marshal(map[string]any{"crawl": frontierCrawl(crawl), "queue": queue, "seconds": d.Seconds()})
+	if err != nil {
+		return answer{}, err
+	}
+	return answer{status: http.StatusOK, ctype: "application/json", body: append(b, '\n'), fresh: true}, nil
+}
+
+func frontierCrawl(c string) string {
+	if c == "" {
+		return frontier.DefaultCrawl
+	}
+	return c
+}
+
+// frontierStatusBody is the answer of GET /v1/frontier/status.
+type frontierStatusBody struct {
+	Crawl      string `json:"crawl"`
+	Queued     int64  `json:"queued"`
+	Due        int64  `json:"due"`
+	InTransit  int64  `json:"in_transit"`
+	Completed  int64  `json:"completed"`
+	Queues     int64  `json:"queues"`
+	Recounting bool   `json:"recounting,omitempty"`
+}
+
+func (s *Server) frontierStatus(w http.ResponseWriter, r *http.Request) error {
+	f, err := s.frontier()
+	if err != nil {
+		return err
+	}
+	crawl := r.URL.Query().Get("crawl")
+	st, err := f.Stats(crawl, "")
+	if err != nil {
+		return frontierError(err)
+	}
+	return writeJSON(w, frontierStatusBody{Crawl: st.Crawl, Queued: st.Size - st.InTransit, Due: f.Due(crawl), InTransit: st.InTransit,
+		Completed: st.Completed, Queues: st.Queues, Recounting: st.Recounting})
+}
+
+// frontierCollector reports the frontier's counts per crawl, read at
+// scrape time, once the frontier is open.
+type frontierCollector struct {
+	fr                                             func(bool) (*frontier.Frontier, error)
+	queued, transit, completed, queues, puts, gets *prometheus.Desc
+}
+
+func newFrontierCollector(fr func(bool) (*frontier.Frontier, error)) *frontierCollector {
+	d := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc("urlhash_frontier_"+name, help, []string{"crawl"}, nil)
+	}
+	return &frontierCollector{fr: fr,
+		queued:    d("queued", "URLs of the crawl waiting in its queues (due now or later), not in transit."),
+		transit:   d("in_transit", "URLs of the crawl handed out and neither updated nor expired."),
+		completed: d("completed", "URLs of the crawl completed: never handed out again."),
+		queues:    d("queues", "Queues of the crawl."),
+		puts:      d("puts_total", "URLs put new into the crawl since the server started (gRPC and HTTP)."),
+		gets:      d("gets_total", "URLs of the crawl handed out since the server started (gRPC and HTTP)."),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *frontierCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.queued, c.transit, c.completed, c.queues, c.puts, c.gets} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *frontierCollector) Collect(ch chan<- prometheus.Metric) {
+	f, err := c.fr(false)
+	if err != nil || f == nil {
+		return
+	}
+	for _, s := range f.AllStats() {
+		for _, m := range []struct {
+			d *prometheus.Desc
+			t prometheus.ValueType
+			v int64
+		}{
+			{c.queued, prometheus.GaugeValue, s.Size - s.InTransit},
+			{c.transit, prometheus.GaugeValue, s.InTransit},
+			{c.completed, prometheus.GaugeValue, s.Completed},
+			{c.queues, prometheus.GaugeValue, s.Queues},
+			{c.puts, prometheus.CounterValue, s.Puts},
+			{c.gets, prometheus.CounterValue, s.Gets},
+		} {
+			ch <- prometheus.MustNewConstMetric(m.d, m.t, float64(m.v), s.Crawl)
+		}
+	}
+}
