@@ -362,4 +362,3 @@ func (f *Frontier) IsActive() bool {
 	defer f.mu.Unlock()
 	return f.active
 }
-

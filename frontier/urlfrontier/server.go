@@ -26,7 +26,9 @@ var _ URLFrontierServer = (*Server)(nil)
 func NewServer(f *frontier.Frontier) *Server { return &Server{f: f} }
 
 // Register registers the service of f on s.
-func Register(s grpc.ServiceRegistrar, f *frontier.Frontier) { RegisterURLFrontierServer(s, NewServer(f)) }
+func Register(s grpc.ServiceRegistrar, f *frontier.Frontier) {
+	RegisterURLFrontierServer(s, NewServer(f))
+}
 
 // maxBatch bounds the stream messages put in one frontier.Put: those
 // already received when a put starts join it, so that a busy stream
