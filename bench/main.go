@@ -7,6 +7,7 @@
 //	go run ./bench -n 200000 -runs 1 -only hash,canon-webrisk
 //	go run ./bench -n 300000 -only present-served   # adds of stored URLs vs has, through a server
 //	go run ./bench -n 200000 -only shared           # four crawlers through urlhash serve vs Redis
+//	go run ./bench -n 1000000 -only frontier         # the crawl frontier against scrapy-redis on Redis
 //
 // Whole-process wall time is measured, so start-up, I/O and both cores count;
 // peak RSS comes from GNU time (/usr/bin/time, Debian package "time").
@@ -79,6 +80,7 @@ func main() {
 	runs := flag.Int("runs", 0, "timed runs per program and scenario, the best kept (default 3 up to 1M URLs, 1 above)")
 	only := flag.String("only", "", "comma-separated scenario names to run (default all)")
 	keep := flag.Bool("keep", false, "keep the work directory")
+	flag.IntVar(&frontierHosts, "frontier-hosts", frontierHosts, "hosts (queues) of the frontier scenario")
 	flag.Parse()
 	for i, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -253,6 +255,11 @@ func run(n, runs int, only string, keep, first bool) error {
 	if only == "" || slices.Contains(strings.Split(only, ","), "present-served") {
 		if err := servedPresent(w, runs); err != nil {
 			return fmt.Errorf("present-served: %w", err)
+		}
+	}
+	if only == "" || slices.Contains(strings.Split(only, ","), "frontier") {
+		if err := frontierBench(w); err != nil {
+			return fmt.Errorf("frontier: %w", err)
 		}
 	}
 	if only == "" || slices.Contains(strings.Split(only, ","), "shared") {

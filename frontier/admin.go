@@ -236,6 +236,7 @@ func (f *Frontier) deleteQueueLocked(ctx context.Context, q *queue) (int64, erro
 		}
 		es = es[n:]
 	}
+	f.forgetHeldLocked(q)
 	f.removeLocked(q)
 	return active, nil
 }

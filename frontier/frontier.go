@@ -52,6 +52,7 @@ type Frontier struct {
 	order   []*queue          // round-robin order of GetURLs
 	cursor  int
 	pending map[uid]bool // URLs being created, between their writes
+	held    map[uid]*held // URLs handed out (in transit, or expired and not handed out again)
 	lastDue int64        // the last due time given to a new URL (ns)
 
 	recounting bool
@@ -86,6 +87,14 @@ type queue struct {
 	lastServed int64 // when it last handed out (ns)
 }
 
+// held is a URL handed out: in memory only, so that handing out writes
+// nothing (after a restart, what was in transit is due at once).
+type held struct {
+	q      *queue
+	due    int64 // its due key's time: the key stays in place
+	expiry int64 // when its transit ends (ns)
+}
+
 // transit counts the URLs of a queue handed out with one expiry.
 type transit struct {
 	expiry int64 // ns
@@ -116,7 +125,7 @@ func Open(dir string, opts *Options) (*Frontier, error) {
 		return nil, err
 	}
 	f := &Frontier{o: o, db: db, active: true, crawls: map[string]*crawl{}, queues: map[uint64]*queue{},
-		pending: map[uid]bool{}, stop: make(chan struct{})}
+		pending: map[uid]bool{}, held: map[uid]*held{}, stop: make(chan struct{})}
 	f.commit.init(db)
 	if err := f.load(context.Background()); err != nil {
 		db.Close()
@@ -363,20 +372,44 @@ func (q *queue) addTransit(expiry, n int64) {
 	q.transit = slices.Insert(q.transit, i, transit{expiry: expiry, n: n})
 }
 
-// leave uncounts a URL that leaves the queue's due order: queued (when
-// due is past or unknown among the transits) or in transit until due.
-func (q *queue) leave(st state, due, now int64) {
-	if st == stateTransit && due > now {
+// holdLocked counts u (of q, due key time due) handed out until expiry.
+func (f *Frontier) holdLocked(q *queue, u uid, due, expiry int64) {
+	q.queued = max(0, q.queued-1)
+	q.addTransit(expiry, 1)
+	f.held[u] = &held{q: q, due: due, expiry: expiry}
+}
+
+// unholdLocked forgets that u was handed out and returns what was held
+// (nil if nothing): u counts as queued again.
+func (f *Frontier) unholdLocked(u uid, now int64) *held {
+	h := f.held[u]
+	if h == nil {
+		return nil
+	}
+	delete(f.held, u)
+	q := h.q
+	q.prune(now)
+	if h.expiry > now {
 		for i := range q.transit {
-			if q.transit[i].expiry == due {
+			if q.transit[i].expiry == h.expiry {
 				if q.transit[i].n--; q.transit[i].n == 0 {
 					q.transit = slices.Delete(q.transit, i, i+1)
 				}
-				return
+				q.queued++
+				break
 			}
 		}
 	}
-	q.queued = max(0, q.queued-1)
+	return h
+}
+
+// forgetHeldLocked forgets the URLs of q handed out (q is deleted).
+func (f *Frontier) forgetHeldLocked(q *queue) {
+	for u, h := range f.held {
+		if h.q == q {
+			delete(f.held, u)
+		}
+	}
 }
 
 // isActive reports whether the queue holds URLs not completed and is not

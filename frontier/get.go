@@ -111,8 +111,8 @@ func (f *Frontier) GetURLs(ctx context.Context, p GetParams) ([]Handed, error) {
 	return out, nil
 }
 
-// serveLocked hands out q's due URLs into out, the writes into b, and
-// returns how many.
+// serveLocked hands out q's due URLs into out, removes into b the due
+// keys it finds stale, and returns how many it handed out.
 func (f *Frontier) serveLocked(ctx context.Context, q *queue, b *changes, out *[]Handed, p *GetParams, now int64) (int, error) {
 	q.prune(now)
 	switch {
@@ -123,13 +123,15 @@ func (f *Frontier) serveLocked(ctx context.Context, q *queue, b *changes, out *[
 		q.head != headUnknown && q.head > max(now, f.lastDue):
 		return 0, nil
 	}
+	inTransit := int(q.inTransit())
 	want := maxPerCall
 	if p.MaxPerQueue > 0 {
-		want = p.MaxPerQueue - int(q.inTransit())
+		want = p.MaxPerQueue - inTransit
 	}
 	if p.MaxURLs > 0 {
 		want = min(want, p.MaxURLs-len(*out))
 	}
+	want = min(want, f.o.MaxInTransit-len(f.held))
 	if want <= 0 {
 		return 0, nil
 	}
@@ -138,7 +140,9 @@ func (f *Frontier) serveLocked(ctx context.Context, q *queue, b *changes, out *[
 	dueBy := max(now, f.lastDue)
 	next := int64(math.MaxInt64)
 	var keys []hashkey.Hash
-	err := f.db.Scan(ctx, prefix8(q.id), 64, want+1, func(e store.Entry) error {
+	// The URLs in transit keep their places at the head of the due order:
+	// read past them.
+	err := f.db.Scan(ctx, prefix8(q.id), 64, want+inTransit+1, func(e store.Entry) error {
 		if !e.Value.IsZero() {
 			return nil // a record whose id starts as the queue's: not a due key
 		}
@@ -147,12 +151,25 @@ func (f *Frontier) serveLocked(ctx context.Context, q *queue, b *changes, out *[
 			next = due
 			return errStop
 		}
-		if !f.pending[u] {
+		if h := f.held[u]; (h == nil || h.expiry <= now) && !f.pending[u] {
 			keys = append(keys, e.Hash)
 		}
 		return nil
 	})
 	if err != nil && err != errStop {
+		return 0, err
+	}
+	if len(keys) == 0 {
+		q.head = next
+		return 0, nil
+	}
+	done := make([]hashkey.Hash, len(keys))
+	for i := range keys {
+		_, u := parseDueKey(&keys[i])
+		done[i] = doneKey(q.done, u)
+	}
+	completed, err := f.db.HasBatch(ctx, done)
+	if err != nil {
 		return 0, err
 	}
 	expiry := now + int64(p.Transit)
@@ -163,23 +180,20 @@ func (f *Frontier) serveLocked(ctx context.Context, q *queue, b *changes, out *[
 		if err != nil {
 			return sent, err
 		}
-		if !found || r.state == stateCompleted || r.due != due || r.crawl != q.crawl.name || r.key != q.key {
+		if !found || completed[i] || r.state == stateCompleted || r.due != due || r.crawl != q.crawl.name || r.key != q.key {
 			// Left by a crash between writes, or by a move: not the
 			// URL's place in the queue.
+			f.unholdLocked(u, now)
 			b.deletes = append(b.deletes, store.FullEntry(keys[i], store.Value{}))
 			q.queued = max(0, q.queued-1)
 			continue
 		}
-		r.state, r.due = stateTransit, expiry
-		b.keys = append(b.keys, store.FullEntry(dueKey(q.id, expiry, u), store.Value{}))
-		b.records = append(b.records, store.FullEntry(recordKey(u), recordValue(&r, string(v.Text), v.FirstSeen, expiry)))
-		b.deletes = append(b.deletes, store.FullEntry(keys[i], store.Value{}))
+		f.unholdLocked(u, now) // handed out before, its transit expired
+		f.holdLocked(q, u, due, expiry)
 		*out = append(*out, Handed{ID: ID(u), Info: r.info(string(v.Text))})
 		sent++
 	}
 	if sent > 0 {
-		q.queued = max(0, q.queued-int64(sent))
-		q.addTransit(expiry, int64(sent))
 		q.lastServed = now
 		q.crawl.gets += int64(sent)
 		next = min(next, expiry)
@@ -215,46 +229,67 @@ func (f *Frontier) move(ctx context.Context, crawl string, ids []ID, complete bo
 		f.mu.Unlock()
 		return nil, err
 	}
-	now := f.now()
+	now := f.now().UnixNano()
 	var b changes
 	for i, id := range ids {
 		u := uid(id)
-		v, r, ok, err := f.getRecord(ctx, u)
-		if err != nil {
-			f.mu.Unlock()
-			return nil, err
-		}
-		if !ok || r.crawl != crawl {
+		h := f.held[u]
+		if h != nil && h.q.crawl.name != crawl {
 			continue
 		}
-		q := f.lookupLocked(r.crawl, r.key)
-		if q == nil {
+		if !complete {
+			// A release writes nothing: the due key never moved.
+			if h != nil && h.expiry > now {
+				f.unholdLocked(u, now)
+				if h.q.head != headUnknown {
+					h.q.head = min(h.q.head, h.due)
+				}
+				found[i] = true
+			}
 			continue
 		}
-		if r.state == stateCompleted {
-			found[i] = complete
-			continue
-		}
-		if !complete && (r.state != stateTransit || r.due <= now.UnixNano()) {
-			continue
-		}
-		found[i] = true
-		q.prune(now.UnixNano())
-		q.leave(r.state, r.due, now.UnixNano())
-		b.deletes = append(b.deletes, store.FullEntry(dueKey(q.id, r.due, u), store.Value{}))
-		if complete {
-			r.state, r.due = stateCompleted, 0
-			b.keys = append(b.keys, store.FullEntry(doneKey(q.done, u), store.Value{}))
-			q.completed++
+		q, due := (*queue)(nil), int64(0)
+		if h != nil {
+			f.unholdLocked(u, now)
+			q, due = h.q, h.due
 		} else {
-			r.state, r.due = stateQueued, f.nextDueLocked(now, 0)
-			b.keys = append(b.keys, store.FullEntry(dueKey(q.id, r.due, u), store.Value{}))
-			q.queued++
-			if q.head != headUnknown {
-				q.head = min(q.head, r.due)
+			_, r, ok, err := f.getRecord(ctx, u)
+			if err != nil {
+				f.mu.Unlock()
+				return nil, err
+			}
+			if !ok || r.crawl != crawl {
+				continue
+			}
+			if q = f.lookupLocked(r.crawl, r.key); q == nil {
+				continue
+			}
+			if r.state == stateCompleted {
+				found[i] = true
+				continue
+			}
+			due = r.due
+			isDone, err := f.db.Has(ctx, doneKey(q.done, u))
+			if err != nil {
+				f.mu.Unlock()
+				return nil, err
+			}
+			if isDone {
+				found[i] = true
+				continue
 			}
 		}
-		b.records = append(b.records, store.FullEntry(recordKey(u), recordValue(&r, string(v.Text), v.FirstSeen, max(r.due, now.UnixNano()))))
+		found[i] = true
+		// The done key first: a crash between the two leaves a due key
+		// that GetURLs finds completed and deletes.
+		b.keys = append(b.keys, store.FullEntry(doneKey(q.done, u), store.Value{}))
+		b.deletes = append(b.deletes, store.FullEntry(dueKey(q.id, due, u), store.Value{}))
+		q.queued = max(0, q.queued-1)
+		q.completed++
+	}
+	if len(b.keys) == 0 {
+		f.mu.Unlock()
+		return found, nil
 	}
 	err := b.apply(ctx, f)
 	f.mu.Unlock()

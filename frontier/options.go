@@ -23,6 +23,8 @@ const (
 	DefaultCrawl = "DEFAULT"
 	// MaxKeyLen is the longest queue key; a longer one is refused.
 	MaxKeyLen = 255
+	// DefaultMaxInTransit is the default Options.MaxInTransit.
+	DefaultMaxInTransit = 1 << 20
 )
 
 // Options configures Open. A nil *Options or a zero field means the
@@ -42,6 +44,10 @@ type Options struct {
 	// LogLevel, when set, is the level SetLogLevel changes (the logger's
 	// handler should read it). Default: none; SetLogLevel then only logs.
 	LogLevel *slog.LevelVar
+	// MaxInTransit bounds the URLs in transit at once, which the frontier
+	// holds in memory (about 100 bytes each): GetURLs hands out nothing
+	// more while they reach it. Default DefaultMaxInTransit (1,048,576).
+	MaxInTransit int
 	// Node is what ListNodes answers: this frontier's address. Default
 	// "localhost".
 	Node string
@@ -77,6 +83,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.MaxInTransit <= 0 {
+		c.MaxInTransit = DefaultMaxInTransit
 	}
 	if c.Node == "" {
 		c.Node = "localhost"

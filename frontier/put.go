@@ -1,9 +1,11 @@
 package frontier
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -373,56 +375,89 @@ func (f *Frontier) getRecord(ctx context.Context, u uid) (store.Value, record, b
 }
 
 // updateLocked adds to b the writes of one Known item and counts them.
+// A URL is completed when its done key is stored (its record may still say
+// queued: the record is rewritten only when what it holds changes).
 func (f *Frontier) updateLocked(ctx context.Context, b *changes, p *prepared, now time.Time) (PutStatus, error) {
 	info := &p.item.Info
 	v, old, found, err := f.getRecord(ctx, p.u)
 	if err != nil {
 		return 0, err
 	}
-	status := PutUpdated
-	created := now
-	url := info.URL
-	if found {
-		created, url = v.FirstSeen, string(v.Text)
-		if oq := f.lookupLocked(old.crawl, old.key); oq != nil {
-			switch old.state {
-			case stateCompleted:
-				oq.completed = max(0, oq.completed-1)
-				b.deletes = append(b.deletes, store.FullEntry(doneKey(oq.done, p.u), store.Value{}))
-			default:
-				oq.prune(now.UnixNano())
-				oq.leave(old.state, old.due, now.UnixNano())
-			}
-		}
-	} else {
-		status = PutNew
-	}
+	nowNs := now.UnixNano()
 	q := f.queueLocked(p.crawl, p.key)
 	if err := f.persistLocked(ctx, q); err != nil {
 		return 0, err
 	}
-	r := record{crawl: p.crawl, key: p.key, priority: info.Priority, data: info.Data, metadata: info.Metadata}
-	if p.item.Refetch.IsZero() {
+	r := record{state: stateQueued, crawl: p.crawl, key: p.key, priority: info.Priority, data: info.Data, metadata: info.Metadata}
+	complete := p.item.Refetch.IsZero()
+	if complete {
 		r.state = stateCompleted
+	} else {
+		r.due = p.item.Refetch.UnixNano()
+	}
+	status, created, url := PutNew, now, info.URL
+	oldDone := false
+	if found {
+		status, created, url = PutUpdated, v.FirstSeen, string(v.Text)
+		f.unholdLocked(p.u, nowNs)
+		oq := f.lookupLocked(old.crawl, old.key)
+		if oq == nil {
+			oq = f.queueLocked(old.crawl, old.key) // deleted meanwhile: counts go nowhere
+		}
+		oldDone = old.state == stateCompleted
+		if !oldDone {
+			if oldDone, err = f.db.Has(ctx, doneKey(oq.done, p.u)); err != nil {
+				return 0, err
+			}
+		}
+		switch {
+		case oldDone && complete && oq == q:
+			// Completed again: nothing moves.
+		case oldDone:
+			oq.completed = max(0, oq.completed-1)
+			b.deletes = append(b.deletes, store.FullEntry(doneKey(oq.done, p.u), store.Value{}))
+		default:
+			oq.queued = max(0, oq.queued-1)
+			if oq != q || old.due != r.due {
+				b.deletes = append(b.deletes, store.FullEntry(dueKey(oq.id, old.due, p.u), store.Value{}))
+			}
+		}
+		if complete && oq == q {
+			// Keep the record's due: the due key it names is deleted,
+			// and the done key says completed.
+			r.state, r.due = old.state, old.due
+		}
+	} else {
+		q.crawl.puts++
+	}
+	switch {
+	case complete && !(found && oldDone && f.lookupLocked(old.crawl, old.key) == q):
 		b.keys = append(b.keys, store.FullEntry(doneKey(q.done, p.u), store.Value{}))
 		q.completed++
-	} else {
-		r.state, r.due = stateQueued, p.item.Refetch.UnixNano()
+	case !complete:
 		b.keys = append(b.keys, store.FullEntry(dueKey(q.id, r.due, p.u), store.Value{}))
 		q.queued++
 		if q.head != headUnknown {
 			q.head = min(q.head, r.due)
 		}
 	}
-	if found && old.state != stateCompleted {
-		oq, _ := queueHashes(old.crawl, old.key)
-		if oq != q.id || old.due != r.due || r.state == stateCompleted {
-			b.deletes = append(b.deletes, store.FullEntry(dueKey(oq, old.due, p.u), store.Value{}))
+	if !found || !sameRecord(&old, &r) {
+		b.records = append(b.records, store.FullEntry(p.rec, recordValue(&r, url, created, max(r.due, nowNs))))
+	}
+	return status, nil
+}
+
+// sameRecord reports whether two records hold the same.
+func sameRecord(a, b *record) bool {
+	if a.state != b.state || a.due != b.due || a.crawl != b.crawl || a.key != b.key || a.priority != b.priority ||
+		!bytes.Equal(a.data, b.data) || len(a.metadata) != len(b.metadata) {
+		return false
+	}
+	for k, va := range a.metadata {
+		vb, ok := b.metadata[k]
+		if !ok || !slices.Equal(va, vb) {
+			return false
 		}
 	}
-	if !found {
-		q.crawl.puts++
-	}
-	b.records = append(b.records, store.FullEntry(p.rec, recordValue(&r, url, created, max(r.due, now.UnixNano()))))
-	return status, nil
+	return true
 }

@@ -12,9 +12,8 @@ import (
 type state byte
 
 const (
-	stateQueued    state = iota // its due key is in the queue's due order
-	stateTransit                // handed out: its due key moved to when its transit ends
-	stateCompleted              // done: a done key, no due key
+	stateQueued    state = 0 // its due key is in the queue's due order
+	stateCompleted state = 2 // done: a done key, no due key (a record that says queued may be completed too: see updateLocked)
 )
 
 // record is what the frontier keeps of a URL (the value of its record
@@ -172,7 +171,7 @@ func parseRecord(b []byte) (record, error) {
 		}
 		r.metadata[k] = vs
 	}
-	if d.err == nil && (r.state > stateCompleted || len(d.b) != 0) {
+	if d.err == nil && (r.state != stateQueued && r.state != stateCompleted || len(d.b) != 0) {
 		d.fail()
 	}
 	return r, d.err

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -26,12 +27,27 @@ type URLItem struct {
 // again.
 func (it *URLItem) IsCompleted() bool { return it.Refetch.IsZero() }
 
-func itemOf(u uid, v store.Value, r *record) URLItem {
-	it := URLItem{ID: ID(u), Info: r.info(string(v.Text)), Created: v.FirstSeen, InTransit: r.state == stateTransit}
-	if r.state != stateCompleted {
+// itemOf returns the item of u's record; h is u's hand-out, if any.
+func itemOf(u uid, v store.Value, r *record, done bool, h *held, now int64) URLItem {
+	it := URLItem{ID: ID(u), Info: r.info(string(v.Text)), Created: v.FirstSeen}
+	if !done && r.state != stateCompleted {
 		it.Refetch = time.Unix(0, r.due).UTC()
+		if h != nil && h.expiry > now {
+			it.InTransit, it.Refetch = true, time.Unix(0, h.expiry).UTC()
+		}
 	}
 	return it
+}
+
+// heldOf returns u's hand-out, if any.
+func (f *Frontier) heldOf(u uid) *held {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if h := f.held[u]; h != nil {
+		c := *h
+		return &c
+	}
+	return nil
 }
 
 // URLStatus returns what the frontier knows of url in crawl (ErrNotFound
@@ -48,7 +64,12 @@ func (f *Frontier) URLStatus(ctx context.Context, crawl, url string) (URLItem, e
 	if !found || r.crawl != p.crawl {
 		return URLItem{}, fmt.Errorf("%w: %q in crawl %q", ErrNotFound, url, p.crawl)
 	}
-	return itemOf(p.u, v, &r), nil
+	_, done := queueHashes(r.crawl, r.key)
+	isDone, err := f.db.Has(ctx, doneKey(done, p.u))
+	if err != nil {
+		return URLItem{}, err
+	}
+	return itemOf(p.u, v, &r, isDone, f.heldOf(p.u), f.now().UnixNano()), nil
 }
 
 // ListParams selects the URLs ListURLs and CountURLs visit.
@@ -113,16 +134,26 @@ func (f *Frontier) visit(ctx context.Context, p *ListParams, fn func(URLItem) er
 			if err != nil {
 				return err
 			}
+			completed := make([]bool, len(us))
+			if !done {
+				keys := make([]hashkey.Hash, len(us))
+				for i, u := range us {
+					keys[i] = doneKey(q.done, u)
+				}
+				if completed, err = f.db.HasBatch(ctx, keys); err != nil {
+					return err
+				}
+			}
+			now := f.now().UnixNano()
 			for i, u := range us {
 				v, r, found, err := f.getRecord(ctx, u)
 				if err != nil {
 					return err
 				}
-				if !found || r.crawl != q.crawl.name || r.key != q.key ||
-					done != (r.state == stateCompleted) || !done && r.due != dues[i] {
+				if !found || r.crawl != q.crawl.name || r.key != q.key || !done && (completed[i] || r.due != dues[i]) {
 					continue
 				}
-				if err := fn(itemOf(u, v, &r)); err != nil {
+				if err := fn(itemOf(u, v, &r, done, f.heldOf(u), now)); err != nil {
 					return err
 				}
 			}
@@ -205,12 +236,12 @@ func (f *Frontier) PurgeURLs(ctx context.Context, crawl, key string, days int) (
 		if !found || q == nil {
 			continue
 		}
-		if r.state == stateCompleted {
+		f.unholdLocked(u, now)
+		if it.IsCompleted() {
 			q.completed = max(0, q.completed-1)
 			es = append(es, store.FullEntry(doneKey(q.done, u), store.Value{}))
 		} else {
-			q.prune(now)
-			q.leave(r.state, r.due, now)
+			q.queued = max(0, q.queued-1)
 			es = append(es, store.FullEntry(dueKey(q.id, r.due, u), store.Value{}))
 		}
 		es = append(es, store.FullEntry(recordKey(u), store.Value{}))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +53,9 @@ func statusKB(pid int, names ...string) ([]int64, bool) {
 type Server struct {
 	// Addr is its location for --db: http://127.0.0.1:PORT.
 	Addr string
+	// GRPC is its frontier's gRPC address (HOST:PORT) when it was started
+	// with --frontier.
+	GRPC string
 	cmd  *exec.Cmd
 	// The largest RssAnon and RssFile seen (bytes), sampled every 20 ms
 	// until Stop: the kernel keeps the peak of their sum only (VmHWM).
@@ -105,8 +109,20 @@ func Serve(bin, db string, flags ...string) (*Server, error) {
 		cmd.Wait()
 		return nil, fmt.Errorf("urlhash serve said %q (%v)", line, err)
 	}
-	go io.Copy(io.Discard, r)
 	s := &Server{Addr: addr, cmd: cmd, stop: make(chan struct{}), done: make(chan struct{})}
+	for _, f := range flags {
+		if f == "--frontier" {
+			line, err := r.ReadString('\n')
+			g, ok := strings.CutPrefix(strings.TrimSpace(line), "urlhash: frontier on grpc://")
+			if err != nil || !ok {
+				cmd.Process.Kill()
+				cmd.Wait()
+				return nil, fmt.Errorf("urlhash serve said %q (%v), not its frontier's address", line, err)
+			}
+			s.GRPC = g
+		}
+	}
+	go io.Copy(io.Discard, r)
 	go s.sample()
 	return s, nil
 }
@@ -154,6 +170,57 @@ func (s *Server) Stop() (peakRSS int64) {
 		}
 	}
 	return peakRSS
+}
+
+// Kill kills the server outright (SIGKILL) and returns its peak RSS.
+func (s *Server) Kill() (peakRSS int64) {
+	peakRSS = PeakRSS(s.cmd.Process.Pid)
+	close(s.stop)
+	<-s.done
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	return peakRSS
+}
+
+// Pid returns the server's process id.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
+// A Redis is a running redis-server as the benchmarks run it: a unix
+// socket, the append-only file fsynced every second, no snapshots.
+type Redis struct {
+	Socket string
+	cmd    *exec.Cmd
+}
+
+// StartRedis starts redis-server (Debian's redis-server package) with its
+// files in dir and returns once its socket exists.
+func StartRedis(dir string) (*Redis, error) {
+	sock := filepath.Join(dir, "redis.sock")
+	cmd := exec.Command("redis-server", "--port", "0", "--unixsocket", sock, "--dir", dir,
+		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "")
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("redis-server (apt-get install redis-server): %v", err)
+	}
+	for i := 0; ; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			return &Redis{Socket: sock, cmd: cmd}, nil
+		}
+		if i > 100 {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return nil, fmt.Errorf("redis-server did not start")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Pid returns redis-server's process id.
+func (r *Redis) Pid() int { return r.cmd.Process.Pid }
+
+// Stop stops redis-server (SIGTERM) and waits for it.
+func (r *Redis) Stop() {
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	r.cmd.Wait()
 }
 
 // LifetimePeakRSS returns, after Stop, the server's peak RSS over its
