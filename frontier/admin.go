@@ -167,7 +167,7 @@ func (f *Frontier) Due(crawl string) int64 {
 		if q.queued == 0 || q.settings.blockedUntil > now/int64(time.Second) ||
 			q.settings.limit > 0 && q.completed >= int64(q.settings.limit) ||
 			q.lastServed != 0 && q.lastServed+q.delay() > now ||
-			q.head != headUnknown && q.head > now {
+			q.head != headUnknown && q.head > f.dueByLocked(now) {
 			continue
 		}
 		n += q.queued

@@ -12,6 +12,13 @@ import (
 // goroutines in batches of 50, then drains them with GetURLs and marks
 // them completed: the frontier's own cost, without gRPC.
 func BenchmarkCrawl(b *testing.B) {
+	b.Run("complete", func(b *testing.B) { benchmarkCrawl(b, false) })
+	b.Run("known", func(b *testing.B) { benchmarkCrawl(b, true) })
+}
+
+// benchmarkCrawl marks the URLs completed with Complete, or with Put of
+// Known items (as a gRPC client does).
+func benchmarkCrawl(b *testing.B, known bool) {
 	f, err := Open(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
@@ -56,6 +63,17 @@ func BenchmarkCrawl(b *testing.B) {
 				}
 				if len(hs) == 0 {
 					return
+				}
+				if known {
+					items := make([]Item, len(hs))
+					for i := range hs {
+						items[i] = Item{Info: hs[i].Info, Known: true}
+					}
+					if _, err := f.Put(ctx, items); err != nil {
+						b.Error(err)
+						return
+					}
+					continue
 				}
 				ids := make([]ID, len(hs))
 				for i := range hs {

@@ -111,6 +111,15 @@ func (f *Frontier) GetURLs(ctx context.Context, p GetParams) ([]Handed, error) {
 	return out, nil
 }
 
+// dueSlack is how far in the future a due time may be and still be due:
+// URLs put at once get due times a nanosecond apart, so that a queue is
+// FIFO, and those run ahead of the clock when many are put in a
+// nanosecond (or on a test's fake clock).
+const dueSlack = int64(time.Millisecond)
+
+// dueByLocked returns the latest due time that is due now.
+func (f *Frontier) dueByLocked(now int64) int64 { return max(now+dueSlack, f.lastDue) }
+
 // serveLocked hands out q's due URLs into out, removes into b the due
 // keys it finds stale, and returns how many it handed out.
 func (f *Frontier) serveLocked(ctx context.Context, q *queue, b *changes, out *[]Handed, p *GetParams, now int64) (int, error) {
@@ -120,7 +129,7 @@ func (f *Frontier) serveLocked(ctx context.Context, q *queue, b *changes, out *[
 		q.settings.limit > 0 && q.completed >= int64(q.settings.limit),
 		q.lastServed != 0 && q.lastServed+q.delay() > now,
 		q.counted && q.queued == 0,
-		q.head != headUnknown && q.head > max(now, f.lastDue):
+		q.head != headUnknown && q.head > f.dueByLocked(now):
 		return 0, nil
 	}
 	inTransit := int(q.inTransit())
@@ -135,9 +144,7 @@ func (f *Frontier) serveLocked(ctx context.Context, q *queue, b *changes, out *[
 	if want <= 0 {
 		return 0, nil
 	}
-	// URLs put in one nanosecond get due times a nanosecond apart (FIFO):
-	// those are due too.
-	dueBy := max(now, f.lastDue)
+	dueBy := f.dueByLocked(now)
 	next := int64(math.MaxInt64)
 	var keys []hashkey.Hash
 	// The URLs in transit keep their places at the head of the due order:
