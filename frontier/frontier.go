@@ -51,9 +51,9 @@ type Frontier struct {
 	queues  map[uint64]*queue // by due-order hash
 	order   []*queue          // round-robin order of GetURLs
 	cursor  int
-	pending map[uid]bool // URLs being created, between their writes
+	pending map[uid]bool  // URLs being created, between their writes
 	held    map[uid]*held // URLs handed out (in transit, or expired and not handed out again)
-	lastDue int64        // the last due time given to a new URL (ns)
+	lastDue int64         // the last due time given to a new URL (ns)
 
 	recounting bool
 	recountWG  sync.WaitGroup
