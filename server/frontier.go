@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
@@ -81,18 +80,20 @@ type enqueueLine struct {
 // maxFrontierLines bounds the lines of one frontier request.
 const maxFrontierLines = 1 << 16
 
-// lines splits a body into lines (LF; a CR before it is dropped).
+// lines splits a body into lines (LF; a CR before it is dropped; a last
+// line may end without LF). The lines alias body.
 func lines(body []byte) ([][]byte, error) {
-	var out [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(nil, len(body)+1)
-	for sc.Scan() {
-		out = append(out, bytes.TrimSuffix(sc.Bytes(), []byte{'\r'}))
-		if len(out) > maxFrontierLines {
-			return nil, fmt.Errorf("%w: more than %d lines", wire.ErrBadRequest, maxFrontierLines)
-		}
+	if len(body) == 0 {
+		return nil, nil
 	}
-	return out, sc.Err()
+	out := bytes.Split(bytes.TrimSuffix(body, []byte{'\n'}), []byte{'\n'})
+	if len(out) > maxFrontierLines {
+		return nil, fmt.Errorf("%w: more than %d lines", wire.ErrBadRequest, maxFrontierLines)
+	}
+	for i, l := range out {
+		out[i] = bytes.TrimSuffix(l, []byte{'\r'})
+	}
+	return out, nil
 }
 
 func (s *Server) enqueue(f *frontier.Frontier, r *http.Request, body []byte) (answer, error) {
@@ -202,6 +203,9 @@ func (s *Server) claim(f *frontier.Frontier, r *http.Request, _ []byte) (answer,
 	}
 	a := answer{status: http.StatusOK, ctype: "application/x-ndjson", fresh: len(hs) > 0}
 	for _, h := range hs {
+		if h.Info.Data == nil {
+			h.Info.Data = []byte{} // "", not null
+		}
 		b, err := json.Marshal(claimed{ID: h.ID.String(), URL: h.Info.URL, Queue: h.Info.Key, Priority: h.Info.Priority, Data: h.Info.Data})
 		if err != nil {
 			return answer{}, err
