@@ -103,7 +103,9 @@ func get(t *testing.T, c urlfrontier.URLFrontierClient, p *urlfrontier.GetParams
 	}
 }
 
-func crawlID(id string) *urlfrontier.GetParams_CrawlID { return &urlfrontier.GetParams_CrawlID{CrawlID: id} }
+func crawlID(id string) *urlfrontier.GetParams_CrawlID {
+	return &urlfrontier.GetParams_CrawlID{CrawlID: id}
+}
 
 func check[T comparable](t *testing.T, what string, got, want T) {
 	t.Helper()
