@@ -88,7 +88,7 @@
 // than queued. Besides: the default delay is per crawl (SetDelay with an
 // empty key, for the crawl named); a queue's delay is measured in
 // nanoseconds from its last hand-out (the reference compares whole
-// seconds, so a delay of 0 serves a queue once a second); URLs in
-// transit survive a restart only as due URLs (the reference holds them
-// in memory too).
+// seconds, so a delay of 0 serves a queue once a second); PutURLs acks
+// in the order the items came (the reference acks as its writer threads
+// finish).
 package frontier
