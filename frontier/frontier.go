@@ -93,6 +93,7 @@ type held struct {
 	q      *queue
 	due    int64 // its due key's time: the key stays in place
 	expiry int64 // when its transit ends (ns)
+	sum    uint64 // what its record holds (see contentSum)
 }
 
 // transit counts the URLs of a queue handed out with one expiry.
@@ -373,10 +374,10 @@ func (q *queue) addTransit(expiry, n int64) {
 }
 
 // holdLocked counts u (of q, due key time due) handed out until expiry.
-func (f *Frontier) holdLocked(q *queue, u uid, due, expiry int64) {
+func (f *Frontier) holdLocked(q *queue, u uid, due, expiry int64, sum uint64) {
 	q.queued = max(0, q.queued-1)
 	q.addTransit(expiry, 1)
-	f.held[u] = &held{q: q, due: due, expiry: expiry}
+	f.held[u] = &held{q: q, due: due, expiry: expiry, sum: sum}
 }
 
 // unholdLocked forgets that u was handed out and returns what was held

@@ -196,7 +196,7 @@ func (f *Frontier) serveLocked(ctx context.Context, q *queue, b *changes, out *[
 			continue
 		}
 		f.unholdLocked(u, now) // handed out before, its transit expired
-		f.holdLocked(q, u, due, expiry)
+		f.holdLocked(q, u, due, expiry, contentSum(r.priority, r.data, r.metadata))
 		*out = append(*out, Handed{ID: ID(u), Info: r.info(string(v.Text))})
 		sent++
 	}

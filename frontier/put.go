@@ -379,6 +379,17 @@ func (f *Frontier) getRecord(ctx context.Context, u uid) (store.Value, record, b
 // queued: the record is rewritten only when what it holds changes).
 func (f *Frontier) updateLocked(ctx context.Context, b *changes, p *prepared, now time.Time) (PutStatus, error) {
 	info := &p.item.Info
+	if h := f.held[p.u]; h != nil && p.item.Refetch.IsZero() && h.q.crawl.name == p.crawl && h.q.key == p.key &&
+		h.sum == contentSum(info.Priority, info.Data, info.Metadata) {
+		// A URL handed out, completed with what it holds: nothing to
+		// read, its record stays (the done key says completed).
+		f.unholdLocked(p.u, now.UnixNano())
+		b.keys = append(b.keys, store.FullEntry(doneKey(h.q.done, p.u), store.Value{}))
+		b.deletes = append(b.deletes, store.FullEntry(dueKey(h.q.id, h.due, p.u), store.Value{}))
+		h.q.queued = max(0, h.q.queued-1)
+		h.q.completed++
+		return PutUpdated, nil
+	}
 	v, old, found, err := f.getRecord(ctx, p.u)
 	if err != nil {
 		return 0, err

@@ -3,6 +3,7 @@ package frontier
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"sort"
 
 	"github.com/urlhash/urlhash/store"
@@ -175,6 +176,31 @@ func parseRecord(b []byte) (record, error) {
 		d.fail()
 	}
 	return r, d.err
+}
+
+// contentSum returns a hash of what a record holds besides its state:
+// a Known item whose sum is its record's leaves the record as it is.
+func contentSum(priority int32, data []byte, md map[string][]string) uint64 {
+	h := fnv.New64a()
+	var b [binary.MaxVarintLen64]byte
+	h.Write(b[:binary.PutVarint(b[:], int64(priority))])
+	h.Write(b[:binary.PutUvarint(b[:], uint64(len(data)))])
+	h.Write(data)
+	names := make([]string, 0, len(md))
+	for k := range md {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		h.Write(b[:binary.PutUvarint(b[:], uint64(len(k)))])
+		h.Write([]byte(k))
+		h.Write(b[:binary.PutUvarint(b[:], uint64(len(md[k])))])
+		for _, v := range md[k] {
+			h.Write(b[:binary.PutUvarint(b[:], uint64(len(v)))])
+			h.Write([]byte(v))
+		}
+	}
+	return h.Sum64()
 }
 
 // queueSettings is a queue's meta entry: what SetDelay, BlockQueueUntil
