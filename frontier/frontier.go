@@ -85,6 +85,8 @@ type queue struct {
 	// (headUnknown: read the due order to know).
 	head       int64
 	lastServed int64 // when it last handed out (ns)
+	busy       bool   // a GetURLs is reading it (see pickLocked)
+	version    uint64 // counts the changes of its keys other than new URLs
 }
 
 // held is a URL handed out: in memory only, so that handing out writes

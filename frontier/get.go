@@ -54,150 +54,228 @@ func (f *Frontier) GetURLs(ctx context.Context, p GetParams) ([]Handed, error) {
 	if p.Transit <= 0 {
 		p.Transit = DefaultTransit
 	}
+	// Three steps, so that the reads hold no lock: pick the queues that
+	// may hand out (in memory, locked; they are reserved meanwhile), read
+	// their due orders and records, then hand out under the lock what is
+	// still valid.
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.checkLocked(); err != nil {
+	if err := f.checkLocked(); err != nil || !f.active {
+		f.mu.Unlock()
 		return nil, err
 	}
-	if !f.active {
-		return nil, nil
-	}
-	crawl := normCrawl(p.Crawl)
 	now := f.now().UnixNano()
+	picks := f.pickLocked(&p, now)
+	dueBy := f.dueByLocked(now)
+	f.mu.Unlock()
+	var err error
+	for _, pk := range picks {
+		if err = ctx.Err(); err == nil {
+			err = f.read(ctx, pk, dueBy)
+		}
+		if err != nil {
+			break
+		}
+	}
+	f.mu.Lock()
 	var b changes
 	var out []Handed
-	if p.Key != "" {
-		if p.AnyCrawl {
-			return nil, nil // a queue is within a crawl (as the reference)
+	for _, pk := range picks {
+		if err == nil {
+			err = f.handLocked(ctx, pk, &b, &out, &p, now)
 		}
-		q := f.lookupLocked(crawl, p.Key)
-		if q == nil {
-			return nil, nil
-		}
-		if _, err := f.serveLocked(ctx, q, &b, &out, &p, now); err != nil {
+		pk.q.busy = false
+	}
+	f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if len(b.deletes) > 0 {
+		if _, err := f.db.DeleteBatch(ctx, b.deletes); err != nil {
 			return nil, err
 		}
-	} else {
-		n := len(f.order)
-		start := 0
-		if n > 0 {
-			start = f.cursor % n
-		}
-		served, last := 0, -1
-		for i := 0; i < n && (p.MaxQueues <= 0 || served < p.MaxQueues) && (p.MaxURLs <= 0 || len(out) < p.MaxURLs); i++ {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			j := (start + i) % n
-			q := f.order[j]
-			if !p.AnyCrawl && q.crawl.name != crawl {
-				continue
-			}
-			got, err := f.serveLocked(ctx, q, &b, &out, &p, now)
-			if err != nil {
-				return nil, err
-			}
-			if got > 0 {
-				served, last = served+1, j
-			}
-		}
-		if last >= 0 {
-			f.cursor = last + 1
-		}
-	}
-	if err := b.apply(ctx, f); err != nil {
-		return nil, err
 	}
 	return out, nil
 }
 
-// dueSlack is how far in the future a due time may be and still be due:
-// URLs put at once get due times a nanosecond apart, so that a queue is
-// FIFO, and those run ahead of the clock when many are put in a
-// nanosecond (or on a test's fake clock).
-const dueSlack = int64(time.Millisecond)
+// pick is a queue GetURLs reads: what it found in the queue's due order.
+type pick struct {
+	q         *queue
+	want      int // URLs it may hand out
+	inTransit int
+	version   uint64
+	keys      []hashkey.Hash
+	next      int64 // the first due time past the keys read
+	done      []bool
+	values    []store.Value
+	records   []record
+	found     []bool
+}
 
-// dueByLocked returns the latest due time that is due now.
-func (f *Frontier) dueByLocked(now int64) int64 { return max(now+dueSlack, f.lastDue) }
+// maxPicks bounds the queues one GetURLs reads when MaxQueues sets no
+// bound.
+const maxPicks = 1000
 
-// serveLocked hands out q's due URLs into out, removes into b the due
-// keys it finds stale, and returns how many it handed out.
-func (f *Frontier) serveLocked(ctx context.Context, q *queue, b *changes, out *[]Handed, p *GetParams, now int64) (int, error) {
-	q.prune(now)
-	switch {
-	case q.settings.blockedUntil > now/int64(time.Second),
-		q.settings.limit > 0 && q.completed >= int64(q.settings.limit),
-		q.lastServed != 0 && q.lastServed+q.delay() > now,
-		q.counted && q.queued == 0,
-		q.head != headUnknown && q.head > f.dueByLocked(now):
-		return 0, nil
-	}
-	inTransit := int(q.inTransit())
-	want := maxPerCall
-	if p.MaxPerQueue > 0 {
-		want = p.MaxPerQueue - inTransit
-	}
+// pickLocked chooses the queues GetURLs reads, in turn from where the last
+// call stopped, and reserves them (busy).
+func (f *Frontier) pickLocked(p *GetParams, now int64) []*pick {
+	crawl := normCrawl(p.Crawl)
+	var picks []*pick
+	budget := f.o.MaxInTransit - len(f.held)
 	if p.MaxURLs > 0 {
-		want = min(want, p.MaxURLs-len(*out))
+		budget = min(budget, p.MaxURLs)
 	}
-	want = min(want, f.o.MaxInTransit-len(f.held))
-	if want <= 0 {
-		return 0, nil
+	consider := func(q *queue) bool {
+		if budget <= 0 || q.busy {
+			return false
+		}
+		q.prune(now)
+		switch {
+		case q.settings.blockedUntil > now/int64(time.Second),
+			q.settings.limit > 0 && q.completed >= int64(q.settings.limit),
+			q.lastServed != 0 && q.lastServed+q.delay() > now,
+			q.counted && q.queued == 0,
+			q.head != headUnknown && q.head > f.dueByLocked(now):
+			return false
+		}
+		inTransit := int(q.inTransit())
+		want := maxPerCall
+		if p.MaxPerQueue > 0 {
+			want = p.MaxPerQueue - inTransit
+		}
+		want = min(want, budget)
+		if want <= 0 {
+			return false
+		}
+		q.busy = true
+		picks = append(picks, &pick{q: q, want: want, inTransit: inTransit, version: q.version})
+		return true
 	}
-	dueBy := f.dueByLocked(now)
-	next := int64(math.MaxInt64)
-	var keys []hashkey.Hash
+	if p.Key != "" {
+		if !p.AnyCrawl { // a queue is within a crawl (as the reference)
+			if q := f.lookupLocked(crawl, p.Key); q != nil {
+				consider(q)
+			}
+		}
+		return picks
+	}
+	limit := maxPicks
+	if p.MaxQueues > 0 {
+		limit = p.MaxQueues
+	}
+	n := len(f.order)
+	if n == 0 {
+		return nil
+	}
+	start := f.cursor % n
+	for i := 0; i < n && len(picks) < limit && budget > 0; i++ {
+		j := (start + i) % n
+		q := f.order[j]
+		if !p.AnyCrawl && q.crawl.name != crawl {
+			continue
+		}
+		if consider(q) {
+			f.cursor = j + 1
+		}
+	}
+	return picks
+}
+
+// read reads a picked queue's due keys, whether their URLs are completed,
+// and their records, holding no lock.
+func (f *Frontier) read(ctx context.Context, pk *pick, dueBy int64) error {
+	pk.next = math.MaxInt64
 	// The URLs in transit keep their places at the head of the due order:
 	// read past them.
-	err := f.db.Scan(ctx, prefix8(q.id), 64, want+inTransit+1, func(e store.Entry) error {
+	err := f.db.Scan(ctx, prefix8(pk.q.id), 64, pk.want+pk.inTransit+1, func(e store.Entry) error {
 		if !e.Value.IsZero() {
 			return nil // a record whose id starts as the queue's: not a due key
 		}
-		due, u := parseDueKey(&e.Hash)
-		if due > dueBy || len(keys) == want {
-			next = due
+		due, _ := parseDueKey(&e.Hash)
+		if due > dueBy || len(pk.keys) == pk.want+pk.inTransit {
+			pk.next = due
 			return errStop
 		}
-		if h := f.held[u]; (h == nil || h.expiry <= now) && !f.pending[u] {
-			keys = append(keys, e.Hash)
-		}
+		pk.keys = append(pk.keys, e.Hash)
 		return nil
 	})
 	if err != nil && err != errStop {
-		return 0, err
+		return err
 	}
-	if len(keys) == 0 {
-		q.head = next
-		return 0, nil
+	if len(pk.keys) == 0 {
+		return nil
 	}
-	done := make([]hashkey.Hash, len(keys))
-	for i := range keys {
-		_, u := parseDueKey(&keys[i])
-		done[i] = doneKey(q.done, u)
+	done := make([]hashkey.Hash, len(pk.keys))
+	for i := range pk.keys {
+		_, u := parseDueKey(&pk.keys[i])
+		done[i] = doneKey(pk.q.done, u)
 	}
-	completed, err := f.db.HasBatch(ctx, done)
-	if err != nil {
-		return 0, err
+	if pk.done, err = f.db.HasBatch(ctx, done); err != nil {
+		return err
 	}
-	expiry := now + int64(p.Transit)
-	sent := 0
-	for i := range keys {
-		due, u := parseDueKey(&keys[i])
-		v, r, found, err := f.getRecord(ctx, u)
-		if err != nil {
-			return sent, err
+	pk.values = make([]store.Value, len(pk.keys))
+	pk.records = make([]record, len(pk.keys))
+	pk.found = make([]bool, len(pk.keys))
+	for i := range pk.keys {
+		_, u := parseDueKey(&pk.keys[i])
+		// A URL in transit is read all the same: reading is cheaper
+		// than asking, and it may be due by the time it is handed out.
+		if pk.values[i], pk.records[i], pk.found[i], err = f.getRecord(ctx, u); err != nil {
+			return err
 		}
-		if !found || completed[i] || r.state == stateCompleted || r.due != due || r.crawl != q.crawl.name || r.key != q.key {
+	}
+	return nil
+}
+
+// handLocked hands out what a pick read that is still due and valid, and
+// deletes (into b) the due keys it found stale.
+func (f *Frontier) handLocked(ctx context.Context, pk *pick, b *changes, out *[]Handed, p *GetParams, now int64) error {
+	q := pk.q
+	if f.queues[q.id] != q {
+		return nil // deleted meanwhile
+	}
+	if q.version != pk.version {
+		// Changed meanwhile (an update, a completion): read again.
+		for i := range pk.keys {
+			_, u := parseDueKey(&pk.keys[i])
+			var err error
+			if pk.values[i], pk.records[i], pk.found[i], err = f.getRecord(ctx, u); err != nil {
+				return err
+			}
+			if pk.done[i], err = f.db.Has(ctx, doneKey(q.done, u)); err != nil {
+				return err
+			}
+		}
+	}
+	q.prune(now)
+	expiry := now + int64(p.Transit)
+	budget := pk.want
+	if p.MaxURLs > 0 {
+		budget = min(budget, p.MaxURLs-len(*out))
+	}
+	budget = min(budget, f.o.MaxInTransit-len(f.held))
+	next := pk.next
+	sent := 0
+	for i := range pk.keys {
+		due, u := parseDueKey(&pk.keys[i])
+		if h := f.held[u]; h != nil && h.expiry > now || f.pending[u] {
+			continue
+		}
+		r := &pk.records[i]
+		if !pk.found[i] || pk.done[i] || r.state == stateCompleted || r.due != due || r.crawl != q.crawl.name || r.key != q.key {
 			// Left by a crash between writes, or by a move: not the
 			// URL's place in the queue.
 			f.unholdLocked(u, now)
-			b.deletes = append(b.deletes, store.FullEntry(keys[i], store.Value{}))
+			b.deletes = append(b.deletes, store.FullEntry(pk.keys[i], store.Value{}))
 			q.queued = max(0, q.queued-1)
 			continue
 		}
+		if sent == budget {
+			next = min(next, due)
+			break
+		}
 		f.unholdLocked(u, now) // handed out before, its transit expired
 		f.holdLocked(q, u, due, expiry, contentSum(r.priority, r.data, r.metadata))
-		*out = append(*out, Handed{ID: ID(u), Info: r.info(string(v.Text))})
+		*out = append(*out, Handed{ID: ID(u), Info: r.info(string(pk.values[i].Text))})
 		sent++
 	}
 	if sent > 0 {
@@ -206,7 +284,7 @@ func (f *Frontier) serveLocked(ctx context.Context, q *queue, b *changes, out *[
 		next = min(next, expiry)
 	}
 	q.head = next
-	return sent, nil
+	return nil
 }
 
 // info returns the URLInfo of a record of URL url.
@@ -287,6 +365,7 @@ func (f *Frontier) move(ctx context.Context, crawl string, ids []ID, complete bo
 			}
 		}
 		found[i] = true
+		q.version++
 		// The done key first: a crash between the two leaves a due key
 		// that GetURLs finds completed and deletes.
 		b.keys = append(b.keys, store.FullEntry(doneKey(q.done, u), store.Value{}))
@@ -305,3 +384,12 @@ func (f *Frontier) move(ctx context.Context, crawl string, ids []ID, complete bo
 	}
 	return found, f.sync()
 }
+
+// dueSlack is how far in the future a due time may be and still be due:
+// URLs put at once get due times a nanosecond apart, so that a queue is
+// FIFO, and those run ahead of the clock when many are put in a
+// nanosecond (or on a test's fake clock).
+const dueSlack = int64(time.Millisecond)
+
+// dueByLocked returns the latest due time that is due now.
+func (f *Frontier) dueByLocked(now int64) int64 { return max(now+dueSlack, f.lastDue) }

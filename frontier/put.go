@@ -384,6 +384,7 @@ func (f *Frontier) updateLocked(ctx context.Context, b *changes, p *prepared, no
 		// A URL handed out, completed with what it holds: nothing to
 		// read, its record stays (the done key says completed).
 		f.unholdLocked(p.u, now.UnixNano())
+		h.q.version++
 		b.keys = append(b.keys, store.FullEntry(doneKey(h.q.done, p.u), store.Value{}))
 		b.deletes = append(b.deletes, store.FullEntry(dueKey(h.q.id, h.due, p.u), store.Value{}))
 		h.q.queued = max(0, h.q.queued-1)
@@ -399,6 +400,7 @@ func (f *Frontier) updateLocked(ctx context.Context, b *changes, p *prepared, no
 	if err := f.persistLocked(ctx, q); err != nil {
 		return 0, err
 	}
+	q.version++
 	r := record{state: stateQueued, crawl: p.crawl, key: p.key, priority: info.Priority, data: info.Data, metadata: info.Metadata}
 	complete := p.item.Refetch.IsZero()
 	if complete {
@@ -415,6 +417,7 @@ func (f *Frontier) updateLocked(ctx context.Context, b *changes, p *prepared, no
 		if oq == nil {
 			oq = f.queueLocked(old.crawl, old.key) // deleted meanwhile: counts go nowhere
 		}
+		oq.version++
 		oldDone = old.state == stateCompleted
 		if !oldDone {
 			if oldDone, err = f.db.Has(ctx, doneKey(oq.done, p.u)); err != nil {

@@ -237,6 +237,7 @@ func (f *Frontier) PurgeURLs(ctx context.Context, crawl, key string, days int) (
 			continue
 		}
 		f.unholdLocked(u, now)
+		q.version++
 		if it.IsCompleted() {
 			q.completed = max(0, q.completed-1)
 			es = append(es, store.FullEntry(doneKey(q.done, u), store.Value{}))
