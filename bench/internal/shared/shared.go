@@ -23,7 +23,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/urlhash/urlhash/bench/internal/proc"
@@ -169,22 +168,12 @@ func runRedis(dir, bin string, inputs, clientFlags []string) (result, error) {
 	if err := os.Mkdir(rdir, 0o755); err != nil {
 		return result{}, err
 	}
-	sock := filepath.Join(rdir, "redis.sock")
-	srv := exec.Command("redis-server", "--port", "0", "--unixsocket", sock, "--dir", rdir,
-		"--appendonly", "yes", "--appendfsync", "everysec", "--save", "")
-	if err := srv.Start(); err != nil {
-		return result{}, fmt.Errorf("redis-server (apt-get install redis-server): %v", err)
+	srv, err := proc.StartRedis(rdir)
+	if err != nil {
+		return result{}, err
 	}
-	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
-	for i := 0; ; i++ {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		if i > 100 {
-			return result{}, fmt.Errorf("redis-server did not start")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	defer srv.Stop()
+	sock := srv.Socket
 	r := result{name: "Redis SADD (appendfsync everysec)"}
 	if len(clientFlags) > 0 {
 		r.name = "Redis SET NX EX (appendfsync everysec)"
@@ -193,8 +182,8 @@ func runRedis(dir, bin string, inputs, clientFlags []string) (result, error) {
 	args := append([]string{"-socket", sock}, clientFlags...)
 	outs, cpu, err := runClients(inputs, func(in string) *exec.Cmd { return exec.Command(bin, args...) })
 	r.wall = time.Since(start)
-	r.rss = proc.PeakRSS(srv.Process.Pid)
-	r.cpu, r.clientCPU = proc.CPUTime(srv.Process.Pid), cpu
+	r.rss = proc.PeakRSS(srv.Pid())
+	r.cpu, r.clientCPU = proc.CPUTime(srv.Pid()), cpu
 	if err != nil {
 		return r, err
 	}
