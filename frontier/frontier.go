@@ -84,7 +84,7 @@ type queue struct {
 	// head is the earliest due time in its due order when known
 	// (headUnknown: read the due order to know).
 	head       int64
-	lastServed int64 // when it last handed out (ns)
+	lastServed int64  // when it last handed out (ns)
 	busy       bool   // a GetURLs is reading it (see pickLocked)
 	version    uint64 // counts the changes of its keys other than new URLs
 }
@@ -93,8 +93,8 @@ type queue struct {
 // nothing (after a restart, what was in transit is due at once).
 type held struct {
 	q      *queue
-	due    int64 // its due key's time: the key stays in place
-	expiry int64 // when its transit ends (ns)
+	due    int64  // its due key's time: the key stays in place
+	expiry int64  // when its transit ends (ns)
 	sum    uint64 // what its record holds (see contentSum)
 }
 
