@@ -224,7 +224,10 @@ func (f *Frontier) countLocked(ctx context.Context, q *queue) error {
 	if err != nil {
 		return err
 	}
-	q.queued, q.completed, q.transit, q.counted = queued, done, nil, true
+	// The count holds the due keys of the URLs handed out since the
+	// start: those are in transit, not queued.
+	q.prune(f.now().UnixNano())
+	q.queued, q.completed, q.counted = max(0, queued-q.inTransit()), done, true
 	return nil
 }
 

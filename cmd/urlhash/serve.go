@@ -161,7 +161,7 @@ func (o *serveOptions) run(e *env, _ []string) error {
 	so := &server.Options{Token: token, ReadOnly: o.readOnly, MaxBody: o.maxBody, MaxInFlight: o.maxInFlight, Logger: logger, ThreatType: o.threatType}
 	var fr *servedFrontier
 	var gln net.Listener
-	if o.frontier != "" && (o.readOnly || backend.IsPostgres(o.db.dir) || remote.IsLocation(o.db.dir)) {
+	if o.frontier != "" && o.readOnly {
 		st.Close()
 		ln.Close()
 		return usagef("--frontier writes its own index: not with --read-only")
