@@ -85,6 +85,9 @@ func (f *Frontier) prepare(it *Item) (prepared, error) {
 	if it.Info.URL == "" {
 		return p, fmt.Errorf("%w: an empty URL", ErrInvalid)
 	}
+	if err := checkSizes(&it.Info); err != nil {
+		return p, err
+	}
 	id, err := f.o.Profile.Hash(it.Info.URL)
 	if err != nil {
 		return p, err
@@ -107,6 +110,25 @@ func (f *Frontier) prepare(it *Item) (prepared, error) {
 	p.u = uidOf(p.crawl, id)
 	p.rec = recordKey(p.u)
 	return p, nil
+}
+
+// checkSizes refuses a URL, data or metadata longer than a record keeps
+// (maxFieldLength, 1 MiB, each).
+func checkSizes(in *URLInfo) error {
+	if len(in.URL) > maxFieldLength || len(in.Data) > maxFieldLength {
+		return fmt.Errorf("%w: URL of %d bytes, data of %d (at most %d each)", ErrInvalid, len(in.URL), len(in.Data), maxFieldLength)
+	}
+	n := 0
+	for k, vs := range in.Metadata {
+		n += len(k)
+		for _, v := range vs {
+			n += len(v)
+		}
+	}
+	if n > maxFieldLength {
+		return fmt.Errorf("%w: metadata of %d bytes (at most %d)", ErrInvalid, n, maxFieldLength)
+	}
+	return nil
 }
 
 // hostOf returns the host of a canonical URL (without user info or
