@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/urlhash/urlhash/store"
@@ -35,15 +36,7 @@ func (f *Frontier) sortedQueuesLocked(crawl string) []*queue {
 	for _, q := range c.queues {
 		qs = append(qs, q)
 	}
-	slices.SortFunc(qs, func(a, b *queue) int {
-		switch {
-		case a.key < b.key:
-			return -1
-		case a.key > b.key:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(qs, func(a, b *queue) int { return strings.Compare(a.key, b.key) })
 	return qs
 }
 

@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -362,15 +363,7 @@ func (q *queue) inTransit() int64 {
 
 // addTransit counts n URLs handed out until expiry.
 func (q *queue) addTransit(expiry, n int64) {
-	i, found := slices.BinarySearchFunc(q.transit, expiry, func(t transit, e int64) int {
-		switch {
-		case t.expiry < e:
-			return -1
-		case t.expiry > e:
-			return 1
-		}
-		return 0
-	})
+	i, found := slices.BinarySearchFunc(q.transit, expiry, func(t transit, e int64) int { return cmp.Compare(t.expiry, e) })
 	if found {
 		q.transit[i].n += n
 		return
