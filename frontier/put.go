@@ -88,21 +88,31 @@ func (f *Frontier) prepare(it *Item) (prepared, error) {
 	if err := checkSizes(&it.Info); err != nil {
 		return p, err
 	}
-	id, err := f.o.Profile.Hash(it.Info.URL)
-	if err != nil {
-		return p, err
-	}
-	if len(it.Fingerprint) > 0 {
-		id = fingerprintIdentity(it.Fingerprint)
-	}
+	var id hashkey.Hash
 	if p.key == "" {
-		canon, err := f.o.Profile.AppendHashed(nil, it.Info.URL)
+		// The host of the canonical form is the queue: canonicalise once,
+		// and hash that string when the profile says how.
+		var buf [256]byte
+		canon, err := f.o.Profile.AppendHashed(buf[:0], it.Info.URL)
 		if err != nil {
 			return p, err
 		}
 		if p.key = hostOf(string(canon)); p.key == "" {
 			return p, fmt.Errorf("%w: URL %q has no host to queue it by: give a key", ErrInvalid, it.Info.URL)
 		}
+		if d, ok := f.o.Profile.(digester); ok {
+			id = d.Digest().Sum(canon)
+		} else if id, err = f.o.Profile.Hash(it.Info.URL); err != nil {
+			return p, err
+		}
+	} else {
+		var err error
+		if id, err = f.o.Profile.Hash(it.Info.URL); err != nil {
+			return p, err
+		}
+	}
+	if len(it.Fingerprint) > 0 {
+		id = fingerprintIdentity(it.Fingerprint)
 	}
 	if len(p.key) > MaxKeyLen {
 		return p, fmt.Errorf("%w: queue key of %d bytes (at most %d)", ErrInvalid, len(p.key), MaxKeyLen)
@@ -111,6 +121,10 @@ func (f *Frontier) prepare(it *Item) (prepared, error) {
 	p.rec = recordKey(p.u)
 	return p, nil
 }
+
+// digester is a profile whose identity is a digest of its AppendHashed
+// string (urlhash.Profile).
+type digester interface{ Digest() hashkey.Digest }
 
 // checkSizes refuses a URL, data or metadata longer than a record keeps
 // (maxFieldLength, 1 MiB, each).

@@ -35,3 +35,23 @@ func TestPutSizes(t *testing.T) {
 		t.Fatalf("handed out %q", got)
 	}
 }
+
+// TestIdentityOfOneCanonicalisation: the identity worked out from the
+// canonical form the queue key comes from is the profile's Hash, which an
+// item with a key of its own gets.
+func TestIdentityOfOneCanonicalisation(t *testing.T) {
+	f, _, _ := openTest(t, nil)
+	for _, u := range []string{"https://a.example/", "HTTPS://Bücher.example:443/a/../b?q#f", "http://[::1]:8080/x y"} {
+		a, err := f.prepare(&Item{Info: URLInfo{URL: u}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := f.prepare(&Item{Info: URLInfo{URL: u, Key: "k"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.u != b.u {
+			t.Errorf("%q: id %x without a key, %x with one", u, a.u, b.u)
+		}
+	}
+}
