@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/frontier"
+	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/store"
 )
 
