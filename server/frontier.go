@@ -46,8 +46,12 @@ func (s *Server) frontierWrite(fn frontierFunc) handler {
 		if err != nil {
 			return err
 		}
-		return s.write(w, r, afterWrite, func(r *http.Request, body []byte, _ *recording) (answer, error) {
+		return s.write(w, r, afterWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
 			a, err := fn(f, r, body)
+			// The frontier made its writes durable itself: the index's
+			// fsync is needed only for the answer kept for an
+			// Idempotency-Key.
+			a.fresh = g != nil
 			return a, frontierError(err)
 		})
 	}
