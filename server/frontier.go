@@ -143,7 +143,6 @@ func (s *Server) enqueue(f *frontier.Frontier, r *http.Request, body []byte) (an
 			a.body = wire.AppendAnswer(a.body, wire.Present, "")
 		default:
 			a.body = wire.AppendAnswer(a.body, wire.New, "")
-			a.fresh = true
 		}
 	}
 	return a, nil
@@ -205,7 +204,7 @@ func (s *Server) claim(f *frontier.Frontier, r *http.Request, _ []byte) (answer,
 	if err != nil {
 		return answer{}, err
 	}
-	a := answer{status: http.StatusOK, ctype: "application/x-ndjson", fresh: len(hs) > 0}
+	a := answer{status: http.StatusOK, ctype: "application/x-ndjson"}
 	for _, h := range hs {
 		if h.Info.Data == nil {
 			h.Info.Data = []byte{} // "", not null
@@ -249,7 +248,7 @@ func (s *Server) ack(complete bool) frontierFunc {
 		if err != nil {
 			return answer{}, err
 		}
-		a := answer{status: http.StatusOK, ctype: wire.ContentTypeText, fresh: true}
+		a := answer{status: http.StatusOK, ctype: wire.ContentTypeText}
 		k := 0
 		for i := range ls {
 			switch {
@@ -283,7 +282,7 @@ func (s *Server) frontierDelay(f *frontier.Frontier, r *http.Request, _ []byte) 
 	if err != nil {
 		return answer{}, err
 	}
-	return answer{status: http.StatusOK, ctype: "application/json", body: append(b, '\n'), fresh: true}, nil
+	return answer{status: http.StatusOK, ctype: "application/json", body: append(b, '\n')}, nil
 }
 
 func frontierCrawl(c string) string {
