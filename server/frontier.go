@@ -22,12 +22,12 @@ import (
 // delay, ask what is left. Every write takes an Idempotency-Key, whose
 // answer is kept after the frontier's write (afterWrite).
 func (s *Server) handleFrontier() {
-	s.handle("POST /v1/frontier/enqueue", buffered, s.frontierWrite(s.enqueue))
-	s.handle("POST /v1/frontier/claim", buffered, s.frontierWrite(s.claim))
-	s.handle("POST /v1/frontier/ack", buffered, s.frontierWrite(s.ack(true)))
-	s.handle("POST /v1/frontier/release", buffered, s.frontierWrite(s.ack(false)))
-	s.handle("POST /v1/frontier/delay", buffered, s.frontierWrite(s.frontierDelay))
-	s.handle("GET /v1/frontier/status", buffered, s.frontierStatus)
+	s.handle("POST "+wire.PathFrontierEnqueue, buffered, s.frontierWrite(s.enqueue))
+	s.handle("POST "+wire.PathFrontierClaim, buffered, s.frontierWrite(s.claim))
+	s.handle("POST "+wire.PathFrontierAck, buffered, s.frontierWrite(s.ack(true)))
+	s.handle("POST "+wire.PathFrontierRelease, buffered, s.frontierWrite(s.ack(false)))
+	s.handle("POST "+wire.PathFrontierDelay, buffered, s.frontierWrite(s.frontierDelay))
+	s.handle("GET "+wire.PathFrontierStatus, buffered, s.frontierStatus)
 }
 
 // frontierFunc is a frontier write: it returns its answer.

@@ -24,6 +24,15 @@ const (
 	PathBackup       = "/v1/backup"        // GET ?since=: the backup file, streamed, and its trailers
 	PathMetrics      = "/metrics"          // GET: Prometheus text format
 
+	// The crawl frontier's, for a scrapy scheduler (package server's
+	// documentation has the contract); each takes ?crawl=.
+	PathFrontierEnqueue = "/v1/frontier/enqueue" // POST JSON Lines of requests: new, present or invalid a line
+	PathFrontierClaim   = "/v1/frontier/claim"   // POST ?max=&per_queue=&lease=: JSON Lines of claimed requests
+	PathFrontierAck     = "/v1/frontier/ack"     // POST ids a line: done, unknown or invalid a line
+	PathFrontierRelease = "/v1/frontier/release" // POST ids a line: released, unknown or invalid a line
+	PathFrontierDelay   = "/v1/frontier/delay"   // POST ?seconds=[&queue=]: {"crawl","queue","seconds"}
+	PathFrontierStatus  = "/v1/frontier/status"  // GET: {"crawl","queued","due","in_transit","completed","queues"}
+
 	// Google's Web Risk v1 API, served on an index of a Safe Browsing
 	// list: its paths and parameters are Google's (package threatlist).
 	PathSearchURIs   = "/v1/uris:search"
