@@ -1,0 +1,280 @@
+package valuefile
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"sort"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/urlhash/urlhash/store"
+)
+
+// A Reader reads an open value file. Its methods are safe for concurrent
+// use, except a Cursor's.
+type Reader struct {
+	r      io.ReaderAt
+	name   string
+	hdr    header
+	dict   []byte
+	blocks []block
+	dec    *zstd.Decoder
+	cache  *Cache
+	id     uint64 // the file's number in cache
+}
+
+// block is a block's index entry, with the ordinal of its first value.
+type block struct {
+	off          uint64
+	clen, rawLen uint32
+	first, count uint32
+}
+
+// Open opens the value file of size bytes that r reads: it reads and
+// checks the header, the dictionary and the block index. name names the
+// file in errors; c holds what open files share (decoded blocks,
+// decoders).
+func Open(r io.ReaderAt, size int64, name string, c *Cache) (*Reader, error) {
+	var hb [HeaderSize]byte
+	if size < HeaderSize {
+		return nil, fmt.Errorf("%w: %s: %d bytes, shorter than a header", store.ErrCorrupt, name, size)
+	}
+	if err := readAt(r, hb[:], 0, name); err != nil {
+		return nil, err
+	}
+	h, err := decodeHeader(hb[:], size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	vr := &Reader{r: r, name: name, hdr: h, cache: c}
+	if h.dictLen > 0 {
+		vr.dict = make([]byte, h.dictLen)
+		if err := readAt(r, vr.dict, HeaderSize, name); err != nil {
+			return nil, err
+		}
+	}
+	if crc32.Update(crc32.Checksum(hb[:56], castagnoli), castagnoli, vr.dict) != h.crc {
+		return nil, fmt.Errorf("%w: %s: header or dictionary checksum mismatch", store.ErrCorrupt, name)
+	}
+	idx := make([]byte, h.blocks*indexEntry+4)
+	if err := readAt(r, idx, int64(h.index), name); err != nil {
+		return nil, err
+	}
+	n := len(idx) - 4
+	if crc32.Checksum(idx[:n], castagnoli) != binary.LittleEndian.Uint32(idx[n:]) {
+		return nil, fmt.Errorf("%w: %s: block index checksum mismatch", store.ErrCorrupt, name)
+	}
+	// The checksum matched; still refuse an index that would read out of
+	// bounds or overlap (a collision must not become a panic).
+	vr.blocks = make([]block, h.blocks)
+	next := uint64(HeaderSize) + uint64(h.dictLen)
+	var first uint64
+	for i := range vr.blocks {
+		e := idx[i*indexEntry:]
+		b := block{off: binary.LittleEndian.Uint64(e), clen: binary.LittleEndian.Uint32(e[8:]),
+			rawLen: binary.LittleEndian.Uint32(e[12:]), count: binary.LittleEndian.Uint32(e[16:]), first: uint32(first)}
+		if b.off != next || b.count == 0 || b.rawLen > maxBlock || uint64(b.count) > uint64(b.rawLen) ||
+			b.off+uint64(b.clen)+4 > h.index || first+uint64(b.count) > h.values {
+			return nil, fmt.Errorf("%w: %s: block %d's index entry out of range", store.ErrCorrupt, name, i)
+		}
+		next = b.off + uint64(b.clen) + 4
+		first += uint64(b.count)
+		vr.blocks[i] = b
+	}
+	if next != h.index || first != h.values {
+		return nil, fmt.Errorf("%w: %s: the block index covers %d values to offset %d, the header says %d to %d",
+			store.ErrCorrupt, name, first, next, h.values, h.index)
+	}
+	if vr.dec, err = c.decoder(vr.dict); err != nil {
+		return nil, fmt.Errorf("%w: %s: dictionary: %v", store.ErrCorrupt, name, err)
+	}
+	vr.id = c.nextID.Add(1)
+	return vr, nil
+}
+
+// Len returns the number of values.
+func (r *Reader) Len() uint64 { return r.hdr.values }
+
+// Blocks returns the number of blocks.
+func (r *Reader) Blocks() int { return len(r.blocks) }
+
+// Pair returns the pairing number the file was written with
+// (Options.Pair).
+func (r *Reader) Pair() uint64 { return r.hdr.pair }
+
+// Dict returns the file's dictionary (nil: none), to pass to a Writer
+// (Options.Dict). The caller must not change it.
+func (r *Reader) Dict() []byte { return r.dict }
+
+// Trained returns the number of values the file's dictionary was trained
+// on when the file was written (0: it was given, or there is none).
+func (r *Reader) Trained() int { return int(r.hdr.trained) }
+
+// Name returns the name the file was opened with.
+func (r *Reader) Name() string { return r.name }
+
+// blockOf returns the block that holds ordinal ord.
+func (r *Reader) blockOf(ord uint32) (int, error) {
+	if uint64(ord) >= r.hdr.values {
+		return 0, fmt.Errorf("%w: %s: value %d of %d", store.ErrCorrupt, r.name, ord, r.hdr.values)
+	}
+	i := sort.Search(len(r.blocks), func(i int) bool { return r.blocks[i].first > ord }) - 1
+	return i, nil
+}
+
+// Value appends the value of ordinal ord to dst, reading its block through
+// the cache.
+func (r *Reader) Value(ord uint32, dst []byte) ([]byte, error) {
+	i, err := r.blockOf(ord)
+	if err != nil {
+		return dst, err
+	}
+	d := r.cache.get(r.id, uint32(i))
+	if d == nil {
+		if d, err = r.decode(i, nil, nil); err != nil {
+			return dst, err
+		}
+		r.cache.put(r.id, uint32(i), d)
+	}
+	return append(dst, d.value(ord-r.blocks[i].first)...), nil
+}
+
+// decoded is a decoded block: its values' bytes and where each starts
+// (offs[i]..offs[i+1]).
+type decoded struct {
+	buf  []byte // the decoded block
+	data []byte // its values, in buf
+	offs []uint32
+}
+
+func (d *decoded) value(j uint32) []byte { return d.data[d.offs[j]:d.offs[j+1]:d.offs[j+1]] }
+
+func (d *decoded) size() int64 { return int64(cap(d.buf) + 4*cap(d.offs) + 64) }
+
+// decode reads, checks and decodes block i into d (nil: a new one), with
+// frame as a buffer to read into.
+func (r *Reader) decode(i int, d *decoded, frame *[]byte) (*decoded, error) {
+	b := &r.blocks[i]
+	var fb []byte
+	if frame != nil {
+		fb = *frame
+	}
+	n := int(b.clen) + 4
+	if cap(fb) < n {
+		fb = make([]byte, n)
+	}
+	fb = fb[:n]
+	if frame != nil {
+		*frame = fb
+	}
+	if err := readAt(r.r, fb, int64(b.off), r.name); err != nil {
+		return nil, err
+	}
+	if blockCRC(uint32(i), fb[:n-4]) != binary.LittleEndian.Uint32(fb[n-4:]) {
+		return nil, fmt.Errorf("%w: %s: block %d (offset %d) checksum mismatch", store.ErrCorrupt, r.name, i, b.off)
+	}
+	if d == nil {
+		d = &decoded{}
+	}
+	if cap(d.buf) < int(b.rawLen) {
+		d.buf = make([]byte, 0, b.rawLen)
+	}
+	out, err := r.dec.DecodeAll(fb[:n-4], d.buf[:0])
+	if err != nil || len(out) != int(b.rawLen) {
+		return nil, fmt.Errorf("%w: %s: block %d (offset %d) does not decode to its %d bytes: %v", store.ErrCorrupt, r.name, i, b.off, b.rawLen, err)
+	}
+	d.buf = out
+	if err := d.parse(out, b.count); err != nil {
+		return nil, fmt.Errorf("%w: %s: block %d: %v", store.ErrCorrupt, r.name, i, err)
+	}
+	return d, nil
+}
+
+// parse sets d to the decoded block out of count values.
+func (d *decoded) parse(out []byte, count uint32) error {
+	n, w := binary.Uvarint(out)
+	if w <= 0 || n != uint64(count) || n > uint64(len(out)) {
+		return fmt.Errorf("holds %d values, the index says %d", n, count)
+	}
+	p := out[w:]
+	if cap(d.offs) < int(n)+1 {
+		d.offs = make([]uint32, 0, n+1)
+	}
+	d.offs = d.offs[:0]
+	var total uint64
+	for range n {
+		l, w := binary.Uvarint(p)
+		if w <= 0 || l > uint64(len(out)) {
+			return fmt.Errorf("bad value length")
+		}
+		d.offs = append(d.offs, uint32(total))
+		total += l
+		p = p[w:]
+	}
+	if total != uint64(len(p)) {
+		return fmt.Errorf("value lengths add to %d, the block holds %d bytes", total, len(p))
+	}
+	d.offs = append(d.offs, uint32(total))
+	d.data = p
+	return nil
+}
+
+// A Cursor reads values in ascending ordinals (any order works; ascending
+// decodes each block once), keeping the block it last decoded. It is not
+// safe for concurrent use.
+type Cursor struct {
+	r     *Reader
+	blk   int
+	d     *decoded // block blk: own, or one the cache shares (read only)
+	own   *decoded
+	frame []byte
+}
+
+// NewCursor returns a cursor on r.
+func (r *Reader) NewCursor() *Cursor { return &Cursor{r: r, blk: -1} }
+
+// Value returns the value of ordinal ord, valid until the next call.
+func (c *Cursor) Value(ord uint32) ([]byte, error) {
+	b := c.blk
+	if b < 0 || ord < c.r.blocks[b].first || ord-c.r.blocks[b].first >= c.r.blocks[b].count {
+		i, err := c.r.blockOf(ord)
+		if err != nil {
+			return nil, err
+		}
+		c.blk = -1
+		if c.d = c.r.cache.get(c.r.id, uint32(i)); c.d == nil {
+			if c.own, err = c.r.decode(i, c.own, &c.frame); err != nil {
+				return nil, err
+			}
+			c.d = c.own
+		}
+		c.blk = i
+	}
+	return c.d.value(ord - c.r.blocks[c.blk].first), nil
+}
+
+// Verify reads, checks and decodes every block.
+func (r *Reader) Verify() error {
+	var d *decoded
+	var frame []byte
+	for i := range r.blocks {
+		var err error
+		if d, err = r.decode(i, d, &frame); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readAt fills p from r at off: a short read is an error naming the file.
+func readAt(r io.ReaderAt, p []byte, off int64, name string) error {
+	n, err := r.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("valuefile: read %s: %d bytes at %d: %w", name, len(p), off, err)
+}

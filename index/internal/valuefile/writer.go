@@ -1,0 +1,260 @@
+package valuefile
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/klauspost/compress/dict"
+	"github.com/klauspost/compress/zstd"
+)
+
+// DefaultBlockSize is the decoded size a block is cut at: the unit a
+// single read decodes. URLs of the Debian corpus (38 bytes on average),
+// with a 16 KiB dictionary, compress to 0.38 of their bytes in 4 KiB
+// blocks, 0.36 in 8 KiB and 0.35 in 16 KiB, and a block of 4 KiB decodes in
+// a few microseconds.
+const DefaultBlockSize = 4 << 10
+
+// Dictionary training: a writer without a dictionary buffers up to
+// trainBytes of its first values and trains a dictionary of at most
+// dictSize bytes on them, when they are at least minTrainBytes in
+// minTrainValues values (else it writes without one). On the corpus a
+// dictionary took 0.5 s to train on 580 KB of URLs (a loaded machine), and
+// cut 4 KiB blocks from 0.42 of their bytes to 0.38.
+const (
+	trainBytes     = 256 << 10
+	minTrainBytes  = 16 << 10
+	minTrainValues = 64
+	dictSize       = 16 << 10
+)
+
+// Options configures a Writer. The zero value trains a dictionary.
+type Options struct {
+	// Dict is the zstd dictionary to compress with (Reader.Dict of another
+	// file, to share what it learnt). Default nil: train one on the first
+	// values, unless NoTrain.
+	Dict []byte
+	// NoTrain writes without a dictionary when Dict is nil. Default false.
+	NoTrain bool
+	// BlockSize is the decoded size a block is cut at. Default
+	// DefaultBlockSize.
+	BlockSize int
+	// Pair is recorded in the header, for the file that refers to this
+	// one to check (Reader.Pair). Default 0.
+	Pair uint64
+}
+
+// A Writer writes a value file. It is not safe for concurrent use.
+type Writer struct {
+	w      io.WriterAt
+	o      Options
+	dict   []byte
+	enc    *zstd.Encoder
+	off    int64  // where the next block goes
+	buf    []byte // values of the block being filled, or buffered to train
+	lens   []uint32
+	raw    []byte // a block's decoded bytes
+	frame  []byte
+	index  []byte
+	values uint64
+	bytes  int64 // the values' bytes
+	blocks uint32
+	// training: values buffered before a dictionary is chosen
+	training bool
+	trained  uint32
+	err      error
+}
+
+// NewWriter returns a writer of a value file to w, written from offset 0.
+func NewWriter(w io.WriterAt, o Options) *Writer {
+	if o.BlockSize <= 0 {
+		o.BlockSize = DefaultBlockSize
+	}
+	vw := &Writer{w: w, o: o}
+	if o.Dict == nil && !o.NoTrain {
+		vw.training = true
+	} else {
+		vw.start(o.Dict)
+	}
+	return vw
+}
+
+// start sets the dictionary (nil: none) and the encoder; blocks follow.
+func (w *Writer) start(d []byte) {
+	w.training = false
+	w.dict = d
+	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(false), zstd.WithZeroFrames(true)}
+	if d != nil {
+		opts = append(opts, zstd.WithEncoderDict(d))
+	}
+	enc, err := zstd.NewWriter(nil, opts...)
+	if err != nil && d != nil {
+		// A dictionary zstd does not take (damaged, or from a newer
+		// format): without one.
+		w.dict = nil
+		enc, err = zstd.NewWriter(nil, opts[:len(opts)-1]...)
+	}
+	if err != nil {
+		w.err = fmt.Errorf("valuefile: %w", err)
+		return
+	}
+	w.enc = enc
+	w.off = HeaderSize + int64(len(w.dict))
+}
+
+// Add appends v and returns its ordinal. v may be reused when Add returns.
+func (w *Writer) Add(v []byte) (uint32, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.values >= MaxValues {
+		return 0, fmt.Errorf("valuefile: more than %d values in one file", uint64(MaxValues))
+	}
+	if len(v) > maxBlock-16 {
+		return 0, fmt.Errorf("valuefile: a value of %d bytes exceeds the %d-byte limit", len(v), maxBlock-16)
+	}
+	ord := uint32(w.values)
+	w.values++
+	w.bytes += int64(len(v))
+	w.buf = append(w.buf, v...)
+	w.lens = append(w.lens, uint32(len(v)))
+	if w.training {
+		if len(w.buf) >= trainBytes {
+			w.train()
+		}
+		return ord, w.err
+	}
+	if len(w.buf) >= w.o.BlockSize {
+		w.flush(len(w.lens))
+	}
+	return ord, w.err
+}
+
+// train trains a dictionary on the buffered values (or chooses none when
+// they are too few or training fails), then writes them in blocks.
+func (w *Writer) train() {
+	var d []byte
+	if len(w.buf) >= minTrainBytes && len(w.lens) >= minTrainValues {
+		samples := make([][]byte, len(w.lens))
+		off := 0
+		for i, n := range w.lens {
+			samples[i] = w.buf[off : off+int(n)]
+			off += int(n)
+		}
+		d = buildDict(samples)
+		if d != nil {
+			w.trained = uint32(len(samples))
+		}
+	}
+	w.start(d)
+	// The buffered values, a block at a time.
+	buf, lens := w.buf, w.lens
+	w.buf, w.lens = nil, nil
+	off := 0
+	for _, n := range lens {
+		w.buf = append(w.buf, buf[off:off+int(n)]...)
+		w.lens = append(w.lens, n)
+		off += int(n)
+		if len(w.buf) >= w.o.BlockSize {
+			w.flush(len(w.lens))
+		}
+	}
+}
+
+// buildDict trains a dictionary on samples, or returns nil when the
+// builder cannot (it may fail on small or uniform input; a panic of it is
+// taken as such a failure: the file is then written without one).
+func buildDict(samples [][]byte) (d []byte) {
+	defer func() {
+		if recover() != nil {
+			d = nil
+		}
+	}()
+	// A dictionary number derived from the samples, so that a file's
+	// bytes depend on its values only (zstd reserves numbers below
+	// 32,768).
+	id := crc32.Checksum(nil, castagnoli)
+	for _, s := range samples {
+		id = crc32.Update(id, castagnoli, s)
+	}
+	d, err := dict.BuildZstdDict(samples, dict.Options{MaxDictSize: dictSize, HashBytes: 6,
+		ZstdDictID: 1<<15 + id%(1<<30), ZstdLevel: zstd.SpeedDefault})
+	if err != nil || len(d) > maxDict {
+		return nil
+	}
+	return d
+}
+
+// flush writes the first n buffered values as a block.
+func (w *Writer) flush(n int) {
+	if w.err != nil || n == 0 {
+		return
+	}
+	w.raw = binary.AppendUvarint(w.raw[:0], uint64(n))
+	size := 0
+	for _, l := range w.lens[:n] {
+		w.raw = binary.AppendUvarint(w.raw, uint64(l))
+		size += int(l)
+	}
+	w.raw = append(w.raw, w.buf[:size]...)
+	w.frame = w.enc.EncodeAll(w.raw, w.frame[:0])
+	w.frame = binary.LittleEndian.AppendUint32(w.frame, blockCRC(w.blocks, w.frame))
+	if _, err := w.w.WriteAt(w.frame, w.off); err != nil {
+		w.err = fmt.Errorf("valuefile: %w", err)
+		return
+	}
+	w.index = binary.LittleEndian.AppendUint64(w.index, uint64(w.off))
+	w.index = binary.LittleEndian.AppendUint32(w.index, uint32(len(w.frame)-4))
+	w.index = binary.LittleEndian.AppendUint32(w.index, uint32(len(w.raw)))
+	w.index = binary.LittleEndian.AppendUint32(w.index, uint32(n))
+	w.off += int64(len(w.frame))
+	w.blocks++
+	w.buf = append(w.buf[:0], w.buf[size:]...)
+	w.lens = append(w.lens[:0], w.lens[n:]...)
+}
+
+// Info describes a value file written.
+type Info struct {
+	Values, Blocks uint64
+	// Bytes is the file's size, Raw the values' bytes.
+	Bytes, Raw int64
+	// Dict is the file's dictionary (nil: none), Trained the values it was
+	// trained on in this file (0: given, or none).
+	Dict    []byte
+	Trained int
+}
+
+// Close writes the last block, the index and the header (it does not
+// sync: the caller syncs the file before anything refers to it).
+func (w *Writer) Close() (Info, error) {
+	if w.training {
+		w.train()
+	}
+	w.flush(len(w.lens))
+	if w.err != nil {
+		return Info{}, w.err
+	}
+	if w.enc != nil {
+		w.enc.Close()
+	}
+	h := header{values: w.values, blocks: uint64(w.blocks), dictLen: uint32(len(w.dict)), trained: w.trained, index: uint64(w.off), pair: w.o.Pair}
+	idx := binary.LittleEndian.AppendUint32(w.index, crc32.Checksum(w.index, castagnoli))
+	hb := h.appendTo(make([]byte, 0, HeaderSize), w.dict)
+	err := errors.Join(writeAll(w.w, idx, w.off), writeAll(w.w, w.dict, HeaderSize), writeAll(w.w, hb, 0))
+	if err != nil {
+		return Info{}, fmt.Errorf("valuefile: %w", err)
+	}
+	return Info{Values: w.values, Blocks: uint64(w.blocks), Bytes: w.off + int64(len(idx)), Raw: w.bytes, Dict: w.dict, Trained: int(w.trained)}, nil
+}
+
+func writeAll(w io.WriterAt, p []byte, off int64) error {
+	if len(p) == 0 {
+		return nil
+	}
+	_, err := w.WriteAt(p, off)
+	return err
+}
