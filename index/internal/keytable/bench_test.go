@@ -117,7 +117,7 @@ func BenchmarkMerge(b *testing.B) {
 	tb, _ := filled(b, 1<<20)
 	frozen := newDelta(DefaultDeltaKeys)
 	for i := range DefaultDeltaKeys {
-		frozen.put(new(keyOf(uint64(1<<21+i))), deltaEntry{live: true})
+		frozen.put(new(keyOf(uint64(1<<21+i))), deltaEntry{row: true})
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -126,7 +126,7 @@ func BenchmarkMerge(b *testing.B) {
 		for j := len(files) - 1; j >= 0; j-- {
 			srcs = append(srcs, fileSource(files[j]))
 		}
-		if _, _, err := tb.writeMerged(fmt.Sprintf("%s/bench.keys", tb.dir), srcs, true); err != nil {
+		if _, err := tb.writeMerged(1<<40, srcs, true, 0); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -194,7 +194,7 @@ func BenchmarkFindBatch(b *testing.B) {
 			b.Fatal(err)
 		}
 		f.Close()
-		kf, err := openFile(name, 1)
+		kf, err := openFile(osFS{}, name, 1, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -217,7 +217,7 @@ func BenchmarkFindBatch(b *testing.B) {
 								pending[i] = i
 							}
 							var err error
-							if _, err = kf.findBatch(batch, pending, &lb, func(int, bool) {}); err != nil {
+							if _, err = kf.findBatch(batch, pending, &lb, func(int, int, []byte) {}); err != nil {
 								b.Fatal(err)
 							}
 						}

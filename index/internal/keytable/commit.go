@@ -8,7 +8,7 @@ import (
 
 // appendLocked appends rec to the log with one write (a killed process
 // loses nothing written) and returns its position. The caller holds wmu.
-func (t *Table) appendLocked(rec *Batch) (uint64, error) {
+func (t *Table) appendLocked(rec *record) (uint64, error) {
 	if t.log == nil {
 		return 0, store.ErrClosed
 	}

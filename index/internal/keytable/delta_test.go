@@ -1,6 +1,8 @@
 package keytable
 
 import (
+	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -22,7 +24,16 @@ func TestDelta(t *testing.T) {
 			k := &universe[rng.IntN(len(universe))]
 			switch rng.IntN(3) {
 			case 0, 1:
-				e := deltaEntry{seq: uint64(op), live: rng.IntN(2) == 0}
+				e := deltaEntry{seq: uint64(op), row: rng.IntN(2) == 0}
+				if e.row {
+					e.hides = rng.IntN(3) == 0
+					if rng.IntN(2) == 0 {
+						e.cols = Cols{First: int64(op + 1), Expires: int64(rng.IntN(3))}
+					}
+					if rng.IntN(3) == 0 {
+						e.val.b = fmt.Appendf(nil, "value %d", op)
+					}
+				}
 				d.put(k, e)
 				model[*k] = e
 			default:
@@ -36,16 +47,17 @@ func TestDelta(t *testing.T) {
 		for i := range universe {
 			got, ok := d.get(&universe[i])
 			w, wok := model[universe[i]]
-			if ok != wok || got != w {
+			if ok != wok || !sameEntry(got, w) {
 				t.Fatalf("want %d: get(%x) = %v %v, want %v %v", want, universe[i][:4], got, ok, w, wok)
 			}
 		}
 		live, dead := d.sorted()
 		var wantLive, wantDead []Key
 		for k, e := range model {
-			if e.live {
+			if e.row {
 				wantLive = append(wantLive, k)
-			} else {
+			}
+			if !e.row || e.hides {
 				wantDead = append(wantDead, k)
 			}
 		}
@@ -65,6 +77,12 @@ func TestDelta(t *testing.T) {
 		if c.len() != d.len() || len(c.ents) != d.len() {
 			t.Fatalf("clone: %d entries, want %d", len(c.ents), d.len())
 		}
+		for i := range c.ents {
+			got, _ := c.entry(i)
+			if w := model[c.ents[i].k]; !sameEntry(got, w) {
+				t.Fatalf("clone: %x = %+v, want %+v", c.ents[i].k[:4], got, w)
+			}
+		}
 	}
 }
 
@@ -78,10 +96,15 @@ func TestDeltaAllocs(t *testing.T) {
 	allocs := testing.AllocsPerRun(5, func() {
 		d := newDelta(n)
 		for i := range keys {
-			d.put(&keys[i], deltaEntry{seq: 1, live: true})
+			d.put(&keys[i], deltaEntry{seq: 1, row: true})
 		}
 	})
 	if allocs > 4 { // the delta, its entries, index and bitset
 		t.Fatalf("%v allocations for a delta of %d keys, want 4", allocs, n)
 	}
+}
+
+func sameEntry(a, b deltaEntry) bool {
+	return a.seq == b.seq && a.row == b.row && a.hides == b.hides && a.cols == b.cols &&
+		bytes.Equal(a.val.b, b.val.b) && a.val.f == b.val.f && a.val.ord == b.val.ord
 }

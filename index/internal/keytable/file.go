@@ -6,180 +6,13 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"math/bits"
 	"os"
 	"slices"
 	"sync/atomic"
 
+	"github.com/urlhash/urlhash/index/internal/valuefile"
 	"github.com/urlhash/urlhash/store"
 )
-
-// A key file (NNNNNN.keys) is immutable once written:
-//
-//	header   64 bytes: magic "UHKTKEYS", version byte, bucket bits byte,
-//	         6 zero bytes, live key count (u64), tombstone count (u64),
-//	         CRC-32C of the keys and tombstones (u32), CRC-32C of the
-//	         header's first 32 bytes and the bucket array (u32), 20 zero
-//	         bytes, end magic "UHKT"
-//	keys     count × 32 bytes, strictly ascending
-//	deleted  tombstones × 32 bytes, strictly ascending
-//	buckets  (1<<bits + 1) × u32: buckets[b] is the index of the first key
-//	         whose leading bits are ≥ b; buckets[1<<bits] = count
-//
-// Integers are little-endian. A key in deleted hides the same key in every
-// older file; a key in keys is live (a file may hold a key in both: deleted
-// from an older file, then added again).
-const (
-	fileMagic      = "UHKTKEYS"
-	fileVersion    = 1
-	headerSize     = 64
-	maxBucketBits  = 26
-	keysPerBucket  = 8
-	maxFileEntries = 1 << 32 // bucket offsets are u32
-)
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// bucketBitsFor returns the bucket bits for n keys: about keysPerBucket
-// keys per bucket, so a lookup reads one or two cache lines of keys.
-func bucketBitsFor(n uint64) uint8 {
-	b := 0
-	if n > keysPerBucket {
-		b = bits.Len64(n/keysPerBucket - 1)
-	}
-	return uint8(min(b, maxBucketBits))
-}
-
-// fileHeader is the decoded header of a key file.
-type fileHeader struct {
-	bits     uint8
-	count    uint64
-	deleted  uint64
-	dataCRC  uint32
-	indexCRC uint32
-}
-
-func (h *fileHeader) bucketBytes() uint64 { return 4 * ((1 << h.bits) + 1) }
-
-// size returns the file size the header implies.
-func (h *fileHeader) size() uint64 {
-	return headerSize + KeySize*(h.count+h.deleted) + h.bucketBytes()
-}
-
-func (h *fileHeader) appendTo(b []byte) []byte {
-	b = append(b, fileMagic...)
-	b = append(b, fileVersion, h.bits, 0, 0, 0, 0, 0, 0)
-	b = binary.LittleEndian.AppendUint64(b, h.count)
-	b = binary.LittleEndian.AppendUint64(b, h.deleted)
-	b = binary.LittleEndian.AppendUint32(b, h.dataCRC)
-	b = binary.LittleEndian.AppendUint32(b, h.indexCRC)
-	b = append(b, make([]byte, 20)...)
-	return append(b, "UHKT"...)
-}
-
-// decodeHeader decodes and checks the fixed fields of a header.
-func decodeHeader(b []byte) (fileHeader, error) {
-	var h fileHeader
-	switch {
-	case len(b) < headerSize:
-		return h, fmt.Errorf("%w: %d bytes, shorter than a header", store.ErrCorrupt, len(b))
-	case string(b[:8]) != fileMagic || string(b[60:64]) != "UHKT":
-		return h, fmt.Errorf("%w: not a key file (bad magic)", store.ErrCorrupt)
-	case b[8] > fileVersion:
-		return h, fmt.Errorf("%w: key file version %d, this program reads up to %d", store.ErrFormat, b[8], fileVersion)
-	case b[8] != fileVersion:
-		return h, fmt.Errorf("%w: key file version %d", store.ErrCorrupt, b[8])
-	}
-	h.bits = b[9]
-	h.count = binary.LittleEndian.Uint64(b[16:])
-	h.deleted = binary.LittleEndian.Uint64(b[24:])
-	h.dataCRC = binary.LittleEndian.Uint32(b[32:])
-	h.indexCRC = binary.LittleEndian.Uint32(b[36:])
-	if h.bits > maxBucketBits || h.count >= maxFileEntries || h.deleted >= maxFileEntries {
-		return h, fmt.Errorf("%w: key file header out of range (bits %d, keys %d, tombstones %d)", store.ErrCorrupt, h.bits, h.count, h.deleted)
-	}
-	return h, nil
-}
-
-// writeFile writes a key file to w in one pass over entries, which
-// yields the file's keys in ascending order, each either live or a
-// tombstone (a key may come as both: deleted from an older file, then
-// added again). maxLive is the number of live keys expected, or more: it
-// sizes the bucket array, which the keys fill as they are written. The
-// tombstones are held in memory until the keys are written (an open file
-// holds them in memory too). It returns the header written and the live
-// keys' fingerprints (see keyFile.fp).
-func writeFile(w io.WriterAt, maxLive uint64, entries func(yield func(k *Key, dead bool) bool)) (fileHeader, []byte, error) {
-	h := fileHeader{bits: bucketBitsFor(maxLive)}
-	buckets := make([]uint32, (1<<h.bits)+1)
-	fps := make([]byte, 0, min(maxLive, maxFileEntries))
-	bw := &sectionWriter{w: w, off: headerSize, buf: make([]byte, 0, 1<<16)}
-	crc := uint32(0)
-	var dels []byte
-	var prev Key // the last live key
-	var werr error
-	n := uint64(0) // buckets filled
-	for k, dead := range entries {
-		if dead {
-			if len(dels) > 0 && bytes.Compare(k[:], dels[len(dels)-KeySize:]) <= 0 {
-				werr = fmt.Errorf("keytable: tombstones out of order writing a file (%x after %x)", k[:], dels[len(dels)-KeySize:])
-				break
-			}
-			dels = append(dels, k[:]...)
-			continue
-		}
-		if h.count > 0 && bytes.Compare(k[:], prev[:]) <= 0 {
-			werr = fmt.Errorf("keytable: keys out of order writing a file (%x after %x)", k[:], prev[:])
-			break
-		}
-		if h.count+1 >= maxFileEntries {
-			werr = fmt.Errorf("keytable: %d keys: too many for one file", h.count+1)
-			break
-		}
-		b := leading(k, h.bits)
-		for n <= uint64(b) { // buckets up to b start at or after this key
-			buckets[n] = uint32(h.count)
-			n++
-		}
-		fps = append(fps, fingerprint(k, h.bits))
-		crc = crc32.Update(crc, castagnoli, k[:])
-		if err := bw.write(k[:]); err != nil {
-			werr = err
-			break
-		}
-		prev = *k
-		h.count++
-	}
-	if werr != nil {
-		return h, nil, werr
-	}
-	for ; n < uint64(len(buckets)); n++ {
-		buckets[n] = uint32(h.count)
-	}
-	h.deleted = uint64(len(dels) / KeySize)
-	if h.deleted >= maxFileEntries {
-		return h, nil, fmt.Errorf("keytable: %d tombstones: too many for one file", h.deleted)
-	}
-	crc = crc32.Update(crc, castagnoli, dels)
-	if err := bw.write(dels); err != nil {
-		return h, nil, err
-	}
-	h.dataCRC = crc
-	bb := make([]byte, 0, 4*len(buckets))
-	for _, o := range buckets {
-		bb = binary.LittleEndian.AppendUint32(bb, o)
-	}
-	hdr := h.appendTo(nil)
-	h.indexCRC = crc32.Update(crc32.Checksum(hdr[:32], castagnoli), castagnoli, bb)
-	if err := bw.write(bb); err != nil {
-		return h, nil, err
-	}
-	if err := bw.flush(); err != nil {
-		return h, nil, err
-	}
-	_, err := w.WriteAt(h.appendTo(nil), 0)
-	return h, fps, err
-}
 
 // fingerprint returns the 8 bits of k that follow its leading b bits
 // (its bucket's): in a bucket, sorted keys have ascending fingerprints.
@@ -195,51 +28,27 @@ func leading(k *Key, b uint8) uint32 {
 	return uint32(binary.BigEndian.Uint64(k[:8]) >> (64 - b))
 }
 
-type sectionWriter struct {
-	w   io.WriterAt
-	off int64
-	buf []byte
-}
-
-func (s *sectionWriter) write(p []byte) error {
-	if len(s.buf)+len(p) > cap(s.buf) {
-		if err := s.flush(); err != nil {
-			return err
-		}
-	}
-	if len(p) > cap(s.buf) {
-		_, err := s.w.WriteAt(p, s.off)
-		s.off += int64(len(p))
-		return err
-	}
-	s.buf = append(s.buf, p...)
-	return nil
-}
-
-func (s *sectionWriter) flush() error {
-	if len(s.buf) == 0 {
-		return nil
-	}
-	_, err := s.w.WriteAt(s.buf, s.off)
-	s.off += int64(len(s.buf))
-	s.buf = s.buf[:0]
-	return err
-}
-
-// A keyFile is an open key file. Its header, bucket array (4 bytes a
-// bucket, about half a byte a key) and tombstones are in memory; its keys
-// are read on demand with pread, so that the pages lookups touch stay in
-// the page cache and out of the process's resident set (a mapping counted
-// every touched page in it: about 30 bytes a key once lookups had touched
-// them all).
+// A keyFile is an open key file (and its value file, when it has values).
+// Its header, bucket array (4 bytes a bucket, about half a byte a key) and
+// tombstones are in memory; its rows are read on demand with pread, so
+// that the pages lookups touch stay in the page cache and out of the
+// process's resident set (a mapping counted every touched page in it:
+// about 30 bytes a key once lookups had touched them all). A version 2
+// file's rows are read by whole pages, each checked against its checksum
+// as it is read.
 //
 // Once built, a byte a key more: the keys' fingerprints, the 8 bits after
-// each one's bucket bits. A lookup then reads only the keys of its bucket
-// whose fingerprint is the key's: none, most of the time, in a file that
-// does not hold the key (1 in 32 with 8 keys a bucket), so that a present
-// key costs one read wherever it is, not one in each file searched
-// before. A merge builds them as it writes a file; a file opened from
-// disk gets them once lookups have touched it enough (see fpAfter).
+// each one's bucket bits. A lookup then reads only the page of the rows of
+// its bucket whose fingerprint is the key's: none, most of the time, in a
+// file that does not hold the key (1 in 32 with 8 keys a bucket), so that a
+// present key costs one read wherever it is, not one in each file searched
+// before. A merge builds them as it writes a file; a file opened from disk
+// gets them once lookups have touched it enough (see fpAfter), by a read
+// that checks every page (fingerprints are never taken from damaged rows).
+//
+// A file is counted (refs): by the table while it lists it, and by each
+// reader or delta that uses it beyond the table's lock; the last release
+// closes it, and removes it once the table no longer lists it (retired).
 type keyFile struct {
 	num     uint64
 	name    string
@@ -248,6 +57,10 @@ type keyFile struct {
 	c       io.Closer   // closes r; nil: nothing to close
 	deleted []byte      // tombstones × 32
 	buckets []byte      // (1<<bits + 1) × u32
+	vals    *valuefile.Reader
+	vc      io.Closer // closes vals' file
+	cache   *valuefile.Cache
+	fs      fsys
 	// gap and maxRead are coalesceGap and maxReadKeys (benchmarks vary
 	// them).
 	gap, maxRead int
@@ -255,6 +68,9 @@ type keyFile struct {
 	fp       atomic.Pointer[[]byte] // the keys' fingerprints, once built: count bytes
 	lookups  atomic.Int64           // lookups that searched the file while fp was not built
 	building atomic.Bool            // a build of fp was started
+
+	refs    atomic.Int64
+	retired atomic.Bool
 }
 
 // Fingerprints are scanned in buckets of at most maxFingerprintScan keys;
@@ -268,6 +84,25 @@ const maxFingerprintScan = 64
 // up a few keys builds none.
 func (f *keyFile) fpAfter() int64 { return max(int64(f.hdr.count/4), 4096) }
 
+// acquire counts a user of f; the caller holds the table's lock (f is
+// listed) or a count already.
+func (f *keyFile) acquire() { f.refs.Add(1) }
+
+// release drops a count; the last closes f, and removes its files when
+// the table no longer lists it.
+func (f *keyFile) release() {
+	if f.refs.Add(-1) != 0 {
+		return
+	}
+	f.close()
+	if f.retired.Load() && f.fs != nil {
+		f.fs.Remove(f.name)
+		if f.vals != nil {
+			f.fs.Remove(valueName(f.name))
+		}
+	}
+}
+
 // buildFingerprints reads the file's keys in order and installs their
 // fingerprints, unless stop is set first or a read fails (lookups then go
 // on reading whole buckets, and report the error themselves).
@@ -278,11 +113,11 @@ func (f *keyFile) buildFingerprints(stop *atomic.Bool) {
 		if i%windowKeys == 0 && stop.Load() {
 			return
 		}
-		k := w.at(i)
-		if k == nil {
+		row := w.at(i)
+		if row == nil {
 			return
 		}
-		fps[i] = fingerprint(k, f.hdr.bits)
+		fps[i] = fingerprint((*Key)(row), f.hdr.bits)
 	}
 	f.fp.Store(&fps)
 }
@@ -295,8 +130,8 @@ func (f *keyFile) setFingerprints(fps []byte) {
 	}
 }
 
-// candidates returns the range of key indexes [lo, hi) that may hold k:
-// its bucket, narrowed by fps (f.fp's, or nil) to the keys with k's
+// candidates returns the range of row indexes [lo, hi) that may hold k:
+// its bucket, narrowed by fps (f.fp's, or nil) to the rows with k's
 // fingerprint, empty when none has it.
 func (f *keyFile) candidates(k *Key, fps []byte) (lo, hi int) {
 	lo, hi = f.bucket(k)
@@ -336,39 +171,80 @@ func (f *keyFile) wantsFingerprints() bool {
 	return f.fp.Load() == nil && f.lookups.Load() >= f.fpAfter() && f.building.CompareAndSwap(false, true)
 }
 
-// openFile opens the key file name and checks its header, size and
-// bucket array (not the keys: see verify).
-func openFile(name string, num uint64) (*keyFile, error) {
-	f, err := os.Open(name)
+// openFile opens the key file name (and its value file) through fs and
+// checks what it can without reading the rows: the header, the size, the
+// bucket array, the tombstones and the value file's header and index (the
+// rows are checked as they are read, and by verify).
+func openFile(fs fsys, name string, num uint64, cache *valuefile.Cache) (*keyFile, error) {
+	f, err := fs.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("keytable: %w", err)
 	}
-	fi, err := f.Stat()
+	size, err := f.Size()
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("keytable: %w", err)
 	}
-	kf, err := readFile(f, fi.Size(), name)
+	kf, err := readFile(f, size, name)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	kf.num, kf.c = num, f
+	kf.num, kf.c, kf.fs, kf.cache = num, f, fs, cache
+	if kf.hdr.values > 0 {
+		if err := kf.openValues(fs, cache); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	kf.refs.Store(1)
 	return kf, nil
+}
+
+// valueName returns the name of the value file of key file name.
+func valueName(name string) string {
+	return name[:len(name)-len(".keys")] + ".values"
+}
+
+// openValues opens the file's value file, which must hold its values.
+func (f *keyFile) openValues(fs fsys, cache *valuefile.Cache) error {
+	name := valueName(f.name)
+	vf, err := fs.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return fmt.Errorf("%w: %s, the value file of %s, is missing", store.ErrCorrupt, name, f.name)
+		}
+		return fmt.Errorf("keytable: %w", err)
+	}
+	size, err := vf.Size()
+	if err == nil {
+		f.vals, err = valuefile.Open(vf, size, name, cache)
+	}
+	if err == nil && (f.vals.Len() != f.hdr.values || f.vals.Pair() != f.hdr.pair) {
+		err = fmt.Errorf("%w: %s holds %d values (pairing %d), %s refers to %d (pairing %d)",
+			store.ErrCorrupt, name, f.vals.Len(), f.vals.Pair(), f.name, f.hdr.values, f.hdr.pair)
+	}
+	if err != nil {
+		vf.Close()
+		f.vals = nil
+		return err
+	}
+	f.vc = vf
+	return nil
 }
 
 // readFile reads the header, the tombstones and the bucket array of the
 // key file of size bytes that r reads, checks them and returns the file.
 // name names it in errors.
 func readFile(r io.ReaderAt, size int64, name string) (*keyFile, error) {
-	if size < headerSize {
+	if size < headerSize1 {
 		return nil, fmt.Errorf("%w: %s: %d bytes, shorter than a header", store.ErrCorrupt, name, size)
 	}
-	var hb [headerSize]byte
-	if err := readAt(r, hb[:], 0, name); err != nil {
+	hb := make([]byte, min(size, headerSize))
+	if err := readAt(r, hb, 0, name); err != nil {
 		return nil, err
 	}
-	h, err := decodeHeader(hb[:])
+	h, err := decodeHeader(hb)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -379,13 +255,15 @@ func readFile(r io.ReaderAt, size int64, name string) (*keyFile, error) {
 	// size is bounded by the file's, checked above).
 	nd := KeySize * h.deleted
 	tail := make([]byte, nd+h.bucketBytes())
-	if err := readAt(r, tail, int64(headerSize+KeySize*h.count), name); err != nil {
+	if err := readAt(r, tail, int64(h.hsize()+h.rowsBytes()), name); err != nil {
 		return nil, err
 	}
 	kf := &keyFile{name: name, hdr: h, r: r, deleted: tail[:nd:nd], buckets: tail[nd:], gap: coalesceGap, maxRead: maxReadKeys}
-	hdr := h.appendTo(nil)
-	if crc32.Update(crc32.Checksum(hdr[:32], castagnoli), castagnoli, kf.buckets) != h.indexCRC {
+	if h.indexSum(hb, kf.buckets) != h.indexCRC {
 		return nil, fmt.Errorf("%w: %s: header or bucket array checksum mismatch", store.ErrCorrupt, name)
+	}
+	if h.version != fileVersion1 && crc32.Checksum(kf.deleted, castagnoli) != h.tombCRC {
+		return nil, fmt.Errorf("%w: %s: tombstone checksum mismatch", store.ErrCorrupt, name)
 	}
 	// The checksum matched; still refuse offsets that would read out of
 	// bounds (a checksum collision must not become a panic).
@@ -415,6 +293,13 @@ func readAt(r io.ReaderAt, p []byte, off int64, name string) error {
 }
 
 func (f *keyFile) close() error {
+	if f.vals != nil && f.cache != nil {
+		f.cache.Forget(f.vals)
+	}
+	if f.vc != nil {
+		f.vc.Close()
+		f.vc = nil
+	}
 	if f.c == nil {
 		return nil
 	}
@@ -423,54 +308,155 @@ func (f *keyFile) close() error {
 	return err
 }
 
-// Batch lookups read the keys of neighbouring buckets in one pread: a
-// run of buckets joins while the keys between two of them (read and
+// Batch lookups read the rows of neighbouring buckets in one pread: a
+// run of buckets joins while the rows between two of them (read and
 // thrown away) are at most coalesceGap, and the whole run at most
-// maxReadKeys. A read costs a system call (about 1 µs); a gap key costs
-// copying 32 bytes from the page cache (a few ns): 256 keys, 8 KiB, cost
-// about as much as a call.
+// maxReadKeys. A read costs a system call (about 1 µs); a gap row costs
+// copying its bytes from the page cache (a few ns): 256 keys, 8 KiB, cost
+// about as much as a call. Only the pages that hold candidates are
+// checked against their checksums.
 const (
 	coalesceGap = 256
-	maxReadKeys = 4096 // 128 KiB
+	maxReadKeys = 4096 // 128 KiB of keys
 )
 
-// bucket returns the range of key indexes [lo, hi) that may hold k.
+// bucket returns the range of row indexes [lo, hi) that may hold k.
 func (f *keyFile) bucket(k *Key) (lo, hi int) {
 	b := leading(k, f.hdr.bits)
 	return int(binary.LittleEndian.Uint32(f.buckets[4*b:])), int(binary.LittleEndian.Uint32(f.buckets[4*b+4:]))
 }
 
-// readKeys reads the keys [lo, hi) into buf, grown if need be.
-func (f *keyFile) readKeys(buf []byte, lo, hi int) ([]byte, error) {
-	n := (hi - lo) * KeySize
+// rows are the rows [first, end) of a file read into b: whole pages
+// (version 2), first the first row of a page.
+type rows struct {
+	f          *keyFile
+	b          []byte
+	first, end int
+}
+
+// read reads the pages that hold rows [lo, hi) (lo < hi) into buf, grown
+// if need be, unchecked (see check).
+func (f *keyFile) read(buf []byte, lo, hi int) (rows, error) {
+	h := &f.hdr
+	first, end := lo, hi
+	if h.pageShift != 0 {
+		first = lo >> h.pageShift << h.pageShift
+		end = int(min((uint64(hi-1)>>h.pageShift+1)<<h.pageShift, h.count))
+	}
+	off := h.pageOff(uint64(first) >> h.pageShift)
+	n := int(f.rowsBytes(first, end))
 	if cap(buf) < n {
 		buf = make([]byte, n)
 	}
 	buf = buf[:n]
-	return buf, readAt(f.r, buf, int64(headerSize+lo*KeySize), f.name)
+	rs := rows{f: f, b: buf, first: first, end: end}
+	return rs, readAt(f.r, buf, off, f.name)
 }
 
-// narrow halves the key range [lo, hi) by reading single keys (into
-// buf) until it holds at most maxRead keys (a bucket that large is
-// hostile: its keys share their leading bits), or reports that k is at
-// one of them.
-func (f *keyFile) narrow(k *Key, lo, hi int, buf []byte) (int, int, bool, error) {
-	for hi-lo > f.maxRead {
-		m := int(uint(lo+hi) >> 1)
-		kb, err := f.readKeys(buf, m, m+1)
-		if err != nil {
-			return lo, hi, false, err
+// rowsBytes returns the bytes of the rows [first, end), first the first
+// row of a page (version 2), checksums included.
+func (f *keyFile) rowsBytes(first, end int) uint64 {
+	h := &f.hdr
+	if h.pageShift == 0 {
+		return uint64(end-first) * KeySize
+	}
+	pages := uint64(end-first+int(h.pageRows())-1) >> h.pageShift
+	return uint64(end-first)*uint64(h.lay.rw) + 4*pages
+}
+
+// row returns row i.
+func (rs *rows) row(i int) []byte {
+	h := &rs.f.hdr
+	if h.pageShift == 0 {
+		o := (i - rs.first) * KeySize
+		return rs.b[o : o+KeySize]
+	}
+	j := i - rs.first
+	o := (j>>h.pageShift)*int(h.pageBytes()) + (j&(1<<h.pageShift-1))*h.lay.rw
+	return rs.b[o : o+h.lay.rw]
+}
+
+// check checks the checksums of the pages that hold rows [lo, hi);
+// version 1 files have none.
+func (rs *rows) check(lo, hi int) error {
+	h := &rs.f.hdr
+	if h.pageShift == 0 || lo >= hi {
+		return nil
+	}
+	for p := lo >> h.pageShift; p <= (hi-1)>>h.pageShift; p++ {
+		if err := rs.checkPage(p); err != nil {
+			return err
 		}
-		switch c := bytes.Compare(kb, k[:]); {
+	}
+	return nil
+}
+
+// checkPage checks page p's checksum.
+func (rs *rows) checkPage(p int) error {
+	h := &rs.f.hdr
+	start := (p - rs.first>>h.pageShift) * int(h.pageBytes())
+	n := int(min(h.pageRows(), h.count-uint64(p)<<h.pageShift)) * h.lay.rw
+	pg := rs.b[start : start+n+4]
+	if pageSum(uint64(p), pg[:n]) != binary.LittleEndian.Uint32(pg[n:]) {
+		return fmt.Errorf("%w: %s: page %d (rows %d to %d, offset %d) checksum mismatch", store.ErrCorrupt, rs.f.name,
+			p, p<<h.pageShift, p<<h.pageShift+n/h.lay.rw-1, h.pageOff(uint64(p)))
+	}
+	return nil
+}
+
+// search returns the index of the row among [lo, hi) whose key is k, or
+// -1.
+func (rs *rows) search(lo, hi int, k *Key) int {
+	lead := binary.BigEndian.Uint64(k[:8])
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		e := rs.row(m)
+		l := binary.BigEndian.Uint64(e[:8])
+		c := 0
+		switch {
+		case l < lead:
+			c = -1
+		case l > lead:
+			c = 1
+		default:
+			c = bytes.Compare(e[8:KeySize], k[8:])
+		}
+		switch {
 		case c == 0:
-			return lo, hi, true, nil
+			return m
 		case c < 0:
 			lo = m + 1
 		default:
 			hi = m
 		}
 	}
-	return lo, hi, false, nil
+	return -1
+}
+
+// narrow halves the row range [lo, hi) by reading single rows (their
+// pages, into buf) until it holds at most maxRead rows (a bucket that
+// large is hostile: its keys share their leading bits), or finds k at
+// one of them (at >= 0, in rs).
+func (f *keyFile) narrow(k *Key, lo, hi int, buf []byte) (_, _ int, rs rows, at int, err error) {
+	rs.b = buf
+	for hi-lo > f.maxRead {
+		m := int(uint(lo+hi) >> 1)
+		if rs, err = f.read(rs.b, m, m+1); err == nil {
+			err = rs.check(m, m+1)
+		}
+		if err != nil {
+			return lo, hi, rs, -1, err
+		}
+		switch c := bytes.Compare(rs.row(m)[:KeySize], k[:]); {
+		case c == 0:
+			return lo, hi, rs, m, nil
+		case c < 0:
+			lo = m + 1
+		default:
+			hi = m
+		}
+	}
+	return lo, hi, rs, -1, nil
 }
 
 // isDeleted reports whether the file holds a tombstone of k.
@@ -478,47 +464,61 @@ func (f *keyFile) isDeleted(k *Key) bool {
 	return len(f.deleted) > 0 && searchKeys(f.deleted, 0, len(f.deleted)/KeySize, k)
 }
 
-// find returns the state of k in the file: 1 live, -1 deleted, 0 absent.
-// buf is a buffer to read into; find returns it, perhaps grown.
-func (f *keyFile) find(k *Key, buf []byte) (int, []byte, error) {
+// The states of a key in a source.
+const (
+	stAbsent = 0
+	stRow    = 1 // a row (perhaps over a tombstone)
+	stDead   = 2 // a tombstone only
+)
+
+// find returns the state of k in the file and, for a row, its bytes (in
+// buf, which find returns, perhaps grown).
+func (f *keyFile) find(k *Key, buf []byte) (int, []byte, []byte, error) {
 	lo, hi := f.candidates(k, f.fingerprints(1))
 	if lo < hi {
-		lo, hi, ok, err := f.narrow(k, lo, hi, buf)
+		lo, hi, rs, at, err := f.narrow(k, lo, hi, buf)
+		buf = rs.b
 		if err != nil {
-			return 0, buf, err
+			return stAbsent, nil, buf, err
 		}
-		if ok {
-			return 1, buf, nil
+		if at >= 0 {
+			return stRow, rs.row(at), buf, nil
 		}
-		if buf, err = f.readKeys(buf, lo, hi); err != nil {
-			return 0, buf, err
+		if rs, err = f.read(buf, lo, hi); err == nil {
+			err = rs.check(lo, hi)
 		}
-		if searchKeys(buf, 0, hi-lo, k) {
-			return 1, buf, nil
+		buf = rs.b
+		if err != nil {
+			return stAbsent, nil, buf, err
+		}
+		if at := rs.search(lo, hi, k); at >= 0 {
+			return stRow, rs.row(at), buf, nil
 		}
 	}
 	if f.isDeleted(k) {
-		return -1, buf, nil
+		return stDead, nil, buf, nil
 	}
-	return 0, buf, nil
+	return stAbsent, nil, buf, nil
 }
 
 // lookupBufs is the memory a lookup works in, kept for the next: the
-// keys read, and a batch's candidate ranges.
+// rows read, a batch's candidate ranges and the pages checked.
 type lookupBufs struct {
-	keys  []byte
-	spans []span
+	keys    []byte
+	spans   []span
+	checked []uint64 // a bit a page of the run being read
 }
 
-// span is a range of key indexes [lo, hi) of a file.
+// span is a range of row indexes [lo, hi) of a file.
 type span struct{ lo, hi uint32 }
 
 // findBatch looks up keys[i] for each i of pending, in that order, with
 // coalesced reads (see coalesceGap; keys in ascending order read the file
-// in order). It calls found(i, live) for each key the file holds, live or
-// deleted, and returns the others in pending's order, in pending's
-// memory. lb is its working memory.
-func (f *keyFile) findBatch(keys []Key, pending []int, lb *lookupBufs, found func(i int, live bool)) ([]int, error) {
+// in order). It calls found(i, st, row) for each key the file holds, a row
+// (row its bytes, valid during the call) or a tombstone, and returns the
+// others in pending's order, in pending's memory. lb is its working
+// memory.
+func (f *keyFile) findBatch(keys []Key, pending []int, lb *lookupBufs, found func(i, st int, row []byte)) ([]int, error) {
 	// The candidate ranges first, in loops of independent loads: the
 	// bucket array and the fingerprints are larger than the caches, and
 	// the processor overlaps the misses of loads that do not depend on
@@ -539,29 +539,58 @@ func (f *keyFile) findBatch(keys []Key, pending []int, lb *lookupBufs, found fun
 	buf := lb.keys
 	defer func() { lb.keys = buf[:0] }()
 	rest := pending[:0] // written behind the reads of pending
-	settle := func(i int, hit bool) {
+	settle := func(i int, row []byte) {
 		switch {
-		case hit:
-			found(i, true)
+		case row != nil:
+			found(i, stRow, row)
 		case f.isDeleted(&keys[i]):
-			found(i, false)
+			found(i, stDead, nil)
 		default:
 			rest = append(rest, i)
 		}
 	}
-	// The run: pending[start:j] read as the keys [runLo, runHi).
+	h := &f.hdr
+	// The run: pending[start:j] read as the rows [runLo, runHi).
 	start, runLo, runHi := 0, 0, 0
 	flush := func(end int) error {
 		if start == end {
 			return nil
 		}
-		var err error
-		if buf, err = f.readKeys(buf, runLo, runHi); err != nil {
+		rs, err := f.read(buf, runLo, runHi)
+		buf = rs.b
+		if err != nil {
 			return err
+		}
+		p0 := rs.first >> h.pageShift
+		if h.pageShift != 0 {
+			np := (rs.end-rs.first+int(h.pageRows())-1)>>h.pageShift + 1
+			lb.checked = slices.Grow(lb.checked[:0], np/64+1)[:np/64+1]
+			clear(lb.checked)
 		}
 		for j := start; j < end; j++ {
 			i := pending[j]
-			settle(i, searchKeys(buf, int(spans[j].lo)-runLo, int(spans[j].hi)-runLo, &keys[i]))
+			lo, hi := int(spans[j].lo), int(spans[j].hi)
+			if lo >= hi {
+				settle(i, nil)
+				continue
+			}
+			if h.pageShift != 0 {
+				for p := lo >> h.pageShift; p <= (hi-1)>>h.pageShift; p++ {
+					b := p - p0
+					if lb.checked[b/64]&(1<<(b%64)) != 0 {
+						continue
+					}
+					if err := rs.checkPage(p); err != nil {
+						return err
+					}
+					lb.checked[b/64] |= 1 << (b % 64)
+				}
+			}
+			var row []byte
+			if at := rs.search(lo, hi, &keys[i]); at >= 0 {
+				row = rs.row(at)
+			}
+			settle(i, row)
 		}
 		return nil
 	}
@@ -581,14 +610,18 @@ func (f *keyFile) findBatch(keys []Key, pending []int, lb *lookupBufs, found fun
 		}
 		// No candidate, or a bucket too large for a read.
 		start = j + 1
-		hit := false
+		var row []byte
 		if lo < hi {
-			var err error
-			if buf, hit, err = f.findLarge(&keys[i], lo, hi, buf); err != nil {
+			st, r, b, err := f.findLarge(&keys[i], lo, hi, buf)
+			buf = b
+			if err != nil {
 				return pending, err
 			}
+			if st == stRow {
+				row = r
+			}
 		}
-		settle(i, hit)
+		settle(i, row)
 	}
 	if err := flush(len(pending)); err != nil {
 		return pending, err
@@ -596,17 +629,25 @@ func (f *keyFile) findBatch(keys []Key, pending []int, lb *lookupBufs, found fun
 	return rest, nil
 }
 
-// findLarge reports whether k is among the keys [lo, hi), more than
-// maxReadKeys.
-func (f *keyFile) findLarge(k *Key, lo, hi int, buf []byte) ([]byte, bool, error) {
-	lo, hi, ok, err := f.narrow(k, lo, hi, buf)
-	if err != nil || ok {
-		return buf, ok, err
+// findLarge looks k up among the rows [lo, hi), more than maxReadKeys.
+func (f *keyFile) findLarge(k *Key, lo, hi int, buf []byte) (int, []byte, []byte, error) {
+	lo, hi, rs, at, err := f.narrow(k, lo, hi, buf)
+	if err != nil {
+		return stAbsent, nil, rs.b, err
 	}
-	if buf, err = f.readKeys(buf, lo, hi); err != nil {
-		return buf, false, err
+	if at >= 0 {
+		return stRow, rs.row(at), rs.b, nil
 	}
-	return buf, searchKeys(buf, 0, hi-lo, k), nil
+	if rs, err = f.read(rs.b, lo, hi); err == nil {
+		err = rs.check(lo, hi)
+	}
+	if err != nil {
+		return stAbsent, nil, rs.b, err
+	}
+	if at := rs.search(lo, hi, k); at >= 0 {
+		return stRow, rs.row(at), rs.b, nil
+	}
+	return stAbsent, nil, rs.b, nil
 }
 
 // searchKeys reports whether k is among the sorted keys[lo:hi] (indexes
@@ -638,36 +679,66 @@ func searchKeys(keys []byte, lo, hi int, k *Key) bool {
 	return false
 }
 
-// windowKeys is how many keys a sequential reader (merges, scans,
-// verify) reads at a time: 2,048 keys, 64 KiB.
+// windowKeys is how many rows a sequential reader (merges, scans,
+// verify) reads at a time: 2,048 rows (64 KiB of keys).
 const windowKeys = 2048
 
-// A keyWindow reads a file's live keys by index through a window of
-// windowKeys keys: cheap in order, one read a window. A read error is
-// sticky in err, and at returns nil from then on.
+// A keyWindow reads a file's rows by index through a window of about
+// windowKeys rows, checking every page it reads: cheap in order, one read
+// a window. A read error or a checksum mismatch is sticky in err, and at
+// returns nil from then on.
+//
+// For a version 1 file (no page checksums), a window read in order (a
+// merge's, verify's) sums the keys as it goes: sum covers the rows
+// [0, summed) once every row was read in order.
 type keyWindow struct {
-	f        *keyFile
-	buf      []byte
-	start, n int // buf holds the keys [start, start+n)
-	err      error
+	f      *keyFile
+	rs     rows
+	err    error
+	sum    uint32
+	summed int
 }
 
-// at returns the i-th live key, valid until the next call.
-func (w *keyWindow) at(i int) *Key {
+// at returns row i, valid until the next call.
+func (w *keyWindow) at(i int) []byte {
 	if w.err != nil {
 		return nil
 	}
-	if i < w.start || i >= w.start+w.n {
+	if i < w.rs.first || i >= w.rs.end || w.rs.b == nil {
 		hi := min(i+windowKeys, int(w.f.hdr.count))
-		w.buf, w.err = w.f.readKeys(w.buf, i, hi)
-		if w.err != nil {
-			w.n = 0
+		rs, err := w.f.read(w.rs.b, i, hi)
+		if err == nil {
+			err = rs.check(rs.first, rs.end)
+		}
+		w.rs = rs
+		if err != nil {
+			w.err = err
+			w.rs.end = w.rs.first // empty
 			return nil
 		}
-		w.start, w.n = i, hi-i
+		if w.f.hdr.pageShift == 0 && rs.first == w.summed {
+			w.sum = crc32.Update(w.sum, castagnoli, rs.b)
+			w.summed = rs.end
+		}
 	}
-	o := (i - w.start) * KeySize
-	return (*Key)(w.buf[o : o+KeySize])
+	return w.rs.row(i)
+}
+
+// checkSum reports, for a version 1 file whose rows were all read in
+// order, whether the rows and the tombstones match the header's checksum:
+// what a merge checks before it installs what it wrote.
+func (w *keyWindow) checkSum() error {
+	f := w.f
+	if f.hdr.pageShift != 0 || w.err != nil {
+		return w.err
+	}
+	if w.summed != int(f.hdr.count) {
+		return fmt.Errorf("keytable: %s: %d of %d keys summed", f.name, w.summed, f.hdr.count)
+	}
+	if crc32.Update(w.sum, castagnoli, f.deleted) != f.hdr.dataCRC {
+		return fmt.Errorf("%w: %s: key checksum mismatch", store.ErrCorrupt, f.name)
+	}
+	return nil
 }
 
 // tombstone returns the i-th tombstone.
@@ -675,34 +746,44 @@ func (f *keyFile) tombstone(i int) *Key {
 	return (*Key)(f.deleted[i*KeySize : i*KeySize+KeySize])
 }
 
-// verify checks the checksum of the keys and tombstones and their order,
-// reading the keys in order.
+// verify checks every page's checksum (a version 1 file's whole-file
+// one), the order of the keys and the tombstones, the value references
+// and the value file's blocks.
 func (f *keyFile) verify() error {
 	w := &keyWindow{f: f}
-	crc := uint32(0)
 	var prev Key
-	for i := 0; i < int(f.hdr.count); i += windowKeys {
-		if w.at(i) == nil {
+	lay := &f.hdr.lay
+	var nextRef uint32 = 1
+	for i := range int(f.hdr.count) {
+		row := w.at(i)
+		if row == nil {
 			return w.err
 		}
-		b := w.buf[:w.n*KeySize]
-		crc = crc32.Update(crc, castagnoli, b)
-		for o := 0; o < len(b); o += KeySize {
-			if (i > 0 || o > 0) && bytes.Compare(prev[:], b[o:o+KeySize]) >= 0 {
-				return fmt.Errorf("%w: %s: keys out of order at %d", store.ErrCorrupt, f.name, i+o/KeySize)
+		if i > 0 && bytes.Compare(prev[:], row[:KeySize]) >= 0 {
+			return fmt.Errorf("%w: %s: keys out of order at %d", store.ErrCorrupt, f.name, i)
+		}
+		prev = Key(row[:KeySize])
+		if r := lay.ref(row); r != 0 {
+			if r != nextRef {
+				return fmt.Errorf("%w: %s: row %d refers to value %d, want %d", store.ErrCorrupt, f.name, i, r-1, nextRef-1)
 			}
-			prev = Key(b[o : o+KeySize])
+			nextRef++
 		}
 	}
-	crc = crc32.Update(crc, castagnoli, f.deleted)
-	if crc != f.hdr.dataCRC {
-		return fmt.Errorf("%w: %s: key checksum mismatch", store.ErrCorrupt, f.name)
+	if err := w.checkSum(); err != nil {
+		return err
+	}
+	if uint64(nextRef-1) != f.hdr.values {
+		return fmt.Errorf("%w: %s: rows refer to %d values, the header says %d", store.ErrCorrupt, f.name, nextRef-1, f.hdr.values)
 	}
 	s := f.deleted
 	for i := KeySize; i < len(s); i += KeySize {
 		if bytes.Compare(s[i-KeySize:i], s[i:i+KeySize]) >= 0 {
 			return fmt.Errorf("%w: %s: tombstones out of order at %d", store.ErrCorrupt, f.name, i/KeySize)
 		}
+	}
+	if f.vals != nil {
+		return f.vals.Verify()
 	}
 	return nil
 }

@@ -3,16 +3,20 @@ package keytable
 import (
 	"bytes"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/urlhash/urlhash/index/internal/valuefile"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// goldenKeys are the keys of testdata/v1.keys: the hashes of 0..39 live,
-// of 40..42 deleted.
+// goldenKeys are the keys of testdata/v1.keys and v2.keys: the hashes of
+// 0..39 live, of 40..42 deleted.
 func goldenKeys() (live, dead []Key) {
 	for i := range 43 {
 		k := keyOf(uint64(i))
@@ -53,90 +57,230 @@ func entriesOf(live, dead []Key) func(func(*Key, bool) bool) {
 	}
 }
 
-// TestGoldenFile pins the key file format: the bytes written for fixed
-// keys, and that the pinned file reads back (a change of format must
-// change fileVersion and keep reading version 1).
-func TestGoldenFile(t *testing.T) {
-	live, dead := goldenKeys()
-	var m memFile
-	if _, _, err := writeFile(&m, uint64(len(live)), entriesOf(live, dead)); err != nil {
-		t.Fatal(err)
-	}
-	name := filepath.Join("testdata", "v1.keys")
-	if *update {
-		if err := os.WriteFile(name, m.b, 0o644); err != nil {
-			t.Fatal(err)
+// writeFile writes a key file of key-only rows and tombstones to w.
+func writeFile(w io.WriterAt, maxLive uint64, entries func(yield func(k *Key, dead bool) bool)) (fileHeader, []byte, error) {
+	fw := newFileWriter(w, maxLive, keyOnly, nil, 0)
+	for k, dead := range entries {
+		var err error
+		if dead {
+			err = fw.tombstone(k)
+		} else {
+			err = fw.add(k, &Cols{}, nil)
 		}
-	}
-	want, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(m.b, want) {
-		t.Fatalf("written file differs from %s (run with -update only for a new format version)", name)
-	}
-	f, err := openFile(name, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.close()
-	if err := f.verify(); err != nil {
-		t.Fatal(err)
-	}
-	find := func(k *Key) int {
-		st, _, err := f.find(k, nil)
 		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	for i := range live {
-		if got := find(&live[i]); got != 1 {
-			t.Errorf("find(live %x) = %d", live[i][:4], got)
+			return fw.h, nil, err
 		}
 	}
-	for i := range dead {
-		if got := find(&dead[i]); got != -1 {
-			t.Errorf("find(deleted %x) = %d", dead[i][:4], got)
-		}
-	}
-	if k := keyOf(1000); find(&k) != 0 {
-		t.Error("an absent key found")
-	}
+	return fw.finish()
 }
 
-// TestGoldenLog pins the log record format: version 2 is written, and
-// version 1 segments (unnumbered records) still read.
-func TestGoldenLog(t *testing.T) {
-	b := append([]byte(logMagic), logVersion)
-	b, err := appendRecord(b, &Batch{Added: []Key{keyOf(1), keyOf(2)}, Deleted: []Key{keyOf(3)}, Opaque: []byte("idem"), seq: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := filepath.Join("testdata", "v2.log")
+// checkGolden compares b with the golden file name, which -update
+// rewrites.
+func checkGolden(t *testing.T, name string, b []byte) {
+	t.Helper()
+	name = filepath.Join("testdata", name)
 	if *update {
-		os.WriteFile(name, b, 0o644)
+		if err := os.WriteFile(name, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	want, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(b, want) {
-		t.Fatalf("written log differs from %s", name)
+		t.Fatalf("written bytes differ from %s (run with -update only for a new format version)", name)
 	}
+}
+
+// openTestFile opens the key file testdata/name (and its value file).
+func openTestFile(t *testing.T, name string) *keyFile {
+	t.Helper()
+	c := valuefile.NewCache(1 << 20)
+	t.Cleanup(c.Close)
+	f, err := openFile(osFS{}, filepath.Join("testdata", name), 1, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.release() })
+	return f
+}
+
+// TestGoldenFile pins the key file format: the bytes written for fixed
+// keys (version 2), and that the pinned files of both versions read back.
+func TestGoldenFile(t *testing.T) {
+	live, dead := goldenKeys()
+	var m memFile
+	if _, _, err := writeFile(&m, uint64(len(live)), entriesOf(live, dead)); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "v2.keys", m.b)
+	for _, name := range []string{"v1.keys", "v2.keys"} {
+		t.Run(name, func(t *testing.T) {
+			f := openTestFile(t, name)
+			if err := f.verify(); err != nil {
+				t.Fatal(err)
+			}
+			find := func(k *Key) int {
+				st, _, _, err := f.find(k, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return st
+			}
+			for i := range live {
+				if got := find(&live[i]); got != stRow {
+					t.Errorf("find(live %x) = %d", live[i][:4], got)
+				}
+			}
+			for i := range dead {
+				if got := find(&dead[i]); got != stDead {
+					t.Errorf("find(deleted %x) = %d", dead[i][:4], got)
+				}
+			}
+			if k := keyOf(1000); find(&k) != stAbsent {
+				t.Error("an absent key found")
+			}
+		})
+	}
+}
+
+// goldenEntries are the entries of testdata/v2-cols.keys: times over 40
+// years in 4-byte columns, an expiry past 2106 in an 8-byte one, values
+// for some (in v2-cols.values), and a key written over an older row (a
+// row and a tombstone).
+func goldenEntries() []Set {
+	var es []Set
+	for i := range 40 {
+		s := Set{Key: keyOf(uint64(i))}
+		if i%3 != 0 {
+			s.Cols = Cols{First: 1_000_000_000 + int64(i)*31_536_000, Last: 1_000_000_000 + int64(i)*31_536_000 + 60}
+		}
+		if i%4 == 1 {
+			s.Cols.Expires = 1_000_000_000 + int64(i)
+			if i%8 == 1 {
+				s.Cols.Expires = 6_000_000_000 + int64(i)
+			}
+		}
+		if i%2 == 0 {
+			s.Value = fmt.Appendf(nil, "https://example.org/item/%d", i)
+		}
+		es = append(es, s)
+	}
+	slices.SortFunc(es, func(a, b Set) int { return compareKeys(a.Key, b.Key) })
+	return es
+}
+
+// writeColsFile writes the entries es (a tombstone beside the first) to
+// key and value files.
+func writeColsFile(t *testing.T, keys, vals io.WriterAt, es []Set) {
+	t.Helper()
+	var span colRange
+	for i := range es {
+		span.add(&es[i].Cols)
+	}
+	vw := valuefile.NewWriter(vals, valuefile.Options{NoTrain: true, Pair: 7, BlockSize: 128})
+	fw := newFileWriter(keys, uint64(len(es)), layoutOf(span, true), vw, 7)
+	for i := range es {
+		if err := fw.add(&es[i].Key, &es[i].Cols, es[i].Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fw.tombstone(&es[0].Key); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := fw.finish(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGoldenColumns pins rows with columns and value references, and
+// reads every entry back: columns, values, the row over a tombstone.
+func TestGoldenColumns(t *testing.T) {
+	es := goldenEntries()
+	var keys, vals memFile
+	writeColsFile(t, &keys, &vals, es)
+	checkGolden(t, "v2-cols.keys", keys.b)
+	checkGolden(t, "v2-cols.values", vals.b)
+	f := openTestFile(t, "v2-cols.keys")
+	if err := f.verify(); err != nil {
+		t.Fatal(err)
+	}
+	if w := f.hdr.lay.width; w != [4]uint8{4, 4, 8, 4} {
+		t.Errorf("column widths %v, want [4 4 8 4]", w)
+	}
+	for _, s := range es {
+		st, row, _, err := f.find(&s.Key, nil)
+		if err != nil || st != stRow {
+			t.Fatalf("find(%x) = %d, %v", s.Key[:4], st, err)
+		}
+		if got := f.hdr.lay.cols(row); got != s.Cols {
+			t.Errorf("%x: columns %+v, want %+v", s.Key[:4], got, s.Cols)
+		}
+		ref := f.hdr.lay.ref(row)
+		if (ref != 0) != (len(s.Value) > 0) {
+			t.Fatalf("%x: value reference %d for a value of %d bytes", s.Key[:4], ref, len(s.Value))
+		}
+		if ref != 0 {
+			if v, err := f.vals.Value(ref-1, nil); err != nil || !bytes.Equal(v, s.Value) {
+				t.Errorf("%x: value %q, %v, want %q", s.Key[:4], v, err, s.Value)
+			}
+		}
+	}
+	if !f.isDeleted(&es[0].Key) {
+		t.Error("the tombstone beside the first row is lost")
+	}
+}
+
+// goldenRecord is the record of testdata/v3.log.
+func goldenRecord() *record {
+	return &record{seq: 7, added: []Key{keyOf(1), keyOf(2)}, deleted: []Key{keyOf(3)}, opaque: []byte("idem"),
+		sets: []op{
+			{k: keyOf(4), cols: Cols{First: 1700000000, Last: 1700000100, Expires: 1800000000}, value: []byte("https://example.org/")},
+			{k: keyOf(5), flags: opHides | opKeep, cols: Cols{Last: 1}},
+			{k: keyOf(6), flags: opCond},
+		}}
+}
+
+// TestGoldenLog pins the log record format: version 3 is written, and
+// version 1 and 2 segments (key-only records) still read.
+func TestGoldenLog(t *testing.T) {
+	b := append([]byte(logMagic), logVersion)
+	b, err := appendRecord(b, goldenRecord())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "v3.log", b)
 	for _, tc := range []struct {
 		name string
 		seq  uint64
-	}{{"v1.log", 0}, {"v2.log", 7}} {
+	}{{"v1.log", 0}, {"v2.log", 7}, {"v3.log", 7}} {
 		data, err := os.ReadFile(filepath.Join("testdata", tc.name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := 0
-		if _, err := readLog(data, false, func(b Batch) error {
+		if _, _, err := readLog(data, false, func(r *record) error {
 			n++
-			if len(b.Added) != 2 || len(b.Deleted) != 1 || string(b.Opaque) != "idem" || b.Added[1] != keyOf(2) || b.seq != tc.seq {
-				t.Errorf("%s: decoded %d added, %d deleted, opaque %q, record %d", tc.name, len(b.Added), len(b.Deleted), b.Opaque, b.seq)
+			if len(r.added) != 2 || len(r.deleted) != 1 || string(r.opaque) != "idem" || r.added[1] != keyOf(2) || r.seq != tc.seq {
+				t.Errorf("%s: decoded %d added, %d deleted, opaque %q, record %d", tc.name, len(r.added), len(r.deleted), r.opaque, r.seq)
+			}
+			if tc.name == "v3.log" {
+				want := goldenRecord().sets
+				want[1].flags |= opCols
+				want[0].flags |= opCols | opValue
+				if len(r.sets) != len(want) {
+					t.Fatalf("%d sets, want %d", len(r.sets), len(want))
+				}
+				for i := range want {
+					g, w := r.sets[i], want[i]
+					if g.k != w.k || g.flags != w.flags || g.cols != w.cols || !bytes.Equal(g.value, w.value) {
+						t.Errorf("set %d: %+v, want %+v", i, g, w)
+					}
+				}
 			}
 			return nil
 		}); err != nil || n != 1 {
@@ -146,37 +290,92 @@ func TestGoldenLog(t *testing.T) {
 }
 
 func FuzzParseFile(f *testing.F) {
-	b, _ := os.ReadFile(filepath.Join("testdata", "v1.keys"))
-	f.Add(b)
-	f.Add(b[:headerSize])
+	for _, name := range []string{"v1.keys", "v2.keys", "v2-cols.keys"} {
+		b, _ := os.ReadFile(filepath.Join("testdata", name))
+		f.Add(b)
+		f.Add(b[:headerSize1])
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		kf, err := readFile(bytes.NewReader(data), int64(len(data)), "fuzz.keys")
 		if err != nil {
 			return
 		}
 		// A file that opens answers lookups without panicking, one at a
-		// time and in a batch.
+		// time and in a batch, and decodes the rows it finds.
 		keys := make([]Key, 10)
 		pending := make([]int, len(keys))
 		for i := range keys {
 			keys[i] = keyOf(uint64(i))
 			pending[i] = i
-			kf.find(&keys[i], nil)
+			if st, row, _, err := kf.find(&keys[i], nil); err == nil && st == stRow {
+				kf.hdr.lay.cols(row)
+				kf.hdr.lay.ref(row)
+			}
 		}
-		kf.findBatch(keys, pending, &lookupBufs{}, func(int, bool) {})
+		kf.findBatch(keys, pending, &lookupBufs{}, func(_, _ int, row []byte) {
+			if row != nil {
+				kf.hdr.lay.cols(row)
+			}
+		})
 		kf.verify()
+		s := fileSource(kf)
+		mergeSources([]*source{s}, true, func(_ *Key, src *source, i int, _ bool) bool {
+			if src != nil {
+				src.cols(i)
+				src.val(i)
+			}
+			return true
+		})
+	})
+}
+
+// FuzzColumns: times a layout is made for encode and decode back, in the
+// narrowest widths.
+func FuzzColumns(f *testing.F) {
+	f.Add(int64(1700000000), int64(1700000100), int64(0), int64(1), int64(1800000000))
+	f.Add(int64(1), int64(MaxTime), int64(MaxTime), int64(1), int64(MaxTime))
+	f.Fuzz(func(t *testing.T, first, last, exp, lo, hi int64) {
+		c := Cols{First: first, Last: last, Expires: exp}
+		if c.check() != nil || lo < 1 || hi < lo || hi > MaxTime {
+			return
+		}
+		var span colRange
+		span.add(&c)
+		other := Cols{First: lo, Last: hi}
+		span.add(&other)
+		l := layoutOf(span, true)
+		if err := l.check(); err != nil {
+			t.Fatalf("layout for %+v: %v", span, err)
+		}
+		row := make([]byte, l.rw)
+		k := keyOf(1)
+		l.putRow(row, &k, &c, 9)
+		if got := l.cols(row); got != c || l.ref(row) != 9 || !l.fits(&c) {
+			t.Fatalf("%+v in layout %+v: decoded %+v, reference %d", c, l, got, l.ref(row))
+		}
+		for i := range nCols {
+			if w := l.width[i]; w == 8 && span.max[i]-span.min[i] < 1<<32-1 {
+				t.Fatalf("column %d 8 bytes wide for %d..%d", i, span.min[i], span.max[i])
+			}
+		}
 	})
 }
 
 func FuzzReadLog(f *testing.F) {
-	b, _ := os.ReadFile(filepath.Join("testdata", "v2.log"))
-	v1, _ := os.ReadFile(filepath.Join("testdata", "v1.log"))
-	f.Add(v1, true)
-	f.Add(b, true)
-	f.Add(b[:len(b)-3], true)
-	f.Add(append(b, 0, 0, 0), false)
+	for _, name := range []string{"v1.log", "v2.log", "v3.log"} {
+		b, _ := os.ReadFile(filepath.Join("testdata", name))
+		f.Add(b, true)
+		f.Add(b[:len(b)-3], true)
+		f.Add(append(b, 0, 0, 0), false)
+	}
 	f.Fuzz(func(t *testing.T, data []byte, last bool) {
-		end, err := readLog(data, last, func(Batch) error { return nil })
+		end, _, err := readLog(data, last, func(r *record) error {
+			// What decodes encodes (as version 3).
+			if _, err := appendRecord(nil, r); err != nil {
+				t.Fatalf("a decoded record does not encode: %v", err)
+			}
+			return nil
+		})
 		if end < 0 || end > int64(len(data)) {
 			t.Fatalf("end %d out of %d bytes (err %v)", end, len(data), err)
 		}

@@ -1,40 +1,69 @@
 package keytable
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"os"
 
 	"github.com/urlhash/urlhash/store"
 )
 
-// An Ingest writes a bulk of new keys, in ascending order, straight into
-// a new key file, bypassing the delta and the log: a load's keys are
-// written once. The caller guarantees that no key added is live and that
-// no other change runs until Commit or Abort (the index holds its
-// exclusive lock).
-type Ingest struct {
-	t       *Table
-	f       *os.File
-	name    string
-	num     uint64
-	bits    uint8
-	buckets []uint32
-	nb      uint64 // buckets filled
-	n       uint64
-	crc     uint32
-	w       *sectionWriter
-	prev    Key
+// IngestOptions describes the entries of an Ingest.
+type IngestOptions struct {
+	// Keys is about the number of entries (it sizes the bucket array).
+	Keys uint64
+	// First, Last and Expires are the ranges of the entries' times (Min 0:
+	// none of them sets the column): a key file's columns are as wide as
+	// its range needs (4 bytes for less than 136 years), set before its
+	// first row. An entry outside is an error.
+	First, Last, Expires ColRange
+	// Values says whether entries may have values.
+	Values bool
 }
 
-// NewIngest starts an ingest of at most about hint keys (it sizes the
-// bucket array). It first merges the delta into the files, so that the
-// new file, the newest, is newer than every change.
+// ColRange is a range of times, in unix seconds.
+type ColRange struct{ Min, Max int64 }
+
+// An Ingest writes a bulk of entries, in ascending key order, straight
+// into a new key file (and its value file), bypassing the delta and the
+// log: a load's entries are written once. The caller guarantees that no
+// other change runs until Commit or Abort (the index holds its exclusive
+// lock). An entry replaces the key's record, live or expired (Put reports
+// it).
+type Ingest struct {
+	t     *Table
+	f     file
+	name  string
+	num   uint64
+	fw    *fileWriter
+	vo    *valueOut
+	files []*keyFile // the files below, searched for the keys' records
+	lb    *lookupBufs
+	n     uint64
+	prevs int64 // records replaced
+}
+
+// NewIngest starts an ingest of key-only entries, at most about hint of
+// them (it sizes the bucket array).
 func (t *Table) NewIngest(hint uint64) (*Ingest, error) {
+	return t.NewIngestOf(&IngestOptions{Keys: hint})
+}
+
+// NewIngestOf starts an ingest of the entries o describes. It first merges
+// the delta into the files, so that the new file, the newest, is newer
+// than every change.
+func (t *Table) NewIngestOf(o *IngestOptions) (*Ingest, error) {
 	if t.opts.ReadOnly {
 		return nil, store.ErrReadOnly
+	}
+	var span colRange
+	for i, r := range [nCols]ColRange{o.First, o.Last, o.Expires} {
+		if r.Min == 0 && r.Max == 0 {
+			continue
+		}
+		if r.Min < 1 || r.Max < r.Min || r.Max > MaxTime {
+			return nil, fmt.Errorf("keytable: ingest: column %d range %d..%d outside 1..%d", i, r.Min, r.Max, int64(MaxTime))
+		}
+		span.min[i], span.max[i] = r.Min, r.Max
 	}
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
@@ -56,86 +85,144 @@ func (t *Table) NewIngest(hint uint64) (*Ingest, error) {
 	num := t.man.nextNum
 	t.man.nextNum++ // a failed ingest's number is not reused
 	name := fileName(t.dir, num)
-	f, err := os.OpenFile(name+".tmp", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := t.fs.OpenFile(name+".tmp", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("keytable: %w", err)
 	}
-	bits := bucketBitsFor(hint)
-	return &Ingest{t: t, f: f, name: name, num: num, bits: bits, buckets: make([]uint32, (1<<bits)+1),
-		w: &sectionWriter{w: f, off: headerSize, buf: make([]byte, 0, 1<<20)}}, nil
+	in := &Ingest{t: t, f: f, name: name, num: num}
+	if o.Values {
+		if in.vo, err = t.newValueOut(num); err != nil {
+			f.Close()
+			t.fs.Remove(name + ".tmp")
+			return nil, err
+		}
+	}
+	in.fw = newFileWriter(f, o.Keys, layoutOf(span, o.Values), in.vo.writer(), in.vo.pairing())
+	in.fw.bw.buf = make([]byte, 0, 1<<20)
+	t.mu.RLock()
+	for i := len(t.files) - 1; i >= 0; i-- {
+		in.files = append(in.files, t.files[i]) // newest first
+	}
+	t.mu.RUnlock()
+	if len(in.files) > 0 {
+		in.lb = t.lookupBufs()
+	}
+	return in, nil
 }
 
-// Add appends k, which must be greater than the key added before.
+// Add appends the key-only entry k, which must be greater than the key
+// added before.
 func (in *Ingest) Add(k *Key) error {
-	if in.n > 0 && bytes.Compare(k[:], in.prev[:]) <= 0 {
-		return fmt.Errorf("keytable: ingest: %x after %x, out of order", k[:], in.prev[:])
-	}
-	if in.n+1 >= maxFileEntries {
-		return fmt.Errorf("keytable: ingest: more than %d keys", maxFileEntries-1)
-	}
-	b := uint64(leading(k, in.bits))
-	for in.nb <= b {
-		in.buckets[in.nb] = uint32(in.n)
-		in.nb++
-	}
-	in.prev = *k
-	in.crc = crc32.Update(in.crc, castagnoli, k[:])
-	in.n++
-	return in.w.write(k[:])
+	_, err := in.Put(&Set{Key: *k})
+	return err
 }
 
-// Len returns the number of keys added.
+// Put appends the entry s (KeepValue is not allowed), whose key must be
+// greater than the key put before, and reports the record it replaces.
+func (in *Ingest) Put(s *Set) (Prev, error) {
+	if s.KeepValue {
+		return Prev{}, fmt.Errorf("keytable: ingest: KeepValue (of %x)", s.Key[:])
+	}
+	if err := s.Cols.check(); err != nil {
+		return Prev{}, err
+	}
+	// The newest file that holds the key decides: a row below is hidden
+	// by a tombstone of this file, and counted out.
+	var p Prev
+	if len(in.files) > 0 {
+		in.t.mu.RLock()
+		for _, f := range in.files {
+			st, row, buf, err := f.find(&s.Key, in.lb.keys)
+			in.t.maybeBuild(f)
+			in.lb.keys = buf[:0]
+			if err != nil {
+				in.t.mu.RUnlock()
+				return Prev{}, err
+			}
+			if st == stRow {
+				x := f.hdr.lay.expires(row)
+				p = Prev{Live: !expired(x, in.t.now()), Removed: true, Expires: x}
+			}
+			if st != stAbsent {
+				break
+			}
+		}
+		in.t.mu.RUnlock()
+	}
+	if in.fw.h.count > 0 && compareKeys(s.Key, in.fw.prev) <= 0 {
+		return Prev{}, fmt.Errorf("keytable: ingest: %x after %x, out of order", s.Key[:], in.fw.prev[:])
+	}
+	if err := in.fw.add(&s.Key, &s.Cols, s.Value); err != nil {
+		return Prev{}, fmt.Errorf("keytable: ingest: %w", err)
+	}
+	if p.Removed {
+		if err := in.fw.tombstone(&s.Key); err != nil {
+			return Prev{}, fmt.Errorf("keytable: ingest: %w", err)
+		}
+		in.prevs++
+	}
+	in.n++
+	return p, nil
+}
+
+// Len returns the number of entries added.
 func (in *Ingest) Len() uint64 { return in.n }
 
-// Abort removes the file being written.
+// Abort removes the files being written.
 func (in *Ingest) Abort() {
 	in.f.Close()
-	os.Remove(in.name + ".tmp")
+	in.t.fs.Remove(in.name + ".tmp")
+	if in.vo != nil {
+		in.vo.abort()
+	}
+	in.putBufs()
 }
 
-// Commit writes the file's bucket array and header, syncs it and
-// installs it as the newest file: its keys are live when Commit returns.
+func (in *Ingest) putBufs() {
+	if in.lb != nil {
+		in.t.bufs.Put(in.lb)
+		in.lb = nil
+	}
+}
+
+// Commit writes the file's tombstones, bucket array and header, syncs it
+// (and its value file) and installs it as the newest file: its entries are
+// live when Commit returns.
 func (in *Ingest) Commit() error {
 	t := in.t
 	if in.n == 0 {
 		in.Abort()
 		return nil
 	}
-	for ; in.nb < uint64(len(in.buckets)); in.nb++ {
-		in.buckets[in.nb] = uint32(in.n)
+	defer in.putBufs()
+	h, fps, err := in.fw.finish()
+	var dict []byte
+	if err == nil && h.values > 0 {
+		dict, err = in.vo.commit()
 	}
-	h := fileHeader{bits: in.bits, count: in.n, dataCRC: in.crc}
-	bb := make([]byte, 0, 4*len(in.buckets))
-	for _, o := range in.buckets {
-		bb = binary.LittleEndian.AppendUint32(bb, o)
-	}
-	hdr := h.appendTo(nil)
-	h.indexCRC = crc32.Update(crc32.Checksum(hdr[:32], castagnoli), castagnoli, bb)
-	err := in.w.write(bb)
-	if err == nil {
-		err = in.w.flush()
-	}
-	if err == nil {
-		_, err = in.f.WriteAt(h.appendTo(nil), 0)
+	if in.vo != nil {
+		in.vo.abort()
 	}
 	if err == nil {
 		err = in.f.Sync()
 	}
 	if err == nil {
-		err = os.Rename(in.name+".tmp", in.name)
+		err = t.fs.Rename(in.name+".tmp", in.name)
 	}
 	in.f.Close()
 	if err != nil {
-		os.Remove(in.name + ".tmp")
+		t.fs.Remove(in.name + ".tmp")
+		t.fs.Remove(valuesName(t.dir, in.num))
 		return fmt.Errorf("keytable: ingest: %w", err)
 	}
-	if err := syncDir(t.dir); err != nil {
+	if err := syncDir(t.fs, t.dir); err != nil {
 		return err
 	}
-	kf, err := openFile(in.name, in.num)
+	kf, err := openFile(t.fs, in.name, in.num, t.cache)
 	if err != nil {
 		return err
 	}
+	kf.setFingerprints(fps)
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	m := manifest{logStart: t.man.logStart, nextNum: t.man.nextNum}
@@ -143,9 +230,9 @@ func (in *Ingest) Commit() error {
 		m.files = append(m.files, f.num)
 	}
 	m.files = append(m.files, in.num)
-	if err := writeManifest(t.dir, &m); err != nil {
-		kf.close()
-		os.Remove(in.name)
+	if err := writeManifest(t.fs, t.dir, &m); err != nil {
+		kf.retired.Store(true)
+		kf.release()
 		return err
 	}
 	t.man = m
@@ -153,6 +240,9 @@ func (in *Ingest) Commit() error {
 	t.files = append(t.files, kf)
 	t.setSearch()
 	t.mu.Unlock()
-	t.count.Add(int64(in.n))
+	if dict != nil {
+		t.dict.Store(&dict)
+	}
+	t.count.Add(int64(in.n) - in.prevs)
 	return nil
 }

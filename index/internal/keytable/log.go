@@ -9,28 +9,37 @@ import (
 	"github.com/urlhash/urlhash/store"
 )
 
-// A log segment (NNNNNN.log) starts with the 8 bytes "UHKTLOG" and a
+// A log segment (NNNNNN.log) starts with the 7 bytes "UHKTLOG" and a
 // version byte, then holds records:
 //
 //	length   u32, little-endian: the payload's bytes (≤ maxRecord)
 //	crc      u32: CRC-32C of the payload
 //	payload  kind byte (recordBatch), uvarint sequence number (version 2
-//	         only), uvarint added, uvarint deleted, uvarint opaque length,
-//	         added × 32 bytes, deleted × 32 bytes, the opaque bytes
+//	         and 3), uvarint added, uvarint deleted, uvarint set (version
+//	         3), uvarint opaque length, added × 32 bytes, deleted × 32
+//	         bytes, the sets (version 3), the opaque bytes
+//
+// A set is a flags byte (opHides, opCond, opKeep, opCols, opValue), the
+// key (32 bytes), with opCols three uvarints (first seen, last seen,
+// expiry), with opValue a uvarint length and the value. Added keys are
+// key-only rows over nothing (or over the delta's state of the key);
+// deleted keys are tombstones over a row.
 //
 // Version 2 numbers the records: one more than the record before, across
 // segments and reopenings, so that a record missing between two (a
 // segment cut at a record's end, or removed) shows, and the file SYNCED
-// can say which record the last fsync covered (see synced.go). Version 1
-// segments (written before) are read, unnumbered.
+// can say which record the last fsync covered (see synced.go). Version 3
+// adds the sets (columns, values, writes over an older record). Version 1
+// and 2 segments (written before) are read.
 //
 // A record is applied whole or not at all. At the end of the newest
 // segment, a record cut short or failing its checksum and followed only by
 // zero bytes is a torn write (the crash came before it was acknowledged)
-// and is dropped; anywhere else it is damage.
+// and is dropped, unless SYNCED says it was acknowledged (then it is
+// named as damaged); anywhere else it is damage.
 const (
 	logMagic    = "UHKTLOG"
-	logVersion  = 2
+	logVersion  = 3
 	logHeader   = 8
 	recordBatch = 1
 	// maxRecord bounds one record's payload (and what a damaged length
@@ -38,39 +47,109 @@ const (
 	maxRecord = 64 << 20
 )
 
-// A Batch is one atomic log record: keys added, keys deleted, and opaque
-// bytes the caller wants durable together with them (an idempotency
-// record). Recovery hands the opaque bytes back (Options.Replay).
+// A Batch is one atomic log record: keys added (key-only, if absent),
+// keys deleted, entries set (columns and values, replacing what the keys
+// had), and opaque bytes the caller wants durable together with them (an
+// idempotency record). Recovery hands the opaque bytes back
+// (Options.Replay). A key may be in one list only, and once in Set;
+// repeated in Added or Deleted it counts once.
 type Batch struct {
 	Added   []Key
 	Deleted []Key
+	Set     []Set
 	Opaque  []byte
-	// seq is the record's number in the log (set by the table when it
-	// appends it; 0 for a version 1 record read back).
-	seq uint64
 }
 
-func (b *Batch) isEmpty() bool { return len(b.Added) == 0 && len(b.Deleted) == 0 && len(b.Opaque) == 0 }
+func (b *Batch) isEmpty() bool {
+	return len(b.Added) == 0 && len(b.Deleted) == 0 && len(b.Set) == 0 && len(b.Opaque) == 0
+}
 
-// appendRecord appends the record of b to dst.
-func appendRecord(dst []byte, b *Batch) ([]byte, error) {
+// A record is what a log record holds: the changes a batch made.
+type record struct {
+	// seq is the record's number in the log (set by the table when it
+	// appends it; 0 for a version 1 record read back).
+	seq     uint64
+	added   []Key
+	deleted []Key
+	sets    []op
+	opaque  []byte
+}
+
+func (r *record) isEmpty() bool {
+	return len(r.added) == 0 && len(r.deleted) == 0 && len(r.sets) == 0 && len(r.opaque) == 0
+}
+
+// op is a row a record writes with columns, a value or over an older row.
+type op struct {
+	k     Key
+	flags uint8
+	cols  Cols
+	value []byte
+	// kept is the value an opKeep write found (not logged: a replay looks
+	// it up again).
+	kept dval
+}
+
+// Set flags.
+const (
+	// opHides: the row is written over a row below the delta (which a
+	// tombstone of it hides).
+	opHides = 1 << iota
+	// opCond: the row is written over an expired row that the merge
+	// running dropped: it hides it if it is still there when the record
+	// is replayed.
+	opCond
+	// opKeep: the row keeps the value of the row it is written over.
+	opKeep
+	opCols
+	opValue
+	opAll = opHides | opCond | opKeep | opCols | opValue
+)
+
+// appendRecord appends the record of r to dst.
+func appendRecord(dst []byte, r *record) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
 	dst = append(dst, recordBatch)
-	dst = binary.AppendUvarint(dst, b.seq)
-	dst = binary.AppendUvarint(dst, uint64(len(b.Added)))
-	dst = binary.AppendUvarint(dst, uint64(len(b.Deleted)))
-	dst = binary.AppendUvarint(dst, uint64(len(b.Opaque)))
-	for i := range b.Added {
-		dst = append(dst, b.Added[i][:]...)
+	dst = binary.AppendUvarint(dst, r.seq)
+	dst = binary.AppendUvarint(dst, uint64(len(r.added)))
+	dst = binary.AppendUvarint(dst, uint64(len(r.deleted)))
+	dst = binary.AppendUvarint(dst, uint64(len(r.sets)))
+	dst = binary.AppendUvarint(dst, uint64(len(r.opaque)))
+	for i := range r.added {
+		dst = append(dst, r.added[i][:]...)
 	}
-	for i := range b.Deleted {
-		dst = append(dst, b.Deleted[i][:]...)
+	for i := range r.deleted {
+		dst = append(dst, r.deleted[i][:]...)
 	}
-	dst = append(dst, b.Opaque...)
+	for i := range r.sets {
+		o := &r.sets[i]
+		fl := o.flags &^ (opCols | opValue)
+		if !o.cols.IsZero() {
+			fl |= opCols
+		}
+		if len(o.value) > 0 && o.flags&opKeep == 0 {
+			fl |= opValue
+		}
+		dst = append(dst, fl)
+		dst = append(dst, o.k[:]...)
+		if fl&opCols != 0 {
+			dst = binary.AppendUvarint(dst, uint64(o.cols.First))
+			dst = binary.AppendUvarint(dst, uint64(o.cols.Last))
+			dst = binary.AppendUvarint(dst, uint64(o.cols.Expires))
+		}
+		if fl&opValue != 0 {
+			dst = binary.AppendUvarint(dst, uint64(len(o.value)))
+			dst = append(dst, o.value...)
+		}
+		if len(dst)-start > maxRecord+8 {
+			break
+		}
+	}
+	dst = append(dst, r.opaque...)
 	n := len(dst) - start - 8
 	if n > maxRecord {
-		return dst[:start], fmt.Errorf("keytable: a batch of %d bytes exceeds the %d-byte record limit", n, maxRecord)
+		return dst[:start], fmt.Errorf("keytable: a batch of %d bytes or more exceeds the %d-byte record limit", n, maxRecord)
 	}
 	binary.LittleEndian.PutUint32(dst[start:], uint32(n))
 	binary.LittleEndian.PutUint32(dst[start+4:], crc32.Checksum(dst[start+8:], castagnoli))
@@ -78,42 +157,92 @@ func appendRecord(dst []byte, b *Batch) ([]byte, error) {
 }
 
 // decodePayload decodes a record's payload (checksum already checked) of
-// a segment of the given version. The opaque bytes alias p.
-func decodePayload(p []byte, version byte) (Batch, error) {
-	var b Batch
+// a segment of the given version. The opaque bytes and values alias p.
+func decodePayload(p []byte, version byte) (record, error) {
+	var r record
 	if len(p) == 0 || p[0] != recordBatch {
-		return b, fmt.Errorf("%w: unknown record kind", store.ErrCorrupt)
+		return r, fmt.Errorf("%w: unknown record kind", store.ErrCorrupt)
 	}
 	p = p[1:]
 	if version >= 2 {
 		v, w := binary.Uvarint(p)
 		if w <= 0 || v == 0 {
-			return b, fmt.Errorf("%w: bad record number", store.ErrCorrupt)
+			return r, fmt.Errorf("%w: bad record number", store.ErrCorrupt)
 		}
-		b.seq, p = v, p[w:]
+		r.seq, p = v, p[w:]
 	}
-	var n [3]uint64
-	for i := range n {
+	var n [4]uint64
+	counts := n[:3]
+	if version >= 3 {
+		counts = n[:4]
+	}
+	for i := range counts {
 		v, w := binary.Uvarint(p)
 		if w <= 0 {
-			return b, fmt.Errorf("%w: bad record counts", store.ErrCorrupt)
+			return r, fmt.Errorf("%w: bad record counts", store.ErrCorrupt)
 		}
-		n[i], p = v, p[w:]
+		counts[i], p = v, p[w:]
 	}
-	if n[0] > uint64(len(p))/KeySize || n[1] > uint64(len(p))/KeySize ||
-		(n[0]+n[1])*KeySize+n[2] != uint64(len(p)) {
-		return b, fmt.Errorf("%w: record counts (%d, %d, %d) disagree with its %d bytes", store.ErrCorrupt, n[0], n[1], n[2], len(p))
+	nAdd, nDel := n[0], n[1]
+	nSet, nOpaque := uint64(0), n[2]
+	if version >= 3 {
+		nSet, nOpaque = n[2], n[3]
 	}
-	b.Added = keysOf(p[:n[0]*KeySize])
-	p = p[n[0]*KeySize:]
-	b.Deleted = keysOf(p[:n[1]*KeySize])
-	if n[2] > 0 {
-		b.Opaque = p[n[1]*KeySize:]
+	size := uint64(len(p))
+	if nAdd > size/KeySize || nDel > size/KeySize || (nAdd+nDel)*KeySize > size || nSet > size/(1+KeySize) || nOpaque > size {
+		return r, fmt.Errorf("%w: record counts (%d, %d, %d, %d) disagree with its %d bytes", store.ErrCorrupt, nAdd, nDel, nSet, nOpaque, len(p))
 	}
-	return b, nil
+	r.added = keysOf(p[:nAdd*KeySize])
+	p = p[nAdd*KeySize:]
+	r.deleted = keysOf(p[:nDel*KeySize])
+	p = p[nDel*KeySize:]
+	if nSet > 0 {
+		r.sets = make([]op, nSet)
+	}
+	for i := range r.sets {
+		o := &r.sets[i]
+		if len(p) < 1+KeySize {
+			return r, fmt.Errorf("%w: record set %d cut short", store.ErrCorrupt, i)
+		}
+		o.flags = p[0]
+		copy(o.k[:], p[1:1+KeySize])
+		p = p[1+KeySize:]
+		if o.flags&^opAll != 0 || o.flags&(opKeep|opValue) == opKeep|opValue {
+			return r, fmt.Errorf("%w: record set %d: flags %#x", store.ErrCorrupt, i, o.flags)
+		}
+		if o.flags&opCols != 0 {
+			var c [nCols]int64
+			for j := range c {
+				v, w := binary.Uvarint(p)
+				if w <= 0 || v > MaxTime {
+					return r, fmt.Errorf("%w: record set %d: bad columns", store.ErrCorrupt, i)
+				}
+				c[j], p = int64(v), p[w:]
+			}
+			o.cols = Cols{First: c[0], Last: c[1], Expires: c[2]}
+		}
+		if o.flags&opValue != 0 {
+			v, w := binary.Uvarint(p)
+			if w <= 0 || v == 0 || v > uint64(len(p)-w) {
+				return r, fmt.Errorf("%w: record set %d: bad value length", store.ErrCorrupt, i)
+			}
+			o.value = p[w : w+int(v) : w+int(v)]
+			p = p[w+int(v):]
+		}
+	}
+	if uint64(len(p)) != nOpaque {
+		return r, fmt.Errorf("%w: record of %d opaque bytes holds %d", store.ErrCorrupt, nOpaque, len(p))
+	}
+	if nOpaque > 0 {
+		r.opaque = p
+	}
+	return r, nil
 }
 
 func keysOf(p []byte) []Key {
+	if len(p) == 0 {
+		return nil
+	}
 	ks := make([]Key, len(p)/KeySize)
 	for i := range ks {
 		copy(ks[i][:], p[i*KeySize:])
@@ -121,22 +250,29 @@ func keysOf(p []byte) []Key {
 	return ks
 }
 
+// tail is the end of a segment readLog dropped as torn: where, and why.
+type tail struct {
+	off int64
+	why string
+}
+
 // readLog decodes the records of a segment's bytes, calling fn for each.
-// It returns the offset after the last whole record. last says whether
-// the segment is the newest, where a torn tail is tolerated.
-func readLog(data []byte, last bool, fn func(Batch) error) (int64, error) {
+// It returns the offset after the last whole record, and what it dropped
+// as a torn tail (why ""; none). last says whether the segment is the
+// newest, where a torn tail is tolerated.
+func readLog(data []byte, last bool, fn func(*record) error) (int64, tail, error) {
 	if len(data) < logHeader {
 		if last && allZero(data) || last && len(data) < logHeader && string(data) == logMagic[:len(data)] {
-			return 0, nil // created, header not yet written whole
+			return 0, tail{}, nil // created, header not yet written whole
 		}
-		return 0, fmt.Errorf("%w: log shorter than its header", store.ErrCorrupt)
+		return 0, tail{}, fmt.Errorf("%w: log shorter than its header", store.ErrCorrupt)
 	}
 	if string(data[:7]) != logMagic {
-		return 0, fmt.Errorf("%w: not a log segment (bad magic)", store.ErrCorrupt)
+		return 0, tail{}, fmt.Errorf("%w: not a log segment (bad magic)", store.ErrCorrupt)
 	}
 	version := data[7]
 	if version == 0 || version > logVersion {
-		return 0, fmt.Errorf("%w: log version %d, this program reads 1 to %d", store.ErrFormat, version, logVersion)
+		return 0, tail{}, fmt.Errorf("%w: log version %d, this program reads 1 to %d", store.ErrFormat, version, logVersion)
 	}
 	off := int64(logHeader)
 	for off < int64(len(data)) {
@@ -166,20 +302,20 @@ func readLog(data []byte, last bool, fn func(Batch) error) (int64, error) {
 				end = 8 + n
 			}
 			if last && !hard && (end == int64(len(rest)) || allZero(rest[end:])) {
-				return off, nil // torn tail
+				return off, tail{off: off, why: bad}, nil // torn tail
 			}
-			return off, fmt.Errorf("%w: %s at offset %d", store.ErrCorrupt, bad, off)
+			return off, tail{}, fmt.Errorf("%w: %s at offset %d", store.ErrCorrupt, bad, off)
 		}
-		b, err := decodePayload(rest[8:8+n], version)
+		r, err := decodePayload(rest[8:8+n], version)
 		if err != nil {
-			return off, fmt.Errorf("%w at offset %d", err, off)
+			return off, tail{}, fmt.Errorf("%w at offset %d", err, off)
 		}
-		if err := fn(b); err != nil {
-			return off, err
+		if err := fn(&r); err != nil {
+			return off, tail{}, err
 		}
 		off += 8 + n
 	}
-	return off, nil
+	return off, tail{}, nil
 }
 
 func allZero(b []byte) bool {
@@ -192,8 +328,8 @@ func allZero(b []byte) bool {
 }
 
 // createLog creates a new segment and writes its header.
-func createLog(name string) (*os.File, error) {
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+func createLog(fs fsys, name string) (file, error) {
+	f, err := fs.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("keytable: %w", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/urlhash/urlhash/internal/atomicfile"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -74,8 +73,8 @@ func decodeManifest(b []byte) (manifest, error) {
 }
 
 // readManifest reads the manifest of dir; ok is false when there is none.
-func readManifest(dir string) (m manifest, ok bool, err error) {
-	b, err := os.ReadFile(filepath.Join(dir, manifestName))
+func readManifest(fs fsys, dir string) (m manifest, ok bool, err error) {
+	b, err := fs.ReadFile(filepath.Join(dir, manifestName))
 	if errors.Is(err, os.ErrNotExist) {
 		return m, false, nil
 	}
@@ -90,15 +89,12 @@ func readManifest(dir string) (m manifest, ok bool, err error) {
 }
 
 // writeManifest replaces the manifest of dir atomically.
-func writeManifest(dir string, m *manifest) error {
-	if err := atomicfile.WriteFile(filepath.Join(dir, manifestName), m.appendTo(nil), 0o644); err != nil {
-		return fmt.Errorf("keytable: %w", err)
-	}
-	return nil
+func writeManifest(fs fsys, dir string, m *manifest) error {
+	return writeFileAtomic(fs, filepath.Join(dir, manifestName), m.appendTo(nil))
 }
 
-func syncDir(dir string) error {
-	if err := atomicfile.SyncDir(dir); err != nil {
+func syncDir(fs fsys, dir string) error {
+	if err := fs.SyncDir(dir); err != nil {
 		return fmt.Errorf("keytable: %w", err)
 	}
 	return nil
@@ -106,6 +102,10 @@ func syncDir(dir string) error {
 
 func fileName(dir string, num uint64) string {
 	return filepath.Join(dir, fmt.Sprintf("%06d.keys", num))
+}
+
+func valuesName(dir string, num uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("%06d.values", num))
 }
 
 func logName(dir string, num uint64) string {

@@ -2,18 +2,21 @@ package keytable
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"time"
 
+	"github.com/urlhash/urlhash/index/internal/valuefile"
 	"github.com/urlhash/urlhash/store"
 )
 
 // rotateLocked freezes the delta and starts its merge in the background
-// unless one runs (force: also an empty delta, to drop replayed segments).
-// The caller holds wmu.
+// unless one runs (force: also an empty delta, to drop replayed segments
+// or rewrite version 1 files). The caller holds wmu.
 func (t *Table) rotateLocked(force bool) {
 	if t.merging || t.stopMerge || t.opts.noMerge || t.mergeErr != nil || (!force && t.delta.len() == 0) {
 		return
@@ -24,14 +27,14 @@ func (t *Table) rotateLocked(force bool) {
 		t.mergeErr = fmt.Errorf("keytable: fsync %s: %w", t.log.Name(), err)
 		return
 	}
-	next, err := createLog(logName(t.dir, t.logNum+1))
+	next, err := createLog(t.fs, logName(t.dir, t.logNum+1))
 	if err == nil {
-		err = syncDir(t.dir)
+		err = syncDir(t.fs, t.dir)
 	}
 	if err != nil {
 		if next != nil {
 			next.Close()
-			os.Remove(logName(t.dir, t.logNum+1))
+			t.fs.Remove(logName(t.dir, t.logNum+1))
 		}
 		t.mergeErr = err
 		return
@@ -45,28 +48,58 @@ func (t *Table) rotateLocked(force bool) {
 	t.frozen, t.delta = t.delta, newDelta(t.deltaKeys)
 	files := slices.Clone(t.files)
 	t.mu.Unlock()
+	j := planMerge(files, uint64(t.frozen.len()))
 	t.merging = true
+	t.inputs = files[j:]
+	t.mergeNow = t.now()
 	t.mergeWG.Add(1)
-	go t.merge(t.frozen, files, t.logNum)
+	go t.merge(t.frozen, files, j, t.logNum)
 }
 
-// source is one input of a merge in key order: its live keys and its
+// planMerge chooses the newest files to merge with a frozen delta of n
+// keys: a file joins while it is at most three times the size of what
+// joins before it, so file sizes grow geometrically (each key is rewritten
+// a logarithmic number of times). Version 1 files always join (with every
+// newer file): merges rewrite them in the current format. It returns the
+// index of the oldest file that joins (files[j:] are merged).
+func planMerge(files []*keyFile, n uint64) int {
+	acc, j := n, len(files)
+	for j > 0 {
+		sz := files[j-1].hdr.count + files[j-1].hdr.deleted
+		if sz > 3*acc {
+			break
+		}
+		acc += sz
+		j--
+	}
+	for i, f := range files[:j] {
+		if f.hdr.version == fileVersion1 {
+			return i
+		}
+	}
+	return j
+}
+
+// source is one input of a merge in key order: its rows and its
 // tombstones, each sorted.
 type source struct {
-	live, dead   func(i int) *Key
+	key          func(i int) *Key // row i's
+	cols         func(i int) Cols
+	val          func(i int) dval
+	dead         func(i int) *Key
 	nLive, nDead int
 	li, di       int
-	// win, when the source is a file, reads its live keys; a read error
-	// stops the merge.
+	// win, when the source is a file, reads its rows; a read error or a
+	// checksum mismatch stops the merge.
 	win *keyWindow
 }
 
 // peek returns the smallest key not consumed and whether the source
-// holds it live and deleted.
+// holds it as a row and as a tombstone.
 func (s *source) peek() (k *Key, live, dead bool) {
 	var kl, kd *Key
 	if s.li < s.nLive {
-		kl = s.live(s.li)
+		kl = s.key(s.li)
 	}
 	if s.di < s.nDead {
 		kd = s.dead(s.di)
@@ -105,43 +138,81 @@ func (s *source) advance(live, dead bool) {
 	}
 }
 
-// fileSource reads f's keys in order through a window.
+// fileSource reads f's rows in order through a window.
 func fileSource(f *keyFile) *source {
 	w := &keyWindow{f: f}
-	return &source{live: w.at, dead: f.tombstone, nLive: int(f.hdr.count), nDead: int(f.hdr.deleted), win: w}
+	lay := &f.hdr.lay
+	at := func(i int) []byte {
+		row := w.at(i)
+		if row == nil {
+			// A read error: the walk ends (see err); a key that
+			// sorts last meanwhile.
+			return maxRow[:]
+		}
+		return row
+	}
+	return &source{
+		key:  func(i int) *Key { return (*Key)(at(i)) },
+		cols: func(i int) Cols { return lay.cols(at(i)) },
+		val: func(i int) dval {
+			if r := lay.ref(at(i)); r != 0 {
+				return dval{f: f, ord: r}
+			}
+			return dval{}
+		},
+		dead: f.tombstone, nLive: int(f.hdr.count), nDead: int(f.hdr.deleted), win: w,
+	}
 }
 
-// deltaSource returns the keys of d in order. d must not change while the
-// source is used: a frozen delta (the merge sorts an index of its entries,
-// 4 bytes a key, and no copy of its keys), or a copy.
+// maxRow stands for a row a read could not read (its source's error ends
+// the walk).
+var maxRow = func() (r [KeySize + 32]byte) {
+	for i := range KeySize {
+		r[i] = 0xff
+	}
+	return r
+}()
+
+// deltaSource returns the entries of d in order. d must not change while
+// the source is used: a frozen delta (the merge sorts an index of its
+// entries, 4 bytes a key, and no copy of its keys), or a copy.
 func deltaSource(d *delta) *source {
 	live, dead := d.sorted()
 	ents := d.ents
 	return &source{
-		live:  func(i int) *Key { return &ents[live[i]].k },
-		dead:  func(i int) *Key { return &ents[dead[i]].k },
+		key:  func(i int) *Key { return &ents[live[i]].k },
+		dead: func(i int) *Key { return &ents[dead[i]].k },
+		cols: func(i int) Cols {
+			if d.ext == nil {
+				return Cols{}
+			}
+			return d.ext[live[i]].cols
+		},
+		val: func(i int) dval {
+			e, _ := d.entry(int(live[i]))
+			return e.val
+		},
 		nLive: len(live), nDead: len(dead),
 	}
 }
 
 // mergeSources walks the sources (newest first) in key order and calls fn
-// with each key's state in the merged output: live when the newest
-// source holding it holds it live; dead (a tombstone hiding older files)
-// when the oldest source holding it holds a tombstone and bottom is false.
-// A source's read error ends the walk and is returned (fn has then been
-// called with the keys before it only).
+// with each key's state in the merged output: its row (src and i, src nil
+// for none) when the newest source holding it holds a row; dead (a
+// tombstone hiding older files) when the oldest source holding it holds a
+// tombstone and bottom is false. A source's read error ends the walk and
+// is returned (fn has then been called with the keys before it only).
 // k is valid until fn returns.
-func mergeSources(srcs []*source, bottom bool, fn func(k *Key, live, dead bool) bool) error {
+func mergeSources(srcs []*source, bottom bool, fn func(k *Key, src *source, i int, dead bool) bool) error {
 	var k Key // one for the walk: a key each escaped to the heap
 	for {
 		var min *Key
 		for _, s := range srcs {
 			k, _, _ := s.peek()
-			if k == nil {
-				if err := s.err(); err != nil {
-					return err
-				}
-			} else if min == nil || bytes.Compare(k[:], min[:]) < 0 {
+			if err := s.err(); err != nil {
+				return err
+			}
+			if k != nil && (min == nil || bytes.Compare(k[:], min[:]) < 0) {
 				min = k
 			}
 		}
@@ -150,53 +221,43 @@ func mergeSources(srcs []*source, bottom bool, fn func(k *Key, live, dead bool) 
 		}
 		k = *min
 		first := true
-		var live, dead bool
+		var src *source
+		row := 0
+		var dead bool
 		for _, s := range srcs {
 			sk, l, d := s.peek()
 			if sk == nil || *sk != k {
 				continue
 			}
 			if first {
-				live, first = l, false
+				if l {
+					src, row = s, s.li
+				}
+				first = false
 			}
 			dead = d // the oldest holder's tombstone is the one that counts
 			s.advance(l, d)
 		}
-		if !fn(&k, live, dead && !bottom) {
+		if !fn(&k, src, row, dead && !bottom) {
 			return nil
 		}
 	}
 }
 
-// plan chooses the newest files to merge with a frozen delta of n keys:
-// a file joins while it is at most three times the size of what joins
-// before it, so file sizes grow geometrically (each key is rewritten a
-// logarithmic number of times).
-func planMerge(files []*keyFile, n uint64) int {
-	acc, j := n, len(files)
-	for j > 0 {
-		sz := files[j-1].hdr.count + files[j-1].hdr.deleted
-		if sz > 3*acc {
-			break
-		}
-		acc += sz
-		j--
-	}
-	return j // files[j:] are merged
-}
-
-// merge writes the frozen delta and the newest files into one key file,
-// installs it with a new manifest, and drops the inputs and the frozen
-// segments. It runs in the background; an error stops later writes.
-func (t *Table) merge(frozen *delta, files []*keyFile, logStart uint64) {
+// merge writes the frozen delta and the files files[j:] into one key
+// file, installs it with a new manifest, and drops the inputs and the
+// frozen segments. It runs in the background; an error stops later
+// writes.
+func (t *Table) merge(frozen *delta, files []*keyFile, j int, logStart uint64) {
 	defer t.mergeWG.Done()
 	start, out := time.Now(), fileName(t.dir, t.man.nextNum)
-	err := t.mergeFiles(frozen, files, logStart)
+	err := t.mergeFiles(frozen, files, j, logStart)
 	if err == nil {
 		t.merged.done(start, out)
 	}
 	t.wmu.Lock()
 	t.merging = false
+	t.inputs = nil
 	if err != nil {
 		t.mergeErr = err
 	}
@@ -204,8 +265,7 @@ func (t *Table) merge(frozen *delta, files []*keyFile, logStart uint64) {
 	t.wmu.Unlock()
 }
 
-func (t *Table) mergeFiles(frozen *delta, files []*keyFile, logStart uint64) error {
-	j := planMerge(files, uint64(frozen.len()))
+func (t *Table) mergeFiles(frozen *delta, files []*keyFile, j int, logStart uint64) error {
 	inputs := files[j:]
 	srcs := []*source{deltaSource(frozen)}
 	for i := len(inputs) - 1; i >= 0; i-- {
@@ -215,26 +275,28 @@ func (t *Table) mergeFiles(frozen *delta, files []*keyFile, logStart uint64) err
 	kept := slices.Clone(files[:j])
 	var out *keyFile
 	num := t.man.nextNum
-	name := fileName(t.dir, num)
-	fps, empty, err := t.writeMerged(name, srcs, bottom)
+	w, err := t.writeMerged(num, srcs, bottom, t.mergeNow)
 	if err != nil {
 		return err
 	}
-	if !empty {
-		f, err := openFile(name, num)
+	if !w.empty {
+		f, err := openFile(t.fs, fileName(t.dir, num), num, t.cache)
 		if err != nil {
 			return err
 		}
-		f.setFingerprints(fps)
+		f.setFingerprints(w.fps)
 		out = f
 		kept = append(kept, out)
 	}
+	discard := func() {
+		if out != nil {
+			out.retired.Store(true)
+			out.release()
+		}
+	}
 	if t.opts.BeforeDrop != nil {
 		if err := t.opts.BeforeDrop(); err != nil {
-			if out != nil {
-				out.close()
-				os.Remove(out.name)
-			}
+			discard()
 			return err
 		}
 	}
@@ -242,11 +304,8 @@ func (t *Table) mergeFiles(frozen *delta, files []*keyFile, logStart uint64) err
 	for _, f := range kept {
 		m.files = append(m.files, f.num)
 	}
-	if err := writeManifest(t.dir, &m); err != nil {
-		if out != nil {
-			out.close()
-			os.Remove(out.name)
-		}
+	if err := writeManifest(t.fs, t.dir, &m); err != nil {
+		discard()
 		return err
 	}
 	t.man = m
@@ -254,16 +313,17 @@ func (t *Table) mergeFiles(frozen *delta, files []*keyFile, logStart uint64) err
 	t.files = kept
 	t.setSearch()
 	t.frozen = nil
+	t.count.Add(-w.expired)
 	t.mu.Unlock()
-	// Lookups use the new files from here; scans that began before
-	// still hold the old ones.
-	t.fmu.Lock()
-	for _, f := range inputs {
-		f.close()
+	if w.dict != nil {
+		t.dict.Store(&w.dict)
 	}
-	t.fmu.Unlock()
+	// Lookups use the new files from here; scans and reads that began
+	// before still hold the old ones, which close (and go) with the last.
+	frozen.release()
 	for _, f := range inputs {
-		os.Remove(f.name)
+		f.retired.Store(true)
+		f.release()
 	}
 	t.smu.Lock()
 	for t.syncing {
@@ -275,228 +335,257 @@ func (t *Table) mergeFiles(frozen *delta, files []*keyFile, logStart uint64) err
 	t.wmu.Unlock()
 	for _, f := range old {
 		f.Close()
-		os.Remove(f.Name())
+		t.fs.Remove(f.Name())
 	}
 	t.smu.Unlock()
+	if len(w.dropped) > 0 && t.opts.Expired != nil {
+		t.opts.Expired(w.dropped)
+	}
 	return nil
 }
 
-// writeMerged writes the merge of srcs into the key file name, in one
-// walk of the sources, and returns the fingerprints of its keys; or
-// reports that the merge is empty (every key deleted), and writes no
-// file.
-func (t *Table) writeMerged(name string, srcs []*source, bottom bool) (fps []byte, empty bool, err error) {
-	var maxLive uint64 // the live keys if no two sources share one
+// merged is what writeMerged wrote.
+type merged struct {
+	fps     []byte // the rows' fingerprints
+	empty   bool   // every key deleted: no file written
+	expired int64  // expired records dropped
+	dropped []ExpiryCount
+	dict    []byte // a dictionary its value file trained, or nil
+}
+
+// writeMerged writes the merge of srcs into the key file num (and its
+// value file), in one walk of the sources, dropping the records expired at
+// now; or reports that the merge is empty (every key deleted), and writes
+// no file. Every page, block and version 1 file it reads is checked: a
+// damaged input fails the merge, naming it.
+func (t *Table) writeMerged(num uint64, srcs []*source, bottom bool, now int64) (merged, error) {
+	var res merged
+	var maxLive uint64 // the rows if no two sources share a key
+	var span colRange
+	values := false
 	for _, s := range srcs {
 		maxLive += uint64(s.nLive)
+		if s.win != nil {
+			r := s.win.f.hdr.lay.rangeOf()
+			span.join(&r)
+			values = values || s.win.f.hdr.values > 0
+		}
 	}
-	tmp := name + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if d := srcs[0]; d.win == nil && d.nLive > 0 {
+		// The delta's, read from its entries.
+		for i := range d.nLive {
+			c := d.cols(i)
+			span.add(&c)
+			if v := d.val(i); v.has() {
+				values = true
+			}
+		}
+	}
+	name := fileName(t.dir, num)
+	f, err := t.fs.OpenFile(name+".tmp", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return nil, false, fmt.Errorf("keytable: %w", err)
+		return res, fmt.Errorf("keytable: %w", err)
 	}
 	defer func() {
 		f.Close()
-		os.Remove(tmp)
+		t.fs.Remove(name + ".tmp")
 	}()
-	var rerr error // a read error of the sources
-	entries := func(yield func(*Key, bool) bool) {
-		rerr = mergeSources(srcs, bottom, func(k *Key, live, dead bool) bool {
-			return (!live || yield(k, false)) && (!dead || yield(k, true))
-		})
+	var vw *valueOut
+	if values {
+		if vw, err = t.newValueOut(num); err != nil {
+			return res, err
+		}
+		defer vw.abort()
 	}
-	h, fps, err := writeFile(f, maxLive, entries)
+	fw := newFileWriter(f, maxLive, layoutOf(span, values), vw.writer(), vw.pairing())
+	var werr error
+	drops := map[int64]int64{}
+	cursors := map[*keyFile]*valuefile.Cursor{}
+	rerr := mergeSources(srcs, bottom, func(k *Key, src *source, i int, dead bool) bool {
+		if src != nil {
+			c := src.cols(i)
+			if expired(c.Expires, now) {
+				drops[c.Expires]++
+				res.expired++
+			} else {
+				var v []byte
+				if v, werr = readValue(src.val(i), cursors); werr == nil {
+					werr = fw.add(k, &c, v)
+				}
+			}
+		}
+		if dead && werr == nil {
+			werr = fw.tombstone(k)
+		}
+		return werr == nil
+	})
 	if rerr != nil {
-		return nil, false, rerr
+		return res, rerr
 	}
+	if werr != nil {
+		return res, fmt.Errorf("keytable: write %s: %w", name, werr)
+	}
+	for _, s := range srcs {
+		if s.win != nil {
+			if err := s.win.checkSum(); err != nil {
+				return res, err
+			}
+		}
+	}
+	h, fps, err := fw.finish()
 	if err != nil {
-		return nil, false, fmt.Errorf("keytable: write %s: %w", name, err)
+		return res, fmt.Errorf("keytable: write %s: %w", name, err)
 	}
+	for x, n := range drops {
+		res.dropped = append(res.dropped, ExpiryCount{Expires: x, Count: n})
+	}
+	slices.SortFunc(res.dropped, func(a, b ExpiryCount) int { return cmp.Compare(a.Expires, b.Expires) })
 	if h.count+h.deleted == 0 {
-		return nil, true, nil
+		res.empty = true
+		return res, nil
+	}
+	if h.values > 0 {
+		if res.dict, err = vw.commit(); err != nil {
+			return res, err
+		}
 	}
 	if err := f.Sync(); err != nil {
-		return nil, false, fmt.Errorf("keytable: fsync %s: %w", name, err)
+		return res, fmt.Errorf("keytable: fsync %s: %w", name, err)
 	}
-	if err := os.Rename(tmp, name); err != nil {
-		return nil, false, fmt.Errorf("keytable: %w", err)
+	if err := t.fs.Rename(name+".tmp", name); err != nil {
+		return res, fmt.Errorf("keytable: %w", err)
 	}
-	return fps, false, syncDir(t.dir)
+	res.fps = fps
+	return res, syncDir(t.fs, t.dir)
 }
 
-// Scan calls fn with each live key that starts with the first bits bits
-// of prefix, in key order, until fn returns an error. It sees the table as
-// it was when it started, and holds no lock writers wait for.
-func (t *Table) Scan(prefix []byte, bits int, fn func(k *Key) error) error {
-	t.fmu.RLock()
-	defer t.fmu.RUnlock()
-	t.mu.RLock()
-	if t.closed {
-		t.mu.RUnlock()
-		return store.ErrClosed
+// readValue returns the bytes of v (a delta's, or a file's read through
+// its cursor in cursors), valid until the next read of the same file.
+func readValue(v dval, cursors map[*keyFile]*valuefile.Cursor) ([]byte, error) {
+	if v.f == nil {
+		return v.b, nil
 	}
-	// The delta changes under writers: a copy of it. The frozen one does
-	// not.
-	srcs := []*source{deltaSource(t.delta.clone())}
-	if t.frozen != nil {
-		srcs = append(srcs, deltaSource(t.frozen))
+	c := cursors[v.f]
+	if c == nil {
+		c = v.f.vals.NewCursor()
+		cursors[v.f] = c
 	}
-	for i := len(t.files) - 1; i >= 0; i-- {
-		srcs = append(srcs, fileSource(t.files[i]))
-	}
-	t.mu.RUnlock()
-	lo, hi := prefixRange(prefix, bits)
-	for _, s := range srcs {
-		s.di = lowerBound(s.dead, s.nDead, &lo)
-		if hi != nil {
-			s.nDead = lowerBound(s.dead, s.nDead, hi)
-		}
-		if s.win == nil {
-			s.li = lowerBound(s.live, s.nLive, &lo)
-			if hi != nil {
-				s.nLive = lowerBound(s.live, s.nLive, hi)
-			}
-			continue
-		}
-		// A file's keys are read in order: its buckets give the bounds
-		// to a bucket, and a walk through it the rest.
-		s.li = s.win.lowerBound(&lo)
-		if hi != nil {
-			s.nLive = s.win.lowerBound(hi)
-		}
-		if err := s.err(); err != nil {
-			return err
-		}
-	}
-	var err error
-	if rerr := mergeSources(srcs, true, func(k *Key, live, _ bool) bool {
-		if live {
-			c := *k // fn may keep it
-			err = fn(&c)
-		}
-		return err == nil
-	}); rerr != nil {
-		return rerr
-	}
-	return err
+	return c.Value(v.ord - 1)
 }
 
-// prefixRange returns the keys [lo, hi) starting with the first bits bits
-// of prefix (hi nil: no upper bound).
-func prefixRange(prefix []byte, bits int) (lo Key, hi *Key) {
-	nb := (bits + 7) / 8
-	copy(lo[:], prefix[:nb])
-	if bits%8 != 0 {
-		lo[nb-1] &= byte(0xff) << (8 - bits%8)
-	}
-	h := lo
-	// Increment the prefix at its last bit.
-	for i := nb - 1; i >= 0; i-- {
-		step := byte(1)
-		if i == nb-1 && bits%8 != 0 {
-			step = 1 << (8 - bits%8)
-		}
-		s := h[i] + step
-		carry := s < h[i]
-		h[i] = s
-		if !carry {
-			return lo, &h
-		}
-	}
-	return lo, nil
+// valueOut is a value file being written beside a key file: NNNNNN.values,
+// written as NNNNNN.values.tmp until commit.
+type valueOut struct {
+	t    *Table
+	name string
+	f    file
+	w    *valuefile.Writer
+	pair uint64
+	done bool
 }
 
-// lowerBound returns the index of the first live key of the file not
-// less than k (reading its bucket).
-func (w *keyWindow) lowerBound(k *Key) int {
-	i, hi := w.f.bucket(k)
-	for ; i < hi; i++ {
-		e := w.at(i)
-		if e == nil || bytes.Compare(e[:], k[:]) >= 0 {
-			break
-		}
+// newValueOut starts the value file of key file num, with the table's
+// dictionary (or one trained on its first values).
+func (t *Table) newValueOut(num uint64) (*valueOut, error) {
+	name := valuesName(t.dir, num)
+	f, err := t.fs.OpenFile(name+".tmp", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("keytable: %w", err)
 	}
-	return i
+	vo := &valueOut{t: t, name: name, f: f, pair: rand.Uint64() | 1}
+	o := valuefile.Options{Pair: vo.pair}
+	if d := t.dict.Load(); d != nil {
+		o.Dict = *d
+	}
+	vo.w = valuefile.NewWriter(f, o)
+	return vo, nil
 }
 
-func lowerBound(at func(int) *Key, n int, k *Key) int {
-	lo, hi := 0, n
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if bytes.Compare(at(m)[:], k[:]) < 0 {
-			lo = m + 1
-		} else {
-			hi = m
-		}
+func (vo *valueOut) writer() *valuefile.Writer {
+	if vo == nil {
+		return nil
 	}
-	return lo
+	return vo.w
 }
 
-// Verify checks every key file's checksum and order.
+func (vo *valueOut) pairing() uint64 {
+	if vo == nil {
+		return 0
+	}
+	return vo.pair
+}
+
+// commit finishes the value file, syncs it and gives it its name; it
+// returns the dictionary it trained, if it trained one.
+func (vo *valueOut) commit() ([]byte, error) {
+	info, err := vo.w.Close()
+	if err == nil {
+		err = vo.f.Sync()
+	}
+	if err == nil {
+		err = vo.f.Close()
+		vo.f = nil
+	}
+	if err == nil {
+		err = vo.t.fs.Rename(vo.name+".tmp", vo.name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("keytable: write %s: %w", vo.name, err)
+	}
+	vo.done = true
+	if info.Trained > 0 {
+		return info.Dict, nil
+	}
+	return nil, nil
+}
+
+// abort removes the value file unless committed (and not then claimed by
+// a key file: the caller removes it with the key file).
+func (vo *valueOut) abort() {
+	if vo.f != nil {
+		vo.f.Close()
+	}
+	if !vo.done {
+		vo.t.fs.Remove(vo.name + ".tmp")
+	}
+}
+
+// Verify checks every key file's checksums and order, and every value
+// file's blocks.
 func (t *Table) Verify() error {
-	t.fmu.RLock()
-	defer t.fmu.RUnlock()
-	t.mu.RLock()
-	files := slices.Clone(t.files)
-	t.mu.RUnlock()
+	files, err := t.acquireFiles()
+	if err != nil {
+		return err
+	}
+	defer t.releaseFiles(files)
 	var errs []error
 	for _, f := range files {
 		if err := f.verify(); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// Close waits for a merge to finish, syncs the log and closes the table.
-// Changes not merged stay in the log for the next Open.
-func (t *Table) Close() error {
-	t.mu.Lock()
+// acquireFiles returns the table's files, counted (releaseFiles), and
+// counts the caller among the readers Close waits for.
+func (t *Table) acquireFiles() ([]*keyFile, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	if t.closed {
-		t.mu.Unlock()
-		return nil
+		return nil, store.ErrClosed
 	}
-	t.mu.Unlock()
-	t.wmu.Lock()
-	t.stopMerge = true
-	t.wmu.Unlock()
-	t.mergeWG.Wait()
-	err := t.Sync()
-	t.wmu.Lock()
-	t.mu.Lock()
-	t.closed = true
-	t.mu.Unlock()
-	t.stopBuilds.Store(true)
-	t.builds.Wait()
-	if t.log != nil {
-		if cerr := t.log.Close(); err == nil {
-			err = cerr
-		}
-		t.log = nil
+	files := slices.Clone(t.files)
+	for _, f := range files {
+		f.acquire()
 	}
-	for _, f := range t.oldLogs {
-		f.Close()
-	}
-	t.oldLogs = nil
-	if merr := t.mark.close(); err == nil {
-		err = merr
-	}
-	err2 := t.mergeErr
-	t.wmu.Unlock()
-	t.fmu.Lock()
-	t.closeFiles()
-	t.fmu.Unlock()
-	if err == nil {
-		err = err2
-	}
-	return err
+	t.readers.Add(1)
+	return files, nil
 }
 
-func (t *Table) closeFiles() {
-	for _, f := range t.files {
-		f.close()
+func (t *Table) releaseFiles(files []*keyFile) {
+	for _, f := range files {
+		f.release()
 	}
+	t.readers.Done()
 }

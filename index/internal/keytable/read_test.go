@@ -73,11 +73,11 @@ func writeTestFile(t *testing.T, dir string, keys, dead []Key, withFP bool, read
 		t.Fatal(err)
 	}
 	f.Close()
-	kf, err := openFile(name, 1)
+	kf, err := openFile(osFS{}, name, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { kf.close() })
+	t.Cleanup(func() { kf.release() })
 	if withFP {
 		kf.setFingerprints(fps)
 		if kf.fp.Load() == nil {
@@ -150,12 +150,12 @@ func testFindBatch(t *testing.T, tc lookupCase, withFP bool) {
 				pending[i] = i
 			}
 			got := make([]int, len(batch)) // 1 live, -1 deleted, 0 absent
-			rest, err := kf.findBatch(batch, pending, &lookupBufs{}, func(i int, live bool) {
+			rest, err := kf.findBatch(batch, pending, &lookupBufs{}, func(i, st int, _ []byte) {
 				if got[i] != 0 {
 					t.Fatalf("key %d found twice", i)
 				}
 				got[i] = -1
-				if live {
+				if st == stRow {
 					got[i] = 1
 				}
 			})
@@ -186,7 +186,8 @@ func testFindBatch(t *testing.T, tc lookupCase, withFP bool) {
 					t.Fatalf("findBatch: key %x = %d, want %d", batch[i][:8], got[i], want)
 				}
 				before := reads
-				single, _, err := kf.find(&batch[i], nil)
+				st, _, _, err := kf.find(&batch[i], nil)
+				single := map[int]int{stRow: 1, stDead: -1, stAbsent: 0}[st]
 				if err != nil || single != want {
 					t.Fatalf("find: key %x = %d, %v, want %d", batch[i][:8], single, err, want)
 				}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"os"
+	iofs "io/fs"
 	"path/filepath"
 
 	"github.com/urlhash/urlhash/store"
@@ -39,7 +39,7 @@ var ErrLost = fmt.Errorf("%w: acknowledged key table records missing", store.Err
 
 // syncMark is the table's side of SYNCED.
 type syncMark struct {
-	f *os.File // open for writing (nil read-only)
+	f file // open for writing (nil read-only)
 	// seg is the segment that holds the last record appended (under
 	// wmu), marked the last record number written to the file (under
 	// smu, by the one syncer).
@@ -49,11 +49,11 @@ type syncMark struct {
 
 // readMark returns the segment and record number dir's SYNCED records,
 // zeros when there is none.
-func readMark(dir string) (seg, seq uint64, err error) {
+func readMark(fs fsys, dir string) (seg, seq uint64, err error) {
 	name := filepath.Join(dir, SyncedName)
-	b, err := os.ReadFile(name)
+	b, err := fs.ReadFile(name)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, iofs.ErrNotExist):
 		return 0, 0, nil
 	case err != nil:
 		return 0, 0, fmt.Errorf("keytable: %w", err)
@@ -122,21 +122,24 @@ type replay struct {
 	markSeg      uint64 // from SYNCED (markSeq 0: none)
 	markSeq      uint64
 	ignoreMarked bool
+	// torn is what the newest segment's read dropped as a torn tail.
+	torn    tail
+	tornSeg uint64
 }
 
-// next returns the number of b, read from segment seg: its own (version
-// 2), or the one after the last (version 1). A numbered record that does
-// not follow the one before means records between them are lost.
-func (r *replay) next(b *Batch, seg uint64) (uint64, error) {
+// next returns the number of r, read from segment seg: its own (version
+// 2 and 3), or the one after the last (version 1). A numbered record that
+// does not follow the one before means records between them are lost.
+func (r *replay) next(rec *record, seg uint64) (uint64, error) {
 	switch {
-	case b.seq == 0:
+	case rec.seq == 0:
 		r.seq++
-	case r.seq != 0 && b.seq != r.seq+1 && !r.ignoreMarked:
+	case r.seq != 0 && rec.seq != r.seq+1 && !r.ignoreMarked:
 		// Named: the segment cut short, when the gap is at its end.
 		return 0, fmt.Errorf("%w: %s: record %d follows record %d (in %s): the records between were lost (a segment cut or removed)",
-			ErrLost, logName(r.dir, r.seg), b.seq, r.seq, logName(r.dir, seg))
+			ErrLost, logName(r.dir, r.seg), rec.seq, r.seq, logName(r.dir, seg))
 	default:
-		r.seq = b.seq
+		r.seq = rec.seq
 	}
 	r.seg = seg
 	return r.seq, nil
@@ -144,11 +147,17 @@ func (r *replay) next(b *Batch, seg uint64) (uint64, error) {
 
 // check reports whether the log read holds the last record SYNCED says was
 // made durable, unless the manifest no longer needs its segment (merged:
-// segments from logStart on are read).
+// segments from logStart on are read). When the read dropped a damaged
+// tail of the marked segment, the error names it: the records from there
+// on were acknowledged, and are lost if the table is opened without them.
 func (r *replay) check(logStart uint64) error {
 	if r.ignoreMarked || r.markSeq == 0 || r.markSeg < logStart || r.seq >= r.markSeq {
 		return nil
 	}
-	return fmt.Errorf("%w: %s: records up to %d were acknowledged durable, the log ends at record %d: the segment was cut or removed after the last close",
-		ErrLost, logName(r.dir, r.markSeg), r.markSeq, r.seq)
+	if r.torn.why != "" && r.tornSeg == r.markSeg {
+		return fmt.Errorf("%w: %s: damaged record at offset %d (%s): records up to %d were acknowledged durable, the log's last whole record is %d; opening without SYNCED would drop records %d to %d",
+			ErrLost, logName(r.dir, r.markSeg), r.torn.off, r.torn.why, r.markSeq, r.seq, r.seq+1, r.markSeq)
+	}
+	return fmt.Errorf("%w: %s: records up to %d were acknowledged durable, the log ends at record %d: the segment was cut or removed after the last close; opening without SYNCED would drop records %d to %d",
+		ErrLost, logName(r.dir, r.markSeg), r.markSeq, r.seq, r.seq+1, r.markSeq)
 }

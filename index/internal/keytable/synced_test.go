@@ -170,7 +170,7 @@ func remove(seg uint64) func(*testing.T, string) {
 // 1 program (unnumbered records) opens, and its writes go on numbered.
 func TestLogVersion1(t *testing.T) {
 	dir := t.TempDir()
-	if err := writeManifest(dir, &manifest{logStart: 1, nextNum: 1}); err != nil {
+	if err := writeManifest(osFS{}, dir, &manifest{logStart: 1, nextNum: 1}); err != nil {
 		t.Fatal(err)
 	}
 	v1, err := os.ReadFile(filepath.Join("testdata", "v1.log"))

@@ -1,28 +1,9 @@
-// Package keytable stores a set of 32-byte keys: immutable sorted key
-// files with a bucket-offset array and, once built, a byte of fingerprint
-// a key (a lookup reads, with pread, only the keys of its bucket that
-// share its fingerprint: in a file without the key, usually none; a
-// sorted batch reads each file in key order, neighbouring candidates in
-// one read), a bounded in-memory delta of recent changes (its size grows
-// with the table), and an append-only log that makes every change
-// durable, shared between concurrent writers (group commit). When the
-// delta is full it is frozen and merged into a new key file in the
-// background, beside the writers, in one walk of its sources.
-//
-// Deletions are tombstones until a merge reaches the oldest file. A key
-// is live in at most one place: the newest source (delta, frozen delta,
-// then files from newest to oldest) that holds it, live or deleted,
-// decides.
-//
-// The index package owns the table; it keeps its filter in front of it.
 package keytable
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,19 +11,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/urlhash/urlhash/index/internal/valuefile"
 	"github.com/urlhash/urlhash/store"
 )
-
-// KeySize is the size of a key.
-const KeySize = 32
-
-// Key is a key of the table.
-type Key = [KeySize]byte
-
-// compareKeys orders keys as bytes: the order of key files, merges and
-// batches.
-func compareKeys(a, b Key) int { return bytes.Compare(a[:], b[:]) }
 
 // DefaultDeltaKeys is the smallest delta of the default sizing (see
 // Options.DeltaKeys): 49,152 keys, about 2.5 MiB a delta (40 bytes a key, a
@@ -70,6 +43,16 @@ const (
 	maxAutoDeltaKeys = 1 << 18
 )
 
+// DefaultDeltaBytes bounds a delta's entries and values (see
+// Options.DeltaBytes): 32 MiB, more than a full default delta of key-only
+// entries (about 13 MiB) or of entries with times (26 MiB), so that the
+// number of keys decides unless the entries carry values.
+const DefaultDeltaBytes = 32 << 20
+
+// DefaultValueCache is the default size of the cache of decoded value
+// blocks for single reads (Options.ValueCache): 4 MiB, a thousand blocks.
+const DefaultValueCache = 4 << 20
+
 // maxDeltaKeys bounds Options.DeltaKeys (a delta numbers its entries with
 // 32 bits).
 const maxDeltaKeys = 1 << 30
@@ -85,6 +68,21 @@ type Options struct {
 	// delta starts, at least DefaultDeltaKeys (49,152: about 2.5 MiB) and
 	// at most 262,144 (about 13 MiB).
 	DeltaKeys int
+	// DeltaBytes bounds the bytes of a delta's entries and values (40
+	// bytes a key-only entry, 88 with columns, and the values' bytes): a
+	// delta that reaches it is merged too. Default DefaultDeltaBytes.
+	DeltaBytes int64
+	// Now is the table's clock, in unix seconds: an entry expires when it
+	// reaches its Cols.Expires. Default: the wall clock.
+	Now func() int64
+	// Expired is called by a merge with the expired records it dropped
+	// (counts by expiry second), once the key file without them is
+	// installed: the table's count (Len) then no longer holds them. It
+	// must not call the table. Default nil.
+	Expired func(dropped []ExpiryCount)
+	// ValueCache is the bytes of decoded value blocks kept for single
+	// reads (Get). Default DefaultValueCache; negative: none.
+	ValueCache int64
 	// Replay is called at Open with the opaque bytes of each logged batch
 	// not yet merged, in log order (see Batch.Opaque). Default nil.
 	Replay func(opaque []byte) error
@@ -98,19 +96,15 @@ type Options struct {
 	IgnoreSynced bool
 	// noMerge keeps merges from starting (tests).
 	noMerge bool
-}
-
-// deltaEntry is a key's state in a delta: live (added; absent below) or
-// deleted (live below), and the log position that records it.
-type deltaEntry struct {
-	seq  uint64
-	live bool
+	// fs is the file system (tests); nil: the operating system's.
+	fs fsys
 }
 
 // Table is an open key table. Its methods are safe for concurrent use.
 type Table struct {
 	dir  string
 	opts Options
+	fs   fsys
 
 	// mu guards files, delta, frozen and closed; lookups hold it shared.
 	mu     sync.RWMutex
@@ -119,30 +113,33 @@ type Table struct {
 	delta  *delta
 	frozen *delta // being merged, or nil
 	closed bool
-	// fmu is held shared by scans (which use files without mu) and
-	// exclusively to close files a merge replaced.
-	fmu sync.RWMutex
+	// readers counts the reads that use files beyond mu (scans, value
+	// reads); Close waits for them.
+	readers sync.WaitGroup
 
 	// wmu serialises writers: the log append and the delta update.
 	// deltaKeys is the size of the delta, set as it starts (see
 	// Options.DeltaKeys).
 	wmu       sync.Mutex
 	deltaKeys int
-	log       *os.File
+	log       file
 	logNum    uint64
-	oldLogs   []*os.File // segments of the frozen delta, synced
+	oldLogs   []file // segments of the frozen delta, synced
 	man       manifest
 	buf       []byte
 	segBytes  int64 // bytes in the current segment
 	mark      syncMark
 	// merging is set while a merge runs; mergeDone is signalled (under
-	// wmu) when it ends.
+	// wmu) when it ends. inputs are the files it merges with the frozen
+	// delta, and mergeNow the clock it drops expired records by.
 	merging   bool
 	mergeDone *sync.Cond
 	mergeErr  error
 	mergeWG   sync.WaitGroup
 	stopMerge bool        // Close started
 	merged    mergeCounts // the merges finished, for Merges
+	inputs    []*keyFile
+	mergeNow  int64
 
 	// Group commit: written counts the records appended (the position of
 	// the last), synced the position known durable.
@@ -156,12 +153,18 @@ type Table struct {
 
 	count atomic.Int64
 	// bufs holds the *lookupBufs lookups work in (a read is at most
-	// maxReadKeys keys).
-	bufs sync.Pool
+	// maxReadKeys rows), hitPool the *hitBufs of writes.
+	bufs    sync.Pool
+	hitPool sync.Pool
 	// builds counts the fingerprint builds running (see keyFile.fp);
 	// Close sets stopBuilds and waits for them.
 	builds     sync.WaitGroup
 	stopBuilds atomic.Bool
+
+	// cache holds the value files' decoders and decoded blocks; dict is
+	// the dictionary new value files are written with (nil: train one).
+	cache *valuefile.Cache
+	dict  atomic.Pointer[[]byte]
 }
 
 // Open opens the key table in dir, creating it unless opts.ReadOnly.
@@ -173,31 +176,45 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 	if opts != nil {
 		t.opts = *opts
 	}
+	t.fs = t.opts.fs
+	if t.fs == nil {
+		t.fs = osFS{}
+	}
 	t.opts.DeltaKeys = min(t.opts.DeltaKeys, maxDeltaKeys)
+	if t.opts.DeltaBytes <= 0 {
+		t.opts.DeltaBytes = DefaultDeltaBytes
+	}
+	switch {
+	case t.opts.ValueCache == 0:
+		t.opts.ValueCache = DefaultValueCache
+	case t.opts.ValueCache < 0:
+		t.opts.ValueCache = 0
+	}
+	t.cache = valuefile.NewCache(t.opts.ValueCache)
 	t.deltaKeys = t.deltaKeysFor(0)
 	t.delta = newDelta(t.deltaKeys)
 	t.scond = sync.NewCond(&t.smu)
 	t.mergeDone = sync.NewCond(&t.wmu)
 	if !t.opts.ReadOnly {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := t.fs.MkdirAll(dir); err != nil {
 			return nil, fmt.Errorf("keytable: %w", err)
 		}
 	}
-	m, ok, err := readManifest(dir)
+	m, ok, err := readManifest(t.fs, dir)
 	if err != nil {
 		return nil, err
 	}
-	names, err := os.ReadDir(dir)
+	names, err := t.fs.ReadDir(dir)
 	if err != nil && !(t.opts.ReadOnly && errors.Is(err, os.ErrNotExist)) {
 		return nil, fmt.Errorf("keytable: %w", err)
 	}
 	var logs, stray []uint64
-	for _, e := range names {
-		num, kind := parseName(e.Name())
+	for _, name := range names {
+		num, kind := parseName(name)
 		switch {
 		case kind == "log":
 			logs = append(logs, num)
-		case kind == "keys" && (!ok || !slices.Contains(m.files, num)):
+		case (kind == "keys" || kind == "values") && (!ok || !slices.Contains(m.files, num)):
 			stray = append(stray, num)
 		}
 	}
@@ -209,7 +226,7 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 		}
 		m = manifest{logStart: 1, nextNum: 1}
 		if !t.opts.ReadOnly {
-			if err := writeManifest(dir, &m); err != nil {
+			if err := writeManifest(t.fs, dir, &m); err != nil {
 				return nil, err
 			}
 		}
@@ -219,12 +236,14 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 		if err != nil {
 			t.stopBuilds.Store(true) // a replay's lookups may have started one
 			t.builds.Wait()
+			t.delta.release()
 			t.closeFiles()
+			t.cache.Close()
 		}
 	}()
 	var live int64
 	for _, num := range m.files {
-		f, err := openFile(fileName(dir, num), num)
+		f, err := openFile(t.fs, fileName(dir, num), num, t.cache)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				err = fmt.Errorf("%w: %s listed in the manifest is missing", store.ErrCorrupt, fileName(dir, num))
@@ -233,6 +252,10 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 		}
 		t.files = append(t.files, f)
 		live += int64(f.hdr.count) - int64(f.hdr.deleted)
+		if f.vals != nil && f.vals.Dict() != nil {
+			d := f.vals.Dict()
+			t.dict.Store(&d) // the newest file's
+		}
 	}
 	t.count.Store(live)
 	t.deltaKeys = t.deltaKeysFor(live)
@@ -251,24 +274,26 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 		}
 	}
 	r := replay{dir: dir, ignoreMarked: t.opts.IgnoreSynced}
-	if r.markSeg, r.markSeq, err = readMark(dir); err != nil {
+	if r.markSeg, r.markSeq, err = readMark(t.fs, dir); err != nil {
 		return nil, err
 	}
 	for i, n := range need {
 		last := i == len(need)-1
 		name := logName(dir, n)
-		data, err := os.ReadFile(name)
+		data, err := t.fs.ReadFile(name)
 		if err != nil {
 			return nil, fmt.Errorf("keytable: %w", err)
 		}
-		end, err := readLog(data, last, func(b Batch) error {
-			seq, err := r.next(&b, n)
+		end, torn, err := readLog(data, last, func(rec *record) error {
+			seq, err := r.next(rec, n)
 			if err != nil {
 				return err
 			}
-			t.apply(&b, seq)
-			if len(b.Opaque) > 0 && t.opts.Replay != nil {
-				return t.opts.Replay(b.Opaque)
+			if err := t.apply(rec, seq, true); err != nil {
+				return err
+			}
+			if len(rec.opaque) > 0 && t.opts.Replay != nil {
+				return t.opts.Replay(rec.opaque)
 			}
 			return nil
 		})
@@ -279,6 +304,7 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if last {
+			r.torn, r.tornSeg = torn, n
 			// Before the tail is cut: a refused log stays as it is.
 			if err := r.check(m.logStart); err != nil {
 				return nil, err
@@ -287,12 +313,12 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 		if end < int64(len(data)) && !t.opts.ReadOnly {
 			// A torn tail: never acknowledged. Cut it, so that the
 			// segment reads whole once it is no longer the newest.
-			if err := os.Truncate(name, max(end, logHeader)); err != nil {
+			if err := t.fs.Truncate(name, max(end, logHeader)); err != nil {
 				return nil, fmt.Errorf("keytable: %w", err)
 			}
 			if end < logHeader {
-				if err := os.WriteFile(name, append([]byte(logMagic), logVersion), 0o644); err != nil {
-					return nil, fmt.Errorf("keytable: %w", err)
+				if err := writeFileAtomic(t.fs, name, append([]byte(logMagic), logVersion)); err != nil {
+					return nil, err
 				}
 			}
 		}
@@ -309,39 +335,44 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 	if t.opts.ReadOnly {
 		return t, nil
 	}
-	// Key files no manifest lists are the output of a merge a crash
-	// interrupted, or the inputs of one that completed: both are copies.
+	// Key and value files no manifest lists are the output of a merge a
+	// crash interrupted, or the inputs of one that completed: copies.
 	for _, num := range stray {
-		os.Remove(fileName(dir, num))
+		t.fs.Remove(fileName(dir, num))
+		t.fs.Remove(valuesName(dir, num))
 	}
 	for _, n := range logs {
 		if n < m.logStart {
-			os.Remove(logName(dir, n))
+			t.fs.Remove(logName(dir, n))
 		}
 	}
-	os.Remove(filepath.Join(dir, manifestName+".tmp"))
-	removeTemps(dir)
+	t.fs.Remove(filepath.Join(dir, manifestName+".tmp"))
+	for _, name := range names {
+		if strings.HasSuffix(name, ".tmp") {
+			t.fs.Remove(filepath.Join(dir, name))
+		}
+	}
 	t.logNum = m.logStart + uint64(len(need))
-	if t.log, err = createLog(logName(dir, t.logNum)); err != nil {
+	if t.log, err = createLog(t.fs, logName(dir, t.logNum)); err != nil {
 		return nil, err
 	}
-	if t.mark.f, err = os.OpenFile(filepath.Join(dir, SyncedName), os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+	if t.mark.f, err = t.fs.OpenFile(filepath.Join(dir, SyncedName), os.O_RDWR|os.O_CREATE, 0o644); err != nil {
 		t.log.Close()
 		return nil, fmt.Errorf("keytable: %w", err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := syncDir(t.fs, dir); err != nil {
 		return nil, err
 	}
 	for _, n := range need {
-		f, err := os.OpenFile(logName(dir, n), os.O_RDWR, 0)
+		f, err := t.fs.OpenFile(logName(dir, n), os.O_RDWR, 0)
 		if err != nil {
 			return nil, fmt.Errorf("keytable: %w", err)
 		}
 		t.oldLogs = append(t.oldLogs, f)
 	}
-	if len(need) > 0 {
+	if len(need) > 0 || t.hasVersion1() {
 		// Merge what the log replayed, so that segments do not pile up
-		// over reopenings.
+		// over reopenings (and rewrite version 1 files).
 		t.wmu.Lock()
 		t.rotateLocked(true)
 		t.wmu.Unlock()
@@ -349,18 +380,30 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 	return t, nil
 }
 
-func removeTemps(dir string) {
-	tmps, _ := filepath.Glob(filepath.Join(dir, "*.keys.tmp"))
-	for _, n := range tmps {
-		os.Remove(n)
+// hasVersion1 reports whether a file is of version 1 (written before
+// columns and page checksums), which merges rewrite.
+func (t *Table) hasVersion1() bool {
+	for _, f := range t.files {
+		if f.hdr.version == fileVersion1 {
+			return true
+		}
 	}
+	return false
 }
 
-// parseName returns the number and kind ("keys", "log") of a file name of
-// the table, or kind "".
+// now returns the table's clock.
+func (t *Table) now() int64 {
+	if t.opts.Now != nil {
+		return t.opts.Now()
+	}
+	return time.Now().Unix()
+}
+
+// parseName returns the number and kind ("keys", "values", "log") of a
+// file name of the table, or kind "".
 func parseName(name string) (uint64, string) {
 	base, kind, ok := strings.Cut(name, ".")
-	if !ok || (kind != "keys" && kind != "log") || len(base) < 6 {
+	if !ok || (kind != "keys" && kind != "log" && kind != "values") || len(base) < 6 {
 		return 0, ""
 	}
 	n, err := strconv.ParseUint(base, 10, 64)
@@ -370,49 +413,183 @@ func parseName(name string) (uint64, string) {
 	return n, kind
 }
 
-// apply applies a logged batch to the delta (Open's replay, and writers
-// after their append). The caller holds mu exclusively or is Open.
-func (t *Table) apply(b *Batch, seq uint64) {
-	for i := range b.Added {
-		if e, ok := t.delta.get(&b.Added[i]); ok && !e.live {
-			t.delta.remove(&b.Added[i]) // live again below
-		} else {
-			t.delta.put(&b.Added[i], deltaEntry{seq: seq, live: true})
+// apply applies a logged record to the delta: writers after their append
+// (which decided its changes from the same state), and Open's replay
+// (replaying: opCond and opKeep rows look the key up in the files). The
+// caller holds mu exclusively or is Open. It keeps the count of records.
+func (t *Table) apply(rec *record, seq uint64, replaying bool) error {
+	d := t.delta
+	for i := range rec.added {
+		k := &rec.added[i]
+		prev, ok := d.get(k)
+		e := deltaEntry{seq: seq, row: true}
+		switch {
+		case ok && prev.row: // an expired row of the delta, replaced
+			e.hides = prev.hides
+		case ok: // over the delta's tombstone, which hid a row
+			e.hides = true
+			t.count.Add(1)
+		default:
+			t.count.Add(1)
 		}
+		d.put(k, e)
 	}
-	for i := range b.Deleted {
-		if e, ok := t.delta.get(&b.Deleted[i]); ok && e.live {
-			t.delta.remove(&b.Deleted[i]) // absent below
-		} else {
-			t.delta.put(&b.Deleted[i], deltaEntry{seq: seq})
+	for i := range rec.deleted {
+		k := &rec.deleted[i]
+		prev, ok := d.get(k)
+		switch {
+		case ok && prev.row && !prev.hides:
+			d.remove(k) // absent below
+		case ok && !prev.row:
+			continue // not logged: nothing to delete
+		default:
+			d.put(k, deltaEntry{seq: seq})
 		}
+		t.count.Add(-1)
 	}
-	t.count.Add(int64(len(b.Added)) - int64(len(b.Deleted)))
+	for i := range rec.sets {
+		o := &rec.sets[i]
+		prev, ok := d.get(&o.k)
+		e := deltaEntry{seq: seq, row: true, cols: o.cols, val: dval{b: o.value}}
+		var below hit
+		if !ok && replaying && o.flags&(opCond|opKeep) != 0 {
+			if err := t.lookupBelow(&o.k, &below); err != nil {
+				return err
+			}
+		}
+		switch {
+		case ok && prev.row:
+			e.hides = prev.hides
+		case ok:
+			e.hides = true
+			t.count.Add(1)
+		case o.flags&opCond != 0:
+			e.hides = replaying && below.st == stRow
+			if !e.hides {
+				t.count.Add(1)
+			}
+		default:
+			e.hides = o.flags&opHides != 0
+			if !e.hides {
+				t.count.Add(1)
+			}
+		}
+		if o.flags&opKeep != 0 {
+			switch {
+			case ok:
+				e.val = prev.val
+			case replaying:
+				if below.st == stRow {
+					e.val = below.value()
+				}
+			default:
+				e.val = o.kept
+			}
+		}
+		d.put(&o.k, e)
+	}
+	return nil
 }
 
-// lookup returns whether k is live and the log position of the change
-// that made it so (0: in a key file, durable). The caller holds mu.
-func (t *Table) lookup(k *Key) (bool, uint64, error) {
+// lookupBelow looks k up in the key files only (Open's replay: the frozen
+// delta is empty, and the delta is searched first by the caller).
+func (t *Table) lookupBelow(k *Key, h *hit) error {
+	lb := t.lookupBufs()
+	defer t.bufs.Put(lb)
+	*h = hit{}
+	for _, f := range t.search {
+		st, row, buf, err := f.find(k, lb.keys)
+		lb.keys = buf[:0]
+		if err != nil {
+			return err
+		}
+		if st != stAbsent {
+			h.setFile(f, st, row)
+			return nil
+		}
+	}
+	return nil
+}
+
+// Where a lookup found a key.
+const (
+	inNone = iota
+	inDelta
+	inFrozen
+	inFile
+)
+
+// hit is what a lookup found for a key: the newest source that holds it,
+// and its state there.
+type hit struct {
+	where uint8
+	st    uint8 // stRow or stDead (where != inNone)
+	hides bool  // a row of a delta over a row below it
+	seq   uint64
+	cols  Cols
+	f     *keyFile // inFile
+	ref   uint32   // inFile: value ordinal + 1
+	val   dval     // a delta's
+}
+
+func (h *hit) setDelta(e *deltaEntry, where uint8) {
+	*h = hit{where: where, st: stDead, hides: e.hides, seq: e.seq, cols: e.cols, val: e.val}
+	if e.row {
+		h.st = stRow
+	}
+}
+
+func (h *hit) setFile(f *keyFile, st int, row []byte) {
+	*h = hit{where: inFile, st: uint8(st), f: f}
+	if st == stRow {
+		h.cols = f.hdr.lay.cols(row)
+		h.ref = f.hdr.lay.ref(row)
+	}
+}
+
+// isLive reports whether the key is live at now (now is called only for
+// a row with an expiry).
+func (h *hit) isLive(now func() int64) bool {
+	return h.st == stRow && (h.cols.Expires == 0 || h.cols.Expires > now())
+}
+
+// value returns where the row's value is.
+func (h *hit) value() dval {
+	if h.where == inFile {
+		if h.ref == 0 {
+			return dval{}
+		}
+		return dval{f: h.f, ord: h.ref}
+	}
+	return h.val
+}
+
+// lookup sets h to what the table holds for k. The caller holds mu.
+func (t *Table) lookup(k *Key, h *hit) error {
 	if e, ok := t.delta.get(k); ok {
-		return e.live, e.seq, nil
+		h.setDelta(&e, inDelta)
+		return nil
 	}
 	if e, ok := t.frozen.get(k); ok {
-		return e.live, e.seq, nil
+		h.setDelta(&e, inFrozen)
+		return nil
 	}
+	*h = hit{}
 	lb := t.lookupBufs()
 	defer t.bufs.Put(lb)
 	for _, f := range t.search {
-		st, buf, err := f.find(k, lb.keys)
+		st, row, buf, err := f.find(k, lb.keys)
 		t.maybeBuild(f)
 		lb.keys = buf[:0]
 		if err != nil {
-			return false, 0, err
+			return err
 		}
-		if st != 0 {
-			return st == 1, 0, nil
+		if st != stAbsent {
+			h.setFile(f, st, row)
+			return nil
 		}
 	}
-	return false, 0, nil
+	return nil
 }
 
 // lookupBufs returns a lookup's working memory, to put back in t.bufs.
@@ -423,23 +600,19 @@ func (t *Table) lookupBufs() *lookupBufs {
 	return &lookupBufs{keys: make([]byte, 0, maxReadKeys*KeySize)}
 }
 
-// lookupBatch sets live[i] and seqs[i] (seqs may be nil) to what lookup
-// returns for keys[i], for each i of pending (which it reorders), but
-// searches none of the files in skip (see Add). The files are searched
-// with coalesced reads, in key order when keys are sorted. The caller
-// holds mu.
-func (t *Table) lookupBatch(keys []Key, pending []int, live []bool, seqs []uint64, skip []*keyFile) error {
+// lookupBatch sets hits[i] to what the table holds for keys[i], for each i
+// of pending (which it reorders), but searches none of the files in skip
+// (see WriteAfter). The files are searched with coalesced reads, in key
+// order when keys are sorted. The caller holds mu.
+func (t *Table) lookupBatch(keys []Key, pending []int, hits []hit, skip []*keyFile) error {
 	rest := pending[:0]
 	for _, i := range pending {
-		e, ok := t.delta.get(&keys[i])
-		if !ok {
-			e, ok = t.frozen.get(&keys[i])
-		}
-		live[i] = e.live
-		if seqs != nil {
-			seqs[i] = e.seq
-		}
-		if !ok {
+		if e, ok := t.delta.get(&keys[i]); ok {
+			hits[i].setDelta(&e, inDelta)
+		} else if e, ok := t.frozen.get(&keys[i]); ok {
+			hits[i].setDelta(&e, inFrozen)
+		} else {
+			hits[i] = hit{}
 			rest = append(rest, i)
 		}
 	}
@@ -448,13 +621,12 @@ func (t *Table) lookupBatch(keys []Key, pending []int, live []bool, seqs []uint6
 	}
 	lb := t.lookupBufs()
 	defer t.bufs.Put(lb)
-	found := func(i int, l bool) { live[i] = l }
 	for _, f := range t.search {
 		if slices.Contains(skip, f) {
 			continue
 		}
 		var err error
-		rest, err = f.findBatch(keys, rest, lb, found)
+		rest, err = f.findBatch(keys, rest, lb, func(i, st int, row []byte) { hits[i].setFile(f, st, row) })
 		t.maybeBuild(f)
 		if err != nil || len(rest) == 0 {
 			return err
@@ -469,16 +641,21 @@ func (t *Table) lookupBatch(keys []Key, pending []int, live []bool, seqs []uint6
 // table, then waits for the build.
 func (t *Table) maybeBuild(f *keyFile) {
 	if f.wantsFingerprints() {
-		t.builds.Go(func() { f.buildFingerprints(&t.stopBuilds) })
+		f.acquire()
+		t.builds.Go(func() {
+			defer f.release()
+			f.buildFingerprints(&t.stopBuilds)
+		})
 	}
 }
 
 // setSearch sets the order lookups search the files in: newest first,
-// where the first file that holds a key, live or deleted, decides; but
-// when no file holds a tombstone, a key is live in one file at most and
-// any order answers the same, so the largest first, which holds most of
-// the keys (a present key is then found by the first search, not the
-// last). The caller holds mu exclusively or is Open.
+// where the first file that holds a key, a row or a tombstone, decides;
+// but when no file holds a tombstone, a key is in one file at most (a row
+// written over another comes with a tombstone) and any order answers the
+// same, so the largest first, which holds most of the keys (a present key
+// is then found by the first search, not the last). The caller holds mu
+// exclusively or is Open.
 func (t *Table) setSearch() {
 	t.search = slices.Clone(t.files)
 	slices.Reverse(t.search)
@@ -499,7 +676,17 @@ func (t *Table) Has(k *Key) (bool, uint64, error) {
 	if t.closed {
 		return false, 0, store.ErrClosed
 	}
-	return t.lookup(k)
+	var h hit
+	if err := t.lookup(k, &h); err != nil {
+		return false, 0, err
+	}
+	return t.isLive(&h), h.seq, nil
+}
+
+// isLive reports whether h is live by the table's clock, read only for a
+// row with an expiry.
+func (t *Table) isLive(h *hit) bool {
+	return h.st == stRow && (h.cols.Expires == 0 || h.cols.Expires > t.now())
 }
 
 // HasBatch sets found[i] to whether keys[i] is live and returns the log
@@ -513,8 +700,11 @@ func (t *Table) HasBatch(keys []Key, found []bool) (uint64, error) {
 // A View is the key files one lookup searched. A key the lookup found
 // absent and added since is in the delta or in a file written since: a
 // later lookup of it need not search the view's files again (see
-// AddAfter).
-type View struct{ files []*keyFile }
+// AddAfter), unless the lookup found an expired record of it.
+type View struct {
+	files   []*keyFile
+	expired map[Key]struct{}
+}
 
 // HasBatchView is HasBatch, and returns the view it searched.
 func (t *Table) HasBatchView(keys []Key, found []bool) (uint64, View, error) {
@@ -522,232 +712,188 @@ func (t *Table) HasBatchView(keys []Key, found []bool) (uint64, View, error) {
 	for i := range pending {
 		pending[i] = i
 	}
-	seqs := make([]uint64, len(keys))
+	hits := make([]hit, len(keys))
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if t.closed {
 		return 0, View{}, store.ErrClosed
 	}
-	if err := t.lookupBatch(keys, pending, found, seqs, nil); err != nil {
+	if err := t.lookupBatch(keys, pending, hits, nil); err != nil {
 		return 0, View{}, err
 	}
 	var need uint64
-	for i, ok := range found[:len(keys)] {
-		if ok {
-			need = max(need, seqs[i])
+	now := t.clock()
+	v := View{files: t.search}
+	for i := range keys {
+		h := &hits[i]
+		found[i] = h.isLive(now)
+		if found[i] {
+			need = max(need, h.seq)
+		} else if h.st == stRow {
+			if v.expired == nil {
+				v.expired = map[Key]struct{}{}
+			}
+			v.expired[keys[i]] = struct{}{}
 		}
 	}
-	return need, View{t.search}, nil
+	return need, v, nil
 }
 
-// Len returns the number of live keys.
-func (t *Table) Len() int64 { return t.count.Load() }
-
-// Add adds the keys of b.Added that are not live and deletes the keys of
-// b.Deleted that are, in one atomic log record together with b.Opaque.
-// added[i] reports whether b.Added[i] was added (a key repeated in
-// b.Added is added once); deleted[i] whether b.Deleted[i] was live. A key
-// may not be both added and deleted in one batch. Either result slice may
-// be nil.
-//
-// The change is visible to every lookup when Add returns, and it is in
-// the operating system's hands (a killed process loses nothing); it is
-// durable once SyncTo(seq) returns. seq also covers the keys found live
-// by changes not yet durable.
-func (t *Table) Add(b *Batch, added, deleted []bool) (seq uint64, err error) {
-	return t.add(b, nil, added, deleted)
-}
-
-// AddAfter is Add for a batch whose keys to add were all found absent by
-// the lookup that returned v (HasBatchView): it searches the delta and the
-// files written since v for them, not v's files again. (A key of b.Added
-// that was live in v would be added twice.)
-func (t *Table) AddAfter(b *Batch, v View, added, deleted []bool) (seq uint64, err error) {
-	return t.add(b, v.files, added, deleted)
-}
-
-// add is Add, searching none of the files in searched for b.Added.
-func (t *Table) add(b *Batch, searched []*keyFile, added, deleted []bool) (seq uint64, err error) {
-	if t.opts.ReadOnly {
-		return 0, store.ErrReadOnly
+// clock returns a clock that reads the table's once, at its first call:
+// a batch's keys expire by one time.
+func (t *Table) clock() func() int64 {
+	var now int64
+	read := false
+	return func() int64 {
+		if !read {
+			now, read = t.now(), true
+		}
+		return now
 	}
-	// Phase one, shared: most keys of a seen-set batch are live already.
-	var need uint64
-	var candAdd, candDel []int
-	liveA, seqA := make([]bool, len(b.Added)), make([]uint64, len(b.Added))
-	liveD := make([]bool, len(b.Deleted))
-	pending := make([]int, max(len(b.Added), len(b.Deleted)))
+}
+
+// Get returns what the table holds for k and, when withValue and k is
+// live with a value, appends its value to dst and returns it.
+func (t *Table) Get(k *Key, dst []byte, withValue bool) (Found, []byte, error) {
+	t.mu.RLock()
+	if t.closed {
+		t.mu.RUnlock()
+		return Found{}, dst, store.ErrClosed
+	}
+	var h hit
+	if err := t.lookup(k, &h); err != nil {
+		t.mu.RUnlock()
+		return Found{}, dst, err
+	}
+	fd := Found{Live: t.isLive(&h), Seq: h.seq}
+	if !fd.Live {
+		t.mu.RUnlock()
+		return fd, dst, nil
+	}
+	fd.Cols = h.cols
+	v := h.value()
+	fd.HasValue = v.has()
+	if !withValue || !fd.HasValue {
+		t.mu.RUnlock()
+		return fd, dst, nil
+	}
+	if v.f == nil {
+		dst = append(dst, v.b...)
+		t.mu.RUnlock()
+		return fd, dst, nil
+	}
+	v.f.acquire()
+	t.readers.Add(1)
+	t.mu.RUnlock()
+	defer t.readers.Done()
+	defer v.f.release()
+	out, err := v.f.vals.Value(v.ord-1, dst)
+	return fd, out, err
+}
+
+// GetBatch sets found[i] to what the table holds for keys[i] and returns
+// the log position to pass to SyncTo before relying on the answers (as
+// HasBatch). With value not nil, it then reads the values of the live
+// keys that have one and calls value(i, v) for each, v valid during the
+// call, grouped by value file in ordinal order: sorted keys read each
+// block once. An error of value ends the reads and is returned.
+func (t *Table) GetBatch(keys []Key, found []Found, value func(i int, v []byte) error) (uint64, error) {
+	pending := make([]int, len(keys))
 	for i := range pending {
 		pending[i] = i
 	}
+	hits := make([]hit, len(keys))
 	t.mu.RLock()
 	if t.closed {
 		t.mu.RUnlock()
 		return 0, store.ErrClosed
 	}
-	err = t.lookupBatch(b.Added, pending[:len(b.Added)], liveA, seqA, searched)
-	if err == nil {
-		for i := range pending {
-			pending[i] = i
-		}
-		err = t.lookupBatch(b.Deleted, pending[:len(b.Deleted)], liveD, nil, nil)
-	}
-	searched = t.search // replaced, never changed, by setSearch
-	t.mu.RUnlock()
-	if err != nil {
-		return 0, err
-	}
-	for i, ok := range liveA {
-		if ok {
-			need = max(need, seqA[i])
-		} else {
-			candAdd = append(candAdd, i)
-		}
-	}
-	for i, ok := range liveD {
-		if ok {
-			candDel = append(candDel, i)
-		}
-	}
-	if len(candAdd) == 0 && len(candDel) == 0 && len(b.Opaque) == 0 {
-		return need, nil
-	}
-	// Phase two, one writer at a time: the candidates again (another
-	// writer may have changed them), the log, the delta.
-	t.wmu.Lock()
-	defer t.wmu.Unlock()
-	for t.merging && t.delta.len() >= t.deltaKeys {
-		t.mergeDone.Wait() // both deltas full: wait for the merge
-	}
-	if t.mergeErr != nil {
-		return 0, t.mergeErr
-	}
-	rec := Batch{Opaque: b.Opaque}
-	// Repeated keys are added once: strictly ascending keys (the index's
-	// sorted batches) have none, others are checked with a set.
-	var seen map[Key]struct{}
-	if !ascending(b.Added) || !ascending(b.Deleted) {
-		seen = make(map[Key]struct{}, len(candAdd))
-	}
-	t.mu.RLock()
-	if t.closed {
-		t.mu.RUnlock()
-		return 0, store.ErrClosed
-	}
-	// A key absent at phase one and added since is in a delta or in a
-	// file a merge wrote since: the files phase one searched need no
-	// second search. (A key live at phase one and deleted since may be
-	// dropped by a merge: those are searched everywhere.)
-	err = t.lookupBatch(b.Added, append(pending[:0], candAdd...), liveA, seqA, searched)
-	if err == nil {
-		err = t.lookupBatch(b.Deleted, append(pending[:0], candDel...), liveD, nil, nil)
-	}
-	if err != nil {
+	if err := t.lookupBatch(keys, pending, hits, nil); err != nil {
 		t.mu.RUnlock()
 		return 0, err
 	}
-	for _, i := range candAdd {
-		k := &b.Added[i]
-		if _, dup := seen[*k]; dup {
-			continue
+	var need uint64
+	now := t.clock()
+	var reads []valueRead
+	for i := range keys {
+		h := &hits[i]
+		fd := Found{Live: h.isLive(now), Seq: h.seq}
+		if fd.Live {
+			need = max(need, h.seq)
+			fd.Cols = h.cols
+			v := h.value()
+			fd.HasValue = v.has()
+			if value != nil && fd.HasValue {
+				if v.f != nil {
+					v.f.acquire()
+				}
+				reads = append(reads, valueRead{i: i, v: v})
+			}
 		}
-		if liveA[i] {
-			need = max(need, seqA[i])
-			continue
-		}
-		if seen != nil {
-			seen[*k] = struct{}{}
-		}
-		rec.Added = append(rec.Added, *k)
-		if added != nil {
-			added[i] = true
-		}
+		found[i] = fd
 	}
-	clear(seen)
-	for _, i := range candDel {
-		k := &b.Deleted[i]
-		if _, dup := seen[*k]; dup {
-			continue
-		}
-		if !liveD[i] {
-			continue
-		}
-		if seen != nil {
-			seen[*k] = struct{}{}
-		}
-		rec.Deleted = append(rec.Deleted, *k)
-		if deleted != nil {
-			deleted[i] = true
-		}
-	}
-	t.mu.RUnlock()
-	if rec.isEmpty() {
+	if len(reads) == 0 {
+		t.mu.RUnlock()
 		return need, nil
 	}
-	s, err := t.appendLocked(&rec)
-	if err != nil {
-		for _, i := range candAdd {
-			if added != nil {
-				added[i] = false
+	t.readers.Add(1)
+	t.mu.RUnlock()
+	defer t.readers.Done()
+	return need, readValues(reads, value)
+}
+
+// valueRead is a value GetBatch reads: for the key of index i.
+type valueRead struct {
+	i int
+	v dval
+}
+
+// readValues calls fn with each value of reads (whose files are acquired:
+// it releases them), the delta's first, then file by file in ordinal
+// order.
+func readValues(reads []valueRead, fn func(i int, v []byte) error) error {
+	slices.SortFunc(reads, func(a, b valueRead) int {
+		if c := cmp.Compare(fileNum(a.v.f), fileNum(b.v.f)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.v.ord, b.v.ord)
+	})
+	var err error
+	var cur *valuefile.Cursor
+	var curFile *keyFile
+	for j := range reads {
+		r := &reads[j]
+		if r.v.f == nil {
+			if err == nil {
+				err = fn(r.i, r.v.b)
+			}
+			continue
+		}
+		if err == nil {
+			if r.v.f != curFile {
+				curFile, cur = r.v.f, r.v.f.vals.NewCursor()
+			}
+			var b []byte
+			if b, err = cur.Value(r.v.ord - 1); err == nil {
+				err = fn(r.i, b)
 			}
 		}
-		for _, i := range candDel {
-			if deleted != nil {
-				deleted[i] = false
-			}
-		}
-		return 0, err
+		r.v.f.release()
 	}
-	t.mu.Lock()
-	t.apply(&rec, s)
-	full := t.delta.len() >= t.deltaKeys
-	t.mu.Unlock()
-	if full || t.segBytes > int64(128*t.deltaKeys) {
-		t.rotateLocked(false)
+	return err
+}
+
+// fileNum orders files for readValues (nil, the delta's values, first).
+func fileNum(f *keyFile) uint64 {
+	if f == nil {
+		return 0
 	}
-	return max(need, s), nil
+	return f.num + 1
 }
 
-// ascending reports whether keys are strictly ascending.
-func ascending(keys []Key) bool {
-	for i := 1; i < len(keys); i++ {
-		if bytes.Compare(keys[i-1][:], keys[i][:]) >= 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// A delta holds the changes not yet in a key file: a flat array of
-// entries (key, log position, state: 40 bytes), in the order their keys
-// were first put, and an open-addressing index of their numbers (linear
-// probing, at most 3/4 full: 4 to 8 bytes a key), both allocated once for
-// the delta's expected size; a Go map of the same took about 80 bytes a
-// key. A key removed keeps its entry, marked, until the delta is dropped.
-//
-// A bitset over the leading deltaBits bits of every key put answers most
-// lookups of a key the delta does not hold (a seen-set's present keys are
-// in the files) with one probe; removed entries leave their bit set (a
-// "maybe").
-type delta struct {
-	want  int         // entries to allocate for at the first put
-	ents  []deltaSlot // in the order keys were first put
-	index []uint32    // entry number + 1; 0: empty
-	n     int         // entries not removed
-	seed  maphash.Seed
-	bits  []uint64
-}
-
-// deltaSlot is an entry of a delta: state is the log position << 2 | 2
-// when live | 1 when held (0: removed).
-type deltaSlot struct {
-	k     Key
-	state uint64
-}
-
-// deltaBits sizes a delta's bitset: 2^22 bits, 512 KiB, a few percent set
-// by a full default delta.
-const deltaBits = 22
+// Len returns the number of records: live keys, and those expired by the
+// clock that no merge has dropped yet (and no write replaced).
+func (t *Table) Len() int64 { return t.count.Load() }
 
 // deltaKeysFor returns the size of a delta that starts when the table
 // holds live keys (see Options.DeltaKeys).
@@ -758,153 +904,62 @@ func (t *Table) deltaKeysFor(live int64) int {
 	return int(min(max(live/deltaShare, DefaultDeltaKeys), maxAutoDeltaKeys))
 }
 
-// newDelta returns an empty delta that allocates room for n keys at its
-// first put, and grows past them only if need be (Open's replay, or a
-// batch that fills it past n).
-func newDelta(n int) *delta {
-	return &delta{want: n, seed: maphash.MakeSeed()}
+// full reports whether the delta is full (by keys or bytes). The caller
+// holds wmu.
+func (t *Table) full() bool {
+	return t.delta.len() >= t.deltaKeys || t.delta.bytes() >= t.opts.DeltaBytes
 }
 
-// len returns the number of keys the delta holds.
-func (d *delta) len() int { return d.n }
-
-// slot returns the index slot of k: the one that holds its entry, or the
-// empty one where it goes. The keys are hashed with a random seed, so
-// that chosen keys cannot make the probes long.
-func (d *delta) slot(k *Key) int {
-	mask := len(d.index) - 1
-	s := int(maphash.Bytes(d.seed, k[:])) & mask
-	for {
-		e := d.index[s]
-		if e == 0 || d.ents[e-1].k == *k {
-			return s
+// Close waits for a merge to finish, syncs the log and closes the table.
+// Changes not merged stay in the log for the next Open.
+func (t *Table) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.mu.Unlock()
+	t.wmu.Lock()
+	t.stopMerge = true
+	t.wmu.Unlock()
+	t.mergeWG.Wait()
+	err := t.Sync()
+	t.wmu.Lock()
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	t.stopBuilds.Store(true)
+	t.builds.Wait()
+	t.readers.Wait()
+	if t.log != nil {
+		if cerr := t.log.Close(); err == nil {
+			err = cerr
 		}
-		s = (s + 1) & mask
+		t.log = nil
 	}
+	for _, f := range t.oldLogs {
+		f.Close()
+	}
+	t.oldLogs = nil
+	if merr := t.mark.close(); err == nil {
+		err = merr
+	}
+	err2 := t.mergeErr
+	t.wmu.Unlock()
+	t.delta.release()
+	t.frozen.release()
+	t.closeFiles()
+	t.cache.Close()
+	if err == nil {
+		err = err2
+	}
+	return err
 }
 
-// get returns the entry of k (a nil delta holds none).
-func (d *delta) get(k *Key) (deltaEntry, bool) {
-	if d == nil || d.n == 0 {
-		return deltaEntry{}, false
+// closeFiles drops the table's count of its files (closing them).
+func (t *Table) closeFiles() {
+	for _, f := range t.files {
+		f.release()
 	}
-	b := leading(k, deltaBits)
-	if d.bits[b/64]&(1<<(b%64)) == 0 {
-		return deltaEntry{}, false
-	}
-	e := d.index[d.slot(k)]
-	if e == 0 {
-		return deltaEntry{}, false
-	}
-	st := d.ents[e-1].state
-	return deltaEntry{seq: st >> 2, live: st&2 != 0}, st&1 != 0
-}
-
-func (d *delta) put(k *Key, e deltaEntry) {
-	if d.index == nil {
-		d.alloc(max(d.want, 16))
-	}
-	st := e.seq<<2 | 1
-	if e.live {
-		st |= 2
-	}
-	s := d.slot(k)
-	if x := d.index[s]; x != 0 {
-		if d.ents[x-1].state&1 == 0 {
-			d.n++
-		}
-		d.ents[x-1].state = st
-		return
-	}
-	if 4*(len(d.ents)+1) > 3*len(d.index) {
-		d.grow()
-		s = d.slot(k)
-	}
-	d.ents = append(d.ents, deltaSlot{k: *k, state: st})
-	d.index[s] = uint32(len(d.ents))
-	d.n++
-	b := leading(k, deltaBits)
-	d.bits[b/64] |= 1 << (b % 64)
-}
-
-// remove takes k out of the delta (the key's state below it stands).
-func (d *delta) remove(k *Key) {
-	if d == nil || d.n == 0 {
-		return
-	}
-	if x := d.index[d.slot(k)]; x != 0 && d.ents[x-1].state&1 != 0 {
-		d.ents[x-1].state = 0
-		d.n--
-	}
-}
-
-// alloc allocates room for n entries and a quarter more: a delta is
-// frozen once full after a batch, and a batch applied to a full delta
-// while a merge runs (see Add) would otherwise grow it, copying its
-// entries and doubling its index.
-func (d *delta) alloc(n int) {
-	n += n / 4
-	d.ents = make([]deltaSlot, 0, n)
-	d.index = make([]uint32, indexSize(n))
-	if d.bits == nil {
-		d.bits = make([]uint64, 1<<deltaBits/64)
-	}
-}
-
-// indexSize returns the index slots for n entries: a power of two at
-// least 4n/3.
-func indexSize(n int) int {
-	s := 16
-	for 3*s < 4*n {
-		s *= 2
-	}
-	return s
-}
-
-// grow doubles the index (and lets append grow the entries): only past
-// the size the delta was made for.
-func (d *delta) grow() {
-	if len(d.ents) >= 1<<31 {
-		panic("keytable: delta of 2^31 keys") // DeltaKeys is an int32-sized bound
-	}
-	d.index = make([]uint32, 2*len(d.index))
-	mask := len(d.index) - 1
-	for i := range d.ents {
-		s := int(maphash.Bytes(d.seed, d.ents[i].k[:])) & mask
-		for d.index[s] != 0 {
-			s = (s + 1) & mask
-		}
-		d.index[s] = uint32(i + 1)
-	}
-}
-
-// sorted returns the numbers of the delta's live entries and of its
-// deleted ones, each in key order. The delta must not change meanwhile.
-func (d *delta) sorted() (live, dead []uint32) {
-	live = make([]uint32, 0, d.n)
-	for i := range d.ents {
-		switch st := d.ents[i].state; {
-		case st&1 == 0:
-		case st&2 != 0:
-			live = append(live, uint32(i))
-		default:
-			dead = append(dead, uint32(i))
-		}
-	}
-	byKey := func(a, b uint32) int { return compareKeys(d.ents[a].k, d.ents[b].k) }
-	slices.SortFunc(live, byKey)
-	slices.SortFunc(dead, byKey)
-	return live, dead
-}
-
-// clone returns a copy of the entries the delta holds, for reading in
-// order (sorted) without holding its lock; it has no index.
-func (d *delta) clone() *delta {
-	c := &delta{ents: make([]deltaSlot, 0, d.n), n: d.n}
-	for _, e := range d.ents {
-		if e.state&1 != 0 {
-			c.ents = append(c.ents, e)
-		}
-	}
-	return c
+	t.files = nil
 }

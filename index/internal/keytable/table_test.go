@@ -294,7 +294,7 @@ func TestLogTail(t *testing.T) {
 }
 
 func recordLen(keys int) int {
-	b, _ := appendRecord(nil, &Batch{Added: make([]Key, keys)})
+	b, _ := appendRecord(nil, &record{added: make([]Key, keys)})
 	return len(b)
 }
 

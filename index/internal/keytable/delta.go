@@ -1,0 +1,350 @@
+package keytable
+
+import (
+	"hash/maphash"
+	"slices"
+)
+
+// A delta holds the changes not yet in a key file: a flat array of
+// entries (key, log position, state: 40 bytes), in the order their keys
+// were first put, and an open-addressing index of their numbers (linear
+// probing, at most 3/4 full: 4 to 8 bytes a key), both allocated once for
+// the delta's expected size; a Go map of the same took about 80 bytes a
+// key. A key removed keeps its entry, marked, until the delta is dropped.
+//
+// Entries with columns or a value have them in a second array (ext, 48
+// bytes an entry), made at the first such entry: a delta of key-only
+// entries costs what it did before columns. Values are copied into an
+// arena (bytes a value replaced leaves are reclaimed when the delta is
+// dropped), or, for a value kept from a key file (Set.KeepValue), are that
+// file's ordinal: the delta holds the file open until it is dropped.
+//
+// A bitset over the leading deltaBits bits of every key put answers most
+// lookups of a key the delta does not hold (a seen-set's present keys are
+// in the files) with one probe; removed entries leave their bit set (a
+// "maybe").
+type delta struct {
+	want  int         // entries to allocate for at the first put
+	ents  []deltaSlot // in the order keys were first put
+	ext   []deltaExt  // nil, or as long as ents
+	arena []byte
+	index []uint32 // entry number + 1; 0: empty
+	n     int      // entries not removed
+	seed  maphash.Seed
+	bits  []uint64
+	// files are the key files whose values entries keep, counted
+	// (keyFile.acquire) until the delta is dropped (release).
+	files []*keyFile
+}
+
+// deltaSlot is an entry of a delta: state is the log position << 3 | 4
+// when a row hides a row below | 2 when a row (else a tombstone) | 1 when
+// held (0: removed).
+type deltaSlot struct {
+	k     Key
+	state uint64
+}
+
+const (
+	slotHeld  = 1
+	slotRow   = 2
+	slotHides = 4
+)
+
+// deltaExt holds an entry's columns and value: none, the arena's
+// [voff, voff+vn), or ordinal vord-1 of the key file vf.
+type deltaExt struct {
+	cols Cols
+	voff uint64
+	vn   uint32
+	vord uint32
+	vf   *keyFile
+}
+
+// dval is where a value is: b (its bytes), or ordinal ord-1 of f's value
+// file; neither: none.
+type dval struct {
+	b   []byte
+	f   *keyFile
+	ord uint32
+}
+
+func (v *dval) has() bool { return len(v.b) > 0 || v.ord != 0 }
+
+// deltaEntry is a key's state in a delta: a row (with its columns and
+// value, and whether it hides a row below the delta) or a tombstone
+// (which hides a row below), and the log position that records it.
+type deltaEntry struct {
+	seq   uint64
+	row   bool
+	hides bool
+	cols  Cols
+	val   dval
+}
+
+// deltaBits sizes a delta's bitset: 2^22 bits, 512 KiB, a few percent set
+// by a full default delta.
+const deltaBits = 22
+
+// newDelta returns an empty delta that allocates room for n keys at its
+// first put, and grows past them only if need be (Open's replay, or a
+// batch that fills it past n).
+func newDelta(n int) *delta {
+	return &delta{want: n, seed: maphash.MakeSeed()}
+}
+
+// len returns the number of keys the delta holds.
+func (d *delta) len() int { return d.n }
+
+// bytes returns the bytes of the delta's entries and values.
+func (d *delta) bytes() int64 {
+	if d == nil {
+		return 0
+	}
+	return int64(len(d.ents))*40 + int64(len(d.ext))*48 + int64(len(d.arena))
+}
+
+// slot returns the index slot of k: the one that holds its entry, or the
+// empty one where it goes. The keys are hashed with a random seed, so
+// that chosen keys cannot make the probes long.
+func (d *delta) slot(k *Key) int {
+	mask := len(d.index) - 1
+	s := int(maphash.Bytes(d.seed, k[:])) & mask
+	for {
+		e := d.index[s]
+		if e == 0 || d.ents[e-1].k == *k {
+			return s
+		}
+		s = (s + 1) & mask
+	}
+}
+
+// get returns the entry of k (a nil delta holds none). Its value's bytes
+// alias the arena: they do not change while the delta lives.
+func (d *delta) get(k *Key) (deltaEntry, bool) {
+	if d == nil || d.n == 0 {
+		return deltaEntry{}, false
+	}
+	b := leading(k, deltaBits)
+	if d.bits[b/64]&(1<<(b%64)) == 0 {
+		return deltaEntry{}, false
+	}
+	x := d.index[d.slot(k)]
+	if x == 0 {
+		return deltaEntry{}, false
+	}
+	return d.entry(int(x - 1))
+}
+
+// entry returns entry i.
+func (d *delta) entry(i int) (deltaEntry, bool) {
+	st := d.ents[i].state
+	e := deltaEntry{seq: st >> 3, row: st&slotRow != 0, hides: st&slotHides != 0}
+	if d.ext != nil {
+		x := &d.ext[i]
+		e.cols = x.cols
+		switch {
+		case x.vf != nil:
+			e.val = dval{f: x.vf, ord: x.vord}
+		case x.vn > 0:
+			e.val = dval{b: d.arena[x.voff : x.voff+uint64(x.vn) : x.voff+uint64(x.vn)]}
+		}
+	}
+	return e, st&slotHeld != 0
+}
+
+// isPlain reports whether e needs no ext: a tombstone, or a row without
+// columns or a value.
+func (e *deltaEntry) isPlain() bool { return !e.row || e.cols.IsZero() && !e.val.has() }
+
+// put sets k's entry to e, copying its value's bytes into the arena (a
+// kept file value is counted in d.files).
+func (d *delta) put(k *Key, e deltaEntry) {
+	if d.index == nil {
+		d.alloc(max(d.want, 16))
+	}
+	st := e.seq<<3 | slotHeld
+	if e.row {
+		st |= slotRow
+		if e.hides {
+			st |= slotHides
+		}
+	}
+	s := d.slot(k)
+	i := -1
+	if x := d.index[s]; x != 0 {
+		i = int(x - 1)
+		if d.ents[i].state&slotHeld == 0 {
+			d.n++
+		}
+		d.ents[i].state = st
+	} else {
+		if 4*(len(d.ents)+1) > 3*len(d.index) {
+			d.grow()
+			s = d.slot(k)
+		}
+		d.ents = append(d.ents, deltaSlot{k: *k, state: st})
+		if d.ext != nil {
+			d.ext = append(d.ext, deltaExt{})
+		}
+		i = len(d.ents) - 1
+		d.index[s] = uint32(i + 1)
+		d.n++
+		b := leading(k, deltaBits)
+		d.bits[b/64] |= 1 << (b % 64)
+	}
+	if e.isPlain() {
+		if d.ext != nil {
+			d.ext[i] = deltaExt{}
+		}
+		return
+	}
+	if d.ext == nil {
+		d.ext = make([]deltaExt, len(d.ents), cap(d.ents))
+	}
+	x := deltaExt{cols: e.cols}
+	switch {
+	case e.val.f != nil:
+		x.vf, x.vord = e.val.f, e.val.ord
+		if !slices.Contains(d.files, e.val.f) {
+			e.val.f.acquire()
+			d.files = append(d.files, e.val.f)
+		}
+	case len(e.val.b) > 0:
+		x.voff, x.vn = uint64(len(d.arena)), uint32(len(e.val.b))
+		d.arena = append(d.arena, e.val.b...)
+	}
+	d.ext[i] = x
+}
+
+// remove takes k out of the delta (the key's state below it stands).
+func (d *delta) remove(k *Key) {
+	if d == nil || d.n == 0 {
+		return
+	}
+	if x := d.index[d.slot(k)]; x != 0 && d.ents[x-1].state&slotHeld != 0 {
+		d.ents[x-1].state = 0
+		if d.ext != nil {
+			d.ext[x-1] = deltaExt{}
+		}
+		d.n--
+	}
+}
+
+// release drops the delta's counts of the files its entries keep values
+// of: the delta is no longer read.
+func (d *delta) release() {
+	if d == nil {
+		return
+	}
+	for _, f := range d.files {
+		f.release()
+	}
+	d.files = nil
+}
+
+// alloc allocates room for n entries and a quarter more: a delta is
+// frozen once full after a batch, and a batch applied to a full delta
+// while a merge runs (see Write) would otherwise grow it, copying its
+// entries and doubling its index.
+func (d *delta) alloc(n int) {
+	n += n / 4
+	d.ents = make([]deltaSlot, 0, n)
+	d.index = make([]uint32, indexSize(n))
+	if d.bits == nil {
+		d.bits = make([]uint64, 1<<deltaBits/64)
+	}
+}
+
+// indexSize returns the index slots for n entries: a power of two at
+// least 4n/3.
+func indexSize(n int) int {
+	s := 16
+	for 3*s < 4*n {
+		s *= 2
+	}
+	return s
+}
+
+// grow doubles the index (and lets append grow the entries): only past
+// the size the delta was made for.
+func (d *delta) grow() {
+	if len(d.ents) >= 1<<31 {
+		panic("keytable: delta of 2^31 keys") // DeltaKeys is an int32-sized bound
+	}
+	d.index = make([]uint32, 2*len(d.index))
+	mask := len(d.index) - 1
+	for i := range d.ents {
+		s := int(maphash.Bytes(d.seed, d.ents[i].k[:])) & mask
+		for d.index[s] != 0 {
+			s = (s + 1) & mask
+		}
+		d.index[s] = uint32(i + 1)
+	}
+}
+
+// sorted returns the numbers of the delta's rows and of its entries that
+// hold a tombstone (tombstones, and rows that hide a row below), each in
+// key order. The delta must not change meanwhile.
+func (d *delta) sorted() (live, dead []uint32) {
+	live = make([]uint32, 0, d.n)
+	for i := range d.ents {
+		st := d.ents[i].state
+		if st&slotHeld == 0 {
+			continue
+		}
+		if st&slotRow != 0 {
+			live = append(live, uint32(i))
+		}
+		if st&slotRow == 0 || st&slotHides != 0 {
+			dead = append(dead, uint32(i))
+		}
+	}
+	byKey := func(a, b uint32) int { return compareKeys(d.ents[a].k, d.ents[b].k) }
+	slices.SortFunc(live, byKey)
+	slices.SortFunc(dead, byKey)
+	return live, dead
+}
+
+// clone returns a copy of the entries the delta holds, for reading in
+// order (sorted) without holding its lock; it has no index, shares the
+// arena (whose bytes do not change) and counts the files it keeps values
+// of (release it).
+func (d *delta) clone() *delta {
+	c := &delta{ents: make([]deltaSlot, 0, d.n), n: d.n, arena: d.arena}
+	if d.ext != nil {
+		c.ext = make([]deltaExt, 0, d.n)
+	}
+	for i, e := range d.ents {
+		if e.state&slotHeld != 0 {
+			c.ents = append(c.ents, e)
+			if d.ext != nil {
+				c.ext = append(c.ext, d.ext[i])
+			}
+		}
+	}
+	for _, f := range d.files {
+		f.acquire()
+	}
+	c.files = slices.Clone(d.files)
+	return c
+}
+
+// ranges returns the range of the delta's columns and whether any of its
+// rows has a value.
+func (d *delta) ranges() (colRange, bool) {
+	var r colRange
+	values := false
+	if d.ext == nil {
+		return r, false
+	}
+	for i := range d.ext {
+		if d.ents[i].state&(slotHeld|slotRow) != slotHeld|slotRow {
+			continue
+		}
+		x := &d.ext[i]
+		r.add(&x.cols)
+		values = values || x.vn > 0 || x.vf != nil
+	}
+	return r, values
+}

@@ -1,0 +1,168 @@
+package keytable
+
+import (
+	"bytes"
+
+	"github.com/urlhash/urlhash/index/internal/valuefile"
+	"github.com/urlhash/urlhash/store"
+)
+
+// ScanOptions says what ScanEntries yields.
+type ScanOptions struct {
+	// Values reads each entry's value (from its value file, in order:
+	// each block once). Default false.
+	Values bool
+	// Expired yields the records expired by the clock too (Entry.Expired
+	// set): the records Len counts. Default false.
+	Expired bool
+}
+
+// Scan calls fn with each live key that starts with the first bits bits
+// of prefix, in key order, until fn returns an error. It sees the table as
+// it was when it started, and holds no lock writers wait for.
+func (t *Table) Scan(prefix []byte, bits int, fn func(k *Key) error) error {
+	return t.ScanEntries(prefix, bits, ScanOptions{}, func(e *Entry) error { return fn(&e.Key) })
+}
+
+// ScanEntries calls fn with each live entry (and, with o.Expired, each
+// expired record) whose key starts with the first bits bits of prefix, in
+// key order, until fn returns an error. e is valid until fn returns. It
+// sees the table as it was when it started, and holds no lock writers
+// wait for.
+func (t *Table) ScanEntries(prefix []byte, bits int, o ScanOptions, fn func(e *Entry) error) error {
+	t.mu.RLock()
+	if t.closed {
+		t.mu.RUnlock()
+		return store.ErrClosed
+	}
+	// The delta changes under writers: a copy of it. The frozen one does
+	// not, but the merge drops it: counted, as the files are.
+	deltas := []*delta{t.delta.clone()}
+	srcs := []*source{deltaSource(deltas[0])}
+	if t.frozen != nil {
+		c := t.frozen.clone()
+		deltas = append(deltas, c)
+		srcs = append(srcs, deltaSource(c))
+	}
+	files := make([]*keyFile, len(t.files))
+	copy(files, t.files)
+	for i := len(files) - 1; i >= 0; i-- {
+		files[i].acquire()
+		srcs = append(srcs, fileSource(files[i]))
+	}
+	t.readers.Add(1)
+	t.mu.RUnlock()
+	defer func() {
+		for _, d := range deltas {
+			d.release()
+		}
+		for _, f := range files {
+			f.release()
+		}
+		t.readers.Done()
+	}()
+	now := t.now()
+	lo, hi := prefixRange(prefix, bits)
+	for _, s := range srcs {
+		s.di = lowerBound(s.dead, s.nDead, &lo)
+		if hi != nil {
+			s.nDead = lowerBound(s.dead, s.nDead, hi)
+		}
+		if s.win == nil {
+			s.li = lowerBound(s.key, s.nLive, &lo)
+			if hi != nil {
+				s.nLive = lowerBound(s.key, s.nLive, hi)
+			}
+			continue
+		}
+		// A file's rows are read in order: its buckets give the bounds
+		// to a bucket, and a walk through it the rest.
+		s.li = s.win.lowerBound(&lo)
+		if hi != nil {
+			s.nLive = s.win.lowerBound(hi)
+		}
+		if err := s.err(); err != nil {
+			return err
+		}
+	}
+	var err error
+	var cursors map[*keyFile]*valuefile.Cursor
+	if o.Values {
+		cursors = map[*keyFile]*valuefile.Cursor{}
+	}
+	var e Entry
+	if rerr := mergeSources(srcs, true, func(k *Key, src *source, i int, _ bool) bool {
+		if src == nil {
+			return true
+		}
+		c := src.cols(i)
+		x := expired(c.Expires, now)
+		if x && !o.Expired {
+			return true
+		}
+		e = Entry{Key: *k, Cols: c, Expired: x}
+		v := src.val(i)
+		e.HasValue = v.has()
+		if o.Values && e.HasValue {
+			if e.Value, err = readValue(v, cursors); err != nil {
+				return false
+			}
+		}
+		err = fn(&e)
+		return err == nil
+	}); rerr != nil {
+		return rerr
+	}
+	return err
+}
+
+// prefixRange returns the keys [lo, hi) starting with the first bits bits
+// of prefix (hi nil: no upper bound).
+func prefixRange(prefix []byte, bits int) (lo Key, hi *Key) {
+	nb := (bits + 7) / 8
+	copy(lo[:], prefix[:nb])
+	if bits%8 != 0 {
+		lo[nb-1] &= byte(0xff) << (8 - bits%8)
+	}
+	h := lo
+	// Increment the prefix at its last bit.
+	for i := nb - 1; i >= 0; i-- {
+		step := byte(1)
+		if i == nb-1 && bits%8 != 0 {
+			step = 1 << (8 - bits%8)
+		}
+		s := h[i] + step
+		carry := s < h[i]
+		h[i] = s
+		if !carry {
+			return lo, &h
+		}
+	}
+	return lo, nil
+}
+
+// lowerBound returns the index of the first row of the file not less than
+// k (reading its bucket).
+func (w *keyWindow) lowerBound(k *Key) int {
+	i, hi := w.f.bucket(k)
+	for ; i < hi; i++ {
+		e := w.at(i)
+		if e == nil || bytes.Compare(e[:KeySize], k[:]) >= 0 {
+			break
+		}
+	}
+	return i
+}
+
+func lowerBound(at func(int) *Key, n int, k *Key) int {
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if bytes.Compare(at(m)[:], k[:]) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
