@@ -1,55 +1,19 @@
 package keytable
 
 import (
-	"bufio"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cockroachdb/datadriven"
 )
-
-// lookupCase is a line of testdata/lookups.txt.
-type lookupCase struct {
-	name          string
-	keys, cluster int
-	shuffled      bool
-}
-
-func readLookupCases(t *testing.T) []lookupCase {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "lookups.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var cases []lookupCase
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		fs := strings.Fields(sc.Text())
-		if len(fs) == 0 || strings.HasPrefix(fs[0], "#") {
-			continue
-		}
-		if len(fs) != 4 {
-			t.Fatalf("lookups.txt:%d: %d fields, want 4", line, len(fs))
-		}
-		n, err1 := strconv.Atoi(fs[1])
-		c, err2 := strconv.Atoi(fs[2])
-		if err := errors.Join(err1, err2); err != nil || c > n || (fs[3] != "sorted" && fs[3] != "shuffled") {
-			t.Fatalf("lookups.txt:%d: bad line %q (%v)", line, sc.Text(), err)
-		}
-		cases = append(cases, lookupCase{name: fs[0], keys: n, cluster: c, shuffled: fs[3] == "shuffled"})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return cases
-}
 
 // clusterKey returns keyOf(i) with the leading 32 bits of keyOf(0).
 func clusterKey(i uint64) Key {
@@ -99,18 +63,49 @@ func (c countingReader) ReadAt(p []byte, off int64) (int, error) {
 	return c.r.ReadAt(p, off)
 }
 
-// TestFindBatch checks coalesced batch lookups against the file's keys,
-// and against single lookups, with and without the file's fingerprints;
-// and that with them a lookup of an absent key seldom reads.
+// TestFindBatch runs testdata/lookups.txt (cockroachdb/datadriven): batch
+// lookups against one key file, checked against the file's keys and
+// against single lookups, with and without the file's fingerprints; and,
+// for large enough files, that with them a lookup of an absent key seldom
+// reads.
 func TestFindBatch(t *testing.T) {
-	for _, tc := range readLookupCases(t) {
-		for _, withFP := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/fingerprints=%v", tc.name, withFP), func(t *testing.T) { testFindBatch(t, tc, withFP) })
+	if *update {
+		if err := flag.Set("rewrite", "true"); err != nil {
+			t.Fatal(err)
 		}
 	}
+	datadriven.RunTest(t, filepath.Join("testdata", "lookups.txt"), func(t *testing.T, td *datadriven.TestData) string {
+		if td.Cmd != "batch" {
+			t.Fatalf("unknown command %q", td.Cmd)
+		}
+		var tc lookupCase
+		td.ScanArgs(t, "keys", &tc.keys)
+		td.MaybeScanArgs(t, "cluster", &tc.cluster)
+		var order string
+		td.ScanArgs(t, "order", &order)
+		if tc.cluster > tc.keys || order != "sorted" && order != "shuffled" {
+			t.Fatalf("bad case %s", td.Pos)
+		}
+		tc.shuffled = order == "shuffled"
+		var b strings.Builder
+		for _, withFP := range []bool{false, true} {
+			fmt.Fprintf(&b, "fingerprints=%v: %s\n", withFP, testFindBatch(t, tc, withFP))
+		}
+		return b.String()
+	})
 }
 
-func testFindBatch(t *testing.T, tc lookupCase, withFP bool) {
+// lookupCase is a case of testdata/lookups.txt: the keys in the file, how
+// many of them share their leading 32 bits (a hostile cluster: one bucket
+// of them), and the order of the batch.
+type lookupCase struct {
+	keys, cluster int
+	shuffled      bool
+}
+
+// testFindBatch runs a case and returns what the batch found, and the
+// reads of absent keys by single lookups.
+func testFindBatch(t *testing.T, tc lookupCase, withFP bool) string {
 	{
 		{
 			in := map[Key]bool{}
@@ -201,12 +196,23 @@ func testFindBatch(t *testing.T, tc lookupCase, withFP bool) {
 			// An absent key's bucket holds 4 to 8 keys (1 to 2 in small
 			// files): without fingerprints it is read unless empty; with
 			// them, when one of its keys shares the absent key's 8 bits.
-			if absent := len(batch) - nFound; tc.cluster == 0 && absent >= 1000 {
+			absent := len(batch) - nFound
+			if tc.cluster == 0 && absent >= 1000 {
 				rate := float64(absentReads) / float64(absent)
 				if withFP && rate > 0.1 || !withFP && rate < 0.5 {
 					t.Errorf("%d reads for %d absent keys (%.3f a key) with fingerprints %v", absentReads, absent, rate, withFP)
 				}
 			}
+			live, deleted := 0, 0
+			for _, g := range got {
+				switch g {
+				case 1:
+					live++
+				case -1:
+					deleted++
+				}
+			}
+			return fmt.Sprintf("%d live, %d deleted, %d absent; %d reads for the absent ones", live, deleted, absent, absentReads)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package keytable
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,4 +233,53 @@ func FuzzMark(f *testing.F) {
 			t.Fatalf("decodeMark(%x) = %d, %d does not encode back", data, seg, seq)
 		}
 	})
+}
+
+// TestDamagedAcknowledgedRecord (issue 34, item 6): the newest segment's
+// only record, acknowledged, then damaged (a byte flipped, or the segment
+// cut inside it). Open names the damaged record and its offset, not "cut
+// or removed", and says which records opening without SYNCED would drop.
+func TestDamagedAcknowledgedRecord(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(b []byte) []byte
+		why    string
+	}{
+		{"flipped", func(b []byte) []byte { b[logHeader+20] ^= 1; return b }, "record checksum mismatch"},
+		{"cut inside", func(b []byte) []byte { return b[:len(b)-5] }, "record cut short"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tb, err := Open(dir, &Options{noMerge: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tb.Add(&Batch{Added: []Key{keyOf(1), keyOf(2)}}, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := tb.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			crashed := crashCopy(t, dir)
+			tb.Close()
+			name := logName(crashed, 1)
+			b, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(name, tc.damage(b), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err = Open(crashed, &Options{noMerge: true})
+			msg := fmt.Sprint(err)
+			for _, want := range []string{"000001.log", "damaged record at offset 8", tc.why, "would drop records 1 to 1"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("Open = %v, want it to say %q", err, want)
+				}
+			}
+			if !errors.Is(err, ErrLost) || strings.Contains(msg, "cut or removed") {
+				t.Errorf("Open = %v, want ErrLost without \"cut or removed\"", err)
+			}
+		})
+	}
 }
