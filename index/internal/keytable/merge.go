@@ -81,18 +81,82 @@ func planMerge(files []*keyFile, n uint64) int {
 }
 
 // source is one input of a merge in key order: its rows and its
-// tombstones, each sorted.
+// tombstones, each sorted. A file's are read through a window (a read
+// error or a checksum mismatch stops the merge: see err); a delta's are
+// its entries, in the order of an index of them.
 type source struct {
-	key          func(i int) *Key // row i's
-	cols         func(i int) Cols
-	val          func(i int) dval
-	dead         func(i int) *Key
+	win        *keyWindow // a file's
+	f          *keyFile
+	d          *delta // a delta's
+	live, dead []uint32
+	// nLive and nDead bound the rows and tombstones read; li and di are
+	// the next ones.
 	nLive, nDead int
 	li, di       int
-	// win, when the source is a file, reads its rows; a read error or a
-	// checksum mismatch stops the merge.
-	win *keyWindow
 }
+
+// key returns row i's key.
+func (s *source) key(i int) *Key {
+	if s.win != nil {
+		row := s.win.at(i)
+		if row == nil {
+			return &maxKey // the walk ends at the error (see err)
+		}
+		return (*Key)(row)
+	}
+	return &s.d.ents[s.live[i]].k
+}
+
+// deadKey returns tombstone i.
+func (s *source) deadKey(i int) *Key {
+	if s.win != nil {
+		return s.f.tombstone(i)
+	}
+	return &s.d.ents[s.dead[i]].k
+}
+
+// hasCols reports whether the source's rows may have columns or values.
+func (s *source) hasCols() bool {
+	if s.win != nil {
+		return s.f.hdr.lay.rw > KeySize
+	}
+	return s.d.ext != nil
+}
+
+// cols returns row i's columns.
+func (s *source) cols(i int) Cols {
+	if s.win != nil {
+		if row := s.win.at(i); row != nil {
+			return s.f.hdr.lay.cols(row)
+		}
+		return Cols{}
+	}
+	if s.d.ext == nil {
+		return Cols{}
+	}
+	return s.d.ext[s.live[i]].cols
+}
+
+// val returns where row i's value is.
+func (s *source) val(i int) dval {
+	if s.win != nil {
+		if row := s.win.at(i); row != nil {
+			if r := s.f.hdr.lay.ref(row); r != 0 {
+				return dval{f: s.f, ord: r}
+			}
+		}
+		return dval{}
+	}
+	if s.d.ext == nil {
+		return dval{}
+	}
+	e, _ := s.d.entry(int(s.live[i]))
+	return e.val
+}
+
+// maxKey stands for a key a read could not read.
+var maxKey = Key{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 
 // peek returns the smallest key not consumed and whether the source
 // holds it as a row and as a tombstone.
@@ -102,7 +166,7 @@ func (s *source) peek() (k *Key, live, dead bool) {
 		kl = s.key(s.li)
 	}
 	if s.di < s.nDead {
-		kd = s.dead(s.di)
+		kd = s.deadKey(s.di)
 	}
 	switch {
 	case kl == nil && kd == nil:
@@ -140,60 +204,15 @@ func (s *source) advance(live, dead bool) {
 
 // fileSource reads f's rows in order through a window.
 func fileSource(f *keyFile) *source {
-	w := &keyWindow{f: f}
-	lay := &f.hdr.lay
-	at := func(i int) []byte {
-		row := w.at(i)
-		if row == nil {
-			// A read error: the walk ends (see err); a key that
-			// sorts last meanwhile.
-			return maxRow[:]
-		}
-		return row
-	}
-	return &source{
-		key:  func(i int) *Key { return (*Key)(at(i)) },
-		cols: func(i int) Cols { return lay.cols(at(i)) },
-		val: func(i int) dval {
-			if r := lay.ref(at(i)); r != 0 {
-				return dval{f: f, ord: r}
-			}
-			return dval{}
-		},
-		dead: f.tombstone, nLive: int(f.hdr.count), nDead: int(f.hdr.deleted), win: w,
-	}
+	return &source{win: &keyWindow{f: f}, f: f, nLive: int(f.hdr.count), nDead: int(f.hdr.deleted)}
 }
-
-// maxRow stands for a row a read could not read (its source's error ends
-// the walk).
-var maxRow = func() (r [KeySize + 32]byte) {
-	for i := range KeySize {
-		r[i] = 0xff
-	}
-	return r
-}()
 
 // deltaSource returns the entries of d in order. d must not change while
 // the source is used: a frozen delta (the merge sorts an index of its
 // entries, 4 bytes a key, and no copy of its keys), or a copy.
 func deltaSource(d *delta) *source {
 	live, dead := d.sorted()
-	ents := d.ents
-	return &source{
-		key:  func(i int) *Key { return &ents[live[i]].k },
-		dead: func(i int) *Key { return &ents[dead[i]].k },
-		cols: func(i int) Cols {
-			if d.ext == nil {
-				return Cols{}
-			}
-			return d.ext[live[i]].cols
-		},
-		val: func(i int) dval {
-			e, _ := d.entry(int(live[i]))
-			return e.val
-		},
-		nLive: len(live), nDead: len(dead),
-	}
+	return &source{d: d, live: live, dead: dead, nLive: len(live), nDead: len(dead)}
 }
 
 // mergeSources walks the sources (newest first) in key order and calls fn
@@ -371,15 +390,10 @@ func (t *Table) writeMerged(num uint64, srcs []*source, bottom bool, now int64) 
 			values = values || s.win.f.hdr.values > 0
 		}
 	}
-	if d := srcs[0]; d.win == nil && d.nLive > 0 {
-		// The delta's, read from its entries.
-		for i := range d.nLive {
-			c := d.cols(i)
-			span.add(&c)
-			if v := d.val(i); v.has() {
-				values = true
-			}
-		}
+	if d := srcs[0].d; d != nil {
+		r, v := d.ranges()
+		span.join(&r)
+		values = values || v
 	}
 	name := fileName(t.dir, num)
 	f, err := t.fs.OpenFile(name+".tmp", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -402,16 +416,20 @@ func (t *Table) writeMerged(num uint64, srcs []*source, bottom bool, now int64) 
 	drops := map[int64]int64{}
 	cursors := map[*keyFile]*valuefile.Cursor{}
 	rerr := mergeSources(srcs, bottom, func(k *Key, src *source, i int, dead bool) bool {
-		if src != nil {
+		switch {
+		case src == nil:
+		case !src.hasCols():
+			werr = fw.add(k, &Cols{}, nil)
+		default:
 			c := src.cols(i)
 			if expired(c.Expires, now) {
 				drops[c.Expires]++
 				res.expired++
-			} else {
-				var v []byte
-				if v, werr = readValue(src.val(i), cursors); werr == nil {
-					werr = fw.add(k, &c, v)
-				}
+				break
+			}
+			var v []byte
+			if v, werr = readValue(src.val(i), cursors); werr == nil {
+				werr = fw.add(k, &c, v)
 			}
 		}
 		if dead && werr == nil {

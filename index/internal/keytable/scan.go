@@ -64,9 +64,9 @@ func (t *Table) ScanEntries(prefix []byte, bits int, o ScanOptions, fn func(e *E
 	now := t.now()
 	lo, hi := prefixRange(prefix, bits)
 	for _, s := range srcs {
-		s.di = lowerBound(s.dead, s.nDead, &lo)
+		s.di = lowerBound(s.deadKey, s.nDead, &lo)
 		if hi != nil {
-			s.nDead = lowerBound(s.dead, s.nDead, hi)
+			s.nDead = lowerBound(s.deadKey, s.nDead, hi)
 		}
 		if s.win == nil {
 			s.li = lowerBound(s.key, s.nLive, &lo)
@@ -95,13 +95,19 @@ func (t *Table) ScanEntries(prefix []byte, bits int, o ScanOptions, fn func(e *E
 		if src == nil {
 			return true
 		}
-		c := src.cols(i)
+		var c Cols
+		if src.hasCols() {
+			c = src.cols(i)
+		}
 		x := expired(c.Expires, now)
 		if x && !o.Expired {
 			return true
 		}
 		e = Entry{Key: *k, Cols: c, Expired: x}
-		v := src.val(i)
+		var v dval
+		if src.hasCols() {
+			v = src.val(i)
+		}
 		e.HasValue = v.has()
 		if o.Values && e.HasValue {
 			if e.Value, err = readValue(v, cursors); err != nil {

@@ -708,11 +708,9 @@ type View struct {
 
 // HasBatchView is HasBatch, and returns the view it searched.
 func (t *Table) HasBatchView(keys []Key, found []bool) (uint64, View, error) {
-	pending := make([]int, len(keys))
-	for i := range pending {
-		pending[i] = i
-	}
-	hits := make([]hit, len(keys))
+	hb, pending := t.getHits(len(keys))
+	defer t.hitPool.Put(hb)
+	hits := hb.a
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if t.closed {
@@ -737,6 +735,21 @@ func (t *Table) HasBatchView(keys []Key, found []bool) (uint64, View, error) {
 		}
 	}
 	return need, v, nil
+}
+
+// getHits returns hit buffers (to put back in t.hitPool) with n hits in
+// hb.a, and the indexes 0..n-1 in pending.
+func (t *Table) getHits(n int) (*hitBufs, []int) {
+	hb, _ := t.hitPool.Get().(*hitBufs)
+	if hb == nil {
+		hb = &hitBufs{}
+	}
+	hb.a = slices.Grow(hb.a[:0], n)[:n]
+	hb.pending = slices.Grow(hb.pending[:0], n)[:n]
+	for i := range hb.pending {
+		hb.pending[i] = i
+	}
+	return hb, hb.pending
 }
 
 // clock returns a clock that reads the table's once, at its first call:
@@ -798,11 +811,9 @@ func (t *Table) Get(k *Key, dst []byte, withValue bool) (Found, []byte, error) {
 // call, grouped by value file in ordinal order: sorted keys read each
 // block once. An error of value ends the reads and is returned.
 func (t *Table) GetBatch(keys []Key, found []Found, value func(i int, v []byte) error) (uint64, error) {
-	pending := make([]int, len(keys))
-	for i := range pending {
-		pending[i] = i
-	}
-	hits := make([]hit, len(keys))
+	hb, pending := t.getHits(len(keys))
+	defer t.hitPool.Put(hb)
+	hits := hb.a
 	t.mu.RLock()
 	if t.closed {
 		t.mu.RUnlock()

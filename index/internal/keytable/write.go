@@ -136,8 +136,11 @@ func (t *Table) prevOf(h *hit, now int64) (Prev, uint8) {
 	return p, opHides
 }
 
-// hitBufs are a write's lookups' results, kept for the next.
-type hitBufs struct{ a, d, s []hit }
+// hitBufs are lookups' results, kept for the next.
+type hitBufs struct {
+	a, d, s []hit
+	pending []int
+}
 
 func (t *Table) write(b *Batch, v *View, r *Result) (seq uint64, err error) {
 	if t.opts.ReadOnly {
@@ -167,7 +170,9 @@ func (t *Table) write(b *Batch, v *View, r *Result) (seq uint64, err error) {
 	hitsD := slices.Grow(hb.d[:0], len(b.Deleted))[:len(b.Deleted)]
 	hitsS := slices.Grow(hb.s[:0], len(b.Set))[:len(b.Set)]
 	hb.a, hb.d, hb.s = hitsA, hitsD, hitsS
-	pending := make([]int, max(len(b.Added), len(b.Deleted), len(b.Set)))
+	n := max(len(b.Added), len(b.Deleted), len(b.Set))
+	hb.pending = slices.Grow(hb.pending[:0], n)[:n]
+	pending := hb.pending
 	for i := range pending {
 		pending[i] = i
 	}

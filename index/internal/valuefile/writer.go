@@ -16,6 +16,12 @@ import (
 // with a 16 KiB dictionary, compress to 0.38 of their bytes in 4 KiB
 // blocks, 0.36 in 8 KiB and 0.35 in 16 KiB, and a block of 4 KiB decodes in
 // a few microseconds.
+//
+// Blocks are compressed at zstd's fastest level: with a dictionary, each
+// block starts from the dictionary's tables, which the default level's
+// are four times as large to copy (4 KiB blocks of the corpus, a loaded
+// machine: 217 µs a block and 0.379 of the bytes at the fastest level,
+// 971 µs and 0.382 at the default).
 const DefaultBlockSize = 4 << 10
 
 // Dictionary training: a writer without a dictionary buffers up to
@@ -86,7 +92,7 @@ func NewWriter(w io.WriterAt, o Options) *Writer {
 func (w *Writer) start(d []byte) {
 	w.training = false
 	w.dict = d
-	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1),
+	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
 		zstd.WithEncoderCRC(false), zstd.WithZeroFrames(true)}
 	if d != nil {
 		opts = append(opts, zstd.WithEncoderDict(d))
@@ -182,7 +188,7 @@ func buildDict(samples [][]byte) (d []byte) {
 		id = crc32.Update(id, castagnoli, s)
 	}
 	d, err := dict.BuildZstdDict(samples, dict.Options{MaxDictSize: dictSize, HashBytes: 6,
-		ZstdDictID: 1<<15 + id%(1<<30), ZstdLevel: zstd.SpeedDefault})
+		ZstdDictID: 1<<15 + id%(1<<30), ZstdLevel: zstd.SpeedFastest})
 	if err != nil || len(d) > maxDict {
 		return nil
 	}
