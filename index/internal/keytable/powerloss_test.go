@@ -352,8 +352,8 @@ func (s lossState) String() string {
 }
 
 // TestPowerLoss writes batches (adds, deletes, sets with columns and
-// values, kept values), each synced, with merges (a small delta) and
-// reopenings, on a file system that loses what was not synced, and cuts
+// values, kept values), each synced, with merges (a small delta), bulk
+// loads (Ingest) and reopenings, on a file system that loses what was not synced, and cuts
 // the power after a random number of writes. The first open after the
 // cut must succeed and hold every acknowledged write (a batch whose
 // SyncTo returned); the one batch in flight may or may not be there,
@@ -396,11 +396,45 @@ func TestPowerLoss(t *testing.T) {
 					break
 				}
 			}
+			if batch%40 == 39 {
+				// A bulk load: new keys with values, in one key file
+				// (Commit installs it whole, or not at all).
+				next := map[Key]lossState{}
+				var sets []Set
+				for j := range 30 {
+					k := keyOf(uint64(1<<30 + round*10000 + batch*100 + j))
+					v := fmt.Sprintf("https://example.org/bulk/%d", j)
+					sets = append(sets, Set{Key: k, Cols: Cols{First: 5}, Value: []byte(v)})
+					next[k] = lossState{present: true, cols: Cols{First: 5}, value: v}
+					keys = append(keys, k)
+				}
+				slices.SortFunc(sets, func(a, b Set) int { return compareKeys(a.Key, b.Key) })
+				in, err := tb.NewIngestOf(&IngestOptions{Keys: 30, First: ColRange{5, 5}, Values: true})
+				for i := range sets {
+					if err == nil {
+						_, err = in.Put(&sets[i])
+					}
+				}
+				if err == nil {
+					err = in.Commit()
+				} else if in != nil {
+					in.Abort()
+				}
+				if err != nil {
+					inflight = next
+					break
+				}
+				acked++
+				for k, s := range next {
+					want[k] = s
+				}
+				continue
+			}
 			var b Batch
 			next := map[Key]lossState{}
 			picked := map[Key]bool{}
 			for range 1 + rng.IntN(12) {
-				k := keys[rng.IntN(len(keys))]
+				k := keys[rng.IntN(200)]
 				if picked[k] {
 					continue
 				}

@@ -903,7 +903,9 @@ func fileNum(f *keyFile) uint64 {
 }
 
 // Len returns the number of records: live keys, and those expired by the
-// clock that no merge has dropped yet (and no write replaced).
+// clock that no merge has dropped yet and no write replaced. While a merge
+// runs, an expired record it drops that a write replaced meanwhile is
+// counted until the merge installs its file (and reports it).
 func (t *Table) Len() int64 { return t.count.Load() }
 
 // deltaKeysFor returns the size of a delta that starts when the table
