@@ -220,7 +220,7 @@ func (f *keyFile) openValues(fs fsys, cache *valuefile.Cache) error {
 	if err == nil {
 		f.vals, err = valuefile.Open(vf, size, name, cache)
 	}
-	if err == nil && (f.vals.Len() != f.hdr.values || f.vals.Pair() != f.hdr.pair) {
+	if err == nil && (f.vals.Len() < f.hdr.values || f.vals.Pair() != f.hdr.pair) {
 		err = fmt.Errorf("%w: %s holds %d values (pairing %d), %s refers to %d (pairing %d)",
 			store.ErrCorrupt, name, f.vals.Len(), f.vals.Pair(), f.name, f.hdr.values, f.hdr.pair)
 	}
@@ -753,7 +753,12 @@ func (f *keyFile) verify() error {
 	w := &keyWindow{f: f}
 	var prev Key
 	lay := &f.hdr.lay
-	var nextRef uint32 = 1
+	// Each value referred to once: a bit a value of the value file.
+	var refs []uint64
+	var nrefs uint64
+	if f.vals != nil {
+		refs = make([]uint64, (f.vals.Len()+63)/64)
+	}
 	for i := range int(f.hdr.count) {
 		row := w.at(i)
 		if row == nil {
@@ -763,18 +768,20 @@ func (f *keyFile) verify() error {
 			return fmt.Errorf("%w: %s: keys out of order at %d", store.ErrCorrupt, f.name, i)
 		}
 		prev = Key(row[:KeySize])
-		if r := lay.ref(row); r != 0 {
-			if r != nextRef {
-				return fmt.Errorf("%w: %s: row %d refers to value %d, want %d", store.ErrCorrupt, f.name, i, r-1, nextRef-1)
+		if r := uint64(lay.ref(row)); r != 0 {
+			o := r - 1
+			if f.vals == nil || o >= f.vals.Len() || refs[o/64]&(1<<(o%64)) != 0 {
+				return fmt.Errorf("%w: %s: row %d refers to value %d, out of range or referred to twice", store.ErrCorrupt, f.name, i, o)
 			}
-			nextRef++
+			refs[o/64] |= 1 << (o % 64)
+			nrefs++
 		}
 	}
 	if err := w.checkSum(); err != nil {
 		return err
 	}
-	if uint64(nextRef-1) != f.hdr.values {
-		return fmt.Errorf("%w: %s: rows refer to %d values, the header says %d", store.ErrCorrupt, f.name, nextRef-1, f.hdr.values)
+	if nrefs != f.hdr.values {
+		return fmt.Errorf("%w: %s: rows refer to %d values, the header says %d", store.ErrCorrupt, f.name, nrefs, f.hdr.values)
 	}
 	s := f.deleted
 	for i := KeySize; i < len(s); i += KeySize {

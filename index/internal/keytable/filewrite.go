@@ -53,6 +53,16 @@ func newFileWriter(w io.WriterAt, maxRows uint64, lay layout, vw *valuefile.Writ
 // add writes a row: k, its columns c (which the layout must hold) and,
 // when value is not empty, its value.
 func (fw *fileWriter) add(k *Key, c *Cols, value []byte) error {
+	return fw.addRow(k, c, value, 0)
+}
+
+// addRef writes a row whose value is already in the value file (a block
+// copied there), ordinal ord.
+func (fw *fileWriter) addRef(k *Key, c *Cols, ord uint32) error {
+	return fw.addRow(k, c, nil, ord+1)
+}
+
+func (fw *fileWriter) addRow(k *Key, c *Cols, value []byte, ref uint32) error {
 	if fw.err != nil {
 		return fw.err
 	}
@@ -69,8 +79,14 @@ func (fw *fileWriter) add(k *Key, c *Cols, value []byte) error {
 		fw.err = fmt.Errorf("keytable: the columns %+v of %x are outside the file's", *c, k[:])
 		return fw.err
 	}
-	ref := uint32(0)
-	if len(value) > 0 {
+	switch {
+	case ref != 0:
+		if fw.vw == nil {
+			fw.err = fmt.Errorf("keytable: a value for %x in a file without values", k[:])
+			return fw.err
+		}
+		h.values++
+	case len(value) > 0:
 		if fw.vw == nil {
 			fw.err = fmt.Errorf("keytable: a value for %x in a file without values", k[:])
 			return fw.err

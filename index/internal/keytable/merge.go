@@ -405,11 +405,24 @@ func (t *Table) writeMerged(num uint64, srcs []*source, bottom bool, now int64) 
 		t.fs.Remove(name + ".tmp")
 	}()
 	var vw *valueOut
+	// The value files kept as they are: their blocks copied, nothing
+	// decoded; a row's value keeps its ordinal, from the copy's base.
+	// Those of files whose rows refer to less than half their values
+	// are rewritten (their live values decoded and compressed again),
+	// which drops the values replaced, deleted or expired since.
+	base := map[*keyFile]uint32{}
 	if values {
 		if vw, err = t.newValueOut(num); err != nil {
 			return res, err
 		}
 		defer vw.abort()
+		for _, s := range srcs {
+			if f := s.f; f != nil && f.vals != nil && 2*f.hdr.values >= f.vals.Len() {
+				if base[f], err = vw.w.CopyBlocks(f.vals); err != nil {
+					return res, err
+				}
+			}
+		}
 	}
 	fw := newFileWriter(f, maxLive, layoutOf(span, values), vw.writer(), vw.pairing())
 	var werr error
@@ -427,9 +440,14 @@ func (t *Table) writeMerged(num uint64, srcs []*source, bottom bool, now int64) 
 				res.expired++
 				break
 			}
-			var v []byte
-			if v, werr = readValue(src.val(i), cursors); werr == nil {
-				werr = fw.add(k, &c, v)
+			v := src.val(i)
+			if b, ok := base[v.f]; ok && v.f != nil {
+				werr = fw.addRef(k, &c, b+v.ord-1)
+				break
+			}
+			var vb []byte
+			if vb, werr = readValue(v, cursors); werr == nil {
+				werr = fw.add(k, &c, vb)
 			}
 		}
 		if dead && werr == nil {

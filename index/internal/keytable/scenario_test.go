@@ -245,7 +245,11 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		defer s.tb.mu.RUnlock()
 		for _, f := range s.tb.files {
 			h := &f.hdr
-			fmt.Fprintf(&b, "%s v%d rows=%d tombstones=%d widths=%v values=%d\n", filepath.Base(f.name), h.version, h.count, h.deleted, h.lay.width, h.values)
+			fmt.Fprintf(&b, "%s v%d rows=%d tombstones=%d widths=%v values=%d", filepath.Base(f.name), h.version, h.count, h.deleted, h.lay.width, h.values)
+			if f.vals != nil {
+				fmt.Fprintf(&b, " of %d", f.vals.Len())
+			}
+			b.WriteString("\n")
 		}
 		return b.String()
 	case "verify":

@@ -826,6 +826,9 @@ func (t *Table) GetBatch(keys []Key, found []Found, value func(i int, v []byte) 
 	var need uint64
 	now := t.clock()
 	var reads []valueRead
+	if value != nil {
+		reads = make([]valueRead, 0, len(keys))
+	}
 	for i := range keys {
 		h := &hits[i]
 		fd := Found{Live: h.isLive(now), Seq: h.seq}

@@ -9,34 +9,42 @@
 //
 // A value file (NNNNNN.values) is
 //
-//	header      64 bytes (see header.go): magic, version, the value and
-//	            block counts, the dictionary's length, the index's offset,
-//	            a pairing number shared with its key file, a CRC-32C
-//	dictionary  a zstd dictionary trained on values (or none)
-//	blocks      each a zstd frame (compressed with the dictionary), then
-//	            the frame's CRC-32C seeded with the block's number
-//	index       per block: file offset (u64), frame length (u32), decoded
-//	            length (u32), values in the block (u32); then a CRC-32C of
-//	            the index
+//	header       64 bytes (see header.go): magic, version, the value,
+//	             block and dictionary counts, the index's offset, a pairing
+//	             number shared with its key file, a CRC-32C
+//	blocks       each a zstd frame, then its CRC-32C seeded with the
+//	             block's number
+//	index        per block: file offset (u64), frame length (u32), decoded
+//	             length (u32), values in the block (u32), its dictionary
+//	             (u32: number + 1 in the list below; 0: none)
+//	dictionaries each a length (u32) and a zstd dictionary trained on
+//	             values
+//	CRC-32C      of the index and the dictionaries
 //
 // A decoded block is uvarint n, n uvarint value lengths, then the n values
 // one after the other. Integers are little-endian.
 //
+// A file's blocks may come from other files as they are (CopyBlocks: a
+// merge of key files keeps the values of the files it merges without
+// decoding them), each with the dictionary it was compressed with; a
+// file's values are then runs, each in key order.
+//
 // # Reading
 //
-// Open reads and checks the header, the dictionary and the block index (20
-// bytes a block, a few hundredths of a byte a value), which stay in memory;
+// Open reads and checks the header, the dictionaries and the block index
+// (28 bytes a block in memory, a few hundredths of a byte a value);
 // blocks are read on demand with pread and checked against their CRC before
 // they are decoded: a mismatch is an error wrapping store.ErrCorrupt that
 // names the file and the block, never a wrong value. A Cursor reads values
-// in ascending ordinals and decodes each block once; single reads go
-// through a Cache of decoded blocks bounded by bytes.
+// in ascending ordinals (or in a few ascending runs at once) and decodes
+// each block once; single reads go through a Cache of decoded blocks
+// bounded by bytes.
 //
 // # Writing
 //
 // A Writer takes values in order (the key table writes them in key order,
 // so that a sorted batch of reads decodes each block once) and cuts a block
-// once its values reach the block size (4 KiB by default: a block is the
+// once its values reach the block size (8 KiB by default: a block is the
 // unit a single read decodes). Without a dictionary given, it buffers its
 // first values and trains one on them (dict.BuildZstdDict); files written
 // later may reuse it (Writer options).

@@ -14,13 +14,12 @@ import (
 //	 8  version byte, 7 zero bytes
 //	16  values (u64)
 //	24  blocks (u64)
-//	32  dictionary length (u32)
-//	36  values the dictionary was trained on in this file (u32; 0: given,
-//	    or none)
-//	40  offset of the block index (u64)
+//	32  dictionaries (u32)
+//	36  4 zero bytes
+//	40  offset of the block index (u64); the dictionaries follow it
 //	48  pairing number (u64): the key file written with this file holds the
 //	    same, so that a file swapped or left from another table is refused
-//	56  CRC-32C of bytes 0..56 and of the dictionary (u32)
+//	56  CRC-32C of bytes 0..56 (u32)
 //	60  end magic "UHVF"
 const (
 	magic      = "UHVALUES"
@@ -28,7 +27,7 @@ const (
 	version    = 1
 	HeaderSize = 64
 	// indexEntry is the size of a block's index entry.
-	indexEntry = 20
+	indexEntry = 24
 	// MaxValues bounds the values of one file: the key table refers to a
 	// value by its ordinal plus one in 32 bits.
 	MaxValues = 1<<32 - 2
@@ -37,41 +36,38 @@ const (
 	// table's log record limit), and a block holds one value past its
 	// target size.
 	maxBlock = 80 << 20
-	// maxDict bounds a dictionary's length.
-	maxDict = 1 << 20
+	// maxDict bounds a dictionary's length, maxDicts their number.
+	maxDict  = 1 << 20
+	maxDicts = 64
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // header is the decoded header of a value file.
 type header struct {
-	values  uint64
-	blocks  uint64
-	dictLen uint32
-	trained uint32
-	index   uint64
-	pair    uint64
-	crc     uint32
+	values uint64
+	blocks uint64
+	dicts  uint32
+	index  uint64
+	pair   uint64
 }
 
-func (h *header) appendTo(b []byte, dict []byte) []byte {
+func (h *header) appendTo(b []byte) []byte {
 	start := len(b)
 	b = append(b, magic...)
 	b = append(b, version, 0, 0, 0, 0, 0, 0, 0)
 	b = binary.LittleEndian.AppendUint64(b, h.values)
 	b = binary.LittleEndian.AppendUint64(b, h.blocks)
-	b = binary.LittleEndian.AppendUint32(b, h.dictLen)
-	b = binary.LittleEndian.AppendUint32(b, h.trained)
+	b = binary.LittleEndian.AppendUint32(b, h.dicts)
+	b = append(b, 0, 0, 0, 0)
 	b = binary.LittleEndian.AppendUint64(b, h.index)
 	b = binary.LittleEndian.AppendUint64(b, h.pair)
-	h.crc = crc32.Update(crc32.Checksum(b[start:], castagnoli), castagnoli, dict)
-	b = binary.LittleEndian.AppendUint32(b, h.crc)
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
 	return append(b, endMagic...)
 }
 
-// decodeHeader decodes the fixed fields of a header and checks what it can
-// without the dictionary: magic, version and bounds against the file's
-// size.
+// decodeHeader decodes and checks a header: magic, version, checksum and
+// bounds against the file's size.
 func decodeHeader(b []byte, size int64) (header, error) {
 	var h header
 	switch {
@@ -83,19 +79,18 @@ func decodeHeader(b []byte, size int64) (header, error) {
 		return h, fmt.Errorf("%w: value file version %d, this program reads up to %d", store.ErrFormat, b[8], version)
 	case b[8] != version:
 		return h, fmt.Errorf("%w: value file version %d", store.ErrCorrupt, b[8])
+	case crc32.Checksum(b[:56], castagnoli) != binary.LittleEndian.Uint32(b[56:]):
+		return h, fmt.Errorf("%w: value file header checksum mismatch", store.ErrCorrupt)
 	}
 	h.values = binary.LittleEndian.Uint64(b[16:])
 	h.blocks = binary.LittleEndian.Uint64(b[24:])
-	h.dictLen = binary.LittleEndian.Uint32(b[32:])
-	h.trained = binary.LittleEndian.Uint32(b[36:])
+	h.dicts = binary.LittleEndian.Uint32(b[32:])
 	h.index = binary.LittleEndian.Uint64(b[40:])
 	h.pair = binary.LittleEndian.Uint64(b[48:])
-	h.crc = binary.LittleEndian.Uint32(b[56:])
-	if h.values > MaxValues || h.blocks > h.values || h.dictLen > maxDict ||
-		h.index < HeaderSize+uint64(h.dictLen) || h.index > uint64(size) ||
-		(uint64(size)-h.index) != h.blocks*indexEntry+4 {
-		return h, fmt.Errorf("%w: value file header out of range (values %d, blocks %d, dictionary %d bytes, index at %d of %d bytes)",
-			store.ErrCorrupt, h.values, h.blocks, h.dictLen, h.index, size)
+	if h.values > MaxValues || h.blocks > h.values || h.dicts > maxDicts ||
+		h.index < HeaderSize || h.index > uint64(size) || (uint64(size)-h.index)/indexEntry < h.blocks {
+		return h, fmt.Errorf("%w: value file header out of range (values %d, blocks %d, dictionaries %d, index at %d of %d bytes)",
+			store.ErrCorrupt, h.values, h.blocks, h.dicts, h.index, size)
 	}
 	return h, nil
 }

@@ -17,9 +17,9 @@ type Reader struct {
 	r      io.ReaderAt
 	name   string
 	hdr    header
-	dict   []byte
+	dicts  [][]byte
+	decs   []*zstd.Decoder // for dictionary i-1; decs[0]: none
 	blocks []block
-	dec    *zstd.Decoder
 	cache  *Cache
 	id     uint64 // the file's number in cache
 }
@@ -29,10 +29,11 @@ type block struct {
 	off          uint64
 	clen, rawLen uint32
 	first, count uint32
+	dict         uint32 // number + 1 in Reader.dicts; 0: none
 }
 
 // Open opens the value file of size bytes that r reads: it reads and
-// checks the header, the dictionary and the block index. name names the
+// checks the header, the block index and the dictionaries. name names the
 // file in errors; c holds what open files share (decoded blocks,
 // decoders).
 func Open(r io.ReaderAt, size int64, name string, c *Cache) (*Reader, error) {
@@ -48,34 +49,38 @@ func Open(r io.ReaderAt, size int64, name string, c *Cache) (*Reader, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	vr := &Reader{r: r, name: name, hdr: h, cache: c}
-	if h.dictLen > 0 {
-		vr.dict = make([]byte, h.dictLen)
-		if err := readAt(r, vr.dict, HeaderSize, name); err != nil {
-			return nil, err
-		}
-	}
-	if crc32.Update(crc32.Checksum(hb[:56], castagnoli), castagnoli, vr.dict) != h.crc {
-		return nil, fmt.Errorf("%w: %s: header or dictionary checksum mismatch", store.ErrCorrupt, name)
-	}
-	idx := make([]byte, h.blocks*indexEntry+4)
-	if err := readAt(r, idx, int64(h.index), name); err != nil {
+	// The index and the dictionaries end the file, with one checksum.
+	tail := make([]byte, uint64(size)-h.index)
+	if err := readAt(r, tail, int64(h.index), name); err != nil {
 		return nil, err
 	}
-	n := len(idx) - 4
-	if crc32.Checksum(idx[:n], castagnoli) != binary.LittleEndian.Uint32(idx[n:]) {
+	if len(tail) < 4 || crc32.Checksum(tail[:len(tail)-4], castagnoli) != binary.LittleEndian.Uint32(tail[len(tail)-4:]) {
 		return nil, fmt.Errorf("%w: %s: block index checksum mismatch", store.ErrCorrupt, name)
+	}
+	p := tail[h.blocks*indexEntry : len(tail)-4]
+	for range h.dicts {
+		if len(p) < 4 || uint64(binary.LittleEndian.Uint32(p)) > uint64(len(p)-4) || binary.LittleEndian.Uint32(p) > maxDict {
+			return nil, fmt.Errorf("%w: %s: dictionaries out of range", store.ErrCorrupt, name)
+		}
+		n := binary.LittleEndian.Uint32(p)
+		vr.dicts = append(vr.dicts, p[4:4+n:4+n])
+		p = p[4+n:]
+	}
+	if len(p) != 0 {
+		return nil, fmt.Errorf("%w: %s: %d bytes after the dictionaries", store.ErrCorrupt, name, len(p))
 	}
 	// The checksum matched; still refuse an index that would read out of
 	// bounds or overlap (a collision must not become a panic).
 	vr.blocks = make([]block, h.blocks)
-	next := uint64(HeaderSize) + uint64(h.dictLen)
+	next := uint64(HeaderSize)
 	var first uint64
 	for i := range vr.blocks {
-		e := idx[i*indexEntry:]
+		e := tail[i*indexEntry:]
 		b := block{off: binary.LittleEndian.Uint64(e), clen: binary.LittleEndian.Uint32(e[8:]),
-			rawLen: binary.LittleEndian.Uint32(e[12:]), count: binary.LittleEndian.Uint32(e[16:]), first: uint32(first)}
+			rawLen: binary.LittleEndian.Uint32(e[12:]), count: binary.LittleEndian.Uint32(e[16:]),
+			dict: binary.LittleEndian.Uint32(e[20:]), first: uint32(first)}
 		if b.off != next || b.count == 0 || b.rawLen > maxBlock || uint64(b.count) > uint64(b.rawLen) ||
-			b.off+uint64(b.clen)+4 > h.index || first+uint64(b.count) > h.values {
+			b.off+uint64(b.clen)+4 > h.index || first+uint64(b.count) > h.values || b.dict > h.dicts {
 			return nil, fmt.Errorf("%w: %s: block %d's index entry out of range", store.ErrCorrupt, name, i)
 		}
 		next = b.off + uint64(b.clen) + 4
@@ -86,8 +91,15 @@ func Open(r io.ReaderAt, size int64, name string, c *Cache) (*Reader, error) {
 		return nil, fmt.Errorf("%w: %s: the block index covers %d values to offset %d, the header says %d to %d",
 			store.ErrCorrupt, name, first, next, h.values, h.index)
 	}
-	if vr.dec, err = c.decoder(vr.dict); err != nil {
-		return nil, fmt.Errorf("%w: %s: dictionary: %v", store.ErrCorrupt, name, err)
+	vr.decs = make([]*zstd.Decoder, len(vr.dicts)+1)
+	for i := range vr.decs {
+		var d []byte
+		if i > 0 {
+			d = vr.dicts[i-1]
+		}
+		if vr.decs[i], err = c.decoder(d); err != nil {
+			return nil, fmt.Errorf("%w: %s: dictionary %d: %v", store.ErrCorrupt, name, i, err)
+		}
 	}
 	vr.id = c.nextID.Add(1)
 	return vr, nil
@@ -103,13 +115,44 @@ func (r *Reader) Blocks() int { return len(r.blocks) }
 // (Options.Pair).
 func (r *Reader) Pair() uint64 { return r.hdr.pair }
 
-// Dict returns the file's dictionary (nil: none), to pass to a Writer
-// (Options.Dict). The caller must not change it.
-func (r *Reader) Dict() []byte { return r.dict }
+// Dict returns the dictionary of the file's last block that has one (nil:
+// none), to pass to a Writer (Options.Dict). The caller must not change
+// it.
+func (r *Reader) Dict() []byte {
+	for i := len(r.blocks) - 1; i >= 0; i-- {
+		if d := r.blocks[i].dict; d != 0 {
+			return r.dicts[d-1]
+		}
+	}
+	return nil
+}
 
-// Trained returns the number of values the file's dictionary was trained
-// on when the file was written (0: it was given, or there is none).
-func (r *Reader) Trained() int { return int(r.hdr.trained) }
+// raw returns the decoded bytes of the file's blocks.
+func (r *Reader) raw() int64 {
+	var n int64
+	for i := range r.blocks {
+		n += int64(r.blocks[i].rawLen)
+	}
+	return n
+}
+
+// frame reads block i's frame and checksum into buf (grown if need be),
+// and checks it.
+func (r *Reader) frame(i int, buf []byte) ([]byte, error) {
+	b := &r.blocks[i]
+	n := int(b.clen) + 4
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if err := readAt(r.r, buf, int64(b.off), r.name); err != nil {
+		return buf, err
+	}
+	if blockCRC(uint32(i), buf[:n-4]) != binary.LittleEndian.Uint32(buf[n-4:]) {
+		return buf, fmt.Errorf("%w: %s: block %d (offset %d) checksum mismatch", store.ErrCorrupt, r.name, i, b.off)
+	}
+	return buf, nil
+}
 
 // Name returns the name the file was opened with.
 func (r *Reader) Name() string { return r.name }
@@ -160,19 +203,12 @@ func (r *Reader) decode(i int, d *decoded, frame *[]byte) (*decoded, error) {
 	if frame != nil {
 		fb = *frame
 	}
-	n := int(b.clen) + 4
-	if cap(fb) < n {
-		fb = make([]byte, n)
-	}
-	fb = fb[:n]
+	fb, err := r.frame(i, fb)
 	if frame != nil {
 		*frame = fb
 	}
-	if err := readAt(r.r, fb, int64(b.off), r.name); err != nil {
+	if err != nil {
 		return nil, err
-	}
-	if blockCRC(uint32(i), fb[:n-4]) != binary.LittleEndian.Uint32(fb[n-4:]) {
-		return nil, fmt.Errorf("%w: %s: block %d (offset %d) checksum mismatch", store.ErrCorrupt, r.name, i, b.off)
 	}
 	if d == nil {
 		d = &decoded{}
@@ -180,7 +216,7 @@ func (r *Reader) decode(i int, d *decoded, frame *[]byte) (*decoded, error) {
 	if cap(d.buf) < int(b.rawLen) {
 		d.buf = make([]byte, 0, b.rawLen)
 	}
-	out, err := r.dec.DecodeAll(fb[:n-4], d.buf[:0])
+	out, err := r.decs[b.dict].DecodeAll(fb[:len(fb)-4], d.buf[:0])
 	if err != nil || len(out) != int(b.rawLen) {
 		return nil, fmt.Errorf("%w: %s: block %d (offset %d) does not decode to its %d bytes: %v", store.ErrCorrupt, r.name, i, b.off, b.rawLen, err)
 	}
@@ -220,38 +256,69 @@ func (d *decoded) parse(out []byte, count uint32) error {
 	return nil
 }
 
-// A Cursor reads values in ascending ordinals (any order works; ascending
-// decodes each block once), keeping the block it last decoded. It is not
-// safe for concurrent use.
+// A Cursor reads values in ascending ordinals, or in a few ascending
+// runs at once (a merged file's values are the runs of the files it
+// copied blocks from, and its own), keeping the last cursorBlocks blocks
+// it decoded: each block is decoded once. It is not safe for concurrent
+// use.
 type Cursor struct {
 	r     *Reader
-	blk   int
-	d     *decoded // block blk: own, or one the cache shares (read only)
-	own   *decoded
+	slots [cursorBlocks]cursorSlot
+	tick  uint64
 	frame []byte
 }
 
+// cursorBlocks is the number of decoded blocks a cursor keeps.
+const cursorBlocks = 8
+
+type cursorSlot struct {
+	blk  int // -1: empty
+	used uint64
+	d    *decoded // own, or one the cache shares (read only)
+	own  *decoded
+}
+
 // NewCursor returns a cursor on r.
-func (r *Reader) NewCursor() *Cursor { return &Cursor{r: r, blk: -1} }
+func (r *Reader) NewCursor() *Cursor {
+	c := &Cursor{r: r}
+	for i := range c.slots {
+		c.slots[i].blk = -1
+	}
+	return c
+}
 
 // Value returns the value of ordinal ord, valid until the next call.
 func (c *Cursor) Value(ord uint32) ([]byte, error) {
-	b := c.blk
-	if b < 0 || ord < c.r.blocks[b].first || ord-c.r.blocks[b].first >= c.r.blocks[b].count {
-		i, err := c.r.blockOf(ord)
-		if err != nil {
+	c.tick++
+	for i := range c.slots {
+		s := &c.slots[i]
+		if s.blk >= 0 {
+			b := &c.r.blocks[s.blk]
+			if ord >= b.first && ord-b.first < b.count {
+				s.used = c.tick
+				return s.d.value(ord - b.first), nil
+			}
+		}
+	}
+	i, err := c.r.blockOf(ord)
+	if err != nil {
+		return nil, err
+	}
+	s := &c.slots[0]
+	for j := range c.slots {
+		if c.slots[j].used < s.used {
+			s = &c.slots[j]
+		}
+	}
+	s.blk, s.used = -1, c.tick
+	if s.d = c.r.cache.get(c.r.id, uint32(i)); s.d == nil {
+		if s.own, err = c.r.decode(i, s.own, &c.frame); err != nil {
 			return nil, err
 		}
-		c.blk = -1
-		if c.d = c.r.cache.get(c.r.id, uint32(i)); c.d == nil {
-			if c.own, err = c.r.decode(i, c.own, &c.frame); err != nil {
-				return nil, err
-			}
-			c.d = c.own
-		}
-		c.blk = i
+		s.d = s.own
 	}
-	return c.d.value(ord - c.r.blocks[c.blk].first), nil
+	s.blk = i
+	return s.d.value(ord - c.r.blocks[i].first), nil
 }
 
 // Verify reads, checks and decodes every block.

@@ -306,3 +306,87 @@ func FuzzBlock(f *testing.F) {
 		}
 	})
 }
+
+// TestCopyBlocks: a file made of the blocks of two others (one with a
+// dictionary, one without) and values of its own (with a third
+// dictionary) reads every value back, in runs interleaved as a merge
+// reads them; a damaged block is refused by the copy, naming its file.
+func TestCopyBlocks(t *testing.T) {
+	c := NewCache(1 << 16)
+	defer c.Close()
+	open := func(m *memFile, name string) *Reader {
+		t.Helper()
+		r, err := Open(m, int64(len(m.b)), name, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	va, vb, vc := testValues(3000, 11), testValues(500, 12), testValues(2000, 13)
+	ma, _ := write(t, va, Options{})
+	mb, _ := write(t, vb, Options{NoTrain: true})
+	_, trained := write(t, vc, Options{})
+	a, b := open(ma, "a.values"), open(mb, "b.values")
+	var m memFile
+	w := NewWriter(&m, Options{Dict: trained.Dict})
+	baseB, err := w.CopyBlocks(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseA, err := w.CopyBlocks(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if baseB != 0 || baseA != uint32(len(vb)) {
+		t.Fatalf("bases %d, %d", baseB, baseA)
+	}
+	for _, v := range vc {
+		if _, err := w.Add(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.CopyBlocks(a); err == nil {
+		t.Fatal("CopyBlocks after Add accepted")
+	}
+	info, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := open(&m, "c.values")
+	if r.Len() != uint64(len(va)+len(vb)+len(vc)) || len(r.dicts) != 2 || !bytes.Equal(info.Dict, trained.Dict) {
+		t.Fatalf("%d values, %d dictionaries", r.Len(), len(r.dicts))
+	}
+	if err := r.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	// The three runs interleaved: each block decoded once by a cursor.
+	want := func(ord int) []byte {
+		switch {
+		case ord < len(vb):
+			return vb[ord]
+		case ord < len(vb)+len(va):
+			return va[ord-len(vb)]
+		}
+		return vc[ord-len(vb)-len(va)]
+	}
+	cur := r.NewCursor()
+	ia, ib, ic := len(vb), 0, len(vb)+len(va)
+	for ia < len(vb)+len(va) || ib < len(vb) || ic < int(r.Len()) {
+		for _, p := range []*int{&ib, &ia, &ic} {
+			end := map[*int]int{&ib: len(vb), &ia: len(vb) + len(va), &ic: int(r.Len())}[p]
+			if *p < end {
+				got, err := cur.Value(uint32(*p))
+				if err != nil || !bytes.Equal(got, want(*p)) {
+					t.Fatalf("value %d = %q, %v, want %q", *p, got, err, want(*p))
+				}
+				*p++
+			}
+		}
+	}
+	// A damaged block of a file copied.
+	ma.b[HeaderSize+10] ^= 1
+	w = NewWriter(&memFile{}, Options{})
+	if _, err := w.CopyBlocks(a); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "a.values") {
+		t.Fatalf("CopyBlocks of a damaged file: %v", err)
+	}
+}
