@@ -16,9 +16,22 @@
 // a column, as an offset from the file's base, when its times span less
 // than 136 years); a lookup reads a row's columns with its key, in the
 // same pread. Values live in value files (package valuefile, one beside
-// each key file that has values: NNNNNN.values), compressed in blocks,
-// written in key order; lookups never read them, GetBatch and ScanEntries
-// read them block by block.
+// each key file that has values: NNNNNN.values), compressed in blocks with
+// a dictionary trained on them, written in key order; lookups never read
+// them, GetBatch and ScanEntries read them block by block.
+//
+// # Values and their garbage
+//
+// A merge keeps the value files of the key files it merges as they are:
+// it copies their blocks (compressed) into its own value file and writes
+// the merged delta's values after them, so that a value is compressed
+// once, not at every merge of its key. A value replaced, deleted or
+// expired stays in its value file until a merge finds the file's rows
+// refer to less than half its values (the key file's header counts the
+// values its rows refer to, the value file's the values it holds); that
+// merge decodes the values still referred to and compresses them again,
+// and drops the rest. A value file goes with its key file, once the
+// manifest no longer lists it.
 //
 // Writes (Write, and Add for key-only batches) carry key-only adds (if
 // absent), deletes, and sets (Set: columns and a value, or KeepValue to

@@ -399,3 +399,66 @@ func version1File(keys []Key) []byte {
 	h = append(h, "UHKT"...)
 	return slices.Concat(h, body, bb)
 }
+
+// TestValueGarbage: values replaced stay in their value file (copied by
+// merges) until its rows refer to less than half its values; the merge
+// after that rewrites it, dropping them. The values held stay within
+// twice those referred to (and a delta's more), and every value reads back.
+func TestValueGarbage(t *testing.T) {
+	tb := openTest(t, t.TempDir(), &Options{DeltaKeys: 1000})
+	keys := make([]Key, 200)
+	want := map[Key]string{}
+	var b Batch
+	for i := range keys {
+		keys[i] = keyOf(uint64(i))
+		v := fmt.Sprintf("https://example.org/first/%d", i)
+		b.Set = append(b.Set, Set{Key: keys[i], Value: []byte(v)})
+		want[keys[i]] = v
+	}
+	if _, err := tb.Write(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitMerges(tb)
+	rng := rand.New(rand.NewPCG(4, 4))
+	rewrites := 0
+	prevHeld := uint64(0)
+	for round := range 12 {
+		var b Batch
+		for _, i := range rng.Perm(len(keys))[:80] {
+			v := fmt.Sprintf("https://example.org/%d/%d", round, i)
+			b.Set = append(b.Set, Set{Key: keys[i], Value: []byte(v)})
+			want[keys[i]] = v
+		}
+		if _, err := tb.Write(&b, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitMerges(tb)
+		tb.mu.RLock()
+		var held, referred uint64
+		for _, f := range tb.files {
+			referred += f.hdr.values
+			if f.vals != nil {
+				held += f.vals.Len()
+			}
+		}
+		tb.mu.RUnlock()
+		if referred != uint64(len(keys)) || held > 2*referred+80 {
+			t.Fatalf("round %d: the files hold %d values, their rows refer to %d", round, held, referred)
+		}
+		if held < prevHeld {
+			rewrites++
+		}
+		prevHeld = held
+		for _, k := range keys {
+			if _, v, err := tb.Get(&k, nil, true); err != nil || string(v) != want[k] {
+				t.Fatalf("round %d: value %q, %v, want %q", round, v, err, want[k])
+			}
+		}
+	}
+	if rewrites == 0 {
+		t.Fatal("no merge rewrote a value file")
+	}
+	if err := tb.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
