@@ -229,6 +229,10 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 			if err := writeManifest(t.fs, dir, &m); err != nil {
 				return nil, err
 			}
+			// The table's directory itself, perhaps just made.
+			if err := syncDir(t.fs, filepath.Dir(dir)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	t.man = m
