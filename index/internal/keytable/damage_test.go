@@ -129,13 +129,7 @@ func TestMergeRefusesDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	tb.wmu.Lock()
-	for tb.merging {
-		tb.mergeDone.Wait()
-	}
-	merr := tb.mergeErr
-	tb.wmu.Unlock()
-	wantCorrupt(t, "the merge", merr, name)
+	wantCorrupt(t, "the merge", mergeError(tb), name)
 	_, err = tb.Add(&Batch{Added: []Key{keyOf(1 << 41)}}, nil, nil)
 	wantCorrupt(t, "a write after the merge failed", err, name)
 	files, _ := filepath.Glob(filepath.Join(dir, "*.keys"))
@@ -174,14 +168,19 @@ func TestMergeRefusesDamagedVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	tb.wmu.Lock()
-	for tb.merging {
-		tb.mergeDone.Wait()
-	}
-	merr := tb.mergeErr
-	tb.wmu.Unlock()
-	wantCorrupt(t, "the merge", merr, "000001.keys")
+	wantCorrupt(t, "the merge", mergeError(tb), "000001.keys")
 	if files, _ := filepath.Glob(filepath.Join(dir, "*.keys")); len(files) != 1 {
 		t.Fatalf("key files %v after a failed merge", files)
 	}
+}
+
+// mergeError waits for the merge running, if any, and returns the error
+// that stopped merges (nil: none).
+func mergeError(tb *Table) error {
+	tb.wmu.Lock()
+	defer tb.wmu.Unlock()
+	for tb.merging {
+		tb.mergeDone.Wait()
+	}
+	return tb.mergeErr
 }

@@ -410,18 +410,7 @@ func (rs *rows) search(lo, hi int, k *Key) int {
 	lead := binary.BigEndian.Uint64(k[:8])
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		e := rs.row(m)
-		l := binary.BigEndian.Uint64(e[:8])
-		c := 0
-		switch {
-		case l < lead:
-			c = -1
-		case l > lead:
-			c = 1
-		default:
-			c = bytes.Compare(e[8:KeySize], k[8:])
-		}
-		switch {
+		switch c := compareLead(rs.row(m), lead, k); {
 		case c == 0:
 			return m
 		case c < 0:
@@ -650,24 +639,26 @@ func (f *keyFile) findLarge(k *Key, lo, hi int, buf []byte) (int, []byte, []byte
 	return stAbsent, nil, rs.b, nil
 }
 
+// compareLead compares the key that starts row e with k, whose leading 8
+// bytes are lead (big-endian): the leading words first, the cheap compare
+// that decides almost always.
+func compareLead(e []byte, lead uint64, k *Key) int {
+	switch l := binary.BigEndian.Uint64(e[:8]); {
+	case l < lead:
+		return -1
+	case l > lead:
+		return 1
+	}
+	return bytes.Compare(e[8:KeySize], k[8:])
+}
+
 // searchKeys reports whether k is among the sorted keys[lo:hi] (indexes
 // of 32-byte keys).
 func searchKeys(keys []byte, lo, hi int, k *Key) bool {
 	lead := binary.BigEndian.Uint64(k[:8])
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		e := keys[m*KeySize : m*KeySize+KeySize]
-		l := binary.BigEndian.Uint64(e[:8])
-		c := 0
-		switch {
-		case l < lead:
-			c = -1
-		case l > lead:
-			c = 1
-		default:
-			c = bytes.Compare(e[8:], k[8:])
-		}
-		switch {
+		switch c := compareLead(keys[m*KeySize:], lead, k); {
 		case c == 0:
 			return true
 		case c < 0:

@@ -252,11 +252,7 @@ func (m *modelRun) check(round int) {
 	// The counts are exact when no merge runs: a write over an expired
 	// record that the running merge drops leaves the record counted
 	// until the merge installs its file and reports it.
-	tb.wmu.Lock()
-	for tb.merging {
-		tb.mergeDone.Wait()
-	}
-	tb.wmu.Unlock()
+	mergeError(tb)
 	now := m.now.Load()
 	sorted := slices.Clone(m.keys)
 	slices.SortFunc(sorted, compareKeys)
@@ -352,11 +348,7 @@ func (m *modelRun) check(round int) {
 // checkLen compares Len with a scan of the records.
 func (m *modelRun) checkLen(round int) {
 	m.t.Helper()
-	m.tb.wmu.Lock()
-	for m.tb.merging {
-		m.tb.mergeDone.Wait()
-	}
-	m.tb.wmu.Unlock()
+	mergeError(m.tb)
 	n := int64(0)
 	if err := m.tb.ScanEntries(nil, 0, ScanOptions{Expired: true}, func(*Entry) error { n++; return nil }); err != nil {
 		m.t.Fatal(err)

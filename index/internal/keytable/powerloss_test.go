@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -383,6 +384,17 @@ func TestPowerLoss(t *testing.T) {
 		for i := range keys {
 			keys[i] = keyOf(uint64(i))
 		}
+		// ack records what a write changed: acknowledged, or in flight
+		// when it failed (the power is cut); it reports whether to go on.
+		ack := func(next map[Key]lossState, err error) bool {
+			if err != nil {
+				inflight = next
+				return false
+			}
+			acked++
+			maps.Copy(want, next)
+			return true
+		}
 		for batch := 0; ; batch++ {
 			if batch%25 == 24 {
 				if err := tb.Close(); err != nil {
@@ -420,13 +432,8 @@ func TestPowerLoss(t *testing.T) {
 				} else if in != nil {
 					in.Abort()
 				}
-				if err != nil {
-					inflight = next
+				if !ack(next, err) {
 					break
-				}
-				acked++
-				for k, s := range next {
-					want[k] = s
 				}
 				continue
 			}
@@ -467,13 +474,8 @@ func TestPowerLoss(t *testing.T) {
 			if err == nil {
 				err = tb.SyncTo(seq)
 			}
-			if err != nil {
-				inflight = next
+			if !ack(next, err) {
 				break
-			}
-			acked++
-			for k, s := range next {
-				want[k] = s
 			}
 		}
 		if tb != nil {

@@ -496,13 +496,15 @@ func (t *Table) apply(rec *record, seq uint64, replaying bool) error {
 }
 
 // lookupBelow looks k up in the key files only (Open's replay: the frozen
-// delta is empty, and the delta is searched first by the caller).
+// delta is empty, and the delta is searched first by the caller). The
+// caller holds mu or is Open.
 func (t *Table) lookupBelow(k *Key, h *hit) error {
+	*h = hit{}
 	lb := t.lookupBufs()
 	defer t.bufs.Put(lb)
-	*h = hit{}
 	for _, f := range t.search {
 		st, row, buf, err := f.find(k, lb.keys)
+		t.maybeBuild(f)
 		lb.keys = buf[:0]
 		if err != nil {
 			return err
@@ -578,22 +580,7 @@ func (t *Table) lookup(k *Key, h *hit) error {
 		h.setDelta(&e, inFrozen)
 		return nil
 	}
-	*h = hit{}
-	lb := t.lookupBufs()
-	defer t.bufs.Put(lb)
-	for _, f := range t.search {
-		st, row, buf, err := f.find(k, lb.keys)
-		t.maybeBuild(f)
-		lb.keys = buf[:0]
-		if err != nil {
-			return err
-		}
-		if st != stAbsent {
-			h.setFile(f, st, row)
-			return nil
-		}
-	}
-	return nil
+	return t.lookupBelow(k, h)
 }
 
 // lookupBufs returns a lookup's working memory, to put back in t.bufs.

@@ -334,20 +334,8 @@ func BenchmarkValues(b *testing.B) {
 // keys, half the table), per key.
 func BenchmarkBadgerGet(b *testing.B) {
 	keys, urls := sharedURLs(b)
-	db, err := badger.Open(badger.DefaultOptions(b.TempDir()).WithLogger(nil))
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := loadBadger(b, b.TempDir(), keys, urls)
 	defer db.Close()
-	wb := db.NewWriteBatch()
-	for i := range keys {
-		if err := wb.Set(slices.Clone(keys[i][:]), urls[i]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := wb.Flush(); err != nil {
-		b.Fatal(err)
-	}
 	b.ReportAllocs()
 	var m int
 	for b.Loop() {
@@ -368,6 +356,28 @@ func BenchmarkBadgerGet(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)/2), "ns/key")
 }
 
+// loadBadger opens a Badger database in dir (default options) and loads
+// keys → urls with a WriteBatch, synced: the plain program.
+func loadBadger(b *testing.B, dir string, keys []Key, urls [][]byte) *badger.DB {
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		b.Fatal(err)
+	}
+	wb := db.NewWriteBatch()
+	for i := range keys {
+		if err := wb.Set(slices.Clone(keys[i][:]), urls[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	return db
+}
+
 // BenchmarkBadgerLoad is the plain Badger program the issue compares
 // Ingest of URLs with: hash → URL written with a WriteBatch and synced,
 // per entry, and its bytes on disk per entry.
@@ -377,23 +387,7 @@ func BenchmarkBadgerLoad(b *testing.B) {
 	var size int64
 	for b.Loop() {
 		dir := b.TempDir()
-		db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
-		if err != nil {
-			b.Fatal(err)
-		}
-		wb := db.NewWriteBatch()
-		for i := range keys {
-			if err := wb.Set(slices.Clone(keys[i][:]), urls[i]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := wb.Flush(); err != nil {
-			b.Fatal(err)
-		}
-		if err := db.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		if err := db.Close(); err != nil {
+		if err := loadBadger(b, dir, keys, urls).Close(); err != nil {
 			b.Fatal(err)
 		}
 		size = dirBytes(b, dir)

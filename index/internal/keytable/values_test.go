@@ -253,11 +253,7 @@ func TestUpgradeVersion1(t *testing.T) {
 	}
 	ro.Close()
 	tb := openTest(t, dir, nil)
-	tb.wmu.Lock()
-	for tb.merging {
-		tb.mergeDone.Wait()
-	}
-	tb.wmu.Unlock()
+	mergeError(tb)
 	tb.mu.RLock()
 	for _, f := range tb.files {
 		if f.hdr.version != fileVersion {
