@@ -13,7 +13,8 @@ type Merges struct {
 	Count int64
 	// Time is their total duration.
 	Time time.Duration
-	// Bytes is the size of the key files they wrote.
+	// Bytes is the size of the key files they wrote, and of their value
+	// files.
 	Bytes int64
 }
 
@@ -22,12 +23,14 @@ type mergeCounts struct {
 	count, nanos, bytes atomic.Int64
 }
 
-// done counts a merge that began at start and wrote the key file name
-// (none when its output was empty).
+// done counts a merge that began at start and wrote the key file name and
+// its value file (none when its output was empty).
 func (c *mergeCounts) done(start time.Time, name string) {
 	c.nanos.Add(int64(time.Since(start)))
-	if fi, err := os.Stat(name); err == nil {
-		c.bytes.Add(fi.Size())
+	for _, n := range []string{name, valueName(name)} {
+		if fi, err := os.Stat(n); err == nil {
+			c.bytes.Add(fi.Size())
+		}
 	}
 	c.count.Add(1)
 }
