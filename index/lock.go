@@ -6,8 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
+	"github.com/urlhash/urlhash/internal/filelock"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -17,8 +17,9 @@ const lockFileName = "urlhash.lock"
 // dirLock is the index's own lock on its directory: exclusive for a
 // writer, shared for readers, held for the life of the DB. It mirrors
 // Badger's directory lock and is taken first, so that "locked by another
-// process" is known by its errno (EWOULDBLOCK) rather than by the text of
-// Badger's error, which does not wrap it.
+// process" is known by its error (filelock.ErrLocked: flock on Unix,
+// LockFileEx on Windows) rather than by the text of Badger's error, which
+// does not wrap it.
 type dirLock struct{ f *os.File }
 
 // lockDir takes the lock on dir. A reader of an index that has no lock
@@ -26,9 +27,9 @@ type dirLock struct{ f *os.File }
 // still holds Badger's shared lock.
 func lockDir(dir string, readOnly bool) (*dirLock, error) {
 	path := filepath.Join(dir, lockFileName)
-	flag, how := os.O_RDWR|os.O_CREATE, syscall.LOCK_EX
+	flag, lock := os.O_RDWR|os.O_CREATE, filelock.TryLock
 	if readOnly {
-		flag, how = os.O_RDONLY, syscall.LOCK_SH
+		flag, lock = os.O_RDONLY, filelock.TryRLock
 	}
 	f, err := os.OpenFile(path, flag, 0o644)
 	if readOnly && errors.Is(err, fs.ErrNotExist) {
@@ -37,9 +38,9 @@ func lockDir(dir string, readOnly bool) (*dirLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index: lock %s: %w", dir, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
+	if err := lock(f); err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, filelock.ErrLocked) {
 			return nil, fmt.Errorf("%w: %s", store.ErrLocked, dir)
 		}
 		return nil, fmt.Errorf("index: lock %s: %w", dir, err)
@@ -52,5 +53,5 @@ func (l *dirLock) release() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
-	return l.f.Close() // closing the descriptor releases the flock
+	return l.f.Close() // closing the file releases the lock
 }
