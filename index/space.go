@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/urlhash/urlhash/store"
@@ -57,16 +56,6 @@ type space struct {
 	// allocated records the logs preallocate gave their blocks, and
 	// their size then.
 	allocated map[string]int64
-}
-
-// statfsFree returns the bytes available to an unprivileged user on the
-// filesystem of dir.
-func statfsFree(dir string) (int64, error) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0, fmt.Errorf("index: free space of %s: %w", dir, err)
-	}
-	return int64(st.Bavail) * int64(st.Bsize), nil
 }
 
 // reserve returns the free space the index keeps for Badger's own work.

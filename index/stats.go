@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -99,10 +98,7 @@ func dirBytes(dir string) (lsm, vlog, total int64, err error) {
 		if err != nil {
 			return err
 		}
-		n := info.Size()
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			n = min(n, st.Blocks*512)
-		}
+		n := allocatedSize(info)
 		switch {
 		case strings.HasSuffix(path, ".sst"):
 			lsm += n
