@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -84,12 +83,6 @@ func (p *plainDB) addIfAbsent(h hashkey.Hash) bool {
 		panic(err)
 	}
 	return added
-}
-
-func maxRSS() int64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return ru.Maxrss * 1024
 }
 
 // benchStores keeps at most one of the two benchmark stores open.
