@@ -9,10 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/urlhash/urlhash/internal/filelock"
 )
 
 // journal is a file that holds one batch from before it is sent until
@@ -88,9 +90,9 @@ func openJournal(path string) (*journal, error) {
 		if err != nil {
 			return nil, fmt.Errorf("dedupe: journal: %w", err)
 		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if err := filelock.TryLock(f); err != nil {
 			f.Close()
-			if errors.Is(err, syscall.EWOULDBLOCK) {
+			if errors.Is(err, filelock.ErrLocked) {
 				return nil, fmt.Errorf("%w: %s", ErrJournalBusy, path)
 			}
 			return nil, fmt.Errorf("dedupe: journal %s: %w", path, err)
@@ -190,10 +192,17 @@ func claimMore(dir string, n int) ([]*journal, error) {
 // finish.
 func (j *journal) release() error {
 	p, err := j.pending()
-	if err == nil && p == nil {
+	remove := err == nil && p == nil
+	if remove {
 		err = os.Remove(j.path)
 	}
-	if cerr := j.f.Close(); err == nil {
+	cerr := j.f.Close()
+	if remove && err != nil && runtime.GOOS == "windows" {
+		// Windows removes no open file: once closed, then (a client
+		// that opens it in between finds it removed, and opens anew).
+		err = os.Remove(j.path)
+	}
+	if err == nil {
 		err = cerr
 	}
 	return err

@@ -46,7 +46,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urlhash/urlhash/bench/internal/proc"
@@ -393,9 +392,7 @@ func measure(argv []string, in string, want int) (result, []byte, error) {
 	if code := cmd.ProcessState.ExitCode(); code != want {
 		return result{}, nil, fmt.Errorf("%s: exit status %d, want %d\n%s", strings.Join(argv, " "), code, want, stderr.String())
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.rss = ru.Maxrss << 10 // KiB on Linux
-	}
+	r.rss = proc.MaxRSS(cmd.ProcessState)
 	return r, stdout.Bytes(), nil
 }
 

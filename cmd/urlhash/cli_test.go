@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -85,7 +84,7 @@ func TestOrderPreservedOnAllCores(t *testing.T) {
 func TestFromPipeAnsweredAsItArrives(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "urls")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := mkfifo(fifo); err != nil {
 		t.Skip("no named pipes here:", err)
 	}
 	outR, outW := io.Pipe()

@@ -164,11 +164,7 @@ func (s *Server) Stop() (peakRSS int64) {
 	<-s.done
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	s.cmd.Wait()
-	if st := s.cmd.ProcessState; st != nil {
-		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-			s.lifePeak = ru.Maxrss << 10 // KiB on Linux
-		}
-	}
+	s.lifePeak = MaxRSS(s.cmd.ProcessState)
 	return peakRSS
 }
 
