@@ -3,46 +3,120 @@ package main
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/urlhash/urlhash/index"
 )
 
-// printVersion writes what identifies this build: the module version (or
-// the VCS revision of a development build), the Go toolchain, and the
-// formats its identities and indexes are written in.
-func printVersion(w io.Writer) error {
-	version, revision, goVersion := "(devel)", "", "unknown"
+// A release build stamps these with the linker (go run ./release does):
+//
+//	go build -ldflags "-X main.version=v0.4.0 -X main.commit=SHA -X main.date=RFC3339 -X main.dirty=false"
+//
+// Left empty, buildStamp reads what the go command stamped from the VCS
+// (a go build or go install in a git clone; go run and a git worktree
+// stamp nothing). They are set at link time only, never written.
+var (
+	version string
+	commit  string
+	date    string
+	dirty   string // "true" when the tree had changes
+)
+
+// stamp identifies a build: the contract of "urlhash version --json".
+type stamp struct {
+	Version     string `json:"version"`  // a tag (v0.4.0), Go's pseudo-version, or "(devel)"
+	Commit      string `json:"commit"`   // the full VCS revision; "" when unknown
+	Date        string `json:"date"`     // the commit's time, RFC 3339; "" when unknown
+	Go          string `json:"go"`       // the toolchain, go1.26.8
+	Platform    string `json:"platform"` // GOOS/GOARCH
+	Dirty       bool   `json:"dirty"`    // built from a tree with uncommitted changes
+	IndexFormat int    `json:"index_format"`
+}
+
+// buildStamp returns this build's stamp: the linker's values where set,
+// else the go command's VCS settings.
+func buildStamp() stamp {
+	s := stamp{Version: "(devel)", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
+		IndexFormat: index.FormatVersion}
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		goVersion = bi.GoVersion
-		if bi.Main.Version != "" {
-			version = bi.Main.Version
+		if v := bi.Main.Version; v != "" {
+			s.Version = v
 		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				revision = " " + s.Value[:12]
+		for _, kv := range bi.Settings {
+			switch kv.Key {
+			case "vcs.revision":
+				s.Commit = kv.Value
+			case "vcs.time":
+				s.Date = kv.Value
+			case "vcs.modified":
+				s.Dirty = kv.Value == "true"
 			}
 		}
 	}
-	_, err := fmt.Fprintf(w, "urlhash %s%s (%s; index format %d)\n", version, revision, goVersion, index.FormatVersion)
-	return err
+	if version != "" {
+		s.Version = version
+	}
+	if commit != "" {
+		s.Commit = commit
+	}
+	if date != "" {
+		s.Date = date
+	}
+	if dirty != "" {
+		s.Dirty = dirty == "true"
+	}
+	return s
+}
+
+// String is the one-line form: "urlhash VERSION [COMMIT[+dirty] DATE]
+// (GO PLATFORM; index format N)".
+func (s stamp) String() string {
+	line := "urlhash " + s.Version
+	if s.Commit != "" {
+		line += " " + s.Commit[:min(12, len(s.Commit))]
+		if s.Dirty {
+			line += "+dirty"
+		}
+	}
+	if s.Date != "" {
+		line += " " + s.Date
+	}
+	return fmt.Sprintf("%s (%s %s; index format %d)", line, s.Go, s.Platform, s.IndexFormat)
 }
 
 func versionCommand() *command {
 	return &command{
 		name:      "version",
-		usageLine: "version",
-		short:     "print the build: version, Go toolchain, index format",
-		long: `Prints what identifies this build: the module version (or the VCS
-revision of a development build), the Go toolchain, and the format its
-indexes are written in. "urlhash --version" is the same.
+		usageLine: "version [--json]",
+		short:     "print the build: version, commit, Go toolchain, platform, index format",
+		long: `Prints what identifies this build: its version (a release's tag, the
+pseudo-version the go command stamps from git, or "(devel)"), the commit
+and its date (marked +dirty when built from a tree with uncommitted
+changes), the Go toolchain, the platform and the format its indexes are
+written in. "urlhash --version" is the same.
+
+A go build or go install in a git clone stamps the commit; go run and a
+build in a git worktree stamp none. Release builds (go run ./release) set
+every field with -ldflags "-X main.version=... -X main.commit=... -X
+main.date=... -X main.dirty=...".
 `,
 		example: `$ urlhash version
-urlhash (devel) (go1.26.8; index format 2)
+urlhash v0.4.0 0123456789ab 2026-11-27T10:00:00Z (go1.26.8 linux/amd64; index format 2)
+$ urlhash version --json
+{"version":"v0.4.0","commit":"0123456789abcdef0123456789abcdef01234567","date":"2026-11-27T10:00:00Z","go":"go1.26.8","platform":"linux/amd64","dirty":false,"index_format":2}
 `,
 		flagsOnly: true,
 		setFlags: func(fs *flagSet) runFunc {
-			return func(e *env, _ []string) error { return printVersion(e.stdout) }
+			asJSON := fs.Bool("json", false, "one object: version, commit, date, go, platform, dirty, index_format")
+			return func(e *env, _ []string) error {
+				s := buildStamp()
+				if *asJSON {
+					return newJSONWriter(e.stdout).Encode(s)
+				}
+				_, err := io.WriteString(e.stdout, s.String()+"\n")
+				return err
+			}
 		},
 	}
 }
