@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -37,7 +38,10 @@ http://ADDR and answers as on the directory. Writes are answered only
 when durable; concurrent writers share fsyncs. Prints "urlhash: serving
 DIR on http://ADDR" on stderr when ready, and records the address in
 DIR/urlhash.serve, so that a command given --db DIR while it serves says
-which --db to use instead. SIGINT or SIGTERM stop accepting, finish the
+which --db to use instead. The line comes once it can answer: the TLS
+certificate and key loaded, the address bound, the index open; a start
+that fails before (a bad TLS file, the port taken) exits 2 and leaves no
+index directory it created. SIGINT or SIGTERM stop accepting, finish the
 requests in flight (however long a load takes), sync, close the index and
 exit 0; a second signal kills at once (what was acknowledged stays
 durable).
@@ -139,24 +143,38 @@ func (o *serveOptions) run(e *env, _ []string) error {
 			return fmt.Errorf("%s: empty token", o.tokenFile)
 		}
 	}
+	// Everything that can refuse to start does before the ready line:
+	// the certificate and key load, the address is bound, the index opens.
+	var tlsConfig *tls.Config
+	if o.cert != "" {
+		cert, err := tls.LoadX509KeyPair(o.cert, o.key)
+		if err != nil {
+			return fmt.Errorf("--tls-cert %s, --tls-key %s: %w", o.cert, o.key, err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
 	}
+	defer ln.Close()
 	if addr := ln.Addr().(*net.TCPAddr); !addr.IP.IsLoopback() && token == "" {
-		ln.Close()
 		return usagef("listening on %s, beyond loopback, needs --token-file", addr)
 	}
+	dir := noteNewDir(o.db.dir)
 	st, err := o.db.openStore(e, &backend.Options{ReadOnly: o.readOnly})
 	if err != nil {
-		ln.Close()
+		dir.abandon(e, nil)
+		return err
+	}
+	// A start that fails from here on leaves no directory it created.
+	fail := func(err error) error {
+		dir.abandon(e, st)
 		return err
 	}
 	profile, err := st.Profile(e.ctx)
 	if err != nil {
-		st.Close()
-		ln.Close()
-		return err
+		return fail(err)
 	}
 	so := &server.Options{Token: token, ReadOnly: o.readOnly, MaxBody: o.maxBody, MaxInFlight: o.maxInFlight, Logger: logger, ThreatType: o.threatType}
 	var fr *servedFrontier
@@ -202,9 +220,7 @@ func (o *serveOptions) run(e *env, _ []string) error {
 			return info.Until, err
 		}
 		if err := serveThreatLists(e.ctx, st, o.db.dir, o.readOnly, so); err != nil {
-			st.Close()
-			ln.Close()
-			return err
+			return fail(err)
 		}
 	}
 	srv := &http.Server{
@@ -212,9 +228,10 @@ func (o *serveOptions) run(e *env, _ []string) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          httpErrorLog(logger),
+		TLSConfig:         tlsConfig,
 	}
 	scheme := "http"
-	if o.cert != "" {
+	if tlsConfig != nil {
 		scheme = "https"
 	}
 	// Another command that finds the index locked names the address
@@ -233,12 +250,12 @@ func (o *serveOptions) run(e *env, _ []string) error {
 		fmt.Fprintf(e.stderr, "urlhash: frontier on grpc://%s\n", gln.Addr())
 	}
 	started := time.Now()
-	logger.Info("serving", "db", o.db.dir, "addr", ln.Addr().String(), "tls", o.cert != "", "read_only", o.readOnly,
+	logger.Info("serving", "db", o.db.dir, "addr", ln.Addr().String(), "tls", tlsConfig != nil, "read_only", o.readOnly,
 		"profile", profile, "token", token != "")
 	done := make(chan error, 1)
 	go func() {
-		if o.cert != "" {
-			done <- srv.ServeTLS(ln, o.cert, o.key)
+		if tlsConfig != nil {
+			done <- srv.ServeTLS(ln, "", "") // the certificate loaded above
 		} else {
 			done <- srv.Serve(ln)
 		}

@@ -261,3 +261,47 @@ func (o *dbFlags) journalID() string {
 	}
 	return o.dir + "\x00" + schema
 }
+
+// newDir is the index directory of a command that may create it, and
+// whether this run is the one that does: a run that fails removes what it
+// made, and nothing else.
+type newDir struct {
+	path    string
+	created bool // it did not exist when the run began
+}
+
+// noteNewDir notes, before the index at location is opened, whether it
+// is a directory this run is about to create.
+func noteNewDir(location string) newDir {
+	return newDir{path: location, created: isNewDir(location)}
+}
+
+// abandon ends a run that failed with the index st it opened (nil when
+// the open failed): it closes st and, when this run created the
+// directory, removes it while the index holds no entry. A directory that
+// existed before, or that holds an entry, is never removed; after a failed
+// open only an empty directory is (os.Remove). Another process that
+// opened the index between the close and the removal would lose it: it
+// holds nothing, and the window is a few system calls.
+func (d newDir) abandon(e *env, st store.Backend) {
+	if st != nil {
+		var full, prefixes int64 = -1, -1
+		if d.created {
+			var err error
+			if full, prefixes, err = st.Count(context.WithoutCancel(e.ctx), nil, 0); err != nil {
+				full = -1
+			}
+		}
+		st.Close()
+		if full != 0 || prefixes != 0 {
+			return
+		}
+		if err := os.RemoveAll(d.path); err != nil {
+			e.warnf("removing the empty index %s this run created: %v", d.path, err)
+		}
+		return
+	}
+	if d.created {
+		os.Remove(d.path) // only when empty: whatever the open left
+	}
+}

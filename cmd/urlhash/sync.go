@@ -38,9 +38,14 @@ index directory (urlhash.threatlists). A reader sees the old version or
 the new one, never a mix. "urlhash lookup" and "urlhash serve" answer
 from the list; "urlhash serve" also answers computeDiff from it.
 
+Google's APIs need an API key (--key-file or WEBRISK_API_KEY): without
+one sync refuses before it opens the index or uses the network (another
+--endpoint, a urlhash serve, may need none).
+
 Exit status: 0 once the index holds the new version; 2 on an error. A
 checksum mismatch or a malformed answer leaves the index answering exactly
-as before, and the next sync asks for a RESET (no version token).
+as before, and the next sync asks for a RESET (no version token); a sync
+that fails leaves no index directory it created.
 `,
 		example: `$ WEBRISK_API_KEY=... urlhash sync --db malware --threat-type MALWARE
 webrisk/MALWARE	RESET	+1084917 -0	1084917 entries	next 2026-11-25T18:55:12Z
@@ -136,7 +141,15 @@ func (o *syncFlags) run(e *env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("--key-file: %w", err)
 		}
-		key = strings.TrimSpace(string(b))
+		if key = strings.TrimSpace(string(b)); key == "" {
+			return fmt.Errorf("--key-file %s: empty key", o.keyFile)
+		}
+	}
+	if key == "" && !o.fs.Changed("endpoint") {
+		// Google answers 403 to a request without one: refused here,
+		// before the index is opened or the network used. Another
+		// endpoint (a urlhash serve without a token) may need none.
+		return usagef("no API key: give --key-file FILE or set WEBRISK_API_KEY (%s needs one)", o.endpoint)
 	}
 	c := &threatlist.Client{Endpoint: o.endpoint, Key: key, HTTP: &http.Client{Timeout: o.timeout}}
 	s := &syncer{e: e, o: *o, c: c, profile: query.ProfileRecord(profile), now: time.Now}
@@ -161,17 +174,22 @@ type syncer struct {
 func (s *syncer) once() (next time.Time, err error) {
 	bo := &backend.Options{Wait: s.o.db.wait}
 	bo.Index.Profile = s.profile
+	dir := noteNewDir(s.o.db.dir)
 	b, err := s.o.db.openStore(s.e, bo)
 	if err != nil {
+		dir.abandon(s.e, nil)
 		if errors.Is(err, store.ErrProfileMismatch) {
 			return time.Time{}, fmt.Errorf("%w\nurlhash: hint: sync keeps a list in an index of profile %q (a new directory, or one made by sync)", err, s.profile)
 		}
 		return time.Time{}, err
 	}
 	defer func() {
-		if cerr := b.Close(); err == nil {
-			err = cerr
+		if err != nil {
+			// A failed sync leaves no index directory it created empty.
+			dir.abandon(s.e, b)
+			return
 		}
+		err = b.Close()
 	}()
 	ls, err := threatlist.Open(s.e.ctx, b)
 	if err != nil {
