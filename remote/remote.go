@@ -9,6 +9,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,6 +19,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -38,11 +41,27 @@ type Options struct {
 	// ReadOnly refuses every write with store.ErrReadOnly before it is
 	// sent, as a read-only open of a directory does. Default false.
 	ReadOnly bool
+	// RootCAs, when not nil, are the certificate authorities an https://
+	// server's certificate must chain to, in place of the system's (a
+	// private CA: the CLI's --ca-file). Ignored when Client is set.
+	// Default nil: the system's roots, which Go reads from SSL_CERT_FILE
+	// and SSL_CERT_DIR where they are set (Linux and the BSDs).
+	RootCAs *x509.CertPool
 }
+
+// ErrUnauthorized is returned, wrapped, when the server refuses the
+// request's bearer token (401): none was given (Options.Token) or not the
+// server's. Use errors.Is.
+var ErrUnauthorized = errors.New("remote: missing or wrong bearer token")
+
+// ErrServerSpeaksHTTPS is returned, wrapped, when an http:// location
+// names a server that answers HTTPS: the location wants https://.
+var ErrServerSpeaksHTTPS = errors.New("remote: the server speaks HTTPS")
 
 // DB is a server's index. It is safe for concurrent use.
 type DB struct {
-	base     string
+	base     string // the location, as requests are sent to it
+	shown    string // the location as errors show it: no password
 	o        Options
 	client   *http.Client
 	closed   atomic.Bool
@@ -68,12 +87,19 @@ func Open(ctx context.Context, location string, opts *Options) (*DB, error) {
 	}
 	u, err := url.Parse(location)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("%w: server location %q", store.ErrInvalidOptions, location)
+		return nil, fmt.Errorf("%w: server location %q", store.ErrInvalidOptions, Redact(location))
 	}
-	db := &DB{base: strings.TrimSuffix(location, "/"), o: o, client: o.Client}
+	base := strings.TrimSuffix(location, "/")
+	db := &DB{base: base, shown: Redact(base), o: o, client: o.Client}
 	if db.client == nil {
-		db.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second}}
+		db.client = &http.Client{Transport: &http.Transport{
+			MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second,
+			TLSClientConfig: &tls.Config{RootCAs: o.RootCAs}, ForceAttemptHTTP2: true,
+		}}
 	}
+	// /v1/health needs no token; with it (or from a server without one)
+	// it names the profile and the index. A wrong token is refused at the
+	// first operation (query.New reads the profile at once).
 	var h struct {
 		Status, Profile string
 		Index           string
@@ -83,6 +109,23 @@ func Open(ctx context.Context, location string, opts *Options) (*DB, error) {
 	}
 	db.identity = h.Index
 	return db, nil
+}
+
+// userinfo matches the user information of a location that does not parse
+// as a URL, up to the password's end.
+var userinfo = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*://[^/@:]*):[^/@]*@`)
+
+// Redact returns location as it may be shown in errors and logs: the
+// password of http://user:password@host is replaced by "xxxxx".
+func Redact(location string) string {
+	u, err := url.Parse(location)
+	if err != nil {
+		return userinfo.ReplaceAllString(location, "${1}:xxxxx@")
+	}
+	if _, ok := u.User.Password(); !ok {
+		return location // as written (url.URL.String would lower-case the scheme)
+	}
+	return u.Redacted()
 }
 
 // call sends a request and decodes a JSON answer into out (when not nil);
@@ -149,22 +192,42 @@ func (db *DB) send(req *http.Request, cancel context.CancelFunc) (*http.Response
 	resp, err := db.client.Do(req)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("remote: %s: %w", db.base, err)
+		if strings.HasPrefix(db.shown, "https://") && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+			return nil, fmt.Errorf("remote: %s: the server speaks plain HTTP: use %s (%w)", db.shown, "http://"+strings.TrimPrefix(db.shown, "https://"), err)
+		}
+		return nil, fmt.Errorf("remote: %s: %w", db.shown, err)
 	}
 	resp.Body = cancelOnClose{resp.Body, cancel}
 	if resp.StatusCode >= 300 {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		// Go's HTTPS server answers a plain HTTP request so, not in JSON.
+		if resp.StatusCode == http.StatusBadRequest && bytes.HasPrefix(b, []byte("Client sent an HTTP request to an HTTPS server")) {
+			return nil, fmt.Errorf("%w: use %s", ErrServerSpeaksHTTPS, "https://"+strings.TrimPrefix(db.shown, "http://"))
+		}
 		kind, msg, err := wire.ParseErrorBody(b)
 		if err != nil {
-			return nil, fmt.Errorf("remote: %s: %s: %w", db.base, resp.Status, err)
+			// Not a urlhash server's answer (a proxy's, another
+			// server's): what it said, not why it is no JSON.
+			return nil, fmt.Errorf("remote: %s: %s (not a urlhash server's answer: %q)", db.shown, resp.Status, firstLine(b))
+		}
+		if resp.StatusCode == http.StatusUnauthorized {
+			return nil, fmt.Errorf("%w (from %s: %s)", ErrUnauthorized, db.shown, msg)
 		}
 		if s := wire.KindError(kind); s != nil {
-			return nil, fmt.Errorf("%w (from %s: %s)", s, db.base, msg)
+			return nil, fmt.Errorf("%w (from %s: %s)", s, db.shown, msg)
 		}
-		return nil, fmt.Errorf("remote: %s: %s: %s", db.base, resp.Status, msg)
+		return nil, fmt.Errorf("remote: %s: %s: %s", db.shown, resp.Status, msg)
 	}
 	return resp, nil
+}
+
+// firstLine returns the first line of an answer's body, at most 200 bytes.
+func firstLine(b []byte) string {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	return string(b[:min(len(b), 200)])
 }
 
 type cancelOnClose struct {
@@ -197,7 +260,7 @@ func (db *DB) HasBatch(ctx context.Context, hs []hashkey.Hash) ([]bool, error) {
 func (db *DB) bools(b []byte, n int) ([]bool, error) {
 	out, err := wire.ParseBools(b, n)
 	if err != nil {
-		return nil, fmt.Errorf("remote: %s: %w", db.base, err)
+		return nil, fmt.Errorf("remote: %s: %w", db.shown, err)
 	}
 	return out, nil
 }
@@ -240,9 +303,9 @@ func (db *DB) Scan(ctx context.Context, prefix []byte, bits, limit int, fn func(
 	case err == nil || err == fnErr:
 		return err
 	case errors.As(err, &se):
-		return fmt.Errorf("%w (from %s: scan: %s)", store.ErrCorrupt, db.base, se.Msg)
+		return fmt.Errorf("%w (from %s: scan: %s)", store.ErrCorrupt, db.shown, se.Msg)
 	}
-	return fmt.Errorf("remote: %s: scan: %w", db.base, err)
+	return fmt.Errorf("remote: %s: scan: %w", db.shown, err)
 }
 
 // prefixQuery returns the query of a prefix: prefix (hex), then bits.
@@ -365,8 +428,9 @@ func (db *DB) Close() error {
 // wrapping wire.ErrIndexMismatch.
 func (db *DB) Identity() string { return db.identity }
 
-// Path returns the server's location.
-func (db *DB) Path() string { return db.base }
+// Path returns the server's location as it may be shown: without its
+// password (Redact).
+func (db *DB) Path() string { return db.shown }
 
 // Profile implements store.Backend: the profile the server's index
 // records. A server that does not answer is an error, never "" (which
@@ -409,14 +473,14 @@ func (db *DB) Backup(ctx context.Context, w io.Writer, since uint64) (until uint
 	}
 	defer resp.Body.Close()
 	if _, err := io.Copy(w, resp.Body); err != nil {
-		return 0, fmt.Errorf("remote: %s: backup: %w", db.base, err)
+		return 0, fmt.Errorf("remote: %s: backup: %w", db.shown, err)
 	}
 	if e := resp.Trailer.Get(wire.TrailerError); e != "" {
-		return 0, fmt.Errorf("remote: %s: backup: %s", db.base, e)
+		return 0, fmt.Errorf("remote: %s: backup: %s", db.shown, e)
 	}
 	v := resp.Trailer.Get(wire.TrailerBackupUntil)
 	if until, err = strconv.ParseUint(v, 10, 64); err != nil {
-		return 0, fmt.Errorf("remote: %s: backup cut short (no %s trailer)", db.base, wire.TrailerBackupUntil)
+		return 0, fmt.Errorf("remote: %s: backup cut short (no %s trailer)", db.shown, wire.TrailerBackupUntil)
 	}
 	return until, nil
 }

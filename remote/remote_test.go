@@ -175,3 +175,19 @@ func TestCancelBlocked(t *testing.T) {
 		}
 	}
 }
+
+func TestRedact(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"http://127.0.0.1:7411", "http://127.0.0.1:7411"},
+		{"HTTP://127.0.0.1:7411", "HTTP://127.0.0.1:7411"},
+		{"http://crawler@host:1", "http://crawler@host:1"},
+		{"http://crawler:pw@host:1", "http://crawler:xxxxx@host:1"},
+		{"https://crawler:p%40w@host:1/", "https://crawler:xxxxx@host:1/"},
+		{"http://crawler:pw@host:1:2:3", "http://crawler:xxxxx@host:1:2:3"}, // no URL: the pattern
+		{"http://crawler:pw@[::1", "http://crawler:xxxxx@[::1"},
+	} {
+		if got := Redact(tc.in); got != tc.want {
+			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -13,7 +13,8 @@
 // a path no endpoint serves (404 no_endpoint) and a wrong method (405
 // method_not_allowed, with an Allow header) included.
 //
-//	GET  /v1/health                      {"status":"ok","profile":...,"index":ID}
+//	GET  /v1/health                      {"status":"ok","profile":...,"index":ID}; without
+//	                                     the token of a server that has one, {"status":"ok"}
 //	GET  /v1/stats                       wire.Stats as JSON (snake_case names)
 //	GET  /v1/profile                     the recorded profile, as text
 //	POST /v1/profile                     record the body's profile (SetProfile)
@@ -187,7 +188,12 @@
 // # Security
 //
 // The server listens on loopback by default; to listen elsewhere it
-// requires a bearer token (compared in constant time). Request bodies,
+// requires a bearer token (compared in constant time) on every request
+// but GET /v1/health, which answers a request without it {"status":"ok"}
+// and nothing else (no profile, no identity), for liveness probes. A
+// request without the token,
+// or with another, is answered 401 {"error","kind":"unauthorized"} whose
+// message says how to send it. Request bodies,
 // header time, idle time and the requests in flight are bounded; a
 // malformed request gets a 4xx answer and disturbs no other client.
 package server

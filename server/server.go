@@ -152,7 +152,7 @@ func New(st store.Backend, opts *Options) *Server {
 		metrics.ServeHTTP(w, r)
 		return nil
 	})
-	s.handle("GET "+wire.PathHealth, unmetered, s.health)
+	s.handle("GET "+wire.PathHealth, public, s.health)
 	s.handle("GET "+wire.PathStats, buffered, s.stats)
 	s.handle("GET "+wire.PathProfile, buffered, s.profile)
 	s.handle("POST "+wire.PathProfile, buffered, s.setProfile)
@@ -200,6 +200,9 @@ const (
 	// webRiskAPI: buffered, and Google's Web Risk API: the API key as its
 	// clients send it, errors as it writes them (webRisk).
 	webRiskAPI
+	// public: unmetered, and answered without the token (/v1/health, for
+	// liveness probes: it says nothing but that the server answers).
+	public
 )
 
 func (s *Server) handle(pattern string, rt route, h handler) {
@@ -227,12 +230,18 @@ func (s *Server) handle(pattern string, rt route, h handler) {
 				got, ok = webRiskKey(r)
 			}
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.o.Token)) != 1 {
+				if rt == public {
+					// A liveness probe without the token: the status
+					// and nothing else (no profile, no identity).
+					writeJSON(w, map[string]string{"status": "ok"})
+					return
+				}
 				kind = "unauthorized"
 				if rt == webRiskAPI {
 					(&webRiskError{code: http.StatusUnauthorized, status: "UNAUTHENTICATED", msg: "missing or wrong API key"}).write(w)
 					return
 				}
-				writeError(w, http.StatusUnauthorized, kind, "server: missing or wrong bearer token")
+				writeError(w, http.StatusUnauthorized, kind, unauthorizedHint)
 				return
 			}
 		}
@@ -276,7 +285,7 @@ func (s *Server) handle(pattern string, rt route, h handler) {
 // taken. release gives back what it took.
 func (s *Server) admit(rw http.ResponseWriter, r *http.Request, rt route) (release func(), err error) {
 	switch rt {
-	case unmetered:
+	case unmetered, public:
 		return func() {}, nil
 	case streamed:
 		r.Body = &idleReader{r: r.Body, rc: http.NewResponseController(rw), idle: s.o.BodyTimeout}
@@ -480,6 +489,13 @@ func (s *Server) writable() error {
 	return nil
 }
 
+// unauthorizedHint is the message of a 401 answer: what was wrong, and how
+// to send a token.
+const unauthorizedHint = `server: missing or wrong bearer token: send the header "Authorization: Bearer TOKEN" with the token in the server's --token-file (urlhash commands and the Python client read it from URLHASH_TOKEN)`
+
+// health answers the status, the profile and the index's identity to a
+// request the token admits; handle answers one without it the status
+// only.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.st.Profile(r.Context())
 	if err != nil {
