@@ -51,11 +51,14 @@ func IsPostgres(location string) bool {
 	return strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://")
 }
 
-// Display returns location as it may be shown: a connection string's
-// password is hidden.
+// Display returns location as it may be shown: the password of a
+// connection string or of a server location is hidden.
 func Display(location string) string {
-	if IsPostgres(location) || looksLikeKeywordValue(location) {
+	switch {
+	case IsPostgres(location) || looksLikeKeywordValue(location):
 		return pgindex.Redact(location)
+	case strings.Contains(location, "://"):
+		return remote.Redact(location)
 	}
 	return location
 }

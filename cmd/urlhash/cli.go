@@ -142,7 +142,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "urlhash: hint: run \"urlhash help\" for the list of commands")
 		return exitError
 	}
-	err := c.run(e, rest)
+	err := remoteHint(c.run(e, rest))
 	switch {
 	case err == nil:
 		return exitOK

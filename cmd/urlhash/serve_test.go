@@ -40,7 +40,14 @@ func startServe(t *testing.T, dir string) (*exec.Cmd, string) {
 // address) as a child process and returns it with its URL.
 func startServeOn(t *testing.T, dir, listen string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := childCommand("serve", "--db", dir, "--listen", listen)
+	return startServeWith(t, dir, "--listen", listen)
+}
+
+// startServeWith runs "urlhash serve --db dir" with more flags as a child
+// process on loopback and returns it with its URL (http or https).
+func startServeWith(t *testing.T, dir string, flags ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := childCommand(append([]string{"serve", "--db", dir}, flags...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +68,7 @@ func startServeOn(t *testing.T, dir, listen string) (*exec.Cmd, string) {
 		t.Fatalf("serve: %v", err)
 	}
 	_, addr, ok := strings.Cut(strings.TrimSpace(line), " on ")
-	if !ok || !strings.HasPrefix(addr, "http://127.0.0.1:") {
+	if !ok || !strings.HasPrefix(addr, "http://127.0.0.1:") && !strings.HasPrefix(addr, "https://127.0.0.1:") {
 		t.Fatalf("serve said %q", line)
 	}
 	go io.Copy(io.Discard, stderr)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -57,13 +58,35 @@ type dbFlags struct {
 	// table (index.Options.KeyTable), "off" creates a new one without
 	// (index.Options.NoKeyTable), "" is the index's default.
 	keyTable string
+	// caFile is --ca-file: the CA certificates an https:// server's
+	// certificate must chain to.
+	caFile string
 }
 
-// addFlags declares --db, --wait and --schema.
+// addFlags declares --db, --wait, --schema and --ca-file.
 func (o *dbFlags) addFlags(fs *flagSet) {
-	fs.StringVar(&o.dir, "db", "", "the index `DIR`: a directory, a postgres:// connection string (with --schema) or http://HOST:PORT, a urlhash serve (required)")
+	fs.StringVar(&o.dir, "db", "", "the index `DIR`: a directory, a postgres:// connection string (with --schema) or http(s)://HOST:PORT, a urlhash serve, whose bearer token (serve --token-file) is read from the URLHASH_TOKEN environment variable (required)")
 	fs.DurationVar(&o.wait, "wait", 0, "queue behind another urlhash using the index for up to `DURATION` (default 0: fail at once)")
 	fs.StringVar(&o.schema, "schema", "", "the PostgreSQL `SCHEMA` of the index, with --db postgres://... (default urlhash)")
+	addCAFile(fs, &o.caFile)
+}
+
+// addCAFile declares --ca-file into caFile.
+func addCAFile(fs *flagSet, caFile *string) {
+	fs.StringVar(caFile, "ca-file", "", "trust the CA certificates in `FILE` (PEM) for an https:// server's certificate, in place of the system's (default: the system's, which the SSL_CERT_FILE and SSL_CERT_DIR environment variables replace on Linux and the BSDs)")
+}
+
+// readCAFile returns the certificates of a --ca-file.
+func readCAFile(name string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("--ca-file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("--ca-file %s: no PEM certificate in it", name)
+	}
+	return pool, nil
 }
 
 // addIdentity declares the identity flags, --profile naming one of the
@@ -147,6 +170,16 @@ func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) 
 	if o.keyTable != "" && !writesDir {
 		return nil, usagef("--key-table applies to a command that writes an index directory")
 	}
+	if o.caFile != "" {
+		if !strings.HasPrefix(o.dir, "https://") {
+			return nil, usagef("--ca-file applies to an https:// server")
+		}
+		pool, err := readCAFile(o.caFile)
+		if err != nil {
+			return nil, err
+		}
+		bo.Remote.RootCAs = pool
+	}
 	if err := backend.CheckLocation(o.dir); err != nil {
 		return nil, err
 	}
@@ -171,6 +204,21 @@ func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) 
 		return nil, fmt.Errorf("%w\nurlhash: hint: the last writer did not close it (a crash); the next command that writes recovers it (urlhash verify does not), or copy it with urlhash recover", err)
 	}
 	return b, err
+}
+
+// remoteHint adds to a command's error from a server what to do about it:
+// a token to send, a CA to trust.
+func remoteHint(err error) error {
+	var unknownCA x509.UnknownAuthorityError
+	switch {
+	case errors.Is(err, remote.ErrUnauthorized) && os.Getenv("URLHASH_TOKEN") == "":
+		return fmt.Errorf("%w\nurlhash: hint: set URLHASH_TOKEN to the token in the server's --token-file", err)
+	case errors.Is(err, remote.ErrUnauthorized):
+		return fmt.Errorf("%w\nurlhash: hint: URLHASH_TOKEN is not the token in the server's --token-file", err)
+	case errors.As(err, &unknownCA):
+		return fmt.Errorf("%w\nurlhash: hint: --ca-file FILE trusts the CA that signed the server's certificate", err)
+	}
+	return err
 }
 
 // checkNewDir refuses to create an index directory whose parent does not

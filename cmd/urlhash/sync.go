@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -67,6 +68,7 @@ $ urlhash lookup --db malware http://testsafebrowsing.appspot.com/s/malware.html
 			fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "per request, `DURATION` (default 5m)")
 			fs.BoolVar(&o.asJSON, "json", false, "one object per sync: list, response, entries, version, checksum, next")
 			fs.DurationVar(&o.db.wait, "wait", 0, "queue behind another urlhash using the index for up to `DURATION` (default 0: fail at once)")
+			addCAFile(fs, &o.caFile)
 			o.fs = fs
 			return o.run
 		},
@@ -86,6 +88,7 @@ type syncFlags struct {
 	watch       bool
 	timeout     time.Duration
 	asJSON      bool
+	caFile      string // --ca-file: the CAs of an https:// --endpoint
 	fs          *flagSet
 }
 
@@ -151,7 +154,15 @@ func (o *syncFlags) run(e *env, args []string) error {
 		// endpoint (a urlhash serve without a token) may need none.
 		return usagef("no API key: give --key-file FILE or set WEBRISK_API_KEY (%s needs one)", o.endpoint)
 	}
-	c := &threatlist.Client{Endpoint: o.endpoint, Key: key, HTTP: &http.Client{Timeout: o.timeout}}
+	hc := &http.Client{Timeout: o.timeout}
+	if o.caFile != "" {
+		pool, err := readCAFile(o.caFile)
+		if err != nil {
+			return err
+		}
+		hc.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true, Proxy: http.ProxyFromEnvironment}
+	}
+	c := &threatlist.Client{Endpoint: o.endpoint, Key: key, HTTP: hc}
 	s := &syncer{e: e, o: *o, c: c, profile: query.ProfileRecord(profile), now: time.Now}
 	if !o.watch {
 		_, err := s.once()
