@@ -72,7 +72,7 @@ func eachLine(br *bufio.Reader, name string, o *Options, yield func(Record, erro
 			return
 		}
 		if tooLong {
-			err = fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, o.MaxLineBytes)
+			err = lineTooLong(o.MaxLineBytes)
 		}
 		var text string
 		if err == nil {
@@ -111,18 +111,40 @@ func invalidCost(line []byte) int {
 	return n
 }
 
+// lineTooLong is the reason of a line longer than max bytes.
+func lineTooLong(max int) error { return fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, max) }
+
+// CheckLine returns the error Read gives a line (or NUL-separated record)
+// of Lines that is over the limit, without its separator: longer than
+// maxLineBytes (0 means DefaultMaxLineBytes), or costing more with each
+// byte that is not UTF-8 counted three. The error wraps ErrLineTooLong.
+// It is for a reader that splits lines itself and must refuse exactly the
+// lines Read refuses.
+func CheckLine(line []byte, maxLineBytes int) error {
+	if maxLineBytes <= 0 {
+		maxLineBytes = DefaultMaxLineBytes
+	}
+	if len(line) > maxLineBytes {
+		return lineTooLong(maxLineBytes)
+	}
+	// A line of at most a third of the bound cannot cost more than it:
+	// only a longer one is checked for UTF-8.
+	if len(line) > maxLineBytes/3 {
+		if n := invalidCost(line); n > maxLineBytes {
+			return fmt.Errorf("%w (%d bytes, of which %d not UTF-8: more than %d bytes at three a byte)",
+				ErrLineTooLong, len(line), (n-len(line))/2, maxLineBytes)
+		}
+	}
+	return nil
+}
+
 // readLines yields every line that is neither blank nor a comment (see
 // IsSkipped), as is but for a trailing carriage return. NUL-separated records
 // are taken byte for byte, and only blank ones are skipped.
 func readLines(br *bufio.Reader, name string, o *Options, yield func(Record, error) bool) {
 	eachLine(br, name, o, yield, func(line []byte) (string, bool, error) {
-		// A line of at most a third of the bound cannot cost more than
-		// it: only a longer one is checked for UTF-8.
-		if len(line) > o.MaxLineBytes/3 {
-			if n := invalidCost(line); n > o.MaxLineBytes {
-				return "", false, fmt.Errorf("%w (%d bytes, of which %d not UTF-8: more than %d bytes at three a byte)",
-					ErrLineTooLong, len(line), (n-len(line))/2, o.MaxLineBytes)
-			}
+		if err := CheckLine(line, o.MaxLineBytes); err != nil {
+			return "", false, err
 		}
 		if o.NUL {
 			return string(line), len(trimSpace(line)) == 0, nil

@@ -25,7 +25,7 @@ func readNTriples(br *bufio.Reader, name string, o *Options, yield func(Record, 
 			return
 		}
 		if tooLong {
-			err = fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, o.MaxLineBytes)
+			err = lineTooLong(o.MaxLineBytes)
 		} else {
 			err = p.parseLine(line)
 		}
