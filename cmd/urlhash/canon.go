@@ -35,6 +35,9 @@ func (o *canonOptions) run(e *env, args []string) error {
 	}
 	return o.in.status(processOrdered(e, &o.in, args, func(r input, c *chunk) {
 		canon, err := cz.canonical(c.scratch[:0], r.text)
+		if r.err != nil {
+			err = r.err // refused as read
+		}
 		if err != nil {
 			failLine(c, r, err, o.json)
 			return

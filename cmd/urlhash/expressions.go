@@ -69,7 +69,11 @@ func (o *expressionsOptions) run(e *env, args []string) error {
 	}
 	return o.in.status(processOrdered(e, &o.in, args, func(r input, c *chunk) {
 		var b safebrowsing.Buffer
-		if err := p.Expand(&b, r.text); err != nil {
+		err := p.Expand(&b, r.text)
+		if r.err != nil {
+			err = r.err // refused as read
+		}
+		if err != nil {
 			// A failed input's group of expressions is empty.
 			c.fail(r, err)
 			if o.json {

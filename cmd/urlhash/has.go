@@ -59,6 +59,9 @@ func (o *hasOptions) run(e *env, args []string) error {
 			c.out.Grow(len(batch) * (len("present\t") + 66))
 		}
 		for i, r := range batch {
+			if r.err != nil {
+				rs[i].Err = r.err // refused as read
+			}
 			if err := rs[i].Err; err != nil {
 				c.fail(r, err)
 				switch {

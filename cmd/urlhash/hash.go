@@ -53,6 +53,9 @@ func (o *hashOptions) run(e *env, args []string) error {
 	decimal := o.format == "decimal"
 	return o.in.status(processOrdered(e, &o.in, args, func(r input, c *chunk) {
 		hashed, err := cz.appendHashed(c.scratch[:0], r.text)
+		if r.err != nil {
+			err = r.err // refused as read
+		}
 		if err != nil {
 			failLine(c, r, err, o.json)
 			return

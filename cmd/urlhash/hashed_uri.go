@@ -60,6 +60,9 @@ func (o *hashedURIOptions) run(e *env, args []string) error {
 	}
 	return o.in.status(processOrdered(e, &o.in, args, func(r input, c *chunk) {
 		u, err := hasheduri.Generate(r.text, alg, keep, v)
+		if r.err != nil {
+			err = r.err // refused as read
+		}
 		if err != nil {
 			failLine(c, r, err, o.json)
 			return

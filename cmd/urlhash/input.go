@@ -15,9 +15,10 @@ import (
 	"github.com/urlhash/urlhash/ingest"
 )
 
-// maxInput bounds one input so that a file with no newlines cannot
-// exhaust memory.
-const maxInput = 16 << 20
+// maxLine bounds one input (line, NUL-separated item or argument), for
+// every input path alike: ingest's limit, which files are read under, is
+// the CLI's everywhere.
+const maxLine = ingest.DefaultMaxLineBytes
 
 // input is one input (an argument, a line, a NUL-separated item or what
 // an --input-format reader yields) with where it came from, for error
@@ -27,7 +28,19 @@ type input struct {
 	src  string // the file it was read from; "" for standard input
 	line int    // 1-based line (or NUL-separated item) number; 0 for an argument
 	seq  int    // 0-based position among all the command's inputs
+	// err, when set, is why the input was refused as it was read (a line
+	// too long, a bad line of a hashes file): the command answers it as
+	// a failed input, in its place (text is then "").
+	err error
 }
+
+// inputError is the reason an input was refused as read, worded as
+// ingest words it in a LineError (without "ingest: "): the diagnostic puts
+// the input and line before it.
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return strings.TrimPrefix(e.err.Error(), "ingest: ") }
+func (e inputError) Unwrap() error { return e.err }
 
 // diagnostic formats the error of a failed input: "urlhash: error:",
 // then "FILE:LINE: " ("stdin:LINE: ") for an input read from a file or
@@ -56,11 +69,18 @@ func (r input) diagnostic(err error) string {
 // batches are, and the last, so that no batch is built from pieces and
 // copied again. The texts of one read share one string, so a fast producer
 // costs one allocation per read rather than one per input.
+//
+// An input over the line limit (maxLine; see ingest.CheckLine) is handed
+// over in its place with err set and no text, from arguments as from
+// standard input; reading one holds at most twice the limit.
 func readInputs(args []string, r io.Reader, nul, fill bool, batchSize int, fn func([]input) error) error {
 	if len(args) > 0 {
 		batch := make([]input, len(args))
 		for i, a := range args {
 			batch[i] = input{text: a, seq: i}
+			if err := ingest.CheckLine([]byte(a), maxLine); err != nil {
+				batch[i] = input{seq: i, err: fmt.Errorf("argument %d: %w", i+1, inputError{err})}
+			}
 		}
 		return fn(batch)
 	}
@@ -69,9 +89,19 @@ func readInputs(args []string, r io.Reader, nul, fill bool, batchSize int, fn fu
 		sep = 0
 	}
 	line := 0
+	var batch []input
+	// add appends an input to the batch, handing the batch over when full.
+	add := func(in input) error {
+		batch = append(batch, in)
+		if len(batch) == batchSize {
+			full := batch
+			batch = make([]input, 0, batchSize)
+			return fn(full)
+		}
+		return nil
+	}
 	// split hands fn the inputs of text, whose last byte is a separator
 	// unless atEOF.
-	var batch []input
 	split := func(text string, atEOF bool) error {
 		if batch == nil && len(text) > 0 {
 			n := batchSize
@@ -92,16 +122,21 @@ func readInputs(args []string, r io.Reader, nul, fill bool, batchSize int, fn fu
 				rec = rec[:len(rec)-1]
 			}
 			line++
-			if nul && rec == "" || !nul && ingest.IsSkipped(rec) {
+			r := input{text: rec, line: line}
+			var err error
+			if len(rec) > maxLine/3 { // no shorter line can be over
+				err = ingest.CheckLine([]byte(rec), maxLine)
+			}
+			switch {
+			case err != nil:
+				// Before the skip rule, as ingest refuses a long comment
+				// line in a file.
+				r = input{line: line, err: inputError{err}}
+			case nul && rec == "" || !nul && ingest.IsSkipped(rec):
 				continue
 			}
-			batch = append(batch, input{text: rec, line: line})
-			if len(batch) == batchSize {
-				full := batch
-				batch = make([]input, 0, batchSize)
-				if err := fn(full); err != nil {
-					return err
-				}
+			if err := add(r); err != nil {
+				return err
 			}
 		}
 		if len(batch) > 0 && (!fill || atEOF) {
@@ -111,17 +146,60 @@ func readInputs(args []string, r io.Reader, nul, fill bool, batchSize int, fn fu
 		}
 		return nil
 	}
+	// skipping is set while the bytes read belong to a line already over
+	// the limit: they are dropped up to its separator, and the line is
+	// handed over as too long.
+	skipping := false
 	buf := make([]byte, 0, 256<<10)
+	tooLong := func() error {
+		line++
+		// As ingest.CheckLine words it (TestLineLimitEveryPath).
+		err := inputError{fmt.Errorf("%w (more than %d bytes)", ingest.ErrLineTooLong, maxLine)}
+		if err := add(input{line: line, err: err}); err != nil {
+			return err
+		}
+		if !fill && bytes.IndexByte(buf, sep) < 0 && len(batch) > 0 {
+			// No input follows in what was read: answer it now.
+			full := batch
+			batch = nil
+			return fn(full)
+		}
+		return nil
+	}
 	for {
 		if len(buf) == cap(buf) {
-			if len(buf) >= maxInput {
-				return fmt.Errorf("stdin:%d: record longer than %d bytes", line+1, maxInput)
+			if len(buf) > maxLine {
+				// No separator in more than a line's worth of bytes.
+				skipping, buf = true, buf[:0]
+			} else {
+				buf = append(buf, make([]byte, len(buf))...)[:len(buf)]
 			}
-			buf = append(buf, make([]byte, len(buf))...)[:len(buf)]
 		}
+		// What was kept holds no separator: only the bytes read now are
+		// searched (a line read a byte at a time costs no quadratic scan).
+		scanned := len(buf)
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
-		if last := bytes.LastIndexByte(buf, sep); last >= 0 {
+		if skipping {
+			i := bytes.IndexByte(buf, sep)
+			switch {
+			case i >= 0:
+				skipping = false
+				buf, scanned = buf[:copy(buf, buf[i+1:])], 0
+				if terr := tooLong(); terr != nil {
+					return terr
+				}
+			case errors.Is(err, io.EOF):
+				skipping, buf = false, buf[:0]
+				if terr := tooLong(); terr != nil {
+					return terr
+				}
+			default:
+				buf = buf[:0]
+			}
+		}
+		if last := bytes.LastIndexByte(buf[scanned:], sep); last >= 0 {
+			last += scanned
 			if serr := split(string(buf[:last+1]), false); serr != nil {
 				return serr
 			}

@@ -252,11 +252,21 @@ func (o *inputFlags) readFile(e *env, name string, format ingest.Format, max int
 	if err != nil {
 		return err
 	}
+	src := name
+	if name == "-" {
+		src = ""
+	}
 	batch := make([]input, 0, max)
 	for rec, err := range ingest.Read(f, display, format, &ingest.Options{NUL: o.nul, Base: base}) {
 		var le *ingest.LineError
 		switch {
+		case errors.As(err, &le) && (format == ingest.Lines || format == ingest.Hashes):
+			// A line is an input: the command answers it in its place,
+			// as a failed one (one output line per input).
+			rec = ingest.Record{Line: le.Line}
+			err = inputError{le.Err}
 		case errors.As(err, &le):
+			// An RDF or sitemap error is no input of its own.
 			o.bad.Add(1)
 			e.warnf("%v", err)
 			continue
@@ -266,11 +276,7 @@ func (o *inputFlags) readFile(e *env, name string, format ingest.Format, max int
 			}
 			return fmt.Errorf("%s: %w", display, err)
 		}
-		src := name
-		if name == "-" {
-			src = ""
-		}
-		batch = append(batch, input{text: rec.Text, src: src, line: rec.Line})
+		batch = append(batch, input{text: rec.Text, src: src, line: rec.Line, err: err})
 		if len(batch) == max {
 			if err := fn(batch); err != nil {
 				return err

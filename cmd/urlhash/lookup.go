@@ -93,6 +93,9 @@ func (o *lookupOptions) run(e *env, args []string) error {
 	err = streamBatches(e, &o.in, args, storeBatch, func(batch []input) error {
 		for _, r := range batch {
 			hits, err := lookupOne(e.ctx, ix, p, r.text, o.in.kind())
+			if r.err != nil {
+				err = r.err // refused as read
+			}
 			if err != nil {
 				a.fail(r, err)
 				continue

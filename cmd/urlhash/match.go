@@ -54,6 +54,9 @@ func (o *matchOptions) run(e *env, args []string) error {
 	return a.status(o.in.status(streamBatches(e, &o.in, args[1:], storeBatch, func(batch []input) error {
 		for _, r := range batch {
 			ok, err := u.Match(r.text, v)
+			if r.err != nil {
+				err = r.err // refused as read
+			}
 			if err != nil {
 				a.fail(r, err)
 				continue

@@ -265,6 +265,9 @@ func resolve(ix *query.Index, batch []input, in query.Input) []resolved {
 	out := make([]resolved, len(batch))
 	for i, res := range ix.Resolve(texts(batch), in) {
 		out[i] = resolved{r: batch[i], entry: res.Entry, err: res.Err}
+		if batch[i].err != nil {
+			out[i] = resolved{r: batch[i], err: batch[i].err} // refused as read
+		}
 	}
 	return out
 }
