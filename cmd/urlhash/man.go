@@ -16,16 +16,19 @@ func manCommand() *command {
 		usageLine: "man [COMMAND]\nman --dir DIR",
 		short:     "print the manual pages (roff), or write them all to a directory",
 		long: `Prints the manual page urlhash(1) or, given a command, urlhash-COMMAND(1),
-in roff for man(1); with --dir it writes every page into DIR instead. The
-pages are made from the same definitions as the help and the completion.
+in roff for man(1); with --dir it writes every page into DIR instead,
+creating DIR (and its parents) if needed. man finds the pages when DIR's
+parent is on MANPATH (a trailing ':' keeps the system's pages). The pages
+are made from the same definitions as the help and the completion.
 `,
 		example: `$ urlhash man has | man -l -
-$ urlhash man --dir /usr/local/share/man/man1
+$ urlhash man --dir ~/.local/share/man/man1 && export MANPATH="$HOME/.local/share/man:$MANPATH"
+$ man urlhash-has
 `,
 		argValues: commandNameList,
 		setFlags: func(fs *flagSet) runFunc {
 			o := new(manOptions)
-			fs.StringVar(&o.dir, "dir", "", "write urlhash.1 and every urlhash-COMMAND.1 into `DIR` (which must exist)")
+			fs.StringVar(&o.dir, "dir", "", "write urlhash.1 and every urlhash-COMMAND.1 into `DIR` (created if needed)")
 			return o.run
 		},
 	}
@@ -37,6 +40,9 @@ func (o *manOptions) run(e *env, args []string) error {
 	if o.dir != "" {
 		if len(args) > 0 {
 			return usagef("--dir writes every page: give no command")
+		}
+		if err := os.MkdirAll(o.dir, 0o755); err != nil {
+			return err
 		}
 		pages := map[string]string{"urlhash.1": overviewPage()}
 		for _, c := range commands() {

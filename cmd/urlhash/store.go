@@ -161,7 +161,7 @@ func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) 
 		return nil, usagef("--db DIR is required")
 	}
 	if o.schema != "" && !backend.IsPostgres(o.dir) {
-		return nil, usagef("--schema applies to a postgres:// index only")
+		return nil, usagef("--schema %s applies to a postgres:// index only", o.schema)
 	}
 	writesDir := !bo.ReadOnly && !backend.IsPostgres(o.dir) && !remote.IsLocation(o.dir)
 	if o.compression != "" && !writesDir {
@@ -198,6 +198,8 @@ func (o *dbFlags) openStore(e *env, bo *backend.Options) (store.Backend, error) 
 			return nil, fmt.Errorf("%w\nurlhash: hint: urlhash serve is serving it: use --db %s", err, addr)
 		}
 		return nil, fmt.Errorf("%w\nurlhash: hint: another urlhash holds it; --wait DURATION queues behind it", err)
+	case errors.Is(err, store.ErrNoIndex) && backend.IsPostgres(o.dir):
+		return nil, fmt.Errorf("%s holds no index in schema %s (commands that write, such as import or add, create one; --schema names another)", backend.Display(o.dir), o.schemaName())
 	case errors.Is(err, store.ErrNoIndex):
 		return nil, fmt.Errorf("%s holds no index (commands that write, such as import or add, create one)", backend.Display(o.dir))
 	case errors.Is(err, store.ErrNeedsRecovery):
@@ -306,11 +308,16 @@ func (o *dbFlags) journalID() string {
 	if !backend.IsPostgres(o.dir) {
 		return strings.TrimSuffix(o.dir, "/") // as remote.Open reads it
 	}
-	schema := o.schema
-	if schema == "" {
-		schema = "urlhash"
+	return o.dir + "\x00" + o.schemaName()
+}
+
+// schemaName is the PostgreSQL schema of the index: --schema, or
+// pgindex's default.
+func (o *dbFlags) schemaName() string {
+	if o.schema == "" {
+		return "urlhash"
 	}
-	return o.dir + "\x00" + schema
+	return o.schema
 }
 
 // newDir is the index directory of a command that may create it, and
