@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/urlhash/urlhash/backend"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/hashkey/safebrowsing"
 	"github.com/urlhash/urlhash/query"
@@ -18,10 +19,12 @@ func lookupCommand() *command {
 expressions and checks each expression's SHA-256 against the index: a
 stored full hash, or a stored prefix entry (4..31 bytes, such as a list's
 4-byte prefixes) that the hash starts with. URLs expand as the profile the
-index records says (webrisk or safebrowsing-v5), or as --profile says for
-an index that records another. Prints each matching input with the
-expression and matched length in bytes, tab-separated. Exit status: 0 if
-any URL matched, 1 if none did, 2 on an error.
+index records says (webrisk or safebrowsing-v5), or as --profile says (the
+other of the two). An index of another profile (urlhash, iri) holds URL
+identities, which no expression matches: lookup refuses it (has is the
+command for it). Prints each matching input with the expression and
+matched length in bytes, tab-separated. Exit status: 0 if any URL matched,
+1 if none did, 2 on an error.
 `,
 		example: `$ urlhash expressions --json evil.example/ | jq -r '.expressions[0].prefix'
 f001957c
@@ -81,12 +84,20 @@ func (o *lookupOptions) run(e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	if p == nil && !o.in.hashes() {
+	if !o.in.hashes() {
+		// Either Safe Browsing profile's expressions hash the same way,
+		// so a list of one answers URLs expanded by the other; an index
+		// of URL identities (urlhash, iri) holds no expression hash, and
+		// no URL could ever match it.
 		recorded, ok := ix.Profile().(*safebrowsing.Profile)
 		if !ok {
-			return usagef("the index records the %s profile, which does not expand URLs: give --profile webrisk or --profile safebrowsing-v5", ix.Profile().Name())
+			return fmt.Errorf("lookup --db %s: the index records the %s profile: its entries are the identities of URLs, not the hashes of Safe Browsing expressions, so no URL can match them\n"+
+				"urlhash: hint: urlhash has --db %s asks whether URLs are stored; lookup reads lists made with --profile webrisk or safebrowsing-v5 (urlhash add --profile webrisk --hashes, urlhash sync)",
+				backend.Display(o.db.dir), ix.Profile().Name(), backend.Display(o.db.dir))
 		}
-		p = recorded
+		if p == nil {
+			p = recorded
+		}
 	}
 	a := newAnswers(e, o.json)
 	matched := 0
