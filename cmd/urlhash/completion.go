@@ -53,8 +53,15 @@ type completionFlag struct {
 	name, shorthand string
 	takesValue      bool
 	values          []string // the values of an enumeration; nil for any
-	usage           string
+	// files marks a value that names a file or directory (FILE, DIR,
+	// NEW): only those complete file names; a number, a duration, an
+	// address or an IRI completes nothing.
+	files bool
+	usage string
 }
+
+// fileValues are the value names of the flags whose value is a path.
+var fileValues = map[string]bool{"FILE": true, "DIR": true, "NEW": true}
 
 // completionSpecs returns every command's flags, from the definitions the
 // command parses; hidden flags (old names) are left out.
@@ -70,10 +77,10 @@ func completionSpecs() []completionSpec {
 			if f.Hidden {
 				return
 			}
-			_, usage := pflag.UnquoteUsage(f)
+			valueName, usage := pflag.UnquoteUsage(f)
 			spec.flags = append(spec.flags, completionFlag{
 				name: f.Name, shorthand: f.Shorthand, takesValue: f.NoOptDefVal == "",
-				values: f.Annotations[enumAnnotation], usage: usage,
+				values: f.Annotations[enumAnnotation], files: fileValues[valueName], usage: usage,
 			})
 		})
 		spec.flags = append(spec.flags, completionFlag{name: "help", usage: "print the command's usage"})
@@ -108,29 +115,40 @@ type caseScript struct {
 	head    string // up to the case on the command; %s: the command names
 	command string // a command's branch, up to its case on the previous word; %s: the command
 	enum    string // a flag that takes one of a few values; %s: the flag, then the values
-	file    string // a flag that takes any value (a file); %s: the flag
+	file    string // a flag that takes a path; %s: the flag
+	none    string // a flag that takes another value (nothing to offer); %s: the flag
 	words   string // the end of a command's branch, offering its words; %s: the words
 	foot    string
 }
 
+// The value of a flag is completed after "--flag " and after "--flag=":
+// bash splits "--flag=VALUE" into three words by COMP_WORDBREAKS (or
+// keeps one word when '=' is not in it, then pre is the part up to '=');
+// zsh keeps one word, which compset -P splits.
 var bashScript = caseScript{
 	head: "# bash completion for urlhash\n_urlhash() {\n" +
-		"  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n" +
+		"  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} pre=\n" +
 		"  if [ \"$COMP_CWORD\" -eq 1 ]; then\n    COMPREPLY=($(compgen -W \"%s --version --help\" -- \"$cur\"))\n    return\n  fi\n" +
+		"  if [ \"$cur\" = = ]; then cur=\n  elif [ \"$prev\" = = ]; then prev=${COMP_WORDS[COMP_CWORD-2]}\n" +
+		"  elif [[ $cur == --*=* ]]; then prev=${cur%%%%=*} pre=${cur%%%%=*}= cur=${cur#*=}\n  fi\n" +
 		"  case ${COMP_WORDS[1]} in\n",
 	command: "    %s)\n      case $prev in\n",
-	enum:    "        --%s) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n",
-	file:    "        --%s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n",
+	enum:    "        --%s) COMPREPLY=($(compgen -P \"$pre\" -W \"%s\" -- \"$cur\")); return ;;\n",
+	file:    "        --%s) COMPREPLY=($(compgen -P \"$pre\" -f -- \"$cur\")); return ;;\n",
+	none:    "        --%s) COMPREPLY=(); return ;;\n",
 	words:   "      esac\n      COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n",
 	foot:    "  esac\n  [ ${#COMPREPLY[@]} -eq 0 ] && COMPREPLY=($(compgen -f -- \"$cur\"))\n}\ncomplete -F _urlhash urlhash\n",
 }
 
 var zshScript = caseScript{
 	head: "#compdef urlhash\n_urlhash() {\n  if (( CURRENT == 2 )); then\n    compadd -- %s --version --help\n    return\n  fi\n" +
+		"  local prev=$words[CURRENT-1]\n" +
+		"  if [[ $words[CURRENT] == --*=* ]]; then prev=${words[CURRENT]%%%%=*}; compset -P '*='; fi\n" +
 		"  case $words[2] in\n",
-	command: "    %s)\n      case $words[CURRENT-1] in\n",
+	command: "    %s)\n      case $prev in\n",
 	enum:    "        --%s) compadd -- %s; return ;;\n",
 	file:    "        --%s) _files; return ;;\n",
+	none:    "        --%s) return ;;\n",
 	words:   "      esac\n      compadd -- %s; _files ;;\n",
 	foot:    "  esac\n}\ncompdef _urlhash urlhash\n",
 }
@@ -144,10 +162,13 @@ func (sh *caseScript) write(b *strings.Builder, specs []completionSpec) {
 	for _, s := range specs {
 		fmt.Fprintf(b, sh.command, s.name)
 		for _, f := range s.flags {
-			if len(f.values) > 0 {
+			switch {
+			case len(f.values) > 0:
 				fmt.Fprintf(b, sh.enum, f.name, strings.Join(f.values, " "))
-			} else if f.takesValue {
+			case f.files:
 				fmt.Fprintf(b, sh.file, f.name)
+			case f.takesValue:
+				fmt.Fprintf(b, sh.none, f.name)
 			}
 		}
 		fmt.Fprintf(b, sh.words, s.words())
@@ -167,11 +188,14 @@ func writeFish(b *strings.Builder, specs []completionSpec) {
 			if f.shorthand != "" {
 				fmt.Fprintf(b, " -s %s", f.shorthand)
 			}
+			// fish completes "--flag=VALUE" as "--flag VALUE" itself.
 			switch {
 			case len(f.values) > 0:
 				fmt.Fprintf(b, " -x -a %s", fishQuote(strings.Join(f.values, " ")))
-			case f.takesValue:
+			case f.files:
 				b.WriteString(" -r -F")
+			case f.takesValue:
+				b.WriteString(" -x")
 			}
 			fmt.Fprintf(b, " -d %s\n", fishQuote(firstSentence(f.usage)))
 		}

@@ -103,9 +103,42 @@ func TestCompletionBash(t *testing.T) {
 		{[]string{"urlhash", "export", "--format", "b"}, "binary"},
 		{[]string{"urlhash", "help", "ded"}, "dedupe"},
 		{[]string{"urlhash", "completion", "fi"}, "fish"},
+		// --flag=VALUE, split at '=' as bash does by default, or not.
+		{[]string{"urlhash", "hash", "--profile", "=", "w"}, "webrisk"},
+		{[]string{"urlhash", "lookup", "--profile=w"}, "--profile=webrisk"},
+		{[]string{"urlhash", "has", "--input-format", "=", "tr"}, "trig"},
 	} {
 		if got := complete(tc.words...); !slices.Equal(got, []string{tc.want}) {
 			t.Errorf("%v<TAB> offers %v, want %s", tc.words, got, tc.want)
+		}
+	}
+	if got, want := complete("urlhash", "hash", "--profile", "="), slices.Sorted(slices.Values(indexProfiles)); !slices.Equal(got, want) {
+		t.Errorf("urlhash hash --profile=<TAB> offers %v, want %v", got, want)
+	}
+	// A value that is no path completes no file name; a path does.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "urls.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, words := range [][]string{
+		{"urlhash", "expressions", "--prefix-len", ""},
+		{"urlhash", "dedupe", "--revisit-after", ""},
+		{"urlhash", "dedupe", "--revisit-after", "=", ""},
+		{"urlhash", "serve", "--listen", ""},
+		{"urlhash", "has", "--base", ""},
+	} {
+		if got := complete(words...); len(got) != 0 {
+			t.Errorf("%v<TAB> offers %v, want nothing", words, got)
+		}
+	}
+	for _, words := range [][]string{
+		{"urlhash", "has", "--from", ""},
+		{"urlhash", "has", "--from", "=", ""},
+		{"urlhash", "has", "https://example.com/", "u"},
+	} {
+		if got := complete(words...); !slices.Equal(got, []string{"urls.txt"}) {
+			t.Errorf("%v<TAB> offers %v, want the file urls.txt", words, got)
 		}
 	}
 }
@@ -135,6 +168,9 @@ func TestCompletionFishAndZsh(t *testing.T) {
 			if vals := values["--"+f[slices.Index(f, "-l")+1]]; vals != nil && !strings.Contains(line, "-x -a '"+strings.Join(vals, " ")+"'") {
 				t.Errorf("fish: %s: values missing: %s", c.name, line)
 			}
+			if name := f[slices.Index(f, "-l")+1]; (name == "prefix-len" || name == "revisit-after") && strings.Contains(line, " -F") {
+				t.Errorf("fish: %s --%s completes file names: %s", c.name, name, line)
+			}
 		}
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
@@ -156,6 +192,13 @@ func TestCompletionFishAndZsh(t *testing.T) {
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			t.Errorf("zsh offers %s %v\nthe command parses %v", c.name, got, want)
+		}
+	}
+	// zsh: --flag=VALUE is split by compset, and a value that is no path
+	// offers nothing.
+	for _, want := range []string{"compset -P '*='", "        --prefix-len) return ;;\n", "        --revisit-after) return ;;\n", "        --profile) compadd -- "} {
+		if !strings.Contains(zsh.String(), want) {
+			t.Errorf("the zsh script lacks %q", want)
 		}
 	}
 }
