@@ -176,42 +176,33 @@ func (o *serveOptions) run(e *env, _ []string) error {
 	if err != nil {
 		return fail(err)
 	}
-	so := &server.Options{Token: token, ReadOnly: o.readOnly, MaxBody: o.maxBody, MaxInFlight: o.maxInFlight, Logger: logger, ThreatType: o.threatType}
+	so := &server.Options{Token: token, ReadOnly: o.readOnly, MaxBody: o.maxBody, MaxInFlight: o.maxInFlight, Logger: logger, ThreatType: o.threatType,
+		Version: buildStamp().Version} // a release build's, stamped by the linker
 	var fr *servedFrontier
 	var gln net.Listener
 	if o.frontier != "" && o.readOnly {
-		st.Close()
-		ln.Close()
-		return usagef("--frontier writes its own index: not with --read-only")
+		return fail(usagef("--frontier writes its own index: not with --read-only"))
 	}
 	if !o.readOnly {
 		if fr, err = newServedFrontier(o.db.dir, profile, logger, level); err != nil {
-			st.Close()
-			ln.Close()
-			return err
+			return fail(err)
 		}
 		defer fr.close()
 		so.Frontier = fr.get
 	}
 	if o.frontier != "" {
 		if gln, err = net.Listen("tcp", o.frontier); err != nil {
-			st.Close()
-			ln.Close()
-			return err
+			return fail(err)
 		}
 		defer gln.Close()
 		if addr := gln.Addr().(*net.TCPAddr); !addr.IP.IsLoopback() && token == "" {
-			st.Close()
-			ln.Close()
-			return usagef("--frontier on %s, beyond loopback, needs --token-file", addr)
+			return fail(usagef("--frontier on %s, beyond loopback, needs --token-file", addr))
 		}
 		fr.node = gln.Addr().String()
 	}
 	if fr != nil && (gln != nil || fr.exists()) {
 		if _, err := fr.get(true); err != nil {
-			st.Close()
-			ln.Close()
-			return err
+			return fail(err)
 		}
 	}
 	if ix, ok := st.(*index.DB); ok {
