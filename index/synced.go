@@ -4,14 +4,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/urlhash/urlhash/index/internal/syncmark"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -25,12 +24,12 @@ import (
 // never deleted, so compaction cannot lower it; the file is written after
 // Badger's fsync, so it never claims more than Badger made durable.
 //
-// The file is 20 bytes: syncedMagic, the number (uint64 big-endian), and a
-// CRC-32C of both. It is written in place (one sector) and fsynced at
-// Close; a kill -9 keeps what Sync wrote in the OS's cache.
+// The file is a sync mark (package index/internal/syncmark, the format
+// the key table's SYNCED shares) of the number. It is written in place
+// (one sector) and fsynced at Close; a kill -9 keeps what Sync wrote in
+// the OS's cache.
 const (
 	syncedFileName = "urlhash.synced"
-	syncedMagic    = "UHSYNC01"
 	metaSynced     = "synced" // uint64 big-endian: the last sync begun
 )
 
@@ -42,25 +41,20 @@ type syncMark struct {
 	synced uint64     // Badger's version the last successful Sync covered (0: none)
 	// syncedRecords is DB.recordVersions when synced was recorded.
 	syncedRecords uint64
-	f             *os.File // urlhash.synced, open for writing (nil in memory or read-only)
+	f             *syncmark.File // urlhash.synced, open for writing (nil in memory or read-only)
 }
 
 // readSyncedFile returns the number urlhash.synced in dir records, 0 when
 // there is none.
 func readSyncedFile(dir string) (uint64, error) {
-	name := filepath.Join(dir, syncedFileName)
-	b, err := os.ReadFile(name)
+	m, err := syncmark.Read(filepath.Join(dir, syncedFileName))
 	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return 0, nil
+	case errors.Is(err, syncmark.ErrDamaged):
+		return 0, fmt.Errorf("%w: %s is damaged; remove it to open the index without checking its acknowledged writes", store.ErrCorrupt, filepath.Join(dir, syncedFileName))
 	case err != nil:
 		return 0, fmt.Errorf("index: %w", err)
-	case len(b) == 0:
-		return 0, nil // created, never written: nothing acknowledged yet
-	case len(b) != 20 || string(b[:8]) != syncedMagic || crc32.Checksum(b[:16], castagnoli) != binary.BigEndian.Uint32(b[16:]):
-		return 0, fmt.Errorf("%w: %s is damaged; remove it to open the index without checking its acknowledged writes", store.ErrCorrupt, name)
 	}
-	return binary.BigEndian.Uint64(b[8:]), nil
+	return m.Seq, nil
 }
 
 // checkSynced compares the number Badger holds with the one the file
@@ -88,7 +82,7 @@ func (db *DB) checkSynced(logs []string) error {
 	if db.opts.ReadOnly {
 		return nil
 	}
-	f, err := os.OpenFile(filepath.Join(db.path, syncedFileName), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := syncmark.Create(filepath.Join(db.path, syncedFileName))
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
@@ -144,9 +138,7 @@ func (db *DB) recordSync(seq uint64, fsync bool) error {
 	if db.acked.f == nil || seq == 0 {
 		return nil
 	}
-	b := binary.BigEndian.AppendUint64([]byte(syncedMagic), seq)
-	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
-	if _, err := db.acked.f.WriteAt(b, 0); err != nil {
+	if err := db.acked.f.Write(syncmark.Mark{Seq: seq}); err != nil {
 		return fmt.Errorf("index: %s: %w", syncedFileName, err)
 	}
 	if fsync {

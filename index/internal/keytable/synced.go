@@ -1,13 +1,12 @@
 package keytable
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	iofs "io/fs"
 	"path/filepath"
 
+	"github.com/urlhash/urlhash/index/internal/syncmark"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -21,17 +20,13 @@ import (
 // without them. A segment the manifest no longer needs (merged into the
 // key files) holds nothing to check.
 //
-// The file is 28 bytes: syncedMagic, the segment (u64), the record number
-// (u64), little-endian, and a CRC-32C of the 24 bytes before. It is
-// written in place (one sector) without an fsync, which Close runs: a
-// kill -9 keeps what SyncTo wrote in the operating system's cache. A
+// The file is a sync mark (package index/internal/syncmark, the format
+// the index's urlhash.synced shares): the segment and the record number.
+// It is written in place (one sector) without an fsync, which Close runs:
+// a kill -9 keeps what SyncTo wrote in the operating system's cache. A
 // table without the file (new, or written by a version 1 program) is not
 // checked; removing it accepts a loss Open refused.
-const (
-	SyncedName  = "SYNCED"
-	syncedMagic = "UHKTSYN1"
-	syncedSize  = 28
-)
+const SyncedName = "SYNCED"
 
 // ErrLost is returned by Open (wrapped, with the segment's name) when the
 // log lost records a sync acknowledged. It wraps store.ErrCorrupt.
@@ -67,23 +62,15 @@ func readMark(fs fsys, dir string) (seg, seq uint64, err error) {
 
 // appendMark appends the bytes of SYNCED for record seq in segment seg.
 func appendMark(b []byte, seg, seq uint64) []byte {
-	start := len(b)
-	b = append(b, syncedMagic...)
-	b = binary.LittleEndian.AppendUint64(b, seg)
-	b = binary.LittleEndian.AppendUint64(b, seq)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+	return syncmark.Mark{Seg: seg, Seq: seq}.AppendBinary(b)
 }
 
-// decodeMark decodes the bytes of SYNCED; empty ones (created, never
-// written: nothing acknowledged yet) are zeros.
+// decodeMark decodes the bytes of SYNCED (in the current sync-mark format
+// or the key table's before it); empty ones (created, never written:
+// nothing acknowledged yet) are zeros.
 func decodeMark(b []byte) (seg, seq uint64, ok bool) {
-	switch {
-	case len(b) == 0:
-		return 0, 0, true
-	case len(b) != syncedSize || string(b[:8]) != syncedMagic || crc32.Checksum(b[:24], castagnoli) != binary.LittleEndian.Uint32(b[24:]):
-		return 0, 0, false
-	}
-	return binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint64(b[16:]), true
+	m, ok := syncmark.Decode(b)
+	return m.Seg, m.Seq, ok
 }
 
 // write records that the log is durable up to record seq, in segment seg.
