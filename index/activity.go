@@ -40,10 +40,7 @@ func (db *DB) Activity(ctx context.Context) (_ Activity, err error) {
 	}
 	defer db.mu.RUnlock()
 	var a Activity
-	if db.kt != nil {
-		m := db.kt.Merges()
-		a.KeyTableMerges, a.KeyTableMergeTime, a.KeyTableMergeBytes = m.Count, m.Time, m.Bytes
-	}
+	a.KeyTableMerges, a.KeyTableMergeTime, a.KeyTableMergeBytes = db.st.keyTableMerges()
 	if l, ok := db.bo.Logger.(*badgerLog); ok {
 		a.Compactions = l.compactions()
 	}

@@ -8,11 +8,8 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
-	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/hashkey"
-	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -24,22 +21,13 @@ import (
 // it (rec.Answer gets added). added must be as long as keys; keys are
 // not changed.
 //
-// With a key table the batch allocates nothing per key: its scratch
-// space is kept for the next batch. Without one it is AddBatch.
+// The batch allocates nothing per key in the key table: its scratch
+// space is kept for the next batch.
 func (db *DB) AddKeys(ctx context.Context, keys []hashkey.Hash, added []bool, rec *Record) (err error) {
 	if len(added) != len(keys) {
 		return fmt.Errorf("%w: %d answers for %d keys", store.ErrInvalidOptions, len(added), len(keys))
 	}
 	if err := rec.check(); err != nil {
-		return err
-	}
-	if db.kt == nil { // set by Open only
-		entries := make([]store.Entry, len(keys))
-		for i := range keys {
-			entries[i] = store.Entry{Hash: keys[i], Len: hashkey.Size}
-		}
-		res, err := db.writeRecorded(ctx, entries, true, rec)
-		copy(added, res)
 		return err
 	}
 	if err := db.addKeysShared(ctx, keys, added, rec); err != nil {
@@ -49,7 +37,7 @@ func (db *DB) AddKeys(ctx context.Context, keys []hashkey.Hash, added []bool, re
 	return nil
 }
 
-// addKeysShared is AddKeys under the shared lock, with a key table.
+// addKeysShared is AddKeys under the shared lock.
 func (db *DB) addKeysShared(ctx context.Context, keys []hashkey.Hash, added []bool, rec *Record) (err error) {
 	defer db.catch(&err)
 	if err := db.beginWrite(ctx); err != nil {
@@ -65,8 +53,8 @@ func (db *DB) addKeysShared(ctx context.Context, keys []hashkey.Hash, added []bo
 	return db.addHashes(keys, added, rec)
 }
 
-// addKeys is writeLocked for an add of key-only full entries with a key
-// table (addHashes of their keys). The caller holds db.mu shared.
+// addKeys is writeLocked for an add of key-only full entries (addHashes
+// of their keys). The caller holds db.mu shared.
 func (db *DB) addKeys(entries []store.Entry, rec *Record) ([]bool, error) {
 	keys := make([]hashkey.Hash, len(entries))
 	for i := range entries {
@@ -80,22 +68,23 @@ func (db *DB) addKeys(entries []store.Entry, rec *Record) ([]bool, error) {
 }
 
 // addScratch is the working space of one addHashes, reused by the next
-// (DB.addScratch): a served seen-set adds batch after batch of the same
+// (stores.scratch): a served seen-set adds batch after batch of the same
 // size, and allocating these for each cost as much memory as the keys.
 // About 54 bytes a key.
 type addScratch struct {
 	words   []uint64       // sortUnique's sort
 	order   []int32        // the positions of the batch's keys, once each, in key order
-	work    []keytable.Key // the keys of a step: looked up, then candidates, then fresh
+	work    []hashkey.Hash // the keys of a step: looked up, then candidates, then fresh
 	workPos []int32
 	found   []bool
 	stored  []bool
+	maybe   []bool
 	bkeys   [][]byte // Badger keys of the candidates the filter let through
 	bpos    []int32  // bkeys[n] is the key of work[bpos[n]]
 	barena  []byte   // the bytes of bkeys
-	// Under the stripes: the candidates the filter lets through
-	// (work[lookPos[n]]), looked up again in the key table.
-	look      []keytable.Key
+	// Under the write locks: the candidates the filter lets through
+	// (work[lookPos[n]]), looked up again in the stores.
+	look      []hashkey.Hash
 	lookPos   []int32
 	lookFound []bool
 }
@@ -104,17 +93,17 @@ type addScratch struct {
 // (larger ones are left to the collector).
 const maxScratchKeys = 1 << 18
 
-func (db *DB) getScratch() *addScratch {
-	if sc, ok := db.addScratch.Get().(*addScratch); ok {
+func (st *stores) getScratch() *addScratch {
+	if sc, ok := st.scratch.Get().(*addScratch); ok {
 		return sc
 	}
 	return new(addScratch)
 }
 
-func (db *DB) putScratch(sc *addScratch, n int) {
+func (st *stores) putScratch(sc *addScratch, n int) {
 	if n <= maxScratchKeys {
 		clear(sc.bkeys) // they point into barena
-		db.addScratch.Put(sc)
+		st.scratch.Put(sc)
 	}
 }
 
@@ -166,52 +155,56 @@ func bools(b []bool, n int) []bool {
 	return b
 }
 
-// addHashes adds keys, key-only full entries, with a key table, and sets
-// added (as long as keys) to which it added: the batch's keys are sorted
-// once; the filter answers most new keys, the key table (looked up in
-// key order) most stored ones; only the keys left (new to the key table,
-// and "maybe" for the filter) are looked up in Badger, with the stripes
-// of those keys locked, and added to the key table, with rec in the same
-// log entry. The caller holds db.mu shared.
+// addHashes adds keys, key-only full entries, and sets added (as long as
+// keys) to which it added: the batch's keys are sorted once; the filter
+// answers most new keys, the first store of the lookup order (looked up
+// in key order, without locks) most stored ones; only the keys left (new
+// there, and "maybe" for the filter) are looked up in every store, with
+// the stripes of those keys locked, and added at their home, with rec.
+// The caller holds db.mu shared.
 func (db *DB) addHashes(keys []hashkey.Hash, added []bool, rec *Record) error {
 	clear(added)
 	if len(keys) == 0 {
 		return db.writeRecordOnly(rec, added)
 	}
-	sc := db.getScratch()
-	defer db.putScratch(sc, len(keys))
+	sc := db.st.getScratch()
+	defer db.st.putScratch(sc, len(keys))
 	sc.sortUnique(keys)
 	uniq := sc.order
-	// The keys the filter lets through (uniq[workPos[n]]), looked up in
-	// the key table.
+	// The keys the filter lets through (uniq[workPos[n]]), looked up
+	// without locks.
 	work, workPos := slices.Grow(sc.work[:0], len(uniq)), slices.Grow(sc.workPos[:0], len(uniq))
 	db.fmu.RLock()
 	for j, i := range uniq {
 		if db.f.MayHaveFull(&keys[i]) {
-			work = append(work, keytable.Key(keys[i]))
+			work = append(work, keys[i])
 			workPos = append(workPos, int32(j))
 		}
 	}
 	db.fmu.RUnlock()
 	found := bools(sc.found, len(work))
 	sc.found = found
-	if _, err := db.kt.HasBatch(work, found); err != nil {
-		return fmt.Errorf("index: key table: %w", err)
+	if err := db.st.lookupBareFirst(work, found); err != nil {
+		return err
 	}
 	stored := bools(sc.stored, len(uniq))
 	sc.stored = stored
+	hits := 0
 	for n, j := range workPos {
-		stored[j] = found[n]
+		if stored[j] = found[n]; found[n] {
+			hits++
+		}
 	}
-	// The filter's answers: absent, and found in the key table (the
-	// others are settled in Badger below).
-	db.probes.add(len(uniq)-len(work)+len(found), found)
-	// The candidates: the keys not in the key table (work[k], from
-	// keys[workPos[k]]).
+	// The filter's answers: absent, and found (the others are settled
+	// under the locks below).
+	prepassAbsent := len(uniq) - len(work)
+	db.probes.absent.Add(int64(prepassAbsent))
+	db.probes.found.Add(int64(hits))
+	// The candidates: the keys not found (work[k], from keys[workPos[k]]).
 	work, workPos = work[:0], workPos[:0]
 	for j, i := range uniq {
 		if !stored[j] {
-			work = append(work, keytable.Key(keys[i]))
+			work = append(work, keys[i])
 			workPos = append(workPos, i)
 		}
 	}
@@ -224,126 +217,65 @@ func (db *DB) addHashes(keys []hashkey.Hash, added []bool, rec *Record) error {
 	// Under the stripes no other writer of these keys runs, and each
 	// write of one that finished put it in the filter first: a key the
 	// filter says absent now is stored nowhere. The others are looked up
-	// again in the key table (another adder may have added them), then
-	// in Badger. (With pread, a lookup of a key new to the table reads
-	// every file: most candidates of a seen-set are new, and the filter
-	// spares them that.)
-	look, lookPos := sc.look[:0], sc.lookPos[:0]
+	// again in every store (another adder may have added them). (With
+	// pread, a lookup of a key new to the key table reads every file:
+	// most candidates of a seen-set are new, and the filter spares them
+	// that.)
+	maybe := bools(sc.maybe, len(work))
+	sc.maybe = maybe
+	asked := 0
 	db.fmu.RLock()
 	for k := range work {
-		if db.f.MayHaveFull((*hashkey.Hash)(&work[k])) {
-			look = append(look, work[k])
-			lookPos = append(lookPos, int32(k))
+		if maybe[k] = db.f.MayHaveFull(&work[k]); maybe[k] {
+			asked++
 		}
 	}
 	db.fmu.RUnlock()
-	lookFound := bools(sc.lookFound, len(look))
-	sc.look, sc.lookPos, sc.lookFound = look, lookPos, lookFound
-	// The view: the key files that hold none of the fresh keys below
-	// (searched for the looked-up ones; the others are stored nowhere),
-	// which the add need not search again.
-	_, view, err := db.kt.HasBatchView(look, lookFound)
-	if err != nil {
-		return fmt.Errorf("index: key table: %w", err)
-	}
 	found = bools(sc.found, len(work))
 	sc.found = found
-	bkeys, bpos, arena := sc.bkeys[:0], sc.bpos[:0], sc.barena[:0]
-	asked := len(work)
-	for n, k := range lookPos {
-		if lookFound[n] {
-			found[k] = true
-			asked--
-			continue
-		}
-		bpos = append(bpos, k)
-		fk := fullKey((*hashkey.Hash)(&work[k]))
-		arena = append(arena, fk[:]...)
-	}
-	for n := range bpos {
-		bkeys = append(bkeys, arena[n*fullKeyLen:(n+1)*fullKeyLen:(n+1)*fullKeyLen])
-	}
-	sc.bkeys, sc.bpos, sc.barena = bkeys, bpos, arena
-	ex, _, err := db.existKeys(bkeys, asked)
+	view, err := db.st.lookupBare(work, maybe, found, sc)
 	if err != nil {
 		return err
 	}
-	// The fresh keys: the candidates in neither, moved to the front of
-	// work (in key order still).
-	m, n := 0, 0
+	// The fresh keys: the candidates stored nowhere, moved to the front
+	// of work (in key order still).
+	m := 0
+	hits = 0
 	for k := range work {
 		if found[k] {
+			hits++
 			continue
-		}
-		if n < len(bpos) && int(bpos[n]) == k {
-			n++
-			if ex[n-1] {
-				continue
-			}
 		}
 		added[workPos[k]] = true
 		work[m] = work[k]
 		m++
 	}
+	// The filter's answers under the locks, for the candidates it let
+	// through before (those it did not were counted above).
+	db.probes.found.Add(int64(hits))
+	db.probes.falsePositive.Add(int64(asked - hits))
+	db.probes.absent.Add(int64(max(len(work)-asked-prepassAbsent, 0)))
 	fresh := work[:m]
 	if len(fresh) == 0 {
 		return db.writeRecordOnly(rec, added)
 	}
-	if err := db.ktDirty(); err != nil {
+	// The filter first: it never says "absent" for a stored key.
+	db.admitKeys(fresh)
+	var answer []byte
+	if rec != nil {
+		answer = rec.Answer(added)
+	}
+	if err := db.st.addBare(fresh, view, rec, answer, sc.found); err != nil {
 		clear(added)
 		return err
 	}
-	// The filter first: it never says "absent" for a stored key.
-	db.admitKeys(fresh)
-	b := keytable.Batch{Added: fresh}
-	var answer []byte
-	var expires int64
-	if rec != nil {
-		answer = rec.Answer(added)
-		expires = time.Now().Add(rec.TTL).Unix()
-		b.Opaque = appendRecordOpaque(nil, rec.Key, expires, answer)
-	}
-	// kt.Add sets ok[k] for each key it added: all of them, as the
-	// stripes keep every other writer of the keys out.
-	ok := bools(sc.found, len(fresh))
-	sc.found = ok
-	if _, err := db.kt.AddAfter(&b, view, ok, nil); err != nil {
-		clear(added)
-		return fmt.Errorf("index: key table: %w", err)
-	}
-	for k, a := range ok {
-		if !a {
-			panic(fmt.Sprintf("index: key table: key %x not added under its stripe", fresh[k]))
-		}
-	}
 	db.entries.Add(int64(len(fresh)))
-	if rec != nil {
-		if db.testRecordCrash != nil {
-			if err := db.testRecordCrash(); err != nil {
-				return err
-			}
-		}
-		e := badger.NewEntry(metaKey(metaRecord+rec.Key), answer)
-		e.ExpiresAt = uint64(expires)
-		// Its commit takes one Badger version, which Sync need not make
-		// durable: the key table's log holds the record (see syncLocked).
-		db.recMu.RLock()
-		err := db.bdb.Update(func(txn *badger.Txn) error { return txn.SetEntry(e) })
-		if err == nil {
-			db.recordVersions.Add(1)
-		}
-		db.recMu.RUnlock()
-		if err != nil {
-			return translate(err)
-		}
-		db.recordsPending.Store(true)
-	}
 	return nil
 }
 
 // lockKeys locks the stripes of keys, in ascending order, and returns
 // the unlock function.
-func (db *DB) lockKeys(keys []keytable.Key) func() {
+func (db *DB) lockKeys(keys []hashkey.Hash) func() {
 	var need [256]bool
 	for i := range keys {
 		need[keys[i][0]] = true
@@ -363,14 +295,13 @@ func (db *DB) lockKeys(keys []keytable.Key) func() {
 }
 
 // admitKeys is admit for full keys.
-func (db *DB) admitKeys(keys []keytable.Key) {
+func (db *DB) admitKeys(keys []hashkey.Hash) {
 	db.fmu.Lock()
 	defer db.fmu.Unlock()
 	for i := range keys {
-		h := (*hashkey.Hash)(&keys[i])
-		db.f.AddFull(h)
+		db.f.AddFull(&keys[i])
 		if db.next != nil {
-			db.next.AddFull(h)
+			db.next.AddFull(&keys[i])
 		}
 	}
 }

@@ -28,7 +28,7 @@ func TestAddKeysModel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			db := openTestDB(t, tc.mem, tc.opts)
 			ref := openTestDB(t, false, &Options{NoKeyTable: true})
-			if !tc.mem && db.kt == nil {
+			if !tc.mem && !db.st.hasKeyTable() {
 				t.Fatal("no key table")
 			}
 			ctx := context.Background()

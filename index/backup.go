@@ -9,15 +9,12 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"iter"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/index/internal/integrity"
-	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/internal/atomicfile"
 	"github.com/urlhash/urlhash/store"
 )
@@ -94,14 +91,14 @@ func (db *DB) Backup(w io.Writer, since uint64) (_ BackupInfo, err error) {
 	defer db.mu.RUnlock()
 	// Badger's stream, like its iterators, stops silently at a damaged
 	// block: verify every table first, so that a backup is never partial.
-	if err := db.guard.CheckAll(); err != nil {
+	if err := db.st.guard.CheckAll(); err != nil {
 		return BackupInfo{}, err
 	}
 	info := BackupInfo{Profile: db.profileName(), Since: since}
 	// Everything committed up to here is in the snapshot the stream reads
 	// (it starts later); the next backup starts here, so nothing is
 	// skipped, and at worst a little is carried twice.
-	info.Until = max(db.bdb.MaxVersion(), since)
+	info.Until = max(db.st.bdb.MaxVersion(), since)
 	// The key set of an incremental backup is read from a snapshot taken
 	// before the stream's: a key written between the two is in the stream
 	// with a newer version, which restore keeps; a key deleted between the
@@ -111,27 +108,21 @@ func (db *DB) Backup(w io.Writer, since uint64) (_ BackupInfo, err error) {
 	var asOf uint64
 
 	bw := bufio.NewWriterSize(w, 256<<10)
-	magic := backupMagic
-	if db.kt != nil {
-		magic = backupMagicV3
-	}
-	header := binary.AppendUvarint([]byte(magic), uint64(len(info.Profile)))
+	header := binary.AppendUvarint([]byte(db.st.backupMagic()), uint64(len(info.Profile)))
 	header = append(header, info.Profile...)
 	header = binary.BigEndian.AppendUint64(header, since)
 	if _, err := bw.Write(header); err != nil {
 		return BackupInfo{}, err
 	}
-	if db.kt != nil {
-		if err := db.writeKeyTable(frameWriter{bw}); err != nil {
-			return BackupInfo{}, err
-		}
+	if err := db.st.writeKeySection(frameWriter{bw}); err != nil {
+		return BackupInfo{}, err
 	}
 	if since != 0 {
-		keys = db.bdb.NewTransaction(false)
+		keys = db.st.bdb.NewTransaction(false)
 		defer keys.Discard()
 		asOf = keys.ReadTs()
 	}
-	stream := db.bdb.NewStream()
+	stream := db.st.bdb.NewStream()
 	stream.NumGo = 1 // one read transaction: one consistent snapshot
 	stream.SinceTs = since
 	stream.LogPrefix = "index.Backup"
@@ -159,32 +150,6 @@ func (db *DB) Backup(w io.Writer, since uint64) (_ BackupInfo, err error) {
 		return BackupInfo{}, err
 	}
 	return info, bw.Flush()
-}
-
-// writeKeyTable writes the key table's section of a version 3 backup.
-func (db *DB) writeKeyTable(fw frameWriter) error {
-	frame := make([]byte, 0, keyFrameSize)
-	var count uint64
-	for k, err := range db.ktKeys(nil, 0) {
-		if err != nil {
-			return err
-		}
-		frame = append(frame, k[:]...)
-		count++
-		if len(frame) >= keyFrameSize {
-			if _, err := fw.Write(frame); err != nil {
-				return err
-			}
-			frame = frame[:0]
-		}
-	}
-	if _, err := fw.Write(frame); err != nil {
-		return err
-	}
-	end := binary.BigEndian.AppendUint32(nil, 0)
-	end = binary.BigEndian.AppendUint64(end, count)
-	_, err := fw.w.Write(end)
-	return err
 }
 
 // writeKeys writes every entry key (full and prefix, no metadata) live
@@ -274,14 +239,14 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	if err := db.markRestoring(info); err != nil {
 		return BackupInfo{}, err
 	}
-	var ktGone []keytable.Key
+	finishKeys := func() error { return nil }
 	if info.v3 {
-		if ktGone, err = db.restoreKeyTable(br, info.Since != 0); err != nil {
+		if finishKeys, err = db.st.readKeySection(br, info.Since != 0, db.opts.keyTableDelta, db.roomFor); err != nil {
 			return BackupInfo{}, fmt.Errorf("index: restore: %w", err)
 		}
 	}
 	fr := &frameReader{r: br, room: db.roomFor, v2: info.v2}
-	if err := db.bdb.Load(fr, 256); err != nil {
+	if err := db.st.bdb.Load(fr, 256); err != nil {
 		if fr.err != nil {
 			err = fr.err
 		}
@@ -316,7 +281,7 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	}
 	// The whole backup is checked: the deletions it implies may go.
 	if len(gone) > 0 {
-		wb := db.bdb.NewWriteBatch()
+		wb := db.st.bdb.NewWriteBatch()
 		for _, k := range gone {
 			if err := wb.Delete(k); err != nil {
 				wb.Cancel()
@@ -327,15 +292,15 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 			return BackupInfo{}, translate(err)
 		}
 	}
-	if err := db.ktDelete(ktGone); err != nil {
+	if err := finishKeys(); err != nil {
 		return BackupInfo{}, err
 	}
-	if info.v3 {
-		if err := db.dropKeyTableCopies(); err != nil {
-			return BackupInfo{}, err
-		}
+	// An entry moved into Badger while the backup was taken is in both
+	// sections: the stores keep Badger's copy.
+	if _, err := db.st.reconcile(); err != nil {
+		return BackupInfo{}, err
 	}
-	err = db.bdb.Update(func(txn *badger.Txn) error {
+	err = db.st.bdb.Update(func(txn *badger.Txn) error {
 		if err := txn.Set(metaKey(metaRestored), binary.BigEndian.AppendUint64(nil, info.Until)); err != nil {
 			return err
 		}
@@ -366,13 +331,8 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 			return BackupInfo{}, err
 		}
 	}
-	if err := db.bdb.Sync(); err != nil {
-		return BackupInfo{}, translate(err)
-	}
-	if db.kt != nil {
-		if err := db.kt.Sync(); err != nil {
-			return BackupInfo{}, fmt.Errorf("index: key table: %w", err)
-		}
+	if err := db.syncLocked(); err != nil {
+		return BackupInfo{}, err
 	}
 	return info, db.unmarkRestoring()
 }
@@ -407,20 +367,6 @@ func (db *DB) unmarkRestoring() error {
 	return integrity.SyncDir(db.path)
 }
 
-// checkRestoring refuses a directory a restore did not finish.
-func checkRestoring(dir string) error {
-	b, err := os.ReadFile(filepath.Join(dir, restoringFileName))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	what := strings.TrimSpace(string(b))
-	if err != nil {
-		what = err.Error()
-	}
-	return fmt.Errorf("%w: %s holds an unfinished restore (%s: %s); remove it and restore the whole chain again into a new directory",
-		store.ErrCorrupt, dir, restoringFileName, what)
-}
-
 // restoreKeys reads the key frames of a version 2 backup and the end
 // record into fr and, for an incremental backup (incremental), returns
 // the keys of the index that the backup's key set lacks and that were
@@ -429,7 +375,7 @@ func checkRestoring(dir string) error {
 // memory for the deletions only.
 func (db *DB) restoreKeys(fr *frameReader, incremental bool) ([][]byte, error) {
 	var gone []missing
-	txn := db.bdb.NewTransaction(false)
+	txn := db.st.bdb.NewTransaction(false)
 	defer txn.Discard()
 	it := txn.NewIterator(badger.IteratorOptions{})
 	defer it.Close()
@@ -488,7 +434,7 @@ func (db *DB) holdsExpiring() bool {
 // restoredUntil returns the Until of the last backup restored, 0 if none.
 func (db *DB) restoredUntil() (uint64, error) {
 	var v []byte
-	err := db.bdb.View(func(txn *badger.Txn) error {
+	err := db.st.bdb.View(func(txn *badger.Txn) error {
 		var err error
 		v, err = getCopy(txn, metaKey(metaRestored))
 		return err
@@ -623,147 +569,4 @@ func (f *frameReader) nextKey() ([]byte, error) {
 	f.frame = f.frame[1+n:]
 	f.keys++
 	return k, nil
-}
-
-// restoreKeyTable reads the key-table section of a version 3 backup and
-// adds the keys the index lacks to its key table (creating one when the
-// index has none), in one new key file. For an incremental backup it
-// returns the keys of the key table the section lacks: the deletions,
-// applied once the whole backup is checked. The caller holds db.mu
-// exclusively.
-func (db *DB) restoreKeyTable(br *bufio.Reader, incremental bool) ([]keytable.Key, error) {
-	if db.kt == nil {
-		if db.opts.InMemory {
-			return nil, fmt.Errorf("%w: a backup of an index with a key table restores into an index in a directory", store.ErrInvalidOptions)
-		}
-		db.opts.KeyTable = true
-		if err := db.openKeyTable(); err != nil {
-			return nil, err
-		}
-	}
-	in, err := db.kt.NewIngest(1 << 20)
-	if err != nil {
-		return nil, fmt.Errorf("index: key table: %w", err)
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			in.Abort()
-		}
-	}()
-	next, stop := iter.Pull2(db.ktKeys(nil, 0))
-	defer stop()
-	var have *keytable.Key // the index's next key, nil at the end
-	pull := func() error {
-		k, err, ok := next()
-		if !ok {
-			have = nil
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		have = k
-		return nil
-	}
-	if err := pull(); err != nil {
-		return nil, err
-	}
-	var gone []keytable.Key
-	var prev keytable.Key
-	var count uint64
-	for {
-		var b [4]byte
-		if _, err := io.ReadFull(br, b[:]); err != nil {
-			return nil, fmt.Errorf("%w: backup cut short in the key table's section", store.ErrCorrupt)
-		}
-		n := binary.BigEndian.Uint32(b[:])
-		if n == 0 {
-			break
-		}
-		if n%keytable.KeySize != 0 || n > 256<<20 {
-			return nil, fmt.Errorf("%w: key table frame of %d bytes", store.ErrCorrupt, n)
-		}
-		if err := db.roomFor(2 * int64(n)); err != nil {
-			return nil, err
-		}
-		frame := make([]byte, n+4)
-		if _, err := io.ReadFull(br, frame); err != nil {
-			return nil, fmt.Errorf("%w: backup cut short in a key table frame", store.ErrCorrupt)
-		}
-		if crc32.Checksum(frame[:n], castagnoli) != binary.BigEndian.Uint32(frame[n:]) {
-			return nil, fmt.Errorf("%w: backup key table frame checksum mismatch", store.ErrCorrupt)
-		}
-		for off := 0; off < int(n); off += keytable.KeySize {
-			k := keytable.Key(frame[off : off+keytable.KeySize])
-			if count > 0 && bytes.Compare(prev[:], k[:]) >= 0 {
-				return nil, fmt.Errorf("%w: backup key table keys out of order at %x", store.ErrCorrupt, k[:])
-			}
-			prev = k
-			count++
-			// The index's keys before k are not in the backup's set.
-			for have != nil && bytes.Compare(have[:], k[:]) < 0 {
-				if incremental {
-					gone = append(gone, *have)
-				}
-				if err := pull(); err != nil {
-					return nil, err
-				}
-			}
-			if have != nil && *have == k {
-				if err := pull(); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			if err := in.Add(&k); err != nil {
-				return nil, fmt.Errorf("index: key table: %w", err)
-			}
-		}
-	}
-	for have != nil {
-		if incremental {
-			gone = append(gone, *have)
-		}
-		if err := pull(); err != nil {
-			return nil, err
-		}
-	}
-	stop()
-	var b [8]byte
-	if _, err := io.ReadFull(br, b[:]); err != nil {
-		return nil, fmt.Errorf("%w: backup cut short in the key table's section", store.ErrCorrupt)
-	}
-	if c := binary.BigEndian.Uint64(b[:]); c != count {
-		return nil, fmt.Errorf("%w: backup key table section carries %d keys, its end says %d", store.ErrCorrupt, count, c)
-	}
-	committed = true
-	if in.Len() > 0 {
-		if err := db.ktDirty(); err != nil {
-			in.Abort()
-			return nil, err
-		}
-	}
-	if err := in.Commit(); err != nil {
-		return nil, fmt.Errorf("index: key table: %w", err)
-	}
-	return gone, nil
-}
-
-// dropKeyTableCopies deletes from the key table the keys Badger holds too
-// (after a restore: entries moved to Badger while the backup was taken),
-// so that each key is stored once (see ktCopies). The caller holds db.mu
-// exclusively.
-func (db *DB) dropKeyTableCopies() error {
-	var dup []keytable.Key
-	err := db.ktCopies(func(k *keytable.Key, inBadger bool) error {
-		if inBadger {
-			dup = append(dup, *k)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return db.ktDelete(dup)
 }

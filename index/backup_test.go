@@ -163,10 +163,10 @@ func TestBackupCarriesDeletionsAfterCompaction(t *testing.T) {
 	}
 	src = mustOpen(t, dir, nil)
 	defer src.Close()
-	if err := src.bdb.Flatten(1); err != nil {
+	if err := src.st.bdb.Flatten(1); err != nil {
 		t.Fatal(err)
 	}
-	if err := src.bdb.DropPrefix([]byte{0xff}); err != nil { // forces a compaction of every level
+	if err := src.st.bdb.DropPrefix([]byte{0xff}); err != nil { // forces a compaction of every level
 		t.Fatal(err)
 	}
 	var incr bytes.Buffer
@@ -233,7 +233,7 @@ func TestScanReportsBadValueByKey(t *testing.T) {
 	k := fullKey(&bad)
 	poison := binary.AppendVarint([]byte{valueTimes}, math.MaxInt64)
 	poison = binary.AppendUvarint(poison, 0)
-	if err := db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(k[:], append(poison, 0)) }); err != nil {
+	if err := db.st.bdb.Update(func(txn *badger.Txn) error { return txn.Set(k[:], append(poison, 0)) }); err != nil {
 		t.Fatal(err)
 	}
 	n := 0

@@ -550,7 +550,7 @@ func TestDamage(t *testing.T) {
 							}
 							err, p := runCaught(func() error { return op.run(db, di) })
 							out := outcome(err, names)
-							if db.panics.Load() > 0 {
+							if db.st.panics.Load() > 0 {
 								out += " (panic caught)"
 							}
 							if p != nil {

@@ -141,7 +141,7 @@ func TestRebuildFilterStreamsKeyTable(t *testing.T) {
 	keys := randHashes(r, 150_000)
 	db := mustOpen(t, t.TempDir(), &Options{KeyTable: true})
 	defer db.Close()
-	if db.kt == nil {
+	if !db.st.hasKeyTable() {
 		t.Fatal("no key table")
 	}
 	if _, err := db.Load(ctx, slices.Values(entriesOf(keys[:140_000]))); err != nil {

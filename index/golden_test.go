@@ -42,7 +42,7 @@ func goldenRecords(t *testing.T) [][2]string {
 		rec("key meta filter chunk 1", filterChunkKey(1)),
 		rec("meta format value", []byte{formatBadger}),
 		rec("meta format value with a key table", []byte{formatKeyTable}),
-		rec("key meta keytable-dirty", metaKey(metaKeyTableDirty)),
+		rec("key meta keytable-dirty", metaKey(metaSnapshotStale)),
 	}
 	for _, gv := range goldenValues {
 		recs = append(recs, rec(gv.name, appendValue(nil, gv.v)))

@@ -35,7 +35,7 @@ func (db *DB) prepareWrite() error {
 	if db.writeReady.Load() {
 		return nil
 	}
-	if err := db.guard.CheckAll(); err != nil {
+	if err := db.st.guard.CheckAll(); err != nil {
 		return err
 	}
 	db.writeReady.Store(true)
@@ -49,7 +49,7 @@ func (db *DB) prepareWrite() error {
 // method has released its locks.
 func (db *DB) catch(err *error, ranges ...[2][]byte) {
 	if p := recover(); p != nil {
-		*err = db.panicError(p, ranges)
+		*err = db.st.panicError(p, ranges)
 	}
 }
 
@@ -63,19 +63,19 @@ func (db *DB) catchHash(err *error, h *hashkey.Hash, prefixes bool) {
 		if prefixes {
 			ranges = append(ranges, [2][]byte{prefixKey(h[:store.MinPrefixEntryLen]), prefixKey(h[:])})
 		}
-		*err = db.panicError(p, ranges)
+		*err = db.st.panicError(p, ranges)
 	}
 }
 
 // panicError is the error for a recovered panic p while reading the key
 // ranges (none: anywhere).
-func (db *DB) panicError(p any, ranges [][2][]byte) error {
-	db.panics.Add(1)
+func (st *stores) panicError(p any, ranges [][2][]byte) error {
+	st.panics.Add(1)
 	var err error
 	if len(ranges) == 0 {
-		err = db.guard.CheckAll()
+		err = st.guard.CheckAll()
 	} else {
-		err = db.guard.CheckRanges(ranges)
+		err = st.guard.CheckRanges(ranges)
 	}
 	if err != nil {
 		return err
@@ -84,19 +84,19 @@ func (db *DB) panicError(p any, ranges [][2][]byte) error {
 	if strings.HasPrefix(msg, "Recovered") {
 		msg = "damaged table data" // Badger's dump follows on the next lines
 	}
-	if db.path == "" {
+	if st.dir == "" {
 		return fmt.Errorf("%w: index in memory: Badger panicked: %s", store.ErrCorrupt, msg)
 	}
-	return fmt.Errorf("%w: index %s: Badger panicked: %s; %s", store.ErrCorrupt, db.path, msg, integrity.RecoverHint(db.path))
+	return fmt.Errorf("%w: index %s: Badger panicked: %s; %s", store.ErrCorrupt, st.dir, msg, integrity.RecoverHint(st.dir))
 }
 
 // valueLogError is the error for a value of key Badger could not read
 // from the value log. It names the value-log files whose records are
 // damaged.
-func (db *DB) valueLogError(key []byte) error {
+func (st *stores) valueLogError(key []byte) error {
 	var damaged []string
-	if db.path != "" {
-		logs, _ := filepath.Glob(filepath.Join(db.path, "*.vlog"))
+	if st.dir != "" {
+		logs, _ := filepath.Glob(filepath.Join(st.dir, "*.vlog"))
 		for _, p := range logs {
 			if msg := integrity.CheckLog(p, false, isSnapshotKey); msg != "" {
 				damaged = append(damaged, filepath.Base(p)+": "+msg)
@@ -104,7 +104,16 @@ func (db *DB) valueLogError(key []byte) error {
 		}
 	}
 	if len(damaged) == 0 {
-		return db.corrupt("the value of %x cannot be read from the value log", key)
+		return st.corrupt("the value of %x cannot be read from the value log", key)
 	}
-	return db.corrupt("the value of %x cannot be read from the value log: %s; %s", key, strings.Join(damaged, "; "), integrity.RecoverHint(db.path))
+	return st.corrupt("the value of %x cannot be read from the value log: %s; %s", key, strings.Join(damaged, "; "), integrity.RecoverHint(st.dir))
+}
+
+// corrupt returns an error wrapping store.ErrCorrupt about the index.
+func (st *stores) corrupt(format string, args ...any) error {
+	where := "index in memory"
+	if st.dir != "" {
+		where = "index " + st.dir
+	}
+	return fmt.Errorf("%w: %s: %s", store.ErrCorrupt, where, fmt.Sprintf(format, args...))
 }

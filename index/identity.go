@@ -24,12 +24,13 @@ const IdentityLen = 32
 // made before identities and opened read-only since.
 func (db *DB) Identity() string { return db.identity }
 
-// loadIdentity reads the recorded identity, or draws one and records it
-// durably when the index records none and is writable: an identity a
+// loadIdentity (step 9 of Open) trusts Badger: it reads the recorded
+// identity, or draws one and records it durably when the index records
+// none and is writable (an index made before identities): an identity a
 // server gave out must not change after a crash.
 func (db *DB) loadIdentity() error {
 	var id []byte
-	err := db.bdb.View(func(txn *badger.Txn) error {
+	err := db.st.bdb.View(func(txn *badger.Txn) error {
 		var err error
 		id, err = getCopy(txn, metaKey(metaIdentity))
 		return err
@@ -46,11 +47,11 @@ func (db *DB) loadIdentity() error {
 	}
 	id = make([]byte, IdentityLen/2)
 	rand.Read(id)
-	if err := db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaIdentity), id) }); err != nil {
+	if err := db.st.bdb.Update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaIdentity), id) }); err != nil {
 		return translate(err)
 	}
 	if !db.opts.InMemory {
-		if err := db.bdb.Sync(); err != nil {
+		if err := db.st.bdb.Sync(); err != nil {
 			return fmt.Errorf("index: recording the identity of %s: %w", db.path, translate(err))
 		}
 	}

@@ -44,7 +44,7 @@ func TestIdentity(t *testing.T) {
 
 	// An index of an older urlhash: no identity recorded.
 	db := mustOpen(t, dirA, nil)
-	if err := db.bdb.Update(func(txn *badger.Txn) error { return txn.Delete(metaKey(metaIdentity)) }); err != nil {
+	if err := db.st.bdb.Update(func(txn *badger.Txn) error { return txn.Delete(metaKey(metaIdentity)) }); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

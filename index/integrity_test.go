@@ -346,12 +346,12 @@ func TestAbsentLookupAllocs(t *testing.T) {
 	if len(maybe) == 0 {
 		t.Skip("no false positive among the probes")
 	}
-	if !db.guard.IsIdle() {
+	if !db.st.guard.IsIdle() {
 		if ok, err := db.Has(ctx, maybe[0]); ok || err != nil {
 			t.Fatalf("Has(false positive) = %v, %v", ok, err)
 		}
 	}
-	t.Logf("%d false positives of %d; guard idle: %v", len(maybe), len(hs)-10000, db.guard.IsIdle())
+	t.Logf("%d false positives of %d; guard idle: %v", len(maybe), len(hs)-10000, db.st.guard.IsIdle())
 }
 
 // Verify lists every problem it finds, not the first.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"iter"
 	"sync"
@@ -113,25 +112,9 @@ func (db *DB) Load(ctx context.Context, seq iter.Seq[store.Entry]) (_ store.Load
 	db.fmu.Lock()
 	db.f.Expect(uint64(db.entries.Load() + s.Full()))
 	db.fmu.Unlock()
-	if db.kt != nil {
-		return db.loadKeys(ctx, s, input)
-	}
-	w, err := db.newLoadWriter(s.Cost() / 2)
+	added, streamed, err := db.mergeInto(s)
 	if err != nil {
-		if w != nil {
-			err = joinErr(err, db.afterFailedLoad(w))
-		}
 		return store.LoadResult{}, err
-	}
-	added, err := db.mergeInto(s, w)
-	if err == nil {
-		err = w.finish()
-	} else {
-		w.cancel()
-	}
-	if err != nil {
-		// A part may be stored: recount and refilter from the keys.
-		return store.LoadResult{}, joinErr(err, db.afterFailedLoad(w))
 	}
 	db.entries.Add(added.full)
 	db.prefixEntries.Add(added.prefix)
@@ -144,15 +127,12 @@ func (db *DB) Load(ctx context.Context, seq iter.Seq[store.Entry]) (_ store.Load
 			return store.LoadResult{}, err
 		}
 	}
-	res := store.LoadResult{Added: added.full + added.prefix}
-	res.Streamed = w.sw != nil && res.Added > 0
+	res := store.LoadResult{Added: added.full + added.prefix, Streamed: streamed}
 	res.Present = input - res.Added
-	if !db.opts.InMemory {
-		// The tables are synced; this syncs metadata rewritten after a
-		// fresh stream.
-		if err := db.bdb.Sync(); err != nil {
-			return store.LoadResult{}, translate(err)
-		}
+	// The tables and key files are synced; this syncs the metadata a
+	// fresh stream rewrote, and the key table's log.
+	if err := db.syncLocked(); err != nil {
+		return store.LoadResult{}, err
 	}
 	return res, nil
 }
@@ -175,7 +155,7 @@ func (db *DB) afterFailedLoad(w *loadWriter) error {
 	}
 	var errMeta error
 	if w.meta != nil {
-		errMeta = translate(db.bdb.Update(func(txn *badger.Txn) error {
+		errMeta = translate(db.st.bdb.Update(func(txn *badger.Txn) error {
 			for _, kv := range w.meta {
 				if err := txn.Set(kv[0], kv[1]); err != nil {
 					return err
@@ -206,27 +186,60 @@ type addedCounts struct {
 	exp          expiryCounts
 }
 
-// mergeInto merges the sorted runs of s, skips the keys already stored,
-// admits the new ones to the filter and hands them to w, in key order.
-// (Merging two key ranges at once, each on a StreamWriter stream of its
-// own, measured no faster on two cores, and each stream builds its own
-// tables in memory.)
-func (db *DB) mergeInto(s *extsort.Sorter, w *loadWriter) (n addedCounts, err error) {
-	p := w.newPart()
-	defer func() { err = errors.Join(err, p.stop()) }()
+// mergeInto merges the sorted runs of s, skips the keys already stored
+// (the filter, then the stores), admits the new ones to the filter and
+// writes each at its home, in key order: those of the key table straight
+// into one new key file (loadIngest takes them), the others to Badger
+// through a loadWriter, made at the first of them. It reports whether the new keys went in as sorted
+// files or tables (streamed). After a failed write it rebuilds the filter
+// and counts: a part may be stored. (Merging two key ranges at once, each
+// on a StreamWriter stream of its own, measured no faster on two cores,
+// and each stream builds its own tables in memory.)
+func (db *DB) mergeInto(s *extsort.Sorter) (n addedCounts, streamed bool, err error) {
 	m, err := s.Merge()
 	if err != nil {
-		return n, err
+		return n, false, err
+	}
+	empty, err := db.st.holdsNoEntries()
+	if err != nil {
+		return n, false, err
 	}
 	var ex *existence
-	if !w.empty {
-		ex = db.newExistence()
-		defer ex.close()
+	if !empty {
+		ex = db.st.newExistence()
 	}
+	defer func() {
+		if ex != nil {
+			ex.close()
+		}
+	}()
+	in, err := db.st.newLoadIngest(uint64(s.Full()))
+	if err != nil {
+		return n, false, err
+	}
+	var w *loadWriter
+	var p *loadPart
+	finished := false
+	defer func() {
+		if finished {
+			return
+		}
+		in.abort()
+		if p != nil {
+			p.stop()
+		}
+		if w != nil {
+			w.cancel()
+			// A part may be stored: recount and refilter from the keys.
+			err = joinErr(err, db.afterFailedLoad(w))
+		}
+	}()
+	const admitLen = 1 << 16
+	admit := make([]hashkey.Hash, 0, admitLen)
 	for i := 1; ; i++ {
-		key, val, ok, err := m.Next()
+		key, lv, ok, err := m.Next()
 		if err != nil {
-			return n, err
+			return n, false, err
 		}
 		if !ok {
 			break
@@ -235,12 +248,43 @@ func (db *DB) mergeInto(s *extsort.Sorter, w *loadWriter) (n addedCounts, err er
 			if i%(1<<22) == 0 {
 				db.releaseTablePages() // the pages the existence pass read
 			}
-			stored, err := ex.has(key)
+			stored, err := db.loadHas(ex, key)
 			if err != nil {
-				return n, err
+				return n, false, err
 			}
 			if stored {
 				continue
+			}
+		}
+		val, exp := splitLoadValue(lv)
+		if took, err := in.take(key, val, exp); err != nil {
+			return n, false, err
+		} else if took {
+			// Admitted in batches before the key file is installed.
+			if admit = append(admit, hashkey.Hash(key[1:])); len(admit) == admitLen {
+				db.admitKeys(admit)
+				admit = admit[:0]
+			}
+			n.full++
+			continue
+		}
+		if w == nil {
+			// The writer may reopen Badger (to flush its memtables): the
+			// existence pass's snapshot is taken again after it.
+			if ex != nil {
+				ex.close()
+				ex = nil
+			}
+			nw, err := db.newLoadWriter(s.Cost() / 2)
+			if err != nil {
+				if nw != nil { // a fresh stream dropped the metadata
+					err = joinErr(err, db.afterFailedLoad(nw))
+				}
+				return n, false, err
+			}
+			w, p = nw, nw.newPart()
+			if !empty {
+				ex = db.st.newExistence()
 			}
 		}
 		if key[0] == tagFull {
@@ -248,40 +292,42 @@ func (db *DB) mergeInto(s *extsort.Sorter, w *loadWriter) (n addedCounts, err er
 		} else {
 			n.prefix++
 		}
-		val, exp := splitLoadValue(val)
 		if exp != 0 {
 			n.exp.add(exp, kindOf(key[0] == tagPrefix), 1)
 		}
 		if err := p.add(key, val, exp); err != nil {
-			return n, err
+			return n, false, err
 		}
 	}
-	return n, nil
+	db.admitKeys(admit)
+	// No read transaction may stay open across the StreamWriter's Flush,
+	// which replaces Badger's oracle.
+	if ex != nil {
+		ex.close()
+		ex = nil
+	}
+	if p != nil {
+		err := p.stop()
+		p = nil
+		if err == nil {
+			err = w.finish()
+		}
+		if err != nil {
+			return n, false, err
+		}
+		streamed = w.sw != nil && n.full+n.prefix-int64(in.len()) > 0
+	}
+	finished = true
+	if err := in.commit(); err != nil {
+		// The Badger part is in: recount and refilter from the keys.
+		return n, false, joinErr(err, db.rebuildFilter(db.f.Bits()))
+	}
+	return n, streamed || in.len() > 0, nil
 }
 
-// existence tells which keys of an ascending sequence are stored: the
-// filter first, then a keyFinder over a key-only iterator.
-type existence struct {
-	db  *DB
-	txn *badger.Txn
-	kf  keyFinder
-}
-
-func (db *DB) newExistence() *existence {
-	txn := db.bdb.NewTransaction(false)
-	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
-	return &existence{db: db, txn: txn, kf: keyFinder{it: it, n: uint64(db.entries.Load())}}
-}
-
-func (ex *existence) close() {
-	ex.kf.it.Close()
-	ex.txn.Discard()
-}
-
-// has reports whether key (a Badger key, ascending across calls) is
-// stored.
-func (ex *existence) has(key []byte) (bool, error) {
-	db := ex.db
+// loadHas reports whether key (a Badger key, ascending across calls) is
+// stored: the filter, then the stores.
+func (db *DB) loadHas(ex *existence, key []byte) (bool, error) {
 	var h hashkey.Hash
 	copy(h[:], key[1:])
 	db.fmu.RLock()
@@ -290,27 +336,17 @@ func (ex *existence) has(key []byte) (bool, error) {
 	if !maybe {
 		return false, nil
 	}
-	if item := ex.kf.find(key); item != nil {
-		// An expired entry is absent: the load stores it anew.
-		return !db.expired(item), nil
-	}
-	// "Absent" after the filter's "maybe": a false positive, or a damaged
-	// block (see integrity.Guard).
-	if err := db.guard.Check(key, key); err != nil {
-		return false, err
-	}
-	return false, nil
+	return ex.has(key)
 }
 
 // A loadWriter writes a load's new keys, in key order, with a
 // StreamWriter or (when Badger refuses one) a WriteBatch, admitting each
 // key to the filter before it can become visible.
 type loadWriter struct {
-	db    *DB
-	sw    *badger.StreamWriter
-	wb    *badger.WriteBatch
-	ver   uint64
-	empty bool // the index held no entries: no existence checks
+	db  *DB
+	sw  *badger.StreamWriter
+	wb  *badger.WriteBatch
+	ver uint64
 	// meta holds the metadata a fresh stream dropped and writes again.
 	meta [][2][]byte
 	// streams counts the StreamWriter streams given out.
@@ -515,16 +551,14 @@ func (w *loadWriter) admitOne(key []byte) {
 func (db *DB) newLoadWriter(size int64) (*loadWriter, error) {
 	w := &loadWriter{db: db}
 	if db.opts.InMemory {
-		w.empty = db.entries.Load()+db.prefixEntries.Load() == 0
-		w.wb = db.bdb.NewWriteBatch()
+		w.wb = db.st.bdb.NewWriteBatch()
 		return w, nil
 	}
-	empty, err := db.holdsNoEntries()
+	empty, err := db.st.badgerHoldsNoEntries()
 	if err != nil {
 		return nil, err
 	}
-	w.empty = empty
-	if empty && len(db.bdb.Tables()) == 0 && size >= db.bo.BaseLevelSize*int64(db.bo.LevelSizeMultiplier) {
+	if empty && len(db.st.bdb.Tables()) == 0 && size >= db.bo.BaseLevelSize*int64(db.bo.LevelSizeMultiplier) {
 		// Nothing is in the tables and the memtables hold only metadata
 		// (written since the index was created): stream into an empty
 		// tree, whose tables Badger places in the last level, and put the
@@ -553,31 +587,13 @@ func (db *DB) newLoadWriter(size int64) (*loadWriter, error) {
 	if db.streamIncremental(w) == nil {
 		return w, nil
 	}
-	w.wb = db.bdb.NewWriteBatch()
+	w.wb = db.st.bdb.NewWriteBatch()
 	return w, nil
-}
-
-// holdsNoEntries reports whether Badger holds no full or prefix entry
-// (the counts may be wrong after a crash or a failed load).
-func (db *DB) holdsNoEntries() (bool, error) {
-	empty := true
-	err := db.bdb.View(func(txn *badger.Txn) error {
-		for _, tag := range []byte{tagFull, tagPrefix} {
-			it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tag}})
-			it.Rewind()
-			if it.Valid() {
-				empty = false
-			}
-			it.Close()
-		}
-		return nil
-	})
-	return empty, translate(err)
 }
 
 // streamFresh prepares w to stream into an emptied tree, metadata first.
 func (db *DB) streamFresh(w *loadWriter) error {
-	err := db.bdb.View(func(txn *badger.Txn) error {
+	err := db.st.bdb.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tagMeta}})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -600,8 +616,8 @@ func (db *DB) streamFresh(w *loadWriter) error {
 	if err != nil {
 		return translate(err)
 	}
-	w.ver = db.bdb.MaxVersion() + 1
-	sw := db.bdb.NewStreamWriter()
+	w.ver = db.st.bdb.MaxVersion() + 1
+	sw := db.st.bdb.NewStreamWriter()
 	if err := sw.Prepare(); err != nil {
 		sw.Cancel()
 		return translate(err)
@@ -632,13 +648,13 @@ func (db *DB) streamIncremental(w *loadWriter) error {
 	// tables and then assumes the data landed in the last level, which is
 	// not always so (badger v4.9.6: "Inter: Biggest(j-1)" overlap).
 	// Flatten first so it sees the level the data is really in.
-	if lv := db.bdb.Levels(); len(lv) > 0 && lv[0].NumTables > 0 {
-		if err := db.bdb.Flatten(2); err != nil {
+	if lv := db.st.bdb.Levels(); len(lv) > 0 && lv[0].NumTables > 0 {
+		if err := db.st.bdb.Flatten(2); err != nil {
 			return translate(err)
 		}
 	}
-	w.ver = db.bdb.MaxVersion() + 1
-	sw := db.bdb.NewStreamWriter()
+	w.ver = db.st.bdb.MaxVersion() + 1
+	sw := db.st.bdb.NewStreamWriter()
 	if err := sw.PrepareIncremental(); err != nil {
 		// Badger refuses while a memtable holds data; its error is a
 		// plain string, so the caller treats any refusal alike.
@@ -673,7 +689,7 @@ func (w *loadWriter) cancel() {
 // reopen closes and reopens Badger, which flushes the memtables to tables.
 // The caller holds db.mu exclusively.
 func (db *DB) reopen() error {
-	if err := db.bdb.Close(); err != nil {
+	if err := db.st.bdb.Close(); err != nil {
 		db.closed = true
 		return translate(err)
 	}
@@ -682,6 +698,6 @@ func (db *DB) reopen() error {
 		db.closed = true
 		return err
 	}
-	db.bdb = bdb
+	db.st.bdb = bdb
 	return nil
 }

@@ -309,7 +309,7 @@ func TestLoadSettled(t *testing.T) {
 	if err != nil || !res.Streamed {
 		t.Fatalf("Load = %+v, %v", res, err)
 	}
-	lv := db.bdb.Levels()
+	lv := db.st.bdb.Levels()
 	for _, l := range lv[:len(lv)-1] {
 		if l.NumTables > 0 {
 			t.Errorf("level %d holds %d tables after a load into an empty index", l.Level, l.NumTables)

@@ -28,7 +28,7 @@ func TestKeyTableMoveCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	errCrash := errors.New("crash")
-	db.testMoveCrash = func() error { return errCrash }
+	db.st.testMoveCrash = func() error { return errCrash }
 	v := store.Value{Text: []byte("https://example.com/moved")}
 	if err := db.PutBatch(ctx, []store.Entry{store.FullEntry(hs[3], v)}); !errors.Is(err, errCrash) {
 		t.Fatalf("PutBatch = %v, want the crash", err)
@@ -37,7 +37,7 @@ func TestKeyTableMoveCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	crashed := copyDir(t, dir) // the process dies here
-	db.testMoveCrash = nil
+	db.st.testMoveCrash = nil
 	defer db.Close()
 
 	check := func(t *testing.T, db *DB, entries int64) {
@@ -85,7 +85,7 @@ func TestKeyTableMoveCrash(t *testing.T) {
 		dir := copyDir(t, dir)
 		db := mustOpen(t, dir, &Options{KeyTable: true})
 		defer db.Close()
-		db.testMoveCrash = func() error { return errCrash }
+		db.st.testMoveCrash = func() error { return errCrash }
 		h := hashkey.Sum([]byte("moved in a failed write"))
 		db.AddBatch(ctx, []store.Entry{store.FullEntry(h, store.Value{})})
 		db.PutBatch(ctx, []store.Entry{store.FullEntry(h, v)}) // fails: in both

@@ -110,8 +110,7 @@ func (db *DB) PutRecord(rec *Record) (err error) {
 	if err := db.roomFor(int64(2 * (len(rec.Key) + len(b) + 64))); err != nil {
 		return err
 	}
-	err = db.bdb.Update(func(txn *badger.Txn) error { return txn.SetEntry(rec.entry(b)) })
-	return translate(err)
+	return db.st.putRecord(rec, b)
 }
 
 // Recorded returns the bytes of the record named key, and false when there
@@ -125,36 +124,7 @@ func (db *DB) Recorded(key string) (_ []byte, ok bool, err error) {
 		return nil, false, err
 	}
 	defer db.mu.RUnlock()
-	var b []byte
-	err = db.bdb.View(func(txn *badger.Txn) error {
-		item, err := txn.Get(metaKey(metaRecord + key))
-		if err != nil {
-			return err
-		}
-		b, err = item.ValueCopy(nil)
-		return err
-	})
-	if err == badger.ErrKeyNotFound {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, translate(err)
-	}
-	return b, true, nil
-}
-
-// add adds the record, with its answer to added, to the write batch of
-// the write's entries, ahead of them: a record that is readable may name
-// keys a crash left out, and its reader writes them again (see Record);
-// keys stored without their record would be reported present to the
-// resend. A Lazy record is left out when the write stores no entry
-// (wrote false); Answer is called all the same.
-func (r *Record) add(wb *badger.WriteBatch, added []bool, wrote bool) error {
-	b := r.Answer(added)
-	if r.Lazy && !wrote {
-		return nil
-	}
-	return translate(wb.SetEntry(r.entry(b)))
+	return db.st.recorded(key)
 }
 
 // writeRecordOnly stores rec (when not nil) for a write that stored
@@ -167,6 +137,11 @@ func (db *DB) writeRecordOnly(rec *Record, added []bool) error {
 	if rec.Lazy {
 		return nil
 	}
-	err := db.bdb.Update(func(txn *badger.Txn) error { return txn.SetEntry(rec.entry(b)) })
-	return translate(err)
+	return db.st.putRecord(rec, b)
+}
+
+// writeRecovered writes the idempotency records Recover read (those not
+// expired at now; of two with one key, the later) to the new index.
+func (db *DB) writeRecovered(recs []recovered, now time.Time) error {
+	return db.st.putRecords(recs, now)
 }

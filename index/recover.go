@@ -216,8 +216,9 @@ type recoverer struct {
 	// the key table's log (see readKeyTableRecords), the later of two
 	// with one key the one kept.
 	recorded []recovered
-	// ktRecords are the opaque records of the key table's log.
-	ktRecords []byte
+	// ktNotes are the idempotency records of the key table's log (see
+	// restoreRecords).
+	ktNotes []byte
 }
 
 // recovered is an idempotency record Recover copies.

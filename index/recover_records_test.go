@@ -28,7 +28,7 @@ func TestRecoverKeyTableRecords(t *testing.T) {
 			return copyDir(t, dir)
 		}},
 		{"in the log only, crashed", func(t *testing.T, db *DB, dir string) string {
-			db.testRecordCrash = func() error { return errors.New("crash") }
+			db.st.testRecordCrash = func() error { return errors.New("crash") }
 			db.AddBatchRecorded(ctx, entriesOf(hs[2:]), rec("batch-2")) // its record reaches the log only
 			return copyDir(t, dir)
 		}},
@@ -57,7 +57,7 @@ func TestRecoverKeyTableRecords(t *testing.T) {
 			got := mustOpen(t, to, nil)
 			defer got.Close()
 			want := map[string]string{"batch-1": "batch-1 [true true]"}
-			if db.testRecordCrash != nil {
+			if db.st.testRecordCrash != nil {
 				want["batch-2"] = "batch-2 [true]"
 			}
 			for key, w := range want {

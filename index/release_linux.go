@@ -32,7 +32,7 @@ func (db *DB) releaseTablePages() {
 		dir = d
 	}
 	done := map[uint64]bool{}
-	for _, t := range db.bdb.Tables() {
+	for _, t := range db.st.bdb.Tables() {
 		done[t.ID] = true
 	}
 	f, err := os.Open("/proc/self/maps")

@@ -67,7 +67,7 @@ func (db *DB) reserve() int64 {
 // tableBytes returns the size of the index's tables.
 func (db *DB) tableBytes() int64 {
 	var n int64
-	for _, t := range db.bdb.Tables() {
+	for _, t := range db.st.bdb.Tables() {
 		n += int64(t.OnDiskSize)
 	}
 	return n

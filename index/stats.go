@@ -17,7 +17,6 @@ import (
 	"github.com/dgraph-io/badger/v4/table"
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index/internal/integrity"
-	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -62,7 +61,7 @@ func (db *DB) DetailedStats(ctx context.Context) (_ Stats, err error) {
 		return Stats{}, err
 	}
 	defer db.mu.RUnlock()
-	s := Stats{Stats: store.Stats{FormatVersion: int(db.format), Profile: db.profileName()}, Tables: len(db.bdb.Tables())}
+	s := Stats{Stats: store.Stats{FormatVersion: int(db.st.format), Profile: db.profileName()}, Tables: len(db.st.bdb.Tables())}
 	s.Entries, s.PrefixEntries, s.Expiring = db.liveCounts()
 	db.fmu.RLock()
 	s.FilterBits = int(db.f.Bits())
@@ -163,20 +162,14 @@ func (db *DB) CheckTables() (err error) {
 		return err
 	}
 	defer db.mu.RUnlock()
-	if db.guard == nil {
+	if db.st.guard == nil {
 		return nil // in memory: nothing on disk to damage
 	}
-	return db.guard.CheckAll()
+	return db.st.guard.CheckAll()
 }
 
 // corrupt returns an error wrapping store.ErrCorrupt about the index.
-func (db *DB) corrupt(format string, args ...any) error {
-	where := "index in memory"
-	if db.path != "" {
-		where = "index " + db.path
-	}
-	return fmt.Errorf("%w: %s: %s", store.ErrCorrupt, where, fmt.Sprintf(format, args...))
-}
+func (db *DB) corrupt(format string, args ...any) error { return db.st.corrupt(format, args...) }
 
 // verifyManifest replays the MANIFEST and returns each listed table's
 // compression.
@@ -314,12 +307,12 @@ func (db *DB) unmatchedTables(s integrity.Dir, m badger.Manifest) (missing, orph
 // through the guard, the others (written by this process) directly.
 func (db *DB) verifyTables(comp map[uint64]options.CompressionType) []error {
 	var errs []error
-	if err := db.guard.CheckAll(); err != nil {
+	if err := db.st.guard.CheckAll(); err != nil {
 		errs = append(errs, err)
 	}
 	var problems []string
-	for _, ti := range db.bdb.Tables() {
-		if db.guard.IsKnown(ti.ID) {
+	for _, ti := range db.st.bdb.Tables() {
+		if db.st.guard.IsKnown(ti.ID) {
 			continue
 		}
 		c, ok := comp[ti.ID]
@@ -342,7 +335,7 @@ func (db *DB) verifyTables(comp map[uint64]options.CompressionType) []error {
 
 // hasTable reports whether table id is in Badger's tree.
 func (db *DB) hasTable(id uint64) bool {
-	return slices.ContainsFunc(db.bdb.Tables(), func(ti badger.TableInfo) bool { return ti.ID == id })
+	return slices.ContainsFunc(db.st.bdb.Tables(), func(ti badger.TableInfo) bool { return ti.ID == id })
 }
 
 // maxKeyProblems bounds the key-level problems Verify lists one by one.
@@ -371,13 +364,13 @@ func (db *DB) verifyKeys() (errs []error) {
 	sawFormat := false
 	var expiring int64
 	full0, prefixes0, expiring0 := db.liveCounts()
-	err := db.bdb.View(func(txn *badger.Txn) error {
+	err := db.st.bdb.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			item := it.Item()
 			key := item.Key()
-			if (key[0] == tagFull || key[0] == tagPrefix) && db.expired(item) {
+			if (key[0] == tagFull || key[0] == tagPrefix) && db.st.expired(item) {
 				continue // expired by the index's clock, not yet by Badger's clock
 			}
 			switch key[0] {
@@ -419,7 +412,7 @@ func (db *DB) verifyKeys() (errs []error) {
 			if item.ExpiresAt() != 0 {
 				expiring++
 			}
-			if _, err := db.itemValue(item); err != nil {
+			if _, err := db.st.itemValue(item); err != nil {
 				problem(db.corrupt("value of %x: %v", key, err))
 			}
 		}
@@ -428,31 +421,22 @@ func (db *DB) verifyKeys() (errs []error) {
 	if err != nil {
 		errs = append(errs, translate(err))
 	}
-	if db.kt != nil {
-		if err := db.kt.Verify(); err != nil {
-			errs = append(errs, fmt.Errorf("index: key table: %w", err))
+	errs = append(errs, db.st.checkKeyTable(func(h *hashkey.Hash, inBadger bool) {
+		if inBadger {
+			// Counted in Badger's pass.
+			problem(db.corrupt("key %x is stored in both the key table and Badger (a move left unfinished; a writable Open after a crash, or Close, finishes it)", h[:]))
+			return
 		}
-		err := db.ktCopies(func(k *keytable.Key, inBadger bool) error {
-			if inBadger {
-				// Counted in Badger's pass.
-				problem(db.corrupt("key %x is stored in both the key table and Badger (a move to Badger left unfinished; the filter's rebuild at a writable Open after a crash deletes the key table's copy)", k[:]))
-				return nil
+		db.fmu.RLock()
+		maybe := db.f.MayHaveFull(h)
+		db.fmu.RUnlock()
+		if !maybe {
+			if filterMisses++; firstMiss == nil {
+				firstMiss = append([]byte{tagFull}, h[:]...)
 			}
-			db.fmu.RLock()
-			maybe := db.f.MayHaveFull((*hashkey.Hash)(k))
-			db.fmu.RUnlock()
-			if !maybe {
-				if filterMisses++; firstMiss == nil {
-					firstMiss = append([]byte{tagFull}, k[:]...)
-				}
-			}
-			full++
-			return nil
-		})
-		if err != nil {
-			errs = append(errs, err)
 		}
-	}
+		full++
+	})...)
 	if filterMisses > 0 {
 		errs = append(errs, db.corrupt("the filter misses %d stored keys (the first: %x)", filterMisses, firstMiss[1:]))
 	}

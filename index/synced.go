@@ -39,7 +39,7 @@ type syncMark struct {
 	seq    uint64     // the last number recorded
 	marked uint64     // Badger's version after the last number was written
 	synced uint64     // Badger's version the last successful Sync covered (0: none)
-	// syncedRecords is DB.recordVersions when synced was recorded.
+	// syncedRecords is stores.recordVersions when synced was recorded.
 	syncedRecords uint64
 	f             *syncmark.File // urlhash.synced, open for writing (nil in memory or read-only)
 }
@@ -60,15 +60,15 @@ func readSyncedFile(dir string) (uint64, error) {
 // checkSynced compares the number Badger holds with the one the file
 // records, and opens the file for the next Syncs (writable opens). logs
 // are the memtable logs the directory held before Badger opened it.
-func (db *DB) checkSynced(logs []string) error {
-	if db.opts.InMemory {
+func (st *stores) checkSynced(logs []string) error {
+	if st.dir == "" {
 		return nil
 	}
-	want, err := readSyncedFile(db.path)
+	want, err := readSyncedFile(st.dir)
 	if err != nil {
 		return err
 	}
-	got, ok := db.readSyncedKey()
+	got, ok := st.readSyncedKey()
 	if ok && got < want {
 		held := "none was left"
 		if len(logs) > 0 {
@@ -76,30 +76,30 @@ func (db *DB) checkSynced(logs []string) error {
 		}
 		return fmt.Errorf("%w: %s: writes acknowledged by sync %d are missing (the index holds sync %d): a memtable log (*.mem; %s) was deleted or cut after the last close. "+
 			"Copy what is readable with \"urlhash recover --db %s --to NEW\"; to accept the loss and open it anyway, remove %s",
-			store.ErrCorrupt, db.path, want, got, held, db.path, filepath.Join(db.path, syncedFileName))
+			store.ErrCorrupt, st.dir, want, got, held, st.dir, filepath.Join(st.dir, syncedFileName))
 	}
-	db.acked.seq = max(got, want)
-	if db.opts.ReadOnly {
+	st.acked.seq = max(got, want)
+	if st.readOnly {
 		return nil
 	}
-	f, err := syncmark.Create(filepath.Join(db.path, syncedFileName))
+	f, err := syncmark.Create(filepath.Join(st.dir, syncedFileName))
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
-	db.acked.f = f
+	st.acked.f = f
 	return nil
 }
 
 // readSyncedKey returns the sync number Badger holds; not ok when it
 // cannot be read (a damaged table, which Verify and the reads report:
 // the check is skipped rather than the index refused for it).
-func (db *DB) readSyncedKey() (got uint64, ok bool) {
+func (st *stores) readSyncedKey() (got uint64, ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
 		}
 	}()
-	err := db.bdb.View(func(txn *badger.Txn) error {
+	err := st.bdb.View(func(txn *badger.Txn) error {
 		v, err := getCopy(txn, metaKey(metaSynced))
 		if len(v) == 8 {
 			got = binary.BigEndian.Uint64(v)
@@ -113,36 +113,36 @@ func (db *DB) readSyncedKey() (got uint64, ok bool) {
 // makes it durable; recordSync then records it outside Badger. Both run
 // under sync.mu.
 // Nothing written since the last mark: the last number stands.
-func (db *DB) markSync() (uint64, error) {
-	if db.committed() == db.acked.marked {
-		return db.acked.seq, nil
+func (st *stores) markSync() (uint64, error) {
+	if st.committed() == st.acked.marked {
+		return st.acked.seq, nil
 	}
-	seq := db.acked.seq + 1
-	err := db.bdb.Update(func(txn *badger.Txn) error {
+	seq := st.acked.seq + 1
+	err := st.bdb.Update(func(txn *badger.Txn) error {
 		return txn.Set(metaKey(metaSynced), binary.BigEndian.AppendUint64(nil, seq))
 	})
 	if err != nil {
 		return 0, translate(err)
 	}
-	db.acked.marked = db.committed()
+	st.acked.marked = st.committed()
 	return seq, nil
 }
 
 // recordSync records seq, made durable in Badger, in urlhash.synced; with
 // fsync at Close.
-func (db *DB) recordSync(seq uint64, fsync bool) error {
-	if seq == db.acked.seq && !fsync {
+func (st *stores) recordSync(seq uint64, fsync bool) error {
+	if seq == st.acked.seq && !fsync {
 		return nil
 	}
-	db.acked.seq = seq
-	if db.acked.f == nil || seq == 0 {
+	st.acked.seq = seq
+	if st.acked.f == nil || seq == 0 {
 		return nil
 	}
-	if err := db.acked.f.Write(syncmark.Mark{Seq: seq}); err != nil {
+	if err := st.acked.f.Write(syncmark.Mark{Seq: seq}); err != nil {
 		return fmt.Errorf("index: %s: %w", syncedFileName, err)
 	}
 	if fsync {
-		if err := db.acked.f.Sync(); err != nil {
+		if err := st.acked.f.Sync(); err != nil {
 			return fmt.Errorf("index: %s: %w", syncedFileName, err)
 		}
 	}
@@ -150,12 +150,12 @@ func (db *DB) recordSync(seq uint64, fsync bool) error {
 }
 
 // closeSynced closes urlhash.synced.
-func (db *DB) closeSynced() error {
-	if db.acked.f == nil {
+func (st *stores) closeSynced() error {
+	if st.acked.f == nil {
 		return nil
 	}
-	err := db.acked.f.Close()
-	db.acked.f = nil
+	err := st.acked.f.Close()
+	st.acked.f = nil
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("index: %s: %w", syncedFileName, err)
 	}

@@ -3,10 +3,10 @@ package index
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
-	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -16,15 +16,6 @@ const metaTTL = "ttl"
 
 // errExpired stops a read that found an expired entry.
 var errExpired = errors.New("index: expired")
-
-// expired reports whether item has expired by the index's clock. Badger
-// hides an entry once the wall clock reaches its ExpiresAt; this applies
-// the index's clock as well, so that every read and the existence checks of
-// writes agree on one clock.
-func (db *DB) expired(item *badger.Item) bool {
-	x := item.ExpiresAt()
-	return x != 0 && int64(x) <= db.opts.now().Unix()
-}
 
 // expiresOf returns item's expiry (zero: none).
 func expiresOf(item *badger.Item) time.Time { return store.Unix(int64(item.ExpiresAt())) }
@@ -42,21 +33,6 @@ func badgerEntry(e *store.Entry) *badger.Entry {
 	be := badger.NewEntry(dbKey(e), appendValue(nil, e.Value))
 	be.ExpiresAt = expiresAt(&e.Value)
 	return be
-}
-
-// readTTL sets db.ttl when the index records that it holds entries with an
-// expiry.
-func (db *DB) readTTL() error {
-	return db.bdb.View(func(txn *badger.Txn) error {
-		_, err := txn.Get(metaKey(metaTTL))
-		switch {
-		case err == nil:
-			db.ttl.Store(true)
-		case !errors.Is(err, badger.ErrKeyNotFound):
-			return err
-		}
-		return nil
-	})
 }
 
 // noteTTL records, before the first entry with an expiry is written, that
@@ -78,7 +54,7 @@ func (db *DB) markTTL() error {
 	if db.ttl.Load() {
 		return nil
 	}
-	if err := db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaTTL), nil) }); err != nil {
+	if err := db.st.bdb.Update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaTTL), nil) }); err != nil {
 		return translate(err)
 	}
 	db.ttl.Store(true)
@@ -138,94 +114,61 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 	if err != nil {
 		return nil, err
 	}
-	type write struct {
-		i, j int // index into entries, into p.order
-		e    store.Entry
+	old, err := db.st.values(entries, p.order, p.at)
+	if err != nil {
+		return nil, err
 	}
-	var writes []write
-	var fresh []int          // keys not stored before (for the filter; the counts come from p)
-	var moved []keytable.Key // from the key table to Badger
-	err = db.bdb.View(func(txn *badger.Txn) error {
-		for j, i := range p.order {
-			e := entries[i]
-			v := e.Value
-			if !p.existed[j] {
-				v.FirstSeen, v.LastSeen = now, now
-				fresh = append(fresh, i)
-				writes = append(writes, write{i, j, store.Entry{Hash: e.Hash, Len: e.Len, Value: v}})
-				continue
-			}
-			var old store.Value // a key-table entry has no value
-			if p.inKT[j] {
-				moved = append(moved, keytable.Key(e.Hash))
-			} else {
-				item, err := txn.Get(dbKey(&e))
-				if err != nil {
-					// Stored a moment ago and held by the stripe lock since.
-					return err
-				}
-				if old, err = db.itemValue(item); err != nil {
-					return err
-				}
-			}
-			if old.HasTimes() && (revisitAfter <= 0 || now.Sub(old.LastSeen) < revisitAfter) {
+	var fresh []int // keys not stored before (for the filter; the counts come from p)
+	put := make([]bool, len(p.order))
+	ws := slices.Clone(entries) // what is written: the caller's entries are not changed
+	expiring := false
+	var t tally
+	for j, i := range p.order {
+		e := &entries[i]
+		v := e.Value
+		if !p.existed[j] {
+			v.FirstSeen, v.LastSeen = now, now
+			fresh = append(fresh, i)
+		} else {
+			o := &old[j] // a key-table entry has no value
+			if o.HasTimes() && (revisitAfter <= 0 || now.Sub(o.LastSeen) < revisitAfter) {
 				continue
 			}
 			if len(v.Text) == 0 {
-				v.Text = old.Text
+				v.Text = o.Text
 			}
 			if len(v.Data) == 0 {
-				v.Data = old.Data
+				v.Data = o.Data
 			}
 			if v.Expires.IsZero() {
-				v.Expires = old.Expires
+				v.Expires = o.Expires
 			}
-			v.FirstSeen, v.LastSeen = old.FirstSeen, now
+			v.FirstSeen, v.LastSeen = o.FirstSeen, now
 			if v.FirstSeen.IsZero() {
 				v.FirstSeen = now
 			}
-			writes = append(writes, write{i, j, store.Entry{Hash: e.Hash, Len: e.Len, Value: v}})
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, translate(err)
+		ws[i] = store.Entry{Hash: e.Hash, Len: e.Len, Value: v}
+		put[j], out[i] = true, true
+		x := expiresAt(&v)
+		expiring = expiring || x != 0
+		t.change(e.IsPrefix(), p.existed[j], p.oldExp[j], true, x)
 	}
-	if len(writes) == 0 {
+	if !slices.Contains(put, true) {
 		return out, db.writeRecordOnly(rec, out)
 	}
 	db.admit(entries, fresh, nil)
-	ws := make([]store.Entry, len(writes))
-	for k := range writes {
-		ws[k] = writes[k].e
-	}
-	if err := db.noteTTL(ws); err != nil {
-		return nil, err
-	}
-	wb := db.bdb.NewWriteBatch()
-	defer wb.Cancel()
-	for _, w := range writes {
-		out[w.i] = true
-	}
-	if rec != nil {
-		if err := rec.add(wb, out, true); err != nil {
+	if expiring {
+		if err := db.markTTL(); err != nil {
 			return nil, err
 		}
 	}
-	for k := range ws {
-		if err := wb.SetEntry(badgerEntry(&ws[k])); err != nil {
-			return nil, translate(err)
-		}
+	var answer []byte
+	if rec != nil {
+		answer = rec.Answer(out)
 	}
-	if err := wb.Flush(); err != nil {
-		return nil, translate(err)
-	}
-	if err := db.ktMove(moved); err != nil {
+	if err := db.st.write(ws, p.order, put, p.at, rec, answer); err != nil {
 		return nil, err
-	}
-	var t tally
-	for k, w := range writes {
-		t.change(w.e.IsPrefix(), p.existed[w.j], p.oldExp[w.j], true, expiresAt(&ws[k].Value))
 	}
 	db.apply(&t)
 	return out, nil
@@ -253,7 +196,7 @@ func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, bits int) (full, 
 	if err := db.prepareWrite(); err != nil {
 		return 0, 0, err
 	}
-	if err := db.guard.CheckRanges(ranges); err != nil {
+	if err := db.st.guard.CheckRanges(ranges); err != nil {
 		return 0, 0, err
 	}
 	for i := range db.stripes {
@@ -266,23 +209,7 @@ func (db *DB) DeletePrefix(ctx context.Context, prefix []byte, bits int) (full, 
 			db.stripes[i].Unlock()
 		}
 	}()
-	wb := db.bdb.NewWriteBatch()
-	defer wb.Cancel()
-	var t tally
-	// Once begun, the delete runs to its end: the write batch may commit
-	// parts as it goes, and a part removed must reach the counts.
-	err = db.scanBadger(context.WithoutCancel(ctx), prefix, bits, false, func(key []byte, e *store.Entry) error {
-		t.change(e.IsPrefix(), true, expiresAt(&e.Value), false, 0)
-		return wb.Delete(append([]byte(nil), key...))
-	})
-	if err == nil {
-		err = wb.Flush()
-	}
-	if err != nil {
-		return 0, 0, translate(err)
-	}
-	n, err := db.ktDeletePrefix(prefix, bits)
-	t.n[kindFull] -= n
+	t, err := db.st.deletePrefix(ctx, prefix, bits)
 	db.apply(&t)
 	if err != nil {
 		return 0, 0, err

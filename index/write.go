@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/hashkey"
-	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -139,7 +137,7 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 		}
 		return result, db.writeRecordOnly(rec, result)
 	}
-	if db.kt != nil && ifAbsent && allKeyOnly(entries) {
+	if ifAbsent && allKeyOnly(entries) {
 		return db.addKeys(entries, rec)
 	}
 	unlock := db.lockFor(entries)
@@ -153,7 +151,6 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 	if err := db.noteTTL(entries); err != nil {
 		return nil, err
 	}
-
 	var result []bool
 	if ifAbsent {
 		result = make([]bool, len(entries))
@@ -162,77 +159,41 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 		}
 	}
 	var t tally
-	var wb *badger.WriteBatch
-	var txn *badger.Txn
-	if len(p.order) > 1 || rec != nil {
-		wb = db.bdb.NewWriteBatch()
-		defer wb.Cancel()
-	} else {
-		txn = db.bdb.NewTransaction(true)
-		defer txn.Discard()
-	}
-	if rec != nil {
-		// A put stores every entry, an add those it found absent.
-		wrote := !ifAbsent || slices.Contains(result, true)
-		if err := rec.add(wb, result, wrote); err != nil {
-			return nil, err
-		}
-	}
-	var moved []keytable.Key // from the key table to Badger
+	put := make([]bool, len(p.order))
 	for j, i := range p.order {
 		if ifAbsent && p.existed[j] {
 			continue
 		}
+		put[j] = true
 		e := &entries[i]
-		if p.inKT[j] {
-			if isKeyOnly(e) {
-				continue // stored as it is
-			}
-			moved = append(moved, keytable.Key(e.Hash))
-		}
-		be := badgerEntry(e)
-		t.change(e.IsPrefix(), p.existed[j], p.oldExp[j], true, be.ExpiresAt)
-		if wb != nil {
-			err = wb.SetEntry(be)
-		} else {
-			err = txn.SetEntry(be)
-		}
-		if err != nil {
-			return nil, translate(err)
+		t.change(e.IsPrefix(), p.existed[j], p.oldExp[j], true, expiresAt(&e.Value))
+	}
+	var answer []byte
+	if rec != nil {
+		// A put stores every entry, an add those it found absent.
+		answer = rec.Answer(result)
+		if rec.Lazy && ifAbsent && !slices.Contains(result, true) {
+			rec = nil
 		}
 	}
-	if wb != nil {
-		err = wb.Flush()
-	} else {
-		err = txn.Commit()
-	}
-	if err != nil {
-		return nil, translate(err)
-	}
-	if err := db.ktMove(moved); err != nil {
+	if err := db.st.write(entries, p.order, put, p.at, rec, answer); err != nil {
 		return nil, err
 	}
 	db.apply(&t)
 	return result, nil
 }
 
-// A plan is the unique keys of a batch of entries in key order, and which
-// of them were stored before the batch.
+// A plan is the unique keys of a batch of entries in key order, and
+// where each was stored before the batch (see stores.locate).
 type plan struct {
-	order   []int    // indexes into the entries, one per key, in key order
-	existed []bool   // existed[j]: entries[order[j]]'s key was stored
-	oldExp  []uint64 // oldExp[j]: its expiry then (for the counts)
-	inKT    []bool   // inKT[j]: stored in the key table (and not in Badger)
-	// both[j]: stored in Badger, and in the key table too (a move to
-	// Badger left unfinished, see ktMove): a delete deletes both.
-	both []bool
+	order []int // indexes into the entries, one per key, in key order
+	found
 }
 
 // plan sorts the entries' keys (stably), keeps one entry per key (the last
-// when keepLast, else the first) and checks which are stored: the filter,
-// then one ordered pass. Bulk loads and batch writes share it. The caller
-// keeps the keys from changing meanwhile (stripe locks, or db.mu held
-// exclusively).
+// when keepLast, else the first) and finds which are stored: the filter,
+// then the stores. The caller keeps the keys from changing meanwhile
+// (stripe locks, or db.mu held exclusively).
 func (db *DB) plan(entries []store.Entry, keepLast bool) (plan, error) {
 	order := make([]int, len(entries))
 	for i := range order {
@@ -251,33 +212,28 @@ func (db *DB) plan(entries []store.Entry, keepLast bool) (plan, error) {
 		}
 		uniq = append(uniq, i)
 	}
-	existed, oldExp, err := db.existSorted(entries, uniq)
+	maybe := make([]bool, len(uniq))
+	n := 0
+	db.fmu.RLock()
+	for j, i := range uniq {
+		e := &entries[i]
+		if maybe[j] = db.f.MayHaveEntry(&e.Hash, e.IsPrefix()); maybe[j] {
+			n++
+		}
+	}
+	db.fmu.RUnlock()
+	f, err := db.st.locate(entries, uniq, maybe)
 	if err != nil {
 		return plan{}, err
 	}
-	var inKT, both []bool
-	if db.kt != nil {
-		if inKT, err = db.ktMark(entries, uniq); err != nil {
-			return plan{}, err
+	found := make([]bool, 0, n)
+	for j := range uniq {
+		if maybe[j] {
+			found = append(found, f.existed[j])
 		}
-		both = make([]bool, len(uniq))
-		for j, in := range inKT {
-			switch {
-			case existed[j]:
-				both[j] = in
-				inKT[j] = false // in both: Badger's copy is the entry
-			case in:
-				// Badger may hold an expired record of the key: it
-				// stays counted (see counts.go); the entry is the key
-				// table's, which has no expiry.
-				existed[j], oldExp[j] = true, 0
-			}
-		}
-	} else {
-		inKT = make([]bool, len(uniq))
-		both = inKT
 	}
-	return plan{order: uniq, existed: existed, oldExp: oldExp, inKT: inKT, both: both}, nil
+	db.probes.add(len(uniq), found)
+	return plan{order: uniq, found: f}, nil
 }
 
 // sortEntries sorts order, positions in entries, by key and then by
@@ -366,31 +322,16 @@ func (db *DB) remove(ctx context.Context, entries []store.Entry) (n int, err err
 		return 0, err
 	}
 	var t tally
-	wb := db.bdb.NewWriteBatch()
-	defer wb.Cancel()
-	var gone []keytable.Key // from the key table
 	for j, i := range p.order {
-		if !p.existed[j] {
-			continue
+		if p.existed[j] {
+			t.change(entries[i].IsPrefix(), true, p.oldExp[j], false, 0)
+			n++
 		}
-		if p.inKT[j] || p.both[j] {
-			gone = append(gone, keytable.Key(entries[i].Hash))
-		}
-		if !p.inKT[j] {
-			if err := wb.Delete(dbKey(&entries[i])); err != nil {
-				return 0, translate(err)
-			}
-		}
-		t.change(entries[i].IsPrefix(), true, p.oldExp[j], false, 0)
-		n++
 	}
 	if n == 0 {
 		return 0, nil
 	}
-	if err := wb.Flush(); err != nil {
-		return 0, translate(err)
-	}
-	if err := db.ktDelete(gone); err != nil {
+	if err := db.st.remove(entries, p.order, p.existed, p.at); err != nil {
 		return 0, err
 	}
 	// The filter keeps the deleted keys' bits ("maybe"); a rebuild drops

@@ -128,8 +128,8 @@ func TestKeyTableModel(t *testing.T) {
 			if err := kt.Verify(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if kt.kt == nil || kt.format != formatKeyTable {
-				t.Fatalf("no key table (format %d)", kt.format)
+			if !kt.st.hasKeyTable() || kt.st.format != formatKeyTable {
+				t.Fatalf("no key table (format %d)", kt.st.format)
 			}
 		})
 	}
@@ -152,8 +152,8 @@ func TestKeyTableUpgrade(t *testing.T) {
 	if err != nil || !slices.Equal(added, []bool{false, true}) {
 		t.Fatalf("AddBatch = %v, %v", added, err)
 	}
-	if db.kt.Len() != 1 {
-		t.Fatalf("key table holds %d keys, want 1", db.kt.Len())
+	if db.st.kt.Len() != 1 {
+		t.Fatalf("key table holds %d keys, want 1", db.st.kt.Len())
 	}
 	// Load: key-only entries to the key table, others to Badger.
 	loaded := hashkey.Sum([]byte("loaded"))
@@ -163,8 +163,8 @@ func TestKeyTableUpgrade(t *testing.T) {
 	if err != nil || res.Added != 2 || res.Present != 1 {
 		t.Fatalf("Load = %+v, %v", res, err)
 	}
-	if db.kt.Len() != 2 {
-		t.Fatalf("key table holds %d keys after the load, want 2", db.kt.Len())
+	if db.st.kt.Len() != 2 {
+		t.Fatalf("key table holds %d keys after the load, want 2", db.st.kt.Len())
 	}
 	if v, err := db.Get(context.Background(), valued); err != nil || string(v.Text) != "u" {
 		t.Fatalf("Get(valued) = %v, %v", v, err)
@@ -244,7 +244,7 @@ func TestKeyTableBackupChain(t *testing.T) {
 	}
 	add(0, 2) // deleted, then added again
 	take()
-	if src.kt.Len() == 0 {
+	if src.st.kt.Len() == 0 {
 		t.Fatal("the source's key table is empty")
 	}
 	dump := func(db *DB) string {
@@ -274,7 +274,7 @@ func TestKeyTableBackupChain(t *testing.T) {
 				t.Errorf("Has(deleted %d) = %v, %v", i, ok, err)
 			}
 		}
-		if dst.kt == nil {
+		if !dst.st.hasKeyTable() {
 			t.Error("the restored index has no key table")
 		}
 		if err := dst.Verify(context.Background()); err != nil {
@@ -305,7 +305,7 @@ func TestKeyTableRecordCrash(t *testing.T) {
 		return &Record{Key: "batch-1", TTL: time.Hour, Answer: func(added []bool) []byte { return fmt.Appendf(nil, "%s %v", answer, added) }}
 	}
 	errCrash := errors.New("crash")
-	db.testRecordCrash = func() error { return errCrash }
+	db.st.testRecordCrash = func() error { return errCrash }
 	if _, err := db.AddBatchRecorded(context.Background(), slices.Clone(es), rec("first")); !errors.Is(err, errCrash) {
 		t.Fatalf("AddBatchRecorded = %v, want the crash", err)
 	}
@@ -334,7 +334,7 @@ func TestKeyTableRecordCrash(t *testing.T) {
 	}
 	// Without a crash the record is in Badger at once, and an add that
 	// finds every key present stores a record too (not Lazy).
-	db.testRecordCrash = nil
+	db.st.testRecordCrash = nil
 	c := store.FullEntry(hashkey.Sum([]byte("c")), store.Value{})
 	if _, err := db.AddBatchRecorded(context.Background(), []store.Entry{c}, rec("second")); err != nil {
 		t.Fatal(err)
@@ -354,21 +354,21 @@ func TestKeyTableRecordCrash(t *testing.T) {
 // carries never panics, its cost is bounded by its input, and what it
 // decodes encodes back to the input.
 func FuzzRecordsOpaque(f *testing.F) {
-	f.Add(appendRecordOpaque(nil, "k", 1<<40, []byte("answer")))
-	f.Add(appendRecordOpaque(appendRecordOpaque(nil, "a", 1, nil), "b", 2, []byte{0}))
+	f.Add(appendRecordNote(nil, "k", 1<<40, []byte("answer")))
+	f.Add(appendRecordNote(appendRecordNote(nil, "a", 1, nil), "b", 2, []byte{0}))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Add([]byte{1, 'k', 0, 0x80})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var again []byte
-		err := decodeRecordsOpaque(b, func(key string, expires int64, answer []byte) error {
-			again = appendRecordOpaque(again, key, expires, answer)
+		err := decodeRecordNotes(b, func(key string, expires int64, answer []byte) error {
+			again = appendRecordNote(again, key, expires, answer)
 			return nil
 		})
 		if err == nil && !bytes.Equal(again, b) {
 			// Uvarints have several encodings: compare decoded forms.
 			var a1, a2 []string
-			decodeRecordsOpaque(b, func(key string, x int64, ans []byte) error { a1 = append(a1, fmt.Sprint(key, x, ans)); return nil })
-			decodeRecordsOpaque(again, func(key string, x int64, ans []byte) error { a2 = append(a2, fmt.Sprint(key, x, ans)); return nil })
+			decodeRecordNotes(b, func(key string, x int64, ans []byte) error { a1 = append(a1, fmt.Sprint(key, x, ans)); return nil })
+			decodeRecordNotes(again, func(key string, x int64, ans []byte) error { a2 = append(a2, fmt.Sprint(key, x, ans)); return nil })
 			if !slices.Equal(a1, a2) {
 				t.Fatalf("decoded %v, re-encoded decodes to %v", a1, a2)
 			}
@@ -448,8 +448,8 @@ func TestRestoreVersion3(t *testing.T) {
 			t.Errorf("Get(%s) = %q, %v; want %q, present %v", c.key, v.Text, err, c.text, c.want)
 		}
 	}
-	if dst.kt == nil || dst.kt.Len() != 19 {
-		t.Fatalf("the restored key table holds %v, want the 19 key-only entries", dst.kt.Len())
+	if !dst.st.hasKeyTable() || dst.st.kt.Len() != 19 {
+		t.Fatalf("the restored key table holds %v, want the 19 key-only entries", dst.st.kt.Len())
 	}
 	if err := dst.Verify(context.Background()); err != nil {
 		t.Fatal(err)
@@ -476,12 +476,12 @@ func TestKeyTableSyncSkipsBadger(t *testing.T) {
 	}
 	add(nil) // the first write marks the filter snapshot stale, in Badger
 	add(nil)
-	seq := db.acked.seq
+	seq := db.st.acked.seq
 	add(nil)
 	add(&Record{Key: "r1", TTL: time.Hour, Answer: func([]bool) []byte { return []byte("a") }})
 	add(&Record{Key: "r2", TTL: time.Hour, Answer: func([]bool) []byte { return []byte("b") }})
-	if db.acked.seq != seq {
-		t.Fatalf("Sync synced Badger for key-table writes (sync number %d, then %d)", seq, db.acked.seq)
+	if db.st.acked.seq != seq {
+		t.Fatalf("Sync synced Badger for key-table writes (sync number %d, then %d)", seq, db.st.acked.seq)
 	}
 	if err := db.Put(context.Background(), hashOf("v"), store.Value{Text: []byte("v")}); err != nil {
 		t.Fatal(err)
@@ -489,7 +489,7 @@ func TestKeyTableSyncSkipsBadger(t *testing.T) {
 	if err := db.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if db.acked.seq == seq {
+	if db.st.acked.seq == seq {
 		t.Fatal("Sync did not sync Badger after a write of a value")
 	}
 	if b, ok, _ := db.Recorded("r2"); !ok || string(b) != "b" {

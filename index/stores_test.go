@@ -1,0 +1,381 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/store"
+)
+
+// TestPlace pins the placement rule: with a key table, key-only full
+// entries live there and everything else in Badger; without one, all in
+// Badger. home (an entry), homeEncoded (a load's encoded entry) and
+// bareHome (AddKeys' keys) are the one rule, place.
+func TestPlace(t *testing.T) {
+	h := hashOf("placed")
+	soon := time.Unix(2_000_000_000, 0)
+	for _, tc := range []struct {
+		name string
+		e    store.Entry
+		kt   home // with a key table
+	}{
+		{"key-only", store.FullEntry(h, store.Value{}), homeKeyTable},
+		{"text", store.FullEntry(h, store.Value{Text: []byte("u")}), homeBadger},
+		{"data", store.FullEntry(h, store.Value{Data: []byte{0}}), homeBadger},
+		{"times", store.FullEntry(h, store.Value{FirstSeen: soon, LastSeen: soon}), homeBadger},
+		{"expiry", store.FullEntry(h, store.Value{Expires: soon}), homeBadger},
+		{"prefix", store.Entry{Hash: h, Len: 4}, homeBadger},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, withKT := range []bool{true, false} {
+				db := openTestDB(t, false, &Options{NoKeyTable: !withKT})
+				want := tc.kt
+				if !withKT {
+					want = homeBadger
+				}
+				key := dbKey(&tc.e)
+				val, exp := splitLoadValue(appendLoadValue(nil, &tc.e.Value))
+				if got, enc := db.st.home(&tc.e), db.st.homeEncoded(key, val, exp); got != want || enc != want {
+					t.Errorf("key table %v: home = %d, homeEncoded = %d; want %d", withKT, got, enc, want)
+				}
+				if db.st.hasKeyTable() != withKT {
+					t.Fatalf("key table %v: hasKeyTable = %v", withKT, db.st.hasKeyTable())
+				}
+			}
+		})
+	}
+	db := openTestDB(t, false, nil)
+	if db.st.bareHome() != homeKeyTable {
+		t.Error("bare keys of a new index live in Badger")
+	}
+	if mem := openTestDB(t, true, nil); mem.st.bareHome() != homeBadger {
+		t.Error("bare keys of an index in memory live in the key table")
+	}
+}
+
+// inBothStores writes h's value to Badger behind the owner's back, so
+// that both stores hold h (the key table already does): what a move cut
+// short leaves.
+func inBothStores(t *testing.T, db *DB, h hashkey.Hash, v store.Value) {
+	t.Helper()
+	if ok, _, _ := db.st.kt.Has((*[32]byte)(&h)); !ok {
+		t.Fatalf("the key table does not hold %x", h[:4])
+	}
+	e := store.FullEntry(h, v)
+	if err := db.st.bdb.Update(func(txn *badger.Txn) error { return txn.SetEntry(badgerEntry(&e)) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lookups returns what every read says of h, as one string.
+func lookups(t *testing.T, db *DB, h hashkey.Hash) string {
+	t.Helper()
+	ctx := context.Background()
+	has, err1 := db.Has(ctx, h)
+	batch, err2 := db.HasBatch(ctx, []hashkey.Hash{h})
+	v, err3 := db.Get(ctx, h)
+	m, ok, err4 := db.Match(ctx, h)
+	var scanned []string
+	err5 := db.Scan(ctx, h[:], 256, 0, func(e store.Entry) error {
+		scanned = append(scanned, string(e.Value.Text))
+		return nil
+	})
+	full, _, err6 := db.Count(ctx, h[:], 256)
+	if err := errors.Join(err1, err2, err5, err6); err != nil {
+		t.Fatal(err)
+	}
+	if err3 != nil && !errors.Is(err3, store.ErrNotFound) || err4 != nil {
+		t.Fatal(err3, err4)
+	}
+	return fmt.Sprintf("has %v batch %v get %q match %v %q scan %q count %d", has, batch[0], v.Text, ok, m.Value.Text, scanned, full)
+}
+
+// TestLookupOrder: every read answers from one order (the key table, then
+// Badger), and a key both stores hold (a move left unfinished) is
+// Badger's in every read.
+func TestLookupOrder(t *testing.T) {
+	ctx := context.Background()
+	db := mustOpen(t, t.TempDir(), nil)
+	defer db.Close()
+	inKT, inBadger, both, absent := hashOf("kt"), hashOf("badger"), hashOf("both"), hashOf("absent")
+	if _, err := db.AddBatch(ctx, []store.Entry{store.FullEntry(inKT, store.Value{}), store.FullEntry(both, store.Value{})}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Put(ctx, inBadger, store.Value{Text: []byte("b")}); err != nil {
+		t.Fatal(err)
+	}
+	errCrash := errors.New("crash")
+	db.st.testMoveCrash = func() error { return errCrash }
+	if err := db.Put(ctx, both, store.Value{Text: []byte("moved")}); !errors.Is(err, errCrash) {
+		t.Fatalf("Put = %v, want the crash between the halves of the move", err)
+	}
+	db.st.testMoveCrash = nil
+	for _, tc := range []struct {
+		name string
+		h    hashkey.Hash
+		want string
+	}{
+		{"key table", inKT, `has true batch true get "" match true "" scan [""] count 1`},
+		{"Badger", inBadger, `has true batch true get "b" match true "b" scan ["b"] count 1`},
+		{"both", both, `has true batch true get "moved" match true "moved" scan ["moved"] count 1`},
+		{"absent", absent, `has false batch false get "" match false "" scan [] count 0`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := lookups(t, db, tc.h); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+	if s, _ := db.Stats(ctx); s.Entries != 3 {
+		t.Errorf("Entries = %d, want 3", s.Entries)
+	}
+	// Close finishes the move: the next Open finds the key once, in
+	// Badger, and nothing to reconcile.
+	dir := db.Path()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = mustOpen(t, dir, nil)
+	defer db.Close()
+	if ok, _, _ := db.st.kt.Has((*[32]byte)(&both)); ok {
+		t.Error("Close left the moved key in the key table")
+	}
+	if n, err := db.st.reconcile(); n != 0 || err != nil {
+		t.Errorf("reconcile after a Close = %d, %v; want 0", n, err)
+	}
+	if got, want := lookups(t, db, both), `has true batch true get "moved" match true "moved" scan ["moved"] count 1`; got != want {
+		t.Errorf("after reopening: %s, want %s", got, want)
+	}
+	if err := db.Verify(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestReconcile is Open's reconciliation step: a key both stores hold is
+// Badger's; a writable index deletes the key table's copy, a read-only
+// one (which must not write) answers Badger's copy all the same.
+func TestReconcile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := mustOpen(t, dir, nil)
+	hs := randHashes(rand.New(rand.NewPCG(35, 1)), 20)
+	if _, err := db.AddBatch(ctx, entriesOf(hs)); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hs[:3] {
+		inBothStores(t, db, h, store.Value{Text: []byte("v")})
+	}
+	if err := db.Close(); err != nil { // writes a snapshot: Open would trust it
+		t.Fatal(err)
+	}
+	// A write behind the index's back makes the snapshot stale, as a
+	// crash does (and leaves no memtable log: a read-only Open is let in).
+	bdb, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bdb.Update(func(txn *badger.Txn) error { return txn.Set(metaKey("elsewhere"), nil) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := bdb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check := func(t *testing.T, db *DB) {
+		t.Helper()
+		for i, h := range hs {
+			want := `has true batch true get "" match true "" scan [""] count 1`
+			if i < 3 {
+				want = `has true batch true get "v" match true "v" scan ["v"] count 1`
+			}
+			if got := lookups(t, db, h); got != want {
+				t.Errorf("key %d: %s, want %s", i, got, want)
+			}
+		}
+		if s, _ := db.Stats(ctx); s.Entries != 20 {
+			t.Errorf("Entries = %d, want 20", s.Entries)
+		}
+	}
+	t.Run("read-only", func(t *testing.T) {
+		before := snapshotDir(t, dir) + snapshotDir(t, filepath.Join(dir, keyTableDir))
+		db := mustOpen(t, dir, &Options{ReadOnly: true})
+		if db.loadedSnapshot {
+			t.Fatal("the stale snapshot was loaded")
+		}
+		if n := db.st.unfinished.n.Load(); n != 3 {
+			t.Errorf("%d unfinished moves noted, want 3", n)
+		}
+		check(t, db)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if snapshotDir(t, dir)+snapshotDir(t, filepath.Join(dir, keyTableDir)) != before {
+			t.Error("a read-only Open changed the directory")
+		}
+	})
+	t.Run("writable", func(t *testing.T) {
+		db := mustOpen(t, dir, nil)
+		defer db.Close()
+		if db.st.kt.Len() != 17 {
+			t.Errorf("the key table holds %d keys after the Open, want 17", db.st.kt.Len())
+		}
+		check(t, db)
+		if err := db.Verify(ctx); err != nil {
+			t.Error(err)
+		}
+		if n, err := db.st.reconcile(); n != 0 || err != nil {
+			t.Errorf("reconcile again = %d, %v; want 0", n, err)
+		}
+	})
+}
+
+// TestMoves: an entry moves between the stores as its value comes and
+// goes, a key is in one store after every write (and in both after a
+// crash between a move's halves, which the next Open settles as
+// Badger's: a move into Badger is finished, one out of it taken back).
+func TestMoves(t *testing.T) {
+	ctx := context.Background()
+	h := hashOf("moving")
+	v := store.Value{Text: []byte("v")}
+	where := func(db *DB) string {
+		inKT, _, _ := db.st.kt.Has((*[32]byte)(&h))
+		k := fullKey(&h)
+		txn := db.st.bdb.NewTransaction(false)
+		defer txn.Discard()
+		_, errB := txn.Get(k[:])
+		return fmt.Sprintf("kt %v badger %v", inKT, errB == nil)
+	}
+	steps := []struct {
+		name  string
+		write func(db *DB) error
+		want  string // where the key is after the write
+		text  string // Get's text
+	}{
+		{"add", func(db *DB) error { _, err := db.Add(ctx, h, store.Value{}); return err }, "kt true badger false", ""},
+		{"put a value", func(db *DB) error { return db.Put(ctx, h, v) }, "kt false badger true", "v"},
+		{"put key-only", func(db *DB) error { return db.Put(ctx, h, store.Value{}) }, "kt true badger false", ""},
+		{"visit", func(db *DB) error {
+			_, err := db.VisitBatch(ctx, []store.Entry{store.FullEntry(h, v)}, time.Hour)
+			return err
+		}, "kt false badger true", "v"},
+		{"delete", func(db *DB) error { return db.Delete(ctx, store.FullEntry(h, store.Value{})) }, "kt false badger false", ""},
+		{"put key-only anew", func(db *DB) error { return db.Put(ctx, h, store.Value{}) }, "kt true badger false", ""},
+	}
+	db := mustOpen(t, t.TempDir(), nil)
+	defer db.Close()
+	for _, s := range steps {
+		if err := s.write(db); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if got := where(db); got != s.want {
+			t.Errorf("%s: %s, want %s", s.name, got, s.want)
+		}
+		got, err := db.Get(ctx, h)
+		if s.name == "delete" {
+			if !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("%s: Get = %v", s.name, err)
+			}
+		} else if err != nil || string(got.Text) != s.text {
+			t.Errorf("%s: Get = %q, %v; want %q", s.name, got.Text, err, s.text)
+		}
+		if st, _ := db.Stats(ctx); st.Entries != map[bool]int64{true: 0, false: 1}[s.name == "delete"] {
+			t.Errorf("%s: Entries = %d", s.name, st.Entries)
+		}
+	}
+	if err := db.Verify(ctx); err != nil {
+		t.Error(err)
+	}
+
+	// A crash between the halves: into Badger (finished at Open), out of
+	// it (taken back).
+	for _, tc := range []struct {
+		name  string
+		setup store.Value // stored before
+		put   store.Value // the write the crash cuts
+		text  string      // Get's text after the Open
+	}{
+		{"into Badger", store.Value{}, v, "v"},
+		{"out of Badger", v, store.Value{}, "v"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db := mustOpen(t, dir, nil)
+			defer db.Close()
+			if err := db.Put(ctx, h, tc.setup); err != nil {
+				t.Fatal(err)
+			}
+			errCrash := errors.New("crash")
+			db.st.testMoveCrash = func() error { return errCrash }
+			if err := db.Put(ctx, h, tc.put); !errors.Is(err, errCrash) {
+				t.Fatalf("Put = %v, want the crash", err)
+			}
+			if got := where(db); got != "kt true badger true" {
+				t.Fatalf("after the crash: %s, want both", got)
+			}
+			if err := db.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// The failed process answers what the next Open settles on.
+			if got, err := db.Get(ctx, h); err != nil || string(got.Text) != tc.text {
+				t.Errorf("Get in the failed process = %q, %v; want %q", got.Text, err, tc.text)
+			}
+			crashed := mustOpen(t, copyDir(t, dir), nil)
+			defer crashed.Close()
+			if got := where(crashed); got != "kt false badger true" {
+				t.Errorf("after the Open: %s, want Badger's copy only", got)
+			}
+			if got, err := crashed.Get(ctx, h); err != nil || string(got.Text) != tc.text {
+				t.Errorf("Get after the Open = %q, %v; want %q", got.Text, err, tc.text)
+			}
+			if err := crashed.Verify(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestAddEntersOnce: an add of key-only entries takes one path (the
+// bare-key add) whether the index has a key table or not, and whichever
+// method it comes through; the keys land at their home.
+func TestAddEntersOnce(t *testing.T) {
+	ctx := context.Background()
+	for _, o := range []*Options{nil, {NoKeyTable: true}, {InMemory: true}} {
+		t.Run(fmt.Sprintf("%+v", o), func(t *testing.T) {
+			db := openTestDB(t, o != nil && o.InMemory, o)
+			hs := randHashes(rand.New(rand.NewPCG(35, 2)), 30)
+			added := make([]bool, 10)
+			if err := db.AddKeys(ctx, hs[:10], added, nil); err != nil || slices.Contains(added, false) {
+				t.Fatalf("AddKeys = %v, %v", added, err)
+			}
+			if got, err := db.AddBatch(ctx, entriesOf(hs[5:20])); err != nil || slices.Index(got, true) != 5 {
+				t.Fatalf("AddBatch = %v, %v", got, err)
+			}
+			if _, err := db.Load(ctx, slices.Values(entriesOf(hs[15:]))); err != nil {
+				t.Fatal(err)
+			}
+			inKT := int64(0)
+			if db.st.hasKeyTable() {
+				inKT = db.st.kt.Len()
+			}
+			if want := map[bool]int64{true: 30, false: 0}[db.st.bareHome() == homeKeyTable]; inKT != want {
+				t.Errorf("the key table holds %d keys, want %d", inKT, want)
+			}
+			if full, _, err := db.Count(ctx, nil, 0); full != 30 || err != nil {
+				t.Errorf("Count = %d, %v", full, err)
+			}
+			var scanned bytes.Buffer
+			db.ForEach(ctx, func(e store.Entry) error { scanned.Write(e.Hash[:1]); return nil })
+			if scanned.Len() != 30 {
+				t.Errorf("ForEach visited %d", scanned.Len())
+			}
+		})
+	}
+}
