@@ -21,7 +21,8 @@ import (
 
 // A backup is Badger's backup stream of the entries (metadata left out)
 // in urlhash's own framing, so that a cut or damaged file is an error
-// rather than a partial restore. Version 2 (written now):
+// rather than a partial restore. Version 2 (written for an index without
+// a key table; one with a key table writes version 3, below):
 //
 //	"urlhash-backup\x02"
 //	uvarint len(profile), profile

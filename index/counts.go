@@ -6,20 +6,20 @@ import (
 	"slices"
 )
 
-// The kept counts (DB.entries, DB.prefixEntries) count records: a write
+// The kept counts (DB.entries, DB.prefixEntries) count versions: a write
 // of a key that is not live adds one, a delete of a live key removes
 // one, and an entry that expires stays counted (Badger drops it only at
 // a compaction) until a key-only pass (rebuildFilter, recount) counts
-// again. expiryCounts counts the records with an expiry by expiry
-// second, so that the live counts are the kept counts less the records
+// again. expiryCounts counts the versions with an expiry by expiry
+// second, so that the live counts are the kept counts less the versions
 // expired by the index's clock, without reading a key:
 //
 //	live = kept - expired(now)
-//	expiring = records with an expiry - expired(now)
+//	expiring = versions with an expiry - expired(now)
 //
-// A rewrite of an expired key adds a record beside the expired one (the
+// A rewrite of an expired key adds a version beside the expired one (the
 // old one stays counted, and expired); an overwrite or a delete of a
-// live key moves or removes its record's second, which the write reads
+// live key moves or removes its version's second, which the write reads
 // with the key's existence check.
 //
 // Seconds more than foldLag in the past are folded into one count, so
@@ -29,10 +29,10 @@ import (
 //
 // The DB's counts are guarded by DB.emu.
 type expiryCounts struct {
-	buckets map[uint64][2]int64 // expiry second → full, prefix records
-	folded  [2]int64            // records expiring at or before through
+	buckets map[uint64][2]int64 // expiry second → full, prefix versions
+	folded  [2]int64            // versions expiring at or before through
 	through uint64
-	total   [2]int64 // every record with an expiry
+	total   [2]int64 // every version with an expiry
 }
 
 // foldLag is how far in the past seconds are kept apart (see expiryCounts).
@@ -51,7 +51,7 @@ func kindOf(prefix bool) int {
 	return kindFull
 }
 
-// add adds d records of kind expiring at second x (x != 0).
+// add adds d versions of kind expiring at second x (x != 0).
 func (c *expiryCounts) add(x uint64, kind int, d int64) {
 	c.total[kind] += d
 	if x <= c.through {
@@ -70,8 +70,8 @@ func (c *expiryCounts) add(x uint64, kind int, d int64) {
 	}
 }
 
-// expired returns the records expired at now (expiry second <= now) and
-// every record with an expiry, each as full, prefix. Its cost is the
+// expired returns the versions expired at now (expiry second <= now) and
+// every version with an expiry, each as full, prefix. Its cost is the
 // number of distinct expiry seconds after now - foldLag.
 func (c *expiryCounts) expired(now int64) (expired, total [2]int64) {
 	if now > foldLag && uint64(now-foldLag) > c.through {
@@ -103,7 +103,7 @@ const expiryMagic = "uhexp\x01"
 
 // encode returns the persisted form: the magic, then varints: the
 // snapshot state it belongs with (a snapshot written by an older program,
-// which leaves this record as it was, does not match), through,
+// which leaves this value as it was, does not match), through,
 // folded (full, prefix), total (full, prefix), the number of seconds, and
 // per second (ascending) its distance from the previous one and its
 // counts.

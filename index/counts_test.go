@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/datadriven"
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/internal/fakeclock"
 	"github.com/urlhash/urlhash/store"
@@ -174,8 +175,9 @@ func (c *countsEnv) step(op string, args []string) bool {
 	return true
 }
 
-// check compares Stats with the live entries a scan finds.
-func (c *countsEnv) check(line string) {
+// check compares Stats with the live entries a scan finds, runs Verify,
+// and returns Stats as a step's output.
+func (c *countsEnv) check(line string) string {
 	ctx := context.Background()
 	var want store.Stats
 	err := c.db.Scan(ctx, nil, 0, 0, func(e store.Entry) error {
@@ -203,41 +205,35 @@ func (c *countsEnv) check(line string) {
 	if err := c.db.Verify(ctx); err != nil {
 		c.t.Errorf("after %q: Verify: %v", line, err)
 	}
+	return fmt.Sprintf("entries %d, prefix entries %d, expiring %d\n", got.Entries, got.PrefixEntries, got.Expiring)
 }
 
-// TestCountsExact runs the write sequences of testdata/counts and checks
-// after every step that Stats equals the live entries, across overwrites,
-// deletes of every kind, expiry, loads, reopening (snapshot) and a stale
-// snapshot (rebuilt, as after a crash).
+// TestCountsExact runs the write sequences of testdata/counts (datadriven
+// files) and checks after every step that Stats equals the live entries,
+// across overwrites, deletes of every kind, expiry, loads, reopening
+// (snapshot) and a stale snapshot (rebuilt, as after a crash); each step
+// prints Stats, the same on disk and in memory (which skips the reopens).
 func TestCountsExact(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "counts", "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no testdata/counts: %v", err)
-	}
-	for _, name := range files {
-		text, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, mem := range []bool{false, true} {
-			t.Run(filepath.Base(name)+map[bool]string{false: "/disk", true: "/mem"}[mem], func(t *testing.T) {
+	for _, mem := range []bool{false, true} {
+		t.Run(map[bool]string{false: "disk", true: "mem"}[mem], func(t *testing.T) {
+			datadriven.Walk(t, filepath.Join("testdata", "counts"), func(t *testing.T, path string) {
 				c := &countsEnv{t: t, mem: mem, clock: fakeclock.New(fakeclock.Start())}
 				if !mem {
 					c.dir = t.TempDir()
 				}
 				c.open()
 				defer func() { c.db.Close() }()
-				for i, line := range strings.Split(string(text), "\n") {
-					f := strings.Fields(line)
-					if len(f) == 0 || strings.HasPrefix(f[0], "#") {
-						continue
+				datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+					c.t = t
+					args := make([]string, len(d.CmdArgs))
+					for i, a := range d.CmdArgs {
+						args[i] = a.String()
 					}
-					if c.step(f[0], f[1:]) {
-						c.check(name + ":" + strconv.Itoa(i+1) + ": " + line)
-					}
-				}
+					c.step(d.Cmd, args)
+					return c.check(d.Pos + ": " + d.Cmd + " " + strings.Join(args, " "))
+				})
 			})
-		}
+		})
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -183,6 +184,12 @@ func largestFile(t testing.TB, dir, pattern string) string {
 
 // TestMain removes the damage test's shared indexes.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if *update {
+		// The one convention: -update rewrites golden files and the
+		// expected output of datadriven files alike.
+		flag.Set("rewrite", "true")
+	}
 	code := m.Run()
 	damageOnce.Range(func(_, v any) bool {
 		os.RemoveAll(v.(*damageIndex).dir)

@@ -33,20 +33,26 @@
 // the longest stored prefix entry a hash starts with), Scan by a bit
 // prefix (half bytes allowed), Count, ForEach, Stats and Verify.
 //
-// The package is a thin layer that wires its mechanisms, each an
-// internal package: index/internal/filter (the membership filter, see
+// Inside, DB keeps the locks, the filter and the counts, and one owner of
+// placement (stores.go) holds the two stores, Badger and the key table,
+// decides which of them holds an entry, looks keys up in one order and
+// moves entries between them (see Key table). open.go lists, in order,
+// the steps an Open takes to trust a directory. The mechanisms are
+// internal packages: index/internal/filter (the membership filter, see
 // Filter), index/internal/extsort (Load's external sort, see Bulk loads),
 // index/internal/integrity (Badger's files read without Badger, see
-// Integrity), index/internal/keytable (the key-only full entries in
-// sorted key files, a delta and a log of its own, see Key table). What is
-// left here is Badger, the key and value encodings, the routing of
-// entries between Badger and the key table, the counts, the locks and the
-// public API.
+// Integrity), index/internal/keytable (sorted key files, a delta and a
+// log, see Key table) and index/internal/syncmark (the one format of both
+// stores' sync marks, see Durability). What is left at the top level is
+// the public API, the key and value encodings, the counts, the locks,
+// backups, Verify and Recover.
 //
 // Errors are the store package's sentinels, possibly wrapped: use
 // errors.Is. No Badger type or error escapes the package, except the expert
 // Options.Badger. Conditions are told apart by error values and the
-// index's own checks, never by Badger's message text: "locked" comes from
+// index's own checks, never by Badger's message text (one exception:
+// Badger refuses a damaged key registry with text alone, which
+// isKeyRegistryError matches): "locked" comes from
 // the index's own flock (urlhash.lock, taken before Badger's), "not closed
 // cleanly" and "damaged" from the checks of the directory before Badger
 // opens it (see Integrity), and TestBadgerBehaviour and
@@ -88,9 +94,9 @@
 // and every existence check of a write also applies the index's clock (to
 // the second), so a fake clock governs tests. The filter keeps an expired
 // key's bits ("maybe") until it is rebuilt, never "absent" for a live one.
-// The kept counts count records: an expired entry stays counted (Badger
+// The kept counts count versions: an expired entry stays counted (Badger
 // drops it only at a compaction) until a key-only pass counts again, and
-// a count per expiry second of the records with an expiry, kept by every
+// a count per expiry second of the versions with an expiry, kept by every
 // write path (each existence check also reads the old expiry), gives the
 // live and expiring counts without reading a key: live = kept - expired
 // by the index's clock. Seconds more than an hour past are folded into one
@@ -184,35 +190,41 @@
 // immutable files of sorted 32-byte keys with a bucket-offset array over
 // their leading bits (a lookup is one or two reads of a mapped file), a
 // bounded in-memory delta of recent changes, and an append-only log of
-// checksummed records whose fsyncs are shared between concurrent writers.
+// checksummed entries whose fsyncs are shared between concurrent writers.
 // A full delta is merged into a new file in the background. Deletions are
 // tombstones until a merge reaches the oldest file. About 33 bytes an
 // entry on disk, against 53 in Badger.
 //
-// A key is stored in one of the two: an add of key-only entries looks in
-// both (the filter, then the key table, then Badger for the keys the
-// filter lets through), an entry that gains a value moves to Badger
-// (written there, then deleted from the key table; after a crash between
-// the two, Badger's copy is the entry, a delete deletes both, the filter's
-// rebuild at Open counts it once and deletes the key table's copy, and
-// Verify reports it), and reads, scans, counts, Verify and Recover see
-// both, in key order. Load writes a load's new
-// key-only entries straight into one new file. The filter stays in front
-// of both and its snapshot covers both (the first key-table write after a
-// snapshot marks it stale in Badger, durably). An index with a key table
-// records format 2, which older programs refuse; one without keeps format
-// 1. Its backups are format 3 (see Backup). An idempotency record of a
-// batch of key-only entries rides in the key table's log record with the
-// keys (see Record). Recovery: the log is replayed at Open; a record cut
-// short or failing its checksum at the end of the newest segment is a
-// torn write never acknowledged and is dropped; damage anywhere else, a
-// missing file or a checksum mismatch is store.ErrCorrupt naming the
-// file. The log's records are numbered, and keytable/SYNCED holds the
-// last one an fsync covered: a log that leaves a gap or ends before it
-// lost acknowledged writes (a segment cut or removed after a crash), and
-// Open refuses the index, as it does when Badger's memtable logs lost
-// them (urlhash.synced), naming the segment and urlhash recover; removing
-// SYNCED accepts the loss.
+// One owner decides placement (stores): a key-only full entry lives in
+// the key table, whichever write stores it (Put, Add, AddKeys, Load);
+// every other entry, prefix entries, the metadata and the idempotency
+// records live in Badger. A key is stored in one of the two. Lookups ask
+// the key table, then Badger. An entry that gains a value moves to
+// Badger, one that loses it moves back: a move writes the entry at its
+// new home, then deletes it from the old one. A key both stores hold (a
+// crash, or a failed write, between the two) is Badger's: the next
+// writable Open finishes a move into Badger and takes back a move out of
+// it (reconciliation, a step of Open, when the last process did not close
+// cleanly), Close finishes the moves its own process left, a read-only
+// Open answers Badger's copy without writing, and Verify reports the
+// copy. Reads, scans, counts, Verify and Recover see both stores, in key
+// order. Load writes a load's new key-only entries straight into one new
+// file. The filter stays in front of both and its snapshot covers both
+// (the first key-table write after a snapshot marks it stale in Badger,
+// durably). An index with a key table records format 2, which older
+// programs refuse; one without keeps format 1. Its backups are version 3
+// (see Backup). An idempotency record of a batch of key-only entries
+// rides in the key table's log entry with the keys (see Record).
+// Recovery: the log is replayed at Open; an entry cut short or failing
+// its checksum at the end of the newest segment is a torn write never
+// acknowledged and is dropped; damage anywhere else, a missing file or a
+// checksum mismatch is store.ErrCorrupt naming the file. The log's
+// entries are numbered, and keytable/SYNCED (a sync mark, the format
+// urlhash.synced shares) holds the last one an fsync covered: a log that
+// leaves a gap or ends before it lost acknowledged writes (a segment cut
+// or removed after a crash), and Open refuses the index, as it does when
+// Badger's memtable logs lost them (urlhash.synced), naming the segment
+// and urlhash recover; removing SYNCED accepts the loss.
 // Recover copies the key table's keys and the idempotency records of its
 // log.
 //
@@ -225,7 +237,12 @@
 // A process killed in the middle of writes (tested with SIGKILL) leaves an
 // index that opens, rebuilds its filter and counts, verifies, holds every
 // write acknowledged by a returned Sync, Close or Load, and takes the same
-// import again (already present keys are counted as present).
+// import again (already present keys are counted as present). Each store
+// records, in a sync mark of one shared format (urlhash.synced for
+// Badger, keytable/SYNCED for the key table; package
+// index/internal/syncmark), the last write an fsync made durable, and an
+// Open that finds acknowledged writes missing refuses the index (see Key
+// table).
 //
 // # Integrity
 //

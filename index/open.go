@@ -269,6 +269,20 @@ func (db *DB) checkBadgerFiles(opts *Options, fresh bool) (mems []string, _ erro
 	return s.Mems, nil
 }
 
+// keyTableAhead reports whether the index in dir will have a key table
+// (see stores.openKeyTable), as far as Open can tell before Badger opens:
+// asked for, a new index, or a key table on disk.
+func (o *Options) keyTableAhead(dir string, fresh bool) bool {
+	if o.InMemory || o.ReadOnly {
+		return false
+	}
+	if o.KeyTable || fresh && !o.NoKeyTable {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(dir, keyTableDir))
+	return err == nil
+}
+
 // isKeyRegistryError reports whether err is Badger's refusal of its key
 // registry file (KEYREGISTRY).
 func isKeyRegistryError(err error) bool {

@@ -2,8 +2,6 @@ package index
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -189,20 +187,6 @@ func (o *Options) withDefaults() Options {
 		c.LoadMemory = DefaultLoadMemory
 	}
 	return c
-}
-
-// keyTableAhead reports whether the index in dir will have a key table
-// (see DB.openKeyTable), as far as Open can tell before Badger opens:
-// asked for, a new index, or a key table on disk.
-func (o *Options) keyTableAhead(dir string, fresh bool) bool {
-	if o.InMemory || o.ReadOnly {
-		return false
-	}
-	if o.KeyTable || fresh && !o.NoKeyTable {
-		return true
-	}
-	_, err := os.Stat(filepath.Join(dir, keyTableDir))
-	return err == nil
 }
 
 // badgerOptions derives Badger's options for dir.

@@ -350,10 +350,10 @@ func TestKeyTableRecordCrash(t *testing.T) {
 	}
 }
 
-// FuzzRecordsOpaque: the decoder of the records a key-table log entry
-// carries never panics, its cost is bounded by its input, and what it
+// FuzzRecordNotes: the decoder of the idempotency records' notes a
+// key-table log entry carries never panics, its cost is bounded by its input, and what it
 // decodes encodes back to the input.
-func FuzzRecordsOpaque(f *testing.F) {
+func FuzzRecordNotes(f *testing.F) {
 	f.Add(appendRecordNote(nil, "k", 1<<40, []byte("answer")))
 	f.Add(appendRecordNote(appendRecordNote(nil, "a", 1, nil), "b", 2, []byte{0}))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x0f})

@@ -208,7 +208,7 @@ func (st *stores) scanBadger(ctx context.Context, prefix []byte, bits int, value
 const maxBadValues = 20
 
 // A keyCount is what a keyPass counted: the live full and prefix
-// entries, and the records with an expiry by second.
+// entries, and the versions with an expiry by second.
 type keyCount struct {
 	full, prefix uint64
 	exp          *expiryCounts
