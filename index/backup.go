@@ -217,6 +217,9 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	case db.opts.ReadOnly:
 		return BackupInfo{}, store.ErrReadOnly
 	}
+	if err := db.waitFilter(); err != nil {
+		return BackupInfo{}, err
+	}
 	if err := db.prepareWrite(); err != nil {
 		return BackupInfo{}, err
 	}

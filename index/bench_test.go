@@ -195,6 +195,7 @@ func BenchmarkIndex(b *testing.B) {
 		}
 		hits := 0
 		probe := all[n : n+100_000]
+		ours.waitFilter()
 		ours.fmu.RLock()
 		for i := range probe {
 			if ours.f.MayHaveFull(&probe[i]) {

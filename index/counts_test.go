@@ -163,8 +163,8 @@ func (c *countsEnv) step(op string, args []string) bool {
 			}
 		}
 		c.open()
-		if c.db.loadedSnapshot != (op == "reopen") {
-			t.Fatalf("%s: snapshot loaded = %v", op, c.db.loadedSnapshot)
+		if c.db.snapshotUsed() != (op == "reopen") {
+			t.Fatalf("%s: snapshot loaded = %v", op, c.db.snapshotUsed())
 		}
 	default:
 		t.Fatalf("unknown step %q", op)
@@ -438,7 +438,7 @@ func TestCountsCrash(t *testing.T) {
 	killAfterAck(t, cmd, out, 20)
 	c.open()
 	defer func() { c.db.Close() }()
-	if c.db.loadedSnapshot {
+	if c.db.snapshotUsed() {
 		t.Fatal("snapshot loaded after a crash")
 	}
 	c.check("after the crash")

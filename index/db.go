@@ -50,6 +50,19 @@ type DB struct {
 	fmu  sync.RWMutex // guards f, next and their bitmaps
 	f    *filter.Filter
 	next *filter.Filter // the wider filter being built, or nil
+	// The filter of a current snapshot file loads in the background (see
+	// loadFilter): fin is set and fready closed once f is in (ferr, when
+	// it could be neither loaded nor rebuilt). Until then a read that
+	// finds its key in the stores answers without the filter, and
+	// everything else that needs it waits (waitFilter). fhdr is the
+	// snapshot's header, for Stats meanwhile; fstop asks the loader to
+	// stop (Close), fwg waits for it.
+	fin    atomic.Bool
+	fready chan struct{}
+	ferr   error
+	fhdr   snapshotHeader
+	fstop  atomic.Bool
+	fwg    sync.WaitGroup
 
 	growing  atomic.Bool // a background filter growth runs
 	stopGrow atomic.Bool // Close asks it to stop
@@ -71,8 +84,8 @@ type DB struct {
 	identity  string // see Identity
 
 	// loadedSnapshot records whether Open used the persisted filter
-	// (tests).
-	loadedSnapshot bool
+	// (tests: see snapshotUsed).
+	loadedSnapshot atomic.Bool
 	// created is set when Open created the index.
 	created bool
 	// testSnapshotCrash, when set, is called between the write of the
@@ -113,6 +126,9 @@ func (db *DB) Close() (err error) {
 		return nil
 	}
 	db.closed = true
+	// No operation runs: a filter still loading is not needed.
+	db.fstop.Store(true)
+	db.fwg.Wait()
 	st := &db.st
 	// A move this process left unfinished is finished first: the
 	// snapshot counts each key once. If that fails the snapshot is not
@@ -129,9 +145,10 @@ func (db *DB) Close() (err error) {
 	}
 	var errSnap error
 	// The snapshot is a cache: written only when the one on disk is not
-	// current, and skipped without room for it or when a table is
-	// damaged (the next Open rebuilds the filter).
-	if !db.opts.InMemory && !db.opts.ReadOnly && errMoves == nil && (st.bdb.MaxVersion() != db.snapState || db.snapInBadger) &&
+	// current, and skipped without room for it, when a table is damaged
+	// or when the filter never came in (no write waited for it; the next
+	// Open rebuilds the filter).
+	if !db.opts.InMemory && !db.opts.ReadOnly && errMoves == nil && db.fin.Load() && (st.bdb.MaxVersion() != db.snapState || db.snapInBadger) &&
 		db.roomFor(2*int64(db.f.SizeBytes())) == nil && db.prepareWrite() == nil {
 		errSnap = db.writeSnapshot()
 	}
@@ -226,7 +243,8 @@ func (db *DB) begin(ctx context.Context) error {
 	return nil
 }
 
-// beginWrite is begin for writes.
+// beginWrite is begin for writes, which wait for the filter to be in
+// (writers admit their keys to it).
 func (db *DB) beginWrite(ctx context.Context) error {
 	if err := db.begin(ctx); err != nil {
 		return err
@@ -234,6 +252,10 @@ func (db *DB) beginWrite(ctx context.Context) error {
 	if db.opts.ReadOnly {
 		db.mu.RUnlock()
 		return store.ErrReadOnly
+	}
+	if err := db.waitFilter(); err != nil {
+		db.mu.RUnlock()
+		return err
 	}
 	return nil
 }

@@ -2,9 +2,11 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index/internal/filter"
@@ -87,6 +89,7 @@ func TestDBFilterFlatAfterLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	isFlat := func(db *DB) bool {
+		db.waitFilter()
 		db.fmu.RLock()
 		defer db.fmu.RUnlock()
 		return db.f.IsFlat()
@@ -108,6 +111,7 @@ func TestDBFilterFlatAfterLoad(t *testing.T) {
 	// A load into the index while the flat form stands goes through it
 	// too (the load's filter updates, see filter.Filter.AddLeads).
 	more := randHashes(r, 5_000) // the filter keeps its width: no rebuild
+	db.waitFilter()
 	db.fmu.RLock()
 	f := db.f
 	db.fmu.RUnlock()
@@ -160,6 +164,7 @@ func TestRebuildFilterStreamsKeyTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	db.waitFilter()
 	db.fmu.RLock()
 	f := db.f
 	db.fmu.RUnlock()
@@ -182,5 +187,133 @@ func TestRebuildFilterStreamsKeyTable(t *testing.T) {
 	}
 	if fp > 300 {
 		t.Fatalf("%d of 100k absent keys said maybe", fp)
+	}
+}
+
+// TestFilterLoadsInBackground: Open returns before a snapshot file's
+// filter is in; meanwhile a stored key is answered at once, an absent one
+// waits for the filter (which answers it without a read), Stats answers
+// from the snapshot's header, writes wait, and Close stops the load.
+func TestFilterLoadsInBackground(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	hs := randHashes(rand.New(rand.NewPCG(35, 5)), 3000)
+	db := mustOpen(t, dir, nil)
+	if _, err := db.Load(ctx, slices.Values(entriesOf(hs[:2000]))); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Put(ctx, hs[2000], store.Value{Text: []byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := db.DetailedStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, ro := range []bool{true, false} {
+		t.Run(fmt.Sprintf("read-only=%v", ro), func(t *testing.T) {
+			held := make(chan struct{})
+			db := mustOpen(t, dir, &Options{ReadOnly: ro, beforeFilterLoad: func() { <-held }})
+			defer db.Close()
+			defer func() {
+				select {
+				case <-held:
+				default:
+					close(held)
+				}
+			}()
+			if db.fin.Load() {
+				t.Fatal("the filter is in before its load ran")
+			}
+			// Stored keys are answered while the load is held.
+			answered := make(chan error, 1)
+			go func() {
+				answered <- func() error {
+					for _, h := range []hashkey.Hash{hs[0], hs[1999], hs[2000]} {
+						if ok, err := db.Has(ctx, h); !ok || err != nil {
+							return fmt.Errorf("Has(stored) while loading = %v, %v", ok, err)
+						}
+						if got, err := db.HasBatch(ctx, []hashkey.Hash{h}); err != nil || !got[0] {
+							return fmt.Errorf("HasBatch(stored) while loading = %v, %v", got, err)
+						}
+					}
+					if v, err := db.Get(ctx, hs[2000]); err != nil || string(v.Text) != "v" {
+						return fmt.Errorf("Get(stored) while loading = %q, %v", v.Text, err)
+					}
+					return nil
+				}()
+			}()
+			select {
+			case err := <-answered:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("a stored key waited for the filter")
+			}
+			s, err := db.DetailedStats(ctx)
+			// The snapshot's size is its encoding's; the filter's, an
+			// estimate of it.
+			if err != nil || s.Entries != want.Entries || s.FilterBits != want.FilterBits ||
+				s.FilterBytes < want.FilterBytes*9/10 || s.FilterBytes > want.FilterBytes*11/10 {
+				t.Fatalf("DetailedStats while loading = %+v, %v; want the snapshot's %+v", s, err, want)
+			}
+			absent := make(chan string, 3)
+			go func() {
+				ok, err := db.Has(ctx, hs[2500])
+				absent <- fmt.Sprint("Has ", ok, err)
+			}()
+			go func() {
+				got, err := db.HasBatch(ctx, []hashkey.Hash{hs[0], hs[2501]})
+				absent <- fmt.Sprint("HasBatch ", got, err)
+			}()
+			if !ro {
+				go func() {
+					ok, err := db.Add(ctx, hs[2502], store.Value{})
+					absent <- fmt.Sprint("Add ", ok, err)
+				}()
+			}
+			select {
+			case got := <-absent:
+				t.Fatalf("%s answered before the filter was in", got)
+			case <-time.After(50 * time.Millisecond):
+			}
+			close(held)
+			var got []string
+			for range map[bool]int{true: 2, false: 3}[ro] {
+				got = append(got, <-absent)
+			}
+			slices.Sort(got)
+			wantGot := []string{"Has false <nil>", "HasBatch [true false] <nil>"}
+			if !ro {
+				wantGot = []string{"Add true <nil>", "Has false <nil>", "HasBatch [true false] <nil>"}
+			}
+			if !slices.Equal(got, wantGot) {
+				t.Errorf("after the load: %q, want %q", got, wantGot)
+			}
+			if !db.snapshotUsed() {
+				t.Error("the snapshot was not used")
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	// Close while the load is held: the load stops, nothing is written.
+	held := make(chan struct{})
+	db = mustOpen(t, dir, &Options{beforeFilterLoad: func() { <-held }})
+	closed := make(chan error)
+	go func() { closed <- db.Close() }()
+	time.Sleep(20 * time.Millisecond)
+	close(held)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	db = mustOpen(t, dir, &Options{ReadOnly: true})
+	defer db.Close()
+	if !db.snapshotUsed() {
+		t.Error("the snapshot was not current after a Close that stopped its load")
 	}
 }

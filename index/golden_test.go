@@ -136,7 +136,7 @@ func TestGoldenFormat(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, snapshotFileName), field["snapshot file"], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f2, err := readSnapshotFile(dir, &hdr2)
+	f2, err := readSnapshotFile(dir, &hdr2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func FuzzSnapshotFile(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(dir, snapshotFileName), file, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		flt, err := readSnapshotFile(dir, &hdr)
+		flt, err := readSnapshotFile(dir, &hdr, nil)
 		if err != nil {
 			return
 		}

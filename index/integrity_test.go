@@ -137,8 +137,8 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 			before := snapshotDir(t, dir)
 			info, _ := os.Stat(dir)
 			db := mustOpen(t, dir, &Options{ReadOnly: true})
-			if db.loadedSnapshot == stale {
-				t.Fatalf("loadedSnapshot = %v", db.loadedSnapshot)
+			if db.snapshotUsed() == stale {
+				t.Fatalf("loadedSnapshot = %v", db.snapshotUsed())
 			}
 			readEverything(t, db, hs)
 			if err := db.Close(); err != nil {
@@ -328,6 +328,7 @@ func TestAbsentLookupAllocs(t *testing.T) {
 	db = mustOpen(t, dir, &Options{ReadOnly: true})
 	defer db.Close()
 	var absent []hashkey.Hash
+	db.waitFilter()
 	db.fmu.RLock()
 	for _, h := range hs[10000:] {
 		if !db.f.MayHaveFull(&h) {
@@ -405,6 +406,7 @@ func TestVerifyListsEveryProblem(t *testing.T) {
 	defer db.Close()
 	// And two problems of the metadata: wrong counts, a filter that
 	// misses keys.
+	db.waitFilter()
 	db.entries.Add(5)
 	db.f = filter.New(db.f.Bits())
 	err := db.Verify(context.Background())

@@ -323,7 +323,7 @@ func TestLoadSettled(t *testing.T) {
 	if got := db.profileName(); got != "p" {
 		t.Errorf("profile after the load = %q", got)
 	}
-	if !db.loadedSnapshot {
+	if !db.snapshotUsed() {
 		t.Error("the filter snapshot was not current")
 	}
 	if s, _ := db.Stats(ctx); s.Entries != int64(len(hs)) {

@@ -49,6 +49,8 @@ import (
 //  13. stores.reconcile: no key in both stores (when the snapshot is not
 //     current: the last process did not close cleanly)
 //  14. loadFilter: the filter and the counts, from the snapshot or rebuilt
+//     (a snapshot file's filter loads in the background: Open returns
+//     without reading it, see loadFilter)
 //
 // An index in memory takes steps 6, 8, 9, 10 and 14.
 func Open(dir string, opts *Options) (_ *DB, err error) {
@@ -56,7 +58,7 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 		return nil, err
 	}
 	o := opts.withDefaults()
-	db := &DB{path: dir, opts: o, bo: o.badgerOptions(dir)}
+	db := &DB{path: dir, opts: o, bo: o.badgerOptions(dir), fready: make(chan struct{})}
 	db.st = stores{dir: dir, readOnly: o.ReadOnly, now: o.now, fullCount: db.entries.Load}
 	if o.InMemory {
 		db.path, db.st.dir = "", ""

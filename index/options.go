@@ -134,6 +134,10 @@ type Options struct {
 	// keyTableDelta is the key table's delta size (tests; 0: default).
 	keyTableDelta int
 
+	// beforeFilterLoad, when set, is called by the background load of the
+	// filter before it reads the snapshot file (tests: it holds the load).
+	beforeFilterLoad func()
+
 	// noBlockChecksums turns block checksum verification off (tests:
 	// Badger's table code then panics on some damage).
 	noBlockChecksums bool

@@ -46,7 +46,7 @@ func TestReopenSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	hs := randHashes(rand.New(rand.NewPCG(7, 8)), 3000)
 	db := mustOpen(t, dir, nil)
-	if db.loadedSnapshot {
+	if db.snapshotUsed() {
 		t.Fatal("new index loaded a snapshot")
 	}
 	if err := db.PutBatch(ctx, entriesOf(hs[:2000])); err != nil {
@@ -60,7 +60,7 @@ func TestReopenSnapshot(t *testing.T) {
 	}
 
 	db = mustOpen(t, dir, &Options{ReadOnly: true})
-	if !db.loadedSnapshot {
+	if !db.snapshotUsed() {
 		t.Fatal("clean reopen did not load the snapshot")
 	}
 	s, _ := db.Stats(ctx)
@@ -87,7 +87,7 @@ func TestReopenSnapshot(t *testing.T) {
 	bdb.Close()
 	db = mustOpen(t, dir, nil)
 	defer db.Close()
-	if db.loadedSnapshot {
+	if db.snapshotUsed() {
 		t.Fatal("stale snapshot was loaded")
 	}
 	if ok, _ := db.Has(ctx, hs[2500]); !ok {
@@ -325,7 +325,7 @@ func TestCrashRecovery(t *testing.T) {
 
 	db := mustOpen(t, dir, nil)
 	defer db.Close()
-	if db.loadedSnapshot {
+	if db.snapshotUsed() {
 		t.Fatal("snapshot loaded after a crash")
 	}
 	if err := db.Verify(ctx); err != nil {

@@ -21,6 +21,15 @@ func (db *DB) Get(ctx context.Context, h hashkey.Hash) (v store.Value, err error
 		return store.Value{}, err
 	}
 	defer db.mu.RUnlock()
+	if !db.fin.Load() {
+		// The filter is loading: a stored key is answered without it.
+		if v, ok, err := db.st.get(&h, false); ok || err != nil {
+			return v, err
+		}
+		if err := db.waitFilter(); err != nil {
+			return store.Value{}, err
+		}
+	}
 	db.fmu.RLock()
 	maybe := db.f.MayHaveFull(&h)
 	db.fmu.RUnlock()
@@ -28,7 +37,7 @@ func (db *DB) Get(ctx context.Context, h hashkey.Hash) (v store.Value, err error
 		db.probes.one(false, false)
 		return store.Value{}, store.ErrNotFound
 	}
-	v, ok, err := db.st.get(&h)
+	v, ok, err := db.st.get(&h, true)
 	db.probes.one(true, ok)
 	switch {
 	case err != nil:
@@ -46,6 +55,15 @@ func (db *DB) Has(ctx context.Context, h hashkey.Hash) (ok bool, err error) {
 		return false, err
 	}
 	defer db.mu.RUnlock()
+	if !db.fin.Load() {
+		// The filter is loading: a stored key is answered without it.
+		if ok, err := db.st.has(&h, false); ok || err != nil {
+			return ok, err
+		}
+		if err := db.waitFilter(); err != nil {
+			return false, err
+		}
+	}
 	db.fmu.RLock()
 	maybe := db.f.MayHaveFull(&h)
 	db.fmu.RUnlock()
@@ -53,7 +71,7 @@ func (db *DB) Has(ctx context.Context, h hashkey.Hash) (ok bool, err error) {
 		db.probes.one(false, false)
 		return false, nil
 	}
-	ok, err = db.st.has(&h)
+	ok, err = db.st.has(&h, true)
 	db.probes.one(true, ok)
 	return ok, err
 }
@@ -68,6 +86,14 @@ func (db *DB) HasBatch(ctx context.Context, hs []hashkey.Hash) (_ []bool, err er
 	}
 	defer db.mu.RUnlock()
 	out := make([]bool, len(hs))
+	if !db.fin.Load() {
+		return db.hasBatchLoading(hs, out)
+	}
+	return db.hasBatch(hs, out)
+}
+
+// hasBatch is HasBatch through the filter, setting out.
+func (db *DB) hasBatch(hs []hashkey.Hash, out []bool) ([]bool, error) {
 	db.fmu.RLock()
 	maybe := db.filterFull(hs)
 	db.fmu.RUnlock()
@@ -76,13 +102,50 @@ func (db *DB) HasBatch(ctx context.Context, hs []hashkey.Hash) (_ []bool, err er
 		return out, nil
 	}
 	sortByHash(hs, maybe)
-	found, err := db.st.hasSorted(hs, maybe)
+	found, err := db.st.hasSorted(hs, maybe, true)
 	if err != nil {
 		return nil, err
 	}
 	db.probes.add(len(hs), found)
 	for j, i := range maybe {
 		out[i] = found[j]
+	}
+	return out, nil
+}
+
+// hasBatchLoading is HasBatch while the filter loads: every key is looked
+// up in the stores at once; those not found wait for the filter, which
+// answers them as HasBatch does.
+func (db *DB) hasBatchLoading(hs []hashkey.Hash, out []bool) ([]bool, error) {
+	all := make([]int, len(hs))
+	for i := range all {
+		all[i] = i
+	}
+	sortByHash(hs, all)
+	found, err := db.st.hasSorted(hs, all, false)
+	if err != nil {
+		return nil, err
+	}
+	var missed []hashkey.Hash
+	var at []int
+	for j, i := range all {
+		if out[i] = found[j]; !found[j] {
+			missed = append(missed, hs[i])
+			at = append(at, i)
+		}
+	}
+	if len(missed) == 0 {
+		return out, nil
+	}
+	if err := db.waitFilter(); err != nil {
+		return nil, err
+	}
+	got, err := db.hasBatch(missed, make([]bool, len(missed)))
+	if err != nil {
+		return nil, err
+	}
+	for n, i := range at {
+		out[i] = got[n]
 	}
 	return out, nil
 }
@@ -133,6 +196,9 @@ func (db *DB) Match(ctx context.Context, h hashkey.Hash) (_ store.Match, _ bool,
 		return store.Match{}, false, err
 	}
 	defer db.mu.RUnlock()
+	if err := db.waitFilter(); err != nil {
+		return store.Match{}, false, err
+	}
 	db.fmu.RLock()
 	full, short := db.f.MayHaveFull(&h), db.f.MayHavePrefixOf(&h)
 	db.fmu.RUnlock()
@@ -141,7 +207,7 @@ func (db *DB) Match(ctx context.Context, h hashkey.Hash) (_ store.Match, _ bool,
 		return store.Match{}, false, nil
 	}
 	if full {
-		v, ok, err := db.st.get(&h)
+		v, ok, err := db.st.get(&h, true)
 		db.probes.one(true, ok)
 		if err != nil || ok {
 			return store.Match{Len: hashkey.Size, Value: v}, ok, err

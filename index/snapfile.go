@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/urlhash/urlhash/index/internal/filter"
 	"github.com/urlhash/urlhash/internal/atomicfile"
@@ -65,17 +66,36 @@ func writeSnapshotFile(dir string, state uint64, encode func(io.Writer) (fullLen
 	return crc, fullLen, shortLen, nil
 }
 
+// errLoadStopped ends a snapshot file's read that Close stopped.
+var errLoadStopped = errors.New("index: filter load stopped")
+
+// stoppable is a file whose reads fail once stop is set.
+type stoppable struct {
+	*os.File
+	stop *atomic.Bool
+}
+
+func (s stoppable) Read(p []byte) (int, error) {
+	if s.stop != nil && s.stop.Load() {
+		return 0, errLoadStopped
+	}
+	return s.File.Read(p)
+}
+
 // readSnapshotFile decodes the filter from dir's snapshot file as it is
 // read, and checks the file against hdr (a version 2 header): its size,
 // magic, State and CRC. A file missing or not matching is an error
 // wrapping store.ErrCorrupt or the read's: the caller rebuilds.
-func readSnapshotFile(dir string, hdr *snapshotHeader) (*filter.Filter, error) {
+//
+// Setting stop makes it return errLoadStopped at its next read.
+func readSnapshotFile(dir string, hdr *snapshotHeader, stop *atomic.Bool) (*filter.Filter, error) {
 	name := filepath.Join(dir, snapshotFileName)
-	f, err := os.Open(name)
+	file, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
-	defer f.Close()
+	defer file.Close()
+	f := stoppable{file, stop}
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)

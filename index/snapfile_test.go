@@ -149,8 +149,8 @@ func checkAll(t *testing.T, db *DB, hs []hashkey.Hash) {
 func reopen(t *testing.T, dir string, opts *Options, hs []hashkey.Hash, wantLoaded bool) {
 	t.Helper()
 	db := mustOpen(t, dir, opts)
-	if db.loadedSnapshot != wantLoaded {
-		t.Errorf("loadedSnapshot = %v, want %v", db.loadedSnapshot, wantLoaded)
+	if db.snapshotUsed() != wantLoaded {
+		t.Errorf("loadedSnapshot = %v, want %v", db.snapshotUsed(), wantLoaded)
 	}
 	checkAll(t, db, hs)
 	if err := db.Close(); err != nil {

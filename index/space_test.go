@@ -54,7 +54,7 @@ func TestDiskFullRefusesWrites(t *testing.T) {
 	}
 	db = mustOpen(t, dir, nil)
 	defer db.Close()
-	if db.loadedSnapshot {
+	if db.snapshotUsed() {
 		t.Error("Close below the reserve wrote the snapshot")
 	}
 	if ok, _ := db.Has(ctx, hs[1]); ok {

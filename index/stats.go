@@ -63,11 +63,19 @@ func (db *DB) DetailedStats(ctx context.Context) (_ Stats, err error) {
 	defer db.mu.RUnlock()
 	s := Stats{Stats: store.Stats{FormatVersion: int(db.st.format), Profile: db.profileName()}, Tables: len(db.st.bdb.Tables())}
 	s.Entries, s.PrefixEntries, s.Expiring = db.liveCounts()
-	db.fmu.RLock()
-	s.FilterBits = int(db.f.Bits())
-	s.FilterBytes = db.f.SizeBytes()
-	s.FilterMemBytes = db.f.MemBytes()
-	db.fmu.RUnlock()
+	if db.fin.Load() {
+		db.fmu.RLock()
+		s.FilterBits = int(db.f.Bits())
+		s.FilterBytes = db.f.SizeBytes()
+		s.FilterMemBytes = db.f.MemBytes()
+		db.fmu.RUnlock()
+	} else {
+		// Loading (see loadFilter): the snapshot's header has its width
+		// and size, and its memory is about its size.
+		s.FilterBits = int(db.fhdr.Bits)
+		s.FilterBytes = db.fhdr.FullLen + db.fhdr.ShortLen
+		s.FilterMemBytes = s.FilterBytes
+	}
 	s.FilterAbsent = db.probes.absent.Load()
 	s.FilterFound = db.probes.found.Load()
 	s.FilterFalsePositives = db.probes.falsePositive.Load()
@@ -129,6 +137,9 @@ func (db *DB) Verify(ctx context.Context) (err error) {
 	defer db.mu.Unlock()
 	if db.closed {
 		return store.ErrClosed
+	}
+	if err := db.waitFilter(); err != nil {
+		return err
 	}
 	var problems []error
 	var comp map[uint64]options.CompressionType

@@ -433,10 +433,11 @@ func (st *stores) inKeyTable(h *hashkey.Hash) (bool, error) {
 }
 
 // has reports whether the full entry h is stored (live), in lookup order.
-// The caller asks only for keys the filter let through: a key Badger does
-// not find has the tables that could hold it verified (a damaged block
-// reads as "absent").
-func (st *stores) has(h *hashkey.Hash) (bool, error) {
+// The caller asks for keys the filter let through: when verify is set, a
+// key Badger does not find has the tables that could hold it verified (a
+// damaged block reads as "absent"); without it, "absent" is not an
+// answer to give (the filter is not in yet).
+func (st *stores) has(h *hashkey.Hash, verify bool) (bool, error) {
 	if in, err := st.inKeyTable(h); in || err != nil {
 		return in, err
 	}
@@ -445,14 +446,18 @@ func (st *stores) has(h *hashkey.Hash) (bool, error) {
 	defer txn.Discard()
 	item, err := txn.Get(k[:])
 	if errors.Is(err, badger.ErrKeyNotFound) {
+		if !verify {
+			return false, nil
+		}
 		return false, st.guard.Check(k[:], k[:])
 	}
 	return err == nil && !st.expired(item), translate(err)
 }
 
 // get returns the value of the full entry h and whether it is stored, in
-// lookup order (see has). The value's slices are the caller's.
-func (st *stores) get(h *hashkey.Hash) (v store.Value, ok bool, err error) {
+// lookup order (see has, and verify there). The value's slices are the
+// caller's.
+func (st *stores) get(h *hashkey.Hash, verify bool) (v store.Value, ok bool, err error) {
 	if in, err := st.inKeyTable(h); in || err != nil {
 		return store.Value{}, in, err // a key-table entry has no value
 	}
@@ -470,6 +475,9 @@ func (st *stores) get(h *hashkey.Hash) (v store.Value, ok bool, err error) {
 		return err
 	})
 	if errors.Is(err, badger.ErrKeyNotFound) {
+		if !verify {
+			return store.Value{}, false, nil
+		}
 		return store.Value{}, false, st.guard.Check(k[:], k[:])
 	}
 	return v, ok, translate(err)
@@ -477,8 +485,8 @@ func (st *stores) get(h *hashkey.Hash) (v store.Value, ok bool, err error) {
 
 // hasSorted reports which of the full entries hs[idx[j]] are stored (idx
 // in key order), in lookup order: the key table in key order, then Badger
-// for the rest in one ordered pass (see has).
-func (st *stores) hasSorted(hs []hashkey.Hash, idx []int) ([]bool, error) {
+// for the rest in one ordered pass (see has, and verify there).
+func (st *stores) hasSorted(hs []hashkey.Hash, idx []int, verify bool) ([]bool, error) {
 	found := make([]bool, len(idx))
 	rest := idx
 	var restPos []int // rest[n] is idx[restPos[n]]
@@ -516,8 +524,10 @@ func (st *stores) hasSorted(hs []hashkey.Hash, idx []int) ([]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := st.checkMissed(keys, inBadger); err != nil {
-		return nil, err
+	if verify {
+		if err := st.checkMissed(keys, inBadger); err != nil {
+			return nil, err
+		}
 	}
 	if restPos == nil {
 		return inBadger, nil

@@ -207,7 +207,7 @@ func TestReconcile(t *testing.T) {
 	t.Run("read-only", func(t *testing.T) {
 		before := snapshotDir(t, dir) + snapshotDir(t, filepath.Join(dir, keyTableDir))
 		db := mustOpen(t, dir, &Options{ReadOnly: true})
-		if db.loadedSnapshot {
+		if db.snapshotUsed() {
 			t.Fatal("the stale snapshot was loaded")
 		}
 		if n := db.st.unfinished.n.Load(); n != 3 {

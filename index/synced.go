@@ -82,6 +82,10 @@ func (st *stores) checkSynced(logs []string) error {
 	if st.readOnly {
 		return nil
 	}
+	// Badger holds that number and every write before it: until a write,
+	// no Sync or Close needs another (which would make a current filter
+	// snapshot stale).
+	st.acked.marked = st.committed()
 	f, err := syncmark.Create(filepath.Join(st.dir, syncedFileName))
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
