@@ -260,7 +260,7 @@ func TestFilterLoadsInBackground(t *testing.T) {
 				s.FilterBytes < want.FilterBytes*9/10 || s.FilterBytes > want.FilterBytes*11/10 {
 				t.Fatalf("DetailedStats while loading = %+v, %v; want the snapshot's %+v", s, err, want)
 			}
-			absent := make(chan string, 3)
+			absent := make(chan string, 4)
 			go func() {
 				ok, err := db.Has(ctx, hs[2500])
 				absent <- fmt.Sprint("Has ", ok, err)
@@ -268,6 +268,11 @@ func TestFilterLoadsInBackground(t *testing.T) {
 			go func() {
 				got, err := db.HasBatch(ctx, []hashkey.Hash{hs[0], hs[2501]})
 				absent <- fmt.Sprint("HasBatch ", got, err)
+			}()
+			go func() {
+				// A large batch waits, stored keys and all.
+				got, err := db.HasBatch(ctx, hs[:loadingBatch+1])
+				absent <- fmt.Sprint("HasBatch large ", !slices.Contains(got, false), err)
 			}()
 			if !ro {
 				go func() {
@@ -282,13 +287,13 @@ func TestFilterLoadsInBackground(t *testing.T) {
 			}
 			close(held)
 			var got []string
-			for range map[bool]int{true: 2, false: 3}[ro] {
+			for range map[bool]int{true: 3, false: 4}[ro] {
 				got = append(got, <-absent)
 			}
 			slices.Sort(got)
-			wantGot := []string{"Has false <nil>", "HasBatch [true false] <nil>"}
+			wantGot := []string{"Has false <nil>", "HasBatch [true false] <nil>", "HasBatch large true <nil>"}
 			if !ro {
-				wantGot = []string{"Add true <nil>", "Has false <nil>", "HasBatch [true false] <nil>"}
+				wantGot = append([]string{"Add true <nil>"}, wantGot...)
 			}
 			if !slices.Equal(got, wantGot) {
 				t.Errorf("after the load: %q, want %q", got, wantGot)

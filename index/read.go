@@ -87,10 +87,21 @@ func (db *DB) HasBatch(ctx context.Context, hs []hashkey.Hash) (_ []bool, err er
 	defer db.mu.RUnlock()
 	out := make([]bool, len(hs))
 	if !db.fin.Load() {
-		return db.hasBatchLoading(hs, out)
+		if len(hs) <= loadingBatch {
+			return db.hasBatchLoading(hs, out)
+		}
+		// A large batch waits: the filter answers most absent keys
+		// without a read, where the stores would read for each.
+		if err := db.waitFilter(); err != nil {
+			return nil, err
+		}
 	}
 	return db.hasBatch(hs, out)
 }
+
+// loadingBatch is the largest HasBatch answered from the stores while
+// the filter loads (a command's first answers).
+const loadingBatch = 256
 
 // hasBatch is HasBatch through the filter, setting out.
 func (db *DB) hasBatch(hs []hashkey.Hash, out []bool) ([]bool, error) {

@@ -379,3 +379,37 @@ func TestAddEntersOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestMixedBatchPlacement: a batch of entries with and without values
+// puts each at its home.
+func TestMixedBatchPlacement(t *testing.T) {
+	ctx := context.Background()
+	db := mustOpen(t, t.TempDir(), nil)
+	defer db.Close()
+	hs := randHashes(rand.New(rand.NewPCG(35, 3)), 4)
+	v := store.Value{Text: []byte("v")}
+	if _, err := db.AddBatch(ctx, []store.Entry{store.FullEntry(hs[0], store.Value{}), store.FullEntry(hs[1], v)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutBatch(ctx, []store.Entry{store.FullEntry(hs[2], store.Value{}), store.FullEntry(hs[3], v)}); err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range hs {
+		inKT, _, err := db.st.kt.Has((*[32]byte)(&h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := i%2 == 0; inKT != want {
+			t.Errorf("key %d in the key table: %v, want %v", i, inKT, want)
+		}
+		if got, err := db.Get(ctx, h); err != nil || (i%2 == 1) != (string(got.Text) == "v") {
+			t.Errorf("Get(key %d) = %q, %v", i, got.Text, err)
+		}
+	}
+	if s, _ := db.Stats(ctx); s.Entries != 4 {
+		t.Errorf("Entries = %d, want 4", s.Entries)
+	}
+	if err := db.Verify(ctx); err != nil {
+		t.Error(err)
+	}
+}
