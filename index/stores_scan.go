@@ -207,6 +207,19 @@ func (st *stores) scanBadger(ctx context.Context, prefix []byte, bits int, value
 // maxBadValues bounds the values that cannot be read a scan names.
 const maxBadValues = 20
 
+// eachKey calls fn for every key of the keyspace tag visible to txn, in
+// key order, by key-only iteration, and stops at fn's first error.
+func eachKey(txn *badger.Txn, tag byte, fn func(item *badger.Item) error) error {
+	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tag}})
+	defer it.Close()
+	for it.Rewind(); it.Valid(); it.Next() {
+		if err := fn(it.Item()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // A keyCount is what a keyPass counted: the live full and prefix
 // entries, and the versions with an expiry by second.
 type keyCount struct {
@@ -226,10 +239,7 @@ func (st *stores) keyPass(sized func(full uint64), full func(leads []uint64), pr
 	var shorts []uint32
 	exp := &expiryCounts{}
 	err := st.bdb.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tagFull}})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			item := it.Item()
+		err := eachKey(txn, tagFull, func(item *badger.Item) error {
 			key := item.Key()
 			if len(key) != fullKeyLen {
 				return fmt.Errorf("%w: full key of %d bytes", store.ErrCorrupt, len(key))
@@ -238,11 +248,12 @@ func (st *stores) keyPass(sized func(full uint64), full func(leads []uint64), pr
 			if x := item.ExpiresAt(); x != 0 {
 				exp.add(x, kindFull, 1)
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		it2 := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tagPrefix}})
-		defer it2.Close()
-		for it2.Rewind(); it2.Valid(); it2.Next() {
-			item := it2.Item()
+		return eachKey(txn, tagPrefix, func(item *badger.Item) error {
 			key := item.Key()
 			if len(key) < 1+store.MinPrefixEntryLen || len(key) > 1+store.MaxPrefixEntryLen {
 				return fmt.Errorf("%w: prefix key of %d bytes", store.ErrCorrupt, len(key))
@@ -251,8 +262,8 @@ func (st *stores) keyPass(sized func(full uint64), full func(leads []uint64), pr
 			if x := item.ExpiresAt(); x != 0 {
 				exp.add(x, kindPrefix, 1)
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return keyCount{}, translate(err)
@@ -284,13 +295,14 @@ func (st *stores) keyPass(sized func(full uint64), full func(leads []uint64), pr
 // visible to txn, then the key table's (its writes after txn's snapshot
 // are the caller's to cover). It stops, returning false, when fn does.
 func (st *stores) fullLeads(txn *badger.Txn, fn func(lead uint64) bool) bool {
-	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tagFull}})
-	defer it.Close()
-	for it.Rewind(); it.Valid(); it.Next() {
-		key := it.Item().Key()
-		if len(key) == fullKeyLen && !fn(binary.BigEndian.Uint64(key[1:])) {
-			return false
+	err := eachKey(txn, tagFull, func(item *badger.Item) error {
+		if key := item.Key(); len(key) == fullKeyLen && !fn(binary.BigEndian.Uint64(key[1:])) {
+			return errStop
 		}
+		return nil
+	})
+	if err != nil {
+		return false
 	}
 	for k, err := range st.keyTableKeys(nil, 0) {
 		if err != nil || !fn(binary.BigEndian.Uint64(k[:8])) {
@@ -332,19 +344,18 @@ func (st *stores) inBoth(fn func(h *hashkey.Hash) error) error {
 		return nil
 	}
 	err := st.bdb.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tagFull}})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			item := it.Item()
+		err := eachKey(txn, tagFull, func(item *badger.Item) error {
 			key := item.Key()
 			if len(key) != fullKeyLen || st.expired(item) {
-				continue
+				return nil
 			}
 			if batch = append(batch, keytable.Key(key[1:])); len(batch) == batchLen {
-				if err := flush(); err != nil {
-					return err
-				}
+				return flush()
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		return flush()
 	})
