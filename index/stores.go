@@ -128,22 +128,6 @@ func (st *stores) homeEncoded(key, val []byte, expiry uint64) home {
 // bareHome is home of a key-only full entry (AddKeys' keys).
 func (st *stores) bareHome() home { return st.place(true, false, 0) }
 
-// isKeyOnly reports whether e is a key-only full entry: no text, data,
-// times or expiry.
-func isKeyOnly(e *store.Entry) bool {
-	return !e.IsPrefix() && !encodes(&e.Value) && e.Value.Expires.IsZero()
-}
-
-// allKeyOnly reports whether every entry is key-only.
-func allKeyOnly(entries []store.Entry) bool {
-	for i := range entries {
-		if !isKeyOnly(&entries[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // keyTableMerges returns the key table's background merges finished,
 // their total time and the bytes of key files they wrote (0 without a
 // key table), for Activity.
@@ -155,8 +139,7 @@ func (st *stores) keyTableMerges() (count int64, took time.Duration, bytes int64
 	return m.Count, m.Time, m.Bytes
 }
 
-// hasKeyTable reports whether the index keeps a key table (for its
-// tests, and the memtable size Open chooses).
+// hasKeyTable reports whether the index keeps a key table (tests).
 func (st *stores) hasKeyTable() bool { return st.kt != nil }
 
 // The key table lives in DIR/keytable. Its writes do not change Badger's

@@ -61,6 +61,23 @@ func (db *DB) Delete(ctx context.Context, e store.Entry) error {
 	return err
 }
 
+// isKeyOnly reports whether e is a key-only full entry: no text, data,
+// times or expiry.
+func isKeyOnly(e *store.Entry) bool {
+	return !e.IsPrefix() && !encodes(&e.Value) && e.Value.Expires.IsZero()
+}
+
+// allKeyOnly reports whether every entry is key-only: a batch that adds
+// them takes the bare-key path (addHashes), whatever their home.
+func allKeyOnly(entries []store.Entry) bool {
+	for i := range entries {
+		if !isKeyOnly(&entries[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // lockFor locks the stripes the entries need, in ascending order, and
 // returns the unlock function.
 func (db *DB) lockFor(entries []store.Entry) func() {
