@@ -109,7 +109,9 @@ func CorruptDir(dir string, problems []string) error {
 // it), except, on a writable open after a crash, the newest tables of a
 // flush, compaction or load the crash interrupted, which Badger removes
 // and which hold nothing the logs and listed tables do not. A read-only
-// open after a crash returns store.ErrNeedsRecovery. It returns the
+// open after a crash returns store.ErrNeedsRecovery. A newest value log
+// a power loss left without its header gets it on a writable open (see
+// repairValueLogs). It returns the
 // listed tables with their key ranges. isCache reports whether a value-log
 // record's key (with Badger's version) belongs to a cache, whose damage
 // loses nothing (see OnlyKeys).
@@ -118,6 +120,9 @@ func Check(dir string, s *Dir, bo *badger.Options, isCache func(key []byte) bool
 		if err := removeEmptyLogs(dir, s); err != nil {
 			return nil, err
 		}
+	}
+	if err := repairValueLogs(dir, s, bo); err != nil {
+		return nil, err
 	}
 	if !s.Manifest {
 		if s.HasData() {

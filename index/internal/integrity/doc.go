@@ -10,7 +10,9 @@
 //     opens (in the caller's goroutines, where a panic is recovered), no
 //     table is unlisted (after a crash a writable Open
 //     moves them to OrphanDir instead), the logs are damaged at most
-//     where a crash tears them, and CheckKeyRegistry checks Badger's key
+//     where a crash tears them, a newest value log a power loss left
+//     without its header gets it (older ones without one are damage), and
+//     CheckKeyRegistry checks Badger's key
 //     registry. Damage is an error wrapping store.ErrCorrupt that names
 //     the files and ends with RecoverHint.
 //   - A Guard verifies the checksums of every block of the tables an
