@@ -98,10 +98,10 @@ func TestKeyTableLostLogRefused(t *testing.T) {
 				if rerr != nil {
 					t.Fatalf("Recover: %v", rerr)
 				}
-				if !slices.ContainsFunc(rep.Files, func(f RecoverFile) bool {
-					return f.Name == keyTableDir && strings.Contains(f.Problem, filepath.Base(seg))
+				if !rep.Lost || !slices.ContainsFunc(rep.Files, func(f RecoverFile) bool {
+					return f.Name == keyTableDir+"/"+filepath.Base(seg) && (f.Lost > 0 || f.LostUnknown)
 				}) {
-					t.Errorf("Recover's report does not name %s: %+v", filepath.Base(seg), rep.Files)
+					t.Errorf("Recover's report does not name %s as lost: %+v", filepath.Base(seg), rep.Files)
 				}
 				// Removing the file accepts the loss.
 				if err := os.Remove(synced); err != nil {

@@ -330,6 +330,10 @@ func (db *DB) readMeta() error {
 		return err
 	}
 	if format == nil {
+		// As in checkSynced: "absent" may be a damaged block.
+		if err := db.st.guard.CheckKeys([][]byte{metaKey(metaFormat)}); err != nil {
+			return err
+		}
 		if db.opts.ReadOnly {
 			return fmt.Errorf("%w: %s", store.ErrNoIndex, db.path)
 		}

@@ -19,7 +19,9 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/table"
 	"github.com/dgraph-io/badger/v4/y"
+	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index/internal/integrity"
+	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -42,8 +44,14 @@ type RecoverReport struct {
 	// whose index is readable it is the table's own count less the records
 	// read (an upper bound: a lost record may have had a copy in another
 	// file); for a table that does not open, or is missing, and for a
-	// damaged log it is estimated from sizes.
+	// damaged log it is estimated from sizes. The key table's files add
+	// what they know they lost (see RecoverFile.Lost).
 	LostEstimate int64
+	// Lost reports whether anything was lost: LostEstimate or ValuesLost
+	// above zero, or a file that lost an amount it cannot tell (a table,
+	// key file or log segment missing or unreadable). Replace the damaged
+	// index with the new one only when it is false.
+	Lost bool
 }
 
 // RecoverFile is what Recover made of one file.
@@ -51,11 +59,22 @@ type RecoverFile struct {
 	Name string
 	// Kind is "table", "unlisted table" (not in the MANIFEST: left by an
 	// interrupted compaction, or lost from a damaged MANIFEST),
-	// "memtable log" or "value log".
+	// "memtable log" or "value log"; for the key table's files (named
+	// keytable/NAME), "key file", "log segment", "manifest", "synced mark",
+	// "log records" (records missing between two read ones) or
+	// "acknowledged records" (records SYNCED says a sync acknowledged, in
+	// the segment named, and not read).
 	Kind string
 	// Records is the number of records read whole (every version and
-	// deletion counts).
+	// deletion counts); for a key file, its keys and tombstones read and
+	// verified.
 	Records int64
+	// Lost, for the key table's files, counts the keys and tombstones (a
+	// key file) or records (the log) known lost; LostUnknown says that
+	// something was lost and how much is not known (a file missing, a
+	// segment unreadable from some offset on).
+	Lost        int64 `json:",omitempty"`
+	LostUnknown bool  `json:",omitempty"`
 	// Blocks and BadBlocks count a table's blocks and those that could not
 	// be read.
 	Blocks, BadBlocks int
@@ -75,7 +94,12 @@ type record = integrity.Record
 // skipping the blocks that fail their checksum; the memtable logs a crash
 // left, up to their first damaged record; and the value log for values
 // stored there. Of every key it keeps the newest version read, and drops
-// the key when that version is a deletion. The idempotency records not
+// the key when that version is a deletion. The key table's key files and
+// log segments are each read on their own (keytable.Salvage): a key file
+// is copied when its keys' checksum verifies them, none of it when not;
+// a log segment record by record. Each file's loss is reported (see
+// RecoverFile.Lost), and RecoverReport.Lost says whether anything was
+// lost at all. The idempotency records not
 // expired (see Record), Badger's and those of the key table's log, are
 // copied too, so that a batch retried against the new index gets its
 // first answer. The new index is made with opts (nil: defaults) and the
@@ -153,6 +177,7 @@ func Recover(dir, to string, opts *Options) (RecoverReport, error) {
 		r.readTable(id, comp, ok)
 	}
 	r.estimateUnreadTables()
+	rep.Lost = r.missing > 0 || len(r.unread) > 0
 	slices.Sort(s.Mems)
 	for _, name := range s.Mems {
 		r.readMemLog(name)
@@ -163,9 +188,12 @@ func Recover(dir, to string, opts *Options) (RecoverReport, error) {
 	}
 
 	entries, profile := r.merge(o.now())
-	entries = r.readKeyTable(entries)
-	r.readKeyTableRecords()
+	entries, err = r.readKeyTable(entries)
+	if err != nil {
+		return rep, err
+	}
 	rep.Profile = profile
+	rep.Lost = rep.Lost || rep.LostEstimate > 0 || rep.ValuesLost > 0
 	if profile != "" {
 		if o.Profile != "" && o.Profile != profile {
 			return rep, fmt.Errorf("%w: %s records %q, not %q", store.ErrProfileMismatch, dir, profile, o.Profile)
@@ -213,12 +241,9 @@ type recoverer struct {
 	crashed                  bool    // memtable logs left: a log may end in a torn record
 	tables                   int     // tables read whole
 	// recorded are the idempotency records read: Badger's, then those of
-	// the key table's log (see readKeyTableRecords), the later of two
-	// with one key the one kept.
+	// the key table's log (see readKeyTable), the later of two with one
+	// key the one kept.
 	recorded []recovered
-	// ktNotes are the idempotency records of the key table's log (see
-	// restoreRecords).
-	ktNotes []byte
 }
 
 // recovered is an idempotency record Recover copies.
@@ -501,4 +526,55 @@ func (r *recoverer) merge(now time.Time) ([]store.Entry, string) {
 		entries = append(entries, e)
 	}
 	return entries, profile
+}
+
+// readKeyTable appends the key table's live keys, when dir has one, to
+// the entries Recover copies, and the idempotency records of its log's
+// unmerged batches (see restoreRecords) to r.recorded, after Badger's (as
+// Open writes them over Badger's). It reads with keytable.Salvage: each
+// key file and log segment on its own, keeping only what their checksums
+// verify, and reports each file and what it lost.
+func (r *recoverer) readKeyTable(entries []store.Entry) ([]store.Entry, error) {
+	dir := filepath.Join(r.dir, keyTableDir)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return entries, nil
+	}
+	s, err := keytable.Salvage(dir)
+	if err != nil {
+		return entries, fmt.Errorf("index: recover: %w", err)
+	}
+	extra := 0
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		entries = append(entries, store.Entry{Hash: hashkey.Hash(e.Key), Len: hashkey.Size})
+		if e.HasValue || !e.Cols.IsZero() {
+			extra++
+		}
+	}
+	if extra > 0 {
+		// The index keeps key-only entries in the key table; a table
+		// holding more was written by a newer program.
+		r.file(RecoverFile{Name: keyTableDir, Kind: "key table", Problem: fmt.Sprintf("%d entries with columns or a value: their keys copied, not those", extra)})
+		r.rep.ValuesLost += int64(extra)
+	}
+	for _, f := range s.Files {
+		records := f.Keys
+		if f.Kind == "log segment" {
+			records = f.Records
+		}
+		r.file(RecoverFile{Name: keyTableDir + "/" + f.Name, Kind: f.Kind, Records: records, Problem: f.Problem, Lost: f.Lost, LostUnknown: f.LostUnknown})
+		r.rep.LostEstimate += f.Lost
+		r.rep.Lost = r.rep.Lost || f.Lost > 0 || f.LostUnknown
+	}
+	for _, b := range s.Opaque {
+		err := decodeRecordNotes(b, func(key string, expires int64, answer []byte) error {
+			r.recorded = append(r.recorded, recovered{key: key, expires: uint64(expires), answer: bytes.Clone(answer)})
+			return nil
+		})
+		if err != nil {
+			// The record's checksum matched: written so by a program.
+			r.file(RecoverFile{Name: keyTableDir, Kind: "key table records", Problem: integrity.FirstLine(err.Error())})
+		}
+	}
+	return entries, nil
 }

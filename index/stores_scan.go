@@ -10,12 +10,9 @@ import (
 	"hash/crc32"
 	"io"
 	"iter"
-	"os"
-	"path/filepath"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/hashkey"
-	"github.com/urlhash/urlhash/index/internal/integrity"
 	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/store"
 )
@@ -603,57 +600,4 @@ func (st *stores) readKeySection(br *bufio.Reader, incremental bool, deltaKeys i
 		}
 		return st.changeKeyTable(&keytable.Batch{Deleted: gone})
 	}, nil
-}
-
-// readKeyTable appends the key table's keys, when dir has one, to the
-// entries Recover copies, and keeps the idempotency records of its log's
-// unmerged batches (their notes, see restoreRecords) for
-// readKeyTableRecords. A key table that does not open whole (a damaged
-// file or log) is reported and skipped; one whose log lost acknowledged
-// batches (keytable.ErrLost) is reported, and what is left copied.
-func (r *recoverer) readKeyTable(entries []store.Entry) []store.Entry {
-	dir := filepath.Join(r.dir, keyTableDir)
-	if _, err := os.Stat(dir); err != nil {
-		return entries
-	}
-	f := RecoverFile{Name: keyTableDir, Kind: "key table"}
-	o := keytable.Options{ReadOnly: true, Replay: func(opaque []byte) error {
-		r.ktNotes = append(r.ktNotes, opaque...)
-		return nil
-	}}
-	kt, err := keytable.Open(dir, &o)
-	if errors.Is(err, keytable.ErrLost) {
-		f.Problem = integrity.FirstLine(err.Error())
-		r.ktNotes = r.ktNotes[:0]
-		o.IgnoreSynced = true
-		kt, err = keytable.Open(dir, &o)
-	}
-	if err == nil {
-		err = kt.Scan(nil, 0, func(k *keytable.Key) error {
-			entries = append(entries, store.Entry{Hash: hashkey.Hash(*k), Len: hashkey.Size})
-			f.Records++
-			return nil
-		})
-		err = errors.Join(err, kt.Close())
-	}
-	if err != nil {
-		f.Problem = integrity.FirstLine(err.Error())
-		r.ktNotes = nil
-	}
-	r.file(f)
-	return entries
-}
-
-// readKeyTableRecords adds the idempotency records of the key table's
-// log to those Recover copies, after Badger's: as Open writes them over
-// Badger's. Damaged ones are reported and skipped.
-func (r *recoverer) readKeyTableRecords() {
-	err := decodeRecordNotes(r.ktNotes, func(key string, expires int64, answer []byte) error {
-		r.recorded = append(r.recorded, recovered{key: key, expires: uint64(expires), answer: bytes.Clone(answer)})
-		return nil
-	})
-	if err != nil {
-		r.file(RecoverFile{Name: keyTableDir, Kind: "key table records", Problem: integrity.FirstLine(err.Error())})
-	}
-	r.ktNotes = nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,50 +26,11 @@ func TestSyncKillLoop(t *testing.T) {
 	ctx := context.Background()
 	runs := killRuns(t, 8)
 	r := rand.New(rand.NewPCG(11, 12))
-	mk := func(n int, keep *threatlist.List) *threatlist.List {
-		var b threatlist.Builder
-		if keep != nil {
-			// Half of keep, so that a switch both removes and adds.
-			i := 0
-			for e := range keep.All() {
-				if i%2 == 0 {
-					b.Add(e)
-				}
-				i++
-			}
-		}
-		e := make([]byte, 4)
-		for range n {
-			for j := range e {
-				e[j] = byte(r.Uint32())
-			}
-			b.Add(e)
-		}
-		return b.List()
-	}
-	a := mk(100000, nil)
-	bl := mk(50000, a)
-	lists := []*threatlist.List{a, bl}
-	// Version 1 is a, version 2 is b: a client holding one gets a DIFF to
-	// the other; a client holding none gets a RESET to a.
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		tok, _ := threatlist.DecodeBase64(req.URL.Query().Get("versionToken"))
-		var resp *threatlist.DiffResponse
-		switch {
-		case len(tok) == 1 && tok[0] == 1:
-			resp = threatlist.EncodeDiff(a, bl, []byte{2}, threatlist.DiffOptions{Rice: true})
-		case len(tok) == 1 && tok[0] == 2:
-			resp = threatlist.EncodeDiff(bl, a, []byte{1}, threatlist.DiffOptions{Rice: true})
-		default:
-			resp = threatlist.EncodeDiff(nil, a, []byte{1}, threatlist.DiffOptions{Rice: true})
-		}
-		json.NewEncoder(w).Encode(resp)
-	}))
-	defer ts.Close()
+	fake := newTwoVersionList(t, r, 100000)
 	dir := filepath.Join(t.TempDir(), "list")
 	pending := 0
 	for run := 0; run <= runs; run++ {
-		cmd := childCommand("sync", "--db", dir, "--endpoint", ts.URL)
+		cmd := childCommand("sync", "--db", dir, "--endpoint", fake.url)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -109,9 +71,67 @@ func TestSyncKillLoop(t *testing.T) {
 			if got.Len() != 0 {
 				t.Fatalf("run %d: no list synced, %d entries", run, got.Len())
 			}
-		case !got.Equal(st.List) || (!st.List.Equal(lists[0]) && !st.List.Equal(lists[1])):
+		case !got.Equal(st.List) || (!st.List.Equal(fake.lists[1]) && !st.List.Equal(fake.lists[2])):
 			t.Fatalf("run %d: the index holds %d entries, not the saved list of %d", run, got.Len(), st.List.Len())
 		}
 	}
 	t.Logf("%d killed runs, %d left an update pending", runs, pending)
+}
+
+// twoVersionList is a fake Web Risk endpoint (computeDiff) that switches
+// a list between two versions: 1, n random prefixes, and 2, half of them
+// and n/2 others. A client holding one gets a DIFF to the other (both
+// removals and additions); a client holding none, a RESET to version 1.
+type twoVersionList struct {
+	url   string
+	lists map[byte]*threatlist.List // by version
+	mu    sync.Mutex
+	last  byte // the version of the last answer
+}
+
+func newTwoVersionList(t testing.TB, r *rand.Rand, n int) *twoVersionList {
+	mk := func(n int, keep *threatlist.List) *threatlist.List {
+		var b threatlist.Builder
+		if keep != nil {
+			i := 0
+			for e := range keep.All() {
+				if i%2 == 0 {
+					b.Add(e)
+				}
+				i++
+			}
+		}
+		e := make([]byte, 4)
+		for range n {
+			for j := range e {
+				e[j] = byte(r.Uint32())
+			}
+			b.Add(e)
+		}
+		return b.List()
+	}
+	a := mk(n, nil)
+	f := &twoVersionList{lists: map[byte]*threatlist.List{1: a, 2: mk(n/2, a)}}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		tok, _ := threatlist.DecodeBase64(req.URL.Query().Get("versionToken"))
+		from, to := byte(0), byte(1)
+		if len(tok) == 1 && f.lists[tok[0]] != nil {
+			from, to = tok[0], 3-tok[0]
+		}
+		resp := threatlist.EncodeDiff(f.lists[from], f.lists[to], []byte{to}, threatlist.DiffOptions{Rice: true})
+		f.mu.Lock()
+		f.last = to
+		f.mu.Unlock()
+		json.NewEncoder(w).Encode(resp)
+	}))
+	t.Cleanup(ts.Close)
+	f.url = ts.URL
+	return f
+}
+
+// sent returns the version of the last answer.
+func (f *twoVersionList) sent() byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.last
 }

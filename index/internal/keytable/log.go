@@ -262,8 +262,12 @@ type tail struct {
 // newest, where a torn tail is tolerated.
 func readLog(data []byte, last bool, fn func(*record) error) (int64, tail, error) {
 	if len(data) < logHeader {
-		if last && allZero(data) || last && len(data) < logHeader && string(data) == logMagic[:len(data)] {
-			return 0, tail{}, nil // created, header not yet written whole
+		// Created, its header not written whole, or not made durable: a
+		// power loss keeps the file and can drop the header. No record
+		// of it was acknowledged (the sync would have made the header
+		// durable with it), wherever it is in the log.
+		if allZero(data) || string(data) == logMagic[:len(data)] {
+			return 0, tail{}, nil
 		}
 		return 0, tail{}, fmt.Errorf("%w: log shorter than its header", store.ErrCorrupt)
 	}
@@ -325,6 +329,32 @@ func allZero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// cutLog cuts the segment name at end, the end of its last whole record
+// (before its header: it is given its header), and makes that durable.
+func cutLog(fs fsys, name string, end int64) error {
+	f, err := fs.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("keytable: %w", err)
+	}
+	if end < logHeader {
+		end = logHeader
+		_, err = f.WriteAt(append([]byte(logMagic), logVersion), 0)
+	}
+	if err == nil {
+		err = f.Truncate(end)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("keytable: %s: %w", name, err)
+	}
+	return nil
 }
 
 // createLog creates a new segment and writes its header.

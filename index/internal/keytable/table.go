@@ -314,16 +314,13 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 				return nil, err
 			}
 		}
-		if end < int64(len(data)) && !t.opts.ReadOnly {
-			// A torn tail: never acknowledged. Cut it, so that the
-			// segment reads whole once it is no longer the newest.
-			if err := t.fs.Truncate(name, max(end, logHeader)); err != nil {
-				return nil, fmt.Errorf("keytable: %w", err)
-			}
-			if end < logHeader {
-				if err := writeFileAtomic(t.fs, name, append([]byte(logMagic), logVersion)); err != nil {
-					return nil, err
-				}
+		if (end < int64(len(data)) || len(data) < logHeader) && !t.opts.ReadOnly {
+			// A torn tail, or a header not written whole: never
+			// acknowledged. Cut it (or write the header), durably, so
+			// that the segment reads whole once it is no longer the
+			// newest (a cut a power loss undid would read as damage).
+			if err := cutLog(t.fs, name, end); err != nil {
+				return nil, err
 			}
 		}
 	}
