@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/urlhash/urlhash/index"
 	"github.com/urlhash/urlhash/store"
 	"github.com/urlhash/urlhash/threatlist"
+	"github.com/urlhash/urlhash/wire"
 )
 
 // TestPowerLoss cuts the power (LazyFS: every write not yet fsynced is
@@ -38,6 +40,8 @@ import (
 //     power cut while a merge writes its file (or just after);
 //   - move: URLs added (key table), then put with their text, which moves
 //     them to Badger (the value writes of this version);
+//   - frontier: the crawl frontier of "urlhash serve" (its own index),
+//     requests enqueued, claimed and acked done over HTTP;
 //   - sync: "urlhash sync" of a threat list from a local fake endpoint;
 //   - backup: an add, a backup (--state) and a restore of the chain, the
 //     power cut anywhere in them.
@@ -50,8 +54,8 @@ import (
 // scenarios whose names it lists (comma-separated).
 //
 // New writers join as scenarios (a name and a round): the value files'
-// writes (values put and replaced: move's put then writes them) and the
-// frontier's (queued, in transit, completed) belong here as they land.
+// writes, once the index puts values in them (move's put then writes
+// them), belong here too.
 func TestPowerLoss(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode: starts a FUSE file system and child processes")
@@ -61,7 +65,7 @@ func TestPowerLoss(t *testing.T) {
 	if d, err := time.ParseDuration(os.Getenv("URLHASH_POWERLOSS_TIME")); err == nil {
 		budget = d
 	}
-	scenarios := []powerScenario{dedupeScenario(), serveScenario(), mergeScenario(), moveScenario(), syncScenario(), backupScenario()}
+	scenarios := []powerScenario{dedupeScenario(), serveScenario(), mergeScenario(), moveScenario(), frontierScenario(), syncScenario(), backupScenario()}
 	if only := os.Getenv("URLHASH_POWERLOSS_ONLY"); only != "" {
 		scenarios = slices.DeleteFunc(scenarios, func(s powerScenario) bool { return !slices.Contains(strings.Split(only, ","), s.name) })
 	}
@@ -461,51 +465,13 @@ func serveScenario() powerScenario {
 		db := filepath.Join(p.dir, "idx")
 		cache := filepath.Join(p.off, "cache")
 		env := "XDG_CACHE_HOME=" + cache
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			p.t.Fatal(err)
-		}
-		listen := ln.Addr().String()
-		ln.Close()
-		addr := "http://" + listen
-		var srv *exec.Cmd
-		// startServer starts the server (under r when not nil) and waits
-		// until it listens: false when it failed (its stderr logged).
-		startServer := func(r *powerRound) bool {
-			cmd := childCommand("serve", "--db", db, "--listen", listen)
-			stderr, err := cmd.StderrPipe()
-			if err != nil {
-				p.t.Fatal(err)
-			}
-			if r != nil {
-				if _, err := r.start(cmd); err != nil {
-					p.t.Fatal(err)
-				}
-			} else if err := cmd.Start(); err != nil {
-				p.t.Fatal(err)
-			}
-			line, err := bufio.NewReader(stderr).ReadString('\n')
-			if err != nil || !strings.Contains(line, " on http://") {
-				rest, _ := io.ReadAll(stderr)
-				cmd.Wait()
-				p.t.Logf("serve did not start: %s%s", line, rest)
-				return false
-			}
-			go io.Copy(io.Discard, stderr)
-			srv = cmd
-			return true
-		}
+		srv := p.newServed(db)
+		addr := srv.addr
 		var acked []string
 		var mu sync.Mutex
 		return &powerState{
 			round: func(p *powerTest, r *powerRound, st *powerStats) {
-				if srv == nil {
-					if !startServer(r) {
-						p.t.Fatal("serve did not start on a new index")
-					}
-				} else {
-					r.procs = append(r.procs, srv)
-				}
+				srv.underPower(r)
 				news := p.newURLs(30000)
 				cut := p.cut(r, 33000)
 				var wg sync.WaitGroup
@@ -523,15 +489,9 @@ func serveScenario() powerScenario {
 				}
 				wg.Wait()
 				r.end()
-				srv.Wait()
-				srv = nil
+				srv.lost()
 				r.cycle()
-				if !startServer(nil) {
-					st.firstOpenFailed++
-					if !startServer(nil) {
-						p.t.Fatalf("round %d: serve does not start after the power loss", st.rounds)
-					}
-				}
+				srv.restart(st)
 				_, out, errs := p.command("", []string{env}, "dedupe", "--db", addr)
 				if errs != "" {
 					p.t.Errorf("round %d: finishing the journals: %s", st.rounds, errs)
@@ -542,12 +502,7 @@ func serveScenario() powerScenario {
 				st.lost += p.missing(addr, acked, env)
 			},
 			finish: func(p *powerTest, st *powerStats) {
-				if srv != nil {
-					srv.Process.Signal(syscall.SIGTERM)
-					if err := srv.Wait(); err != nil {
-						p.t.Errorf("serve after SIGTERM: %v", err)
-					}
-				}
+				srv.stop()
 				p.verify(st, db)
 			},
 		}
@@ -628,6 +583,267 @@ func moveScenario() powerScenario {
 				p.t.Errorf("round %d: stats says %q, export holds %d entries", st.rounds, got, exported)
 			}
 		}}
+	}}
+}
+
+// served is "urlhash serve" of an index on the mount, on one address
+// across its restarts.
+type served struct {
+	p      *powerTest
+	db     string
+	listen string
+	addr   string    // http://listen
+	cmd    *exec.Cmd // nil: not running
+}
+
+func (p *powerTest) newServed(db string) *served {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	listen := ln.Addr().String()
+	ln.Close()
+	return &served{p: p, db: db, listen: listen, addr: "http://" + listen}
+}
+
+// start starts the server (under r when not nil) and waits until it
+// listens: false when it failed (its stderr logged).
+func (s *served) start(r *powerRound) bool {
+	cmd := childCommand("serve", "--db", s.db, "--listen", s.listen)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		s.p.t.Fatal(err)
+	}
+	if r != nil {
+		if _, err := r.start(cmd); err != nil {
+			s.p.t.Fatal(err)
+		}
+	} else if err := cmd.Start(); err != nil {
+		s.p.t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil || !strings.Contains(line, " on http://") {
+		rest, _ := io.ReadAll(stderr)
+		cmd.Wait()
+		s.p.t.Logf("serve did not start: %s%s", line, rest)
+		return false
+	}
+	go io.Copy(io.Discard, stderr)
+	s.cmd = cmd
+	return true
+}
+
+// underPower makes the running server (started on a new index when none
+// runs) one of r's writers, stopped and killed by its power loss.
+func (s *served) underPower(r *powerRound) {
+	if s.cmd == nil {
+		if !s.start(r) {
+			s.p.t.Fatal("serve did not start on a new index")
+		}
+		return
+	}
+	r.mu.Lock()
+	r.procs = append(r.procs, s.cmd)
+	r.mu.Unlock()
+}
+
+// lost reaps the server the power loss killed.
+func (s *served) lost() {
+	s.cmd.Wait()
+	s.cmd = nil
+}
+
+// restart starts the server after a power loss: its first open, counted
+// when it fails (and tried once more).
+func (s *served) restart(st *powerStats) {
+	if !s.start(nil) {
+		st.firstOpenFailed++
+		if !s.start(nil) {
+			s.p.t.Fatalf("round %d: serve does not start after the power loss", st.rounds)
+		}
+	}
+}
+
+// stop stops the server with SIGTERM (a clean close).
+func (s *served) stop() {
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	if err := s.cmd.Wait(); err != nil {
+		s.p.t.Errorf("serve after SIGTERM: %v", err)
+	}
+	s.cmd = nil
+}
+
+// post posts body to the server's path with an Idempotency-Key of its
+// own and returns the answer's status and body (status 0: no answer).
+func (s *served) post(path, body string) (int, string) {
+	req, err := http.NewRequest("POST", s.addr+path, strings.NewReader(body))
+	if err != nil {
+		s.p.t.Fatal(err)
+	}
+	req.Header.Set("Idempotency-Key", fmt.Sprintf("%x", s.p.rng.Uint64()))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, ""
+	}
+	return resp.StatusCode, string(b)
+}
+
+// A frontierClaim is a request the frontier handed out.
+type frontierClaim struct{ ID, URL string }
+
+// claim claims the due requests query allows (max, per_queue, lease):
+// false when the server did not answer 200.
+func (s *served) claim(query string) ([]frontierClaim, bool) {
+	code, body := s.post(wire.PathFrontierClaim+"?"+query, "")
+	if code != http.StatusOK {
+		return nil, false
+	}
+	var cs []frontierClaim
+	for _, l := range lines(body) {
+		var c frontierClaim
+		if err := json.Unmarshal([]byte(l), &c); err != nil {
+			s.p.t.Fatalf("claim: %v: %q", err, l)
+		}
+		cs = append(cs, c)
+	}
+	return cs, true
+}
+
+// frontierScenario: the crawl frontier of urlhash serve (its index,
+// DIR/urlhash.frontier, on the mount), fed over HTTP as a scrapy
+// scheduler feeds it: batches of new requests enqueued, due ones claimed
+// and half of them acked done, the power cut after a random answer.
+// After the loss (the server started again): every request whose enqueue
+// was answered is queued or was acked done, and none acked done is handed
+// out again.
+func frontierScenario() powerScenario {
+	return powerScenario{name: "frontier", setup: func(p *powerTest) *powerState {
+		srv := p.newServed(filepath.Join(p.dir, "idx"))
+		enqueued := map[string]bool{} // acknowledged
+		done := map[string]bool{}     // acknowledged
+		acking := map[string]bool{}   // in an ack whose answer the loss cut: done or not
+		return &powerState{
+			round: func(p *powerTest, r *powerRound, st *powerStats) {
+				srv.underPower(r)
+				cut := p.cut(r, 40)
+				if code, body := srv.post(wire.PathFrontierDelay+"?seconds=0", ""); code != http.StatusOK && !r.isLost() {
+					p.t.Fatalf("delay: %d %s", code, body)
+				}
+				for batch := 0; batch < 40 && !r.isLost(); batch++ {
+					urls := p.newURLs(500)
+					var b strings.Builder
+					for _, u := range urls {
+						fmt.Fprintf(&b, "{\"url\":%q}\n", u)
+					}
+					code, body := srv.post(wire.PathFrontierEnqueue, b.String())
+					if code != http.StatusOK {
+						break // the power is lost
+					}
+					for i, l := range lines(body) {
+						if l != "new" && l != "present" {
+							p.t.Fatalf("enqueue: line %d: %q", i, l)
+						}
+						enqueued[urls[i]] = true
+					}
+					st.acked += len(urls)
+					cut()
+					if batch%2 == 1 {
+						// Claim some, ack half of them done.
+						cs, ok := srv.claim("max=200&per_queue=10&lease=600")
+						if !ok {
+							break
+						}
+						if len(cs) == 0 {
+							continue
+						}
+						var ids, idURLs []string
+						for i, c := range cs {
+							if i%2 == 0 {
+								ids, idURLs = append(ids, c.ID), append(idURLs, c.URL)
+							}
+						}
+						code, body := srv.post(wire.PathFrontierAck, strings.Join(ids, "\n")+"\n")
+						if code != http.StatusOK {
+							for _, u := range idURLs {
+								acking[u] = true
+							}
+							break
+						}
+						for i, l := range lines(body) {
+							if l == "done" {
+								done[idURLs[i]] = true
+								st.acked++
+							}
+						}
+						cut()
+					}
+				}
+				r.end()
+				srv.lost()
+				r.cycle()
+				srv.restart(st)
+				// Everything due (in transit before the loss: due at once),
+				// claimed and released.
+				claimed := map[string]bool{}
+				var release []string
+				for {
+					cs, ok := srv.claim("max=5000&per_queue=5000&lease=600")
+					if !ok {
+						p.t.Fatalf("round %d: claim after the power loss: no answer", st.rounds)
+					}
+					if len(cs) == 0 {
+						break
+					}
+					for _, c := range cs {
+						claimed[c.URL] = true
+						release = append(release, c.ID)
+					}
+				}
+				lostNow := 0
+				var sample []string
+				for u := range enqueued {
+					if !claimed[u] && !done[u] && !acking[u] {
+						lostNow++
+						if len(sample) < 3 {
+							sample = append(sample, u)
+						}
+					}
+				}
+				if lostNow > 0 {
+					st.lost += lostNow
+					p.t.Errorf("round %d: %d requests enqueued (acknowledged) are neither queued nor done after the power loss (of %d enqueued, %d claimed, %d done), e.g. %v", st.rounds, lostNow, len(enqueued), len(claimed), len(done), sample)
+				}
+				again := 0
+				for u := range done {
+					if claimed[u] {
+						again++
+					}
+				}
+				for u := range acking {
+					if claimed[u] {
+						delete(acking, u) // not done: due again
+					} else {
+						done[u] = true // done, without an answer
+					}
+				}
+				if again > 0 {
+					p.t.Errorf("round %d: %d requests acked done were handed out again", st.rounds, again)
+				}
+				// Due again for the next round's claims.
+				if code, body := srv.post(wire.PathFrontierRelease, strings.Join(release, "\n")+"\n"); len(release) > 0 && code != http.StatusOK {
+					p.t.Fatalf("round %d: release: %d %s", st.rounds, code, body)
+				}
+			},
+			finish: func(p *powerTest, st *powerStats) { srv.stop() },
+		}
 	}}
 }
 
