@@ -265,11 +265,13 @@ func (db *DB) addHashes(keys []hashkey.Hash, added []bool, rec *Record) error {
 	if rec != nil {
 		answer = rec.Answer(added)
 	}
-	if err := db.st.addBare(fresh, view, rec, answer, sc.found); err != nil {
+	t, err := db.st.addBare(fresh, view, rec, answer)
+	if err != nil {
 		clear(added)
 		return err
 	}
-	db.entries.Add(int64(len(fresh)))
+	t.n[kindFull] += int64(len(fresh))
+	db.apply(&t)
 	return nil
 }
 

@@ -56,10 +56,28 @@ import (
 // deletions are carried. The section is read before the stream's
 // snapshot is taken: an entry moved to Badger meanwhile (given a value)
 // is in both, and restore keeps Badger's copy.
+//
+// Version 4, written for an index whose key table holds the values
+// (format 3), is version 3 with rows in the section instead of keys:
+//
+//	header frame: uint32 n > 0, n bytes: uvarint First.Min, First.Max,
+//	        Last.Min, Last.Max, Expires.Min, Expires.Max (the rows'
+//	        ranges, see keytable.IngestOptions), one byte (1: rows have
+//	        values), uvarint row count; uint32 CRC-32C
+//	frames: uint32 n > 0, n bytes of rows in ascending key order, each
+//	        the 32-byte key, uvarint First, Last, Expires (unix seconds,
+//	        0 unset), uvarint len(value), value (the key table's: text
+//	        and data); uint32 CRC-32C
+//	end:    uint32 0, uint64 row count
+//
+// Both passes (ranges, rows) read one pinned view of the key table. A
+// restore writes every row (an incremental one replaces the rows the
+// index holds, and deletes the keys the section lacks).
 const (
 	backupMagic   = "urlhash-backup\x02"
 	backupMagicV1 = "urlhash-backup\x01"
 	backupMagicV3 = "urlhash-backup\x03"
+	backupMagicV4 = "urlhash-backup\x04"
 )
 
 // keyFrameSize is the size at which a backup's key frame is written.
@@ -75,8 +93,9 @@ type BackupInfo struct {
 	Since   uint64 // it holds the changes after this version; 0: everything
 	Until   uint64 // the Since of the next backup in the chain
 
-	v2 bool // read from a version 2 or 3 backup
-	v3 bool // read from a version 3 backup (a key-table section)
+	v2 bool // read from a version 2, 3 or 4 backup
+	v3 bool // read from a version 3 backup (a key-table section of keys)
+	v4 bool // read from a version 4 backup (a key-table section of rows)
 }
 
 // Backup writes the changes to the index after version since (0: every
@@ -244,8 +263,8 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 		return BackupInfo{}, err
 	}
 	finishKeys := func() error { return nil }
-	if info.v3 {
-		if finishKeys, err = db.st.readKeySection(br, info.Since != 0, db.opts.keyTableDelta, db.roomFor); err != nil {
+	if info.v3 || info.v4 {
+		if finishKeys, err = db.st.readKeySection(br, info.v4, info.Since != 0, db.opts.keyTableDelta, db.roomFor); err != nil {
 			return BackupInfo{}, fmt.Errorf("index: restore: %w", err)
 		}
 	}
@@ -304,6 +323,10 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	if _, err := db.st.reconcile(); err != nil {
 		return BackupInfo{}, err
 	}
+	// A backup of an index whose full entries with values were Badger's
+	// (version 1 to 3) restores them there, and they stay: the next
+	// incremental backup of the chain deletes by Badger's markers. A
+	// write moves such an entry into the key table (see stores.write).
 	err = db.st.bdb.Update(func(txn *badger.Txn) error {
 		if err := txn.Set(metaKey(metaRestored), binary.BigEndian.AppendUint64(nil, info.Until)); err != nil {
 			return err
@@ -454,7 +477,7 @@ func (db *DB) restoredUntil() (uint64, error) {
 
 func readBackupHeader(br *bufio.Reader) (BackupInfo, []byte, error) {
 	magic := make([]byte, len(backupMagic))
-	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != backupMagic && string(magic) != backupMagicV1 && string(magic) != backupMagicV3 {
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != backupMagic && string(magic) != backupMagicV1 && string(magic) != backupMagicV3 && string(magic) != backupMagicV4 {
 		return BackupInfo{}, nil, fmt.Errorf("%w: not a urlhash backup", store.ErrFormat)
 	}
 	n, err := binary.ReadUvarint(br)
@@ -466,7 +489,7 @@ func readBackupHeader(br *bufio.Reader) (BackupInfo, []byte, error) {
 		return BackupInfo{}, nil, fmt.Errorf("%w: backup header", store.ErrCorrupt)
 	}
 	info := BackupInfo{Profile: string(rest[:n]), Since: binary.BigEndian.Uint64(rest[n:]),
-		v2: string(magic) != backupMagicV1, v3: string(magic) == backupMagicV3}
+		v2: string(magic) != backupMagicV1, v3: string(magic) == backupMagicV3, v4: string(magic) == backupMagicV4}
 	header := binary.AppendUvarint(magic, n)
 	return info, append(header, rest...), nil
 }

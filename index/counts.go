@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
+
+	"github.com/urlhash/urlhash/index/internal/keytable"
 )
 
 // The kept counts (DB.entries, DB.prefixEntries) count versions: a write
@@ -223,6 +225,21 @@ func (db *DB) apply(t *tally) {
 	for _, d := range t.exp {
 		db.exp.add(d.x, d.kind, d.d)
 	}
+}
+
+// dropExpired takes out of the counts the expired rows a key-table merge
+// dropped. They were expired, so counted both as kept and as expired:
+// the live counts do not change, whichever of this and a recount that
+// ran beside the merge comes last.
+func (db *DB) dropExpired(c []keytable.ExpiryCount) {
+	var n int64
+	db.emu.Lock()
+	for _, e := range c {
+		db.exp.add(uint64(e.Expires), kindFull, -e.Count)
+		n += e.Count
+	}
+	db.emu.Unlock()
+	db.entries.Add(-n)
 }
 
 // setExpiry replaces the expiry counts (with those of a key-only pass or

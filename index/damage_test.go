@@ -50,7 +50,10 @@ var damageConfigs = []damageConfig{
 // damageOptions returns options with small tables, so that a few tens of
 // thousands of keys fill several.
 func damageOptions(c damageConfig, readOnly bool) *Options {
-	o := &Options{MemTableSize: 1 << 20, ReadOnly: readOnly, noBlockChecksums: c.noChecksums}
+	// Badger's damage: every entry in Badger (an index with a key table
+	// keeps only its prefix entries there; the key table's damage has
+	// tests of its own).
+	o := &Options{MemTableSize: 1 << 20, ReadOnly: readOnly, noBlockChecksums: c.noChecksums, NoKeyTable: true}
 	d := o.withDefaults()
 	bo := d.badgerOptions("")
 	d.setCodec(&bo, c.compression, false)

@@ -158,9 +158,9 @@ func ExampleDB_DetailedStats() {
 	// entries: 1 filter bits: 20 answered absent by the filter: 2
 }
 
-// A seen-set in a key table (a new index has one): key-only entries go
-// to it, an entry with a value to Badger; both are found, counted and
-// scanned.
+// A seen-set in a key table (a new index has one): full entries go to
+// it, key-only or with a value (text, data, times, expiry); they are
+// found, counted and scanned.
 func ExampleOptions_keyTable() {
 	dir, err := os.MkdirTemp("", "index-example")
 	if err != nil {
@@ -176,7 +176,7 @@ func ExampleOptions_keyTable() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// An entry with a value: Badger.
+	// An entry with a value: the key table too, its value beside it.
 	if err := db.Put(ctx, noted, store.Value{Data: []byte("note")}); err != nil {
 		log.Fatal(err)
 	}
@@ -185,5 +185,5 @@ func ExampleOptions_keyTable() {
 	st, _ := db.Stats(ctx)
 	fmt.Println(added, ok, string(v.Data), st.Entries, st.FormatVersion)
 	// Output:
-	// [true false] true note 2 2
+	// [true false] true note 2 3
 }

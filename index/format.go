@@ -11,10 +11,12 @@ import (
 )
 
 // FormatVersion is the newest on-disk format this package reads and
-// writes: 2 for an index with a key table (see Options.KeyTable), 1 for
-// one without (which it keeps recording, so that older programs still
-// read it).
-const FormatVersion = formatKeyTable
+// writes: 3 for an index with a key table (see Options.KeyTable), which
+// holds every full entry with its values; 1 for one without (which it
+// keeps recording, so that older programs still read it). An index of
+// format 2 (a key table of key-only entries, the others in Badger) is
+// read as it is and upgraded to 3 by a writable Open.
+const FormatVersion = formatValues
 
 // Prefix entry lengths.
 // Keyspace tags: the first byte of every Badger key the index writes.

@@ -42,10 +42,16 @@ func goldenRecords(t *testing.T) [][2]string {
 		rec("key meta filter chunk 1", filterChunkKey(1)),
 		rec("meta format value", []byte{formatBadger}),
 		rec("meta format value with a key table", []byte{formatKeyTable}),
+		rec("meta format value with values in the key table", []byte{formatValues}),
 		rec("key meta keytable-dirty", metaKey(metaSnapshotStale)),
 	}
 	for _, gv := range goldenValues {
 		recs = append(recs, rec(gv.name, appendValue(nil, gv.v)))
+	}
+	// A key-table row's value: its text and data (the times and expiry
+	// are columns).
+	for _, gv := range goldenValues {
+		recs = append(recs, rec("key table "+gv.name, tableValue(&gv.v)))
 	}
 	hdr2 := snapshotHeader{File: true, State: 42, Entries: 2, PrefixEntries: 1, Bits: f.Bits(),
 		FullLen: fl, ShortLen: sl, Size: snapshotFileLen(fl, sl)}
@@ -143,7 +149,8 @@ func TestGoldenFormat(t *testing.T) {
 	if !f2.MayHaveFull(&a) || !f2.MayHaveFull(&b) || !f2.MayHavePrefixOf(&c) || f2.MayHaveFull(&d) {
 		t.Fatal("golden filter file contents differ")
 	}
-	for name, version := range map[string]byte{"meta format value": formatBadger, "meta format value with a key table": formatKeyTable} {
+	for name, version := range map[string]byte{"meta format value": formatBadger, "meta format value with a key table": formatKeyTable,
+		"meta format value with values in the key table": formatValues} {
 		if got := field[name]; !bytes.Equal(got, []byte{version}) {
 			t.Fatalf("%s = %x, want %d", name, got, version)
 		}

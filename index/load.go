@@ -14,6 +14,7 @@ import (
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/index/internal/extsort"
 	"github.com/urlhash/urlhash/index/internal/filter"
+	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -63,9 +64,13 @@ func (db *DB) Load(ctx context.Context, seq iter.Seq[store.Entry]) (_ store.Load
 		FullTag: tagFull, PrefixTag: tagPrefix, AppendValue: appendLoadValue, Cost: entryCostOf})
 	defer s.Close()
 	var input int64
+	var cols keytable.IngestOptions // the columns and values of the key table's file
 	for e := range seq {
 		if err := db.check(&e); err != nil {
 			return store.LoadResult{}, err
+		}
+		if !e.IsPrefix() {
+			widenCols(&cols, tableCols(&e.Value), len(e.Value.Text) > 0 || len(e.Value.Data) > 0)
 		}
 		// Nothing is written before the input ends: a cancelled load
 		// leaves the index as it was.
@@ -112,7 +117,8 @@ func (db *DB) Load(ctx context.Context, seq iter.Seq[store.Entry]) (_ store.Load
 	db.fmu.Lock()
 	db.f.Expect(uint64(db.entries.Load() + s.Full()))
 	db.fmu.Unlock()
-	added, streamed, err := db.mergeInto(s)
+	cols.Keys = uint64(s.Full())
+	added, streamed, err := db.mergeInto(s, &cols)
 	if err != nil {
 		return store.LoadResult{}, err
 	}
@@ -195,7 +201,7 @@ type addedCounts struct {
 // and counts: a part may be stored. (Merging two key ranges at once, each
 // on a StreamWriter stream of its own, measured no faster on two cores,
 // and each stream builds its own tables in memory.)
-func (db *DB) mergeInto(s *extsort.Sorter) (n addedCounts, streamed bool, err error) {
+func (db *DB) mergeInto(s *extsort.Sorter, cols *keytable.IngestOptions) (n addedCounts, streamed bool, err error) {
 	m, err := s.Merge()
 	if err != nil {
 		return n, false, err
@@ -213,7 +219,7 @@ func (db *DB) mergeInto(s *extsort.Sorter) (n addedCounts, streamed bool, err er
 			ex.close()
 		}
 	}()
-	in, err := db.st.newLoadIngest(uint64(s.Full()))
+	in, err := db.st.newLoadIngest(cols)
 	if err != nil {
 		return n, false, err
 	}
@@ -266,6 +272,9 @@ func (db *DB) mergeInto(s *extsort.Sorter) (n addedCounts, streamed bool, err er
 				admit = admit[:0]
 			}
 			n.full++
+			if exp != 0 {
+				n.exp.add(exp, kindFull, 1)
+			}
 			continue
 		}
 		if w == nil {

@@ -13,20 +13,24 @@ import (
 	"github.com/urlhash/urlhash/store"
 )
 
-// TestKeyTableMoveCrash: a crash in the middle of a move to Badger (the
-// key written to Badger with its value, not yet deleted from the key
-// table) leaves the key in both stores. The counts stay exact: Badger's
-// copy is the entry; Verify reports the copy; a backup restores right; a
-// writable Open after the crash deletes the key table's copy, and a
-// delete then deletes the key.
+// TestKeyTableMoveCrash: a crash in the middle of a move into the key
+// table (an entry Badger holds, as a restored backup of format 2 leaves
+// it, written again: the key table's row written, Badger's not yet
+// deleted) leaves the key in both stores. The counts stay exact: Badger's
+// copy is the entry (the write failed); Verify reports the copy; a backup
+// restores right; a writable Open after the crash deletes the key table's
+// copy (and moves Badger's into the key table), and a delete then deletes
+// the key.
 func TestKeyTableMoveCrash(t *testing.T) {
 	ctx := context.Background()
 	hs := randHashes(rand.New(rand.NewPCG(23, 3)), 10)
 	dir := t.TempDir()
 	db := mustOpen(t, dir, &Options{KeyTable: true})
-	if _, err := db.AddBatch(ctx, entriesOf(hs)); err != nil {
+	if _, err := db.AddBatch(ctx, entriesOf(append(hs[:3:3], hs[4:]...))); err != nil {
 		t.Fatal(err)
 	}
+	old := store.Value{Text: []byte("https://example.com/old")}
+	putLegacy(t, db, hs[3], old)
 	errCrash := errors.New("crash")
 	db.st.testMoveCrash = func() error { return errCrash }
 	v := store.Value{Text: []byte("https://example.com/moved")}
@@ -53,7 +57,7 @@ func TestKeyTableMoveCrash(t *testing.T) {
 		if s.Entries != entries || full != entries {
 			t.Errorf("Entries = %d, Count = %d, want %d", s.Entries, full, entries)
 		}
-		if got, err := db.Get(ctx, hs[3]); err != nil || !bytes.Equal(got.Text, v.Text) {
+		if got, err := db.Get(ctx, hs[3]); err != nil || !bytes.Equal(got.Text, old.Text) {
 			t.Errorf("Get(moved) = %q, %v; want its value", got.Text, err)
 		}
 	}
@@ -87,8 +91,10 @@ func TestKeyTableMoveCrash(t *testing.T) {
 		defer db.Close()
 		db.st.testMoveCrash = func() error { return errCrash }
 		h := hashkey.Sum([]byte("moved in a failed write"))
-		db.AddBatch(ctx, []store.Entry{store.FullEntry(h, store.Value{})})
-		db.PutBatch(ctx, []store.Entry{store.FullEntry(h, v)}) // fails: in both
+		putLegacy(t, db, h, old)
+		if err := db.PutBatch(ctx, []store.Entry{store.FullEntry(h, v)}); !errors.Is(err, errCrash) {
+			t.Fatalf("PutBatch = %v, want the crash", err) // in both stores
+		}
 		if err := db.Delete(ctx, store.FullEntry(h, store.Value{})); err != nil {
 			t.Fatal(err)
 		}

@@ -48,18 +48,20 @@ import (
 //  12. readSnapshot: whether the persisted filter snapshot is current
 //  13. stores.reconcile: no key in both stores (when the snapshot is not
 //     current: the last process did not close cleanly)
-//  14. loadFilter: the filter and the counts, from the snapshot or rebuilt
+//  14. stores.upgradeValues: a writable index of format 2 becomes format
+//     3, Badger's full entries moved into the key table
+//  15. loadFilter: the filter and the counts, from the snapshot or rebuilt
 //     (a snapshot file's filter loads in the background: Open returns
 //     without reading it, see loadFilter)
 //
-// An index in memory takes steps 6, 8, 9, 10 and 14.
+// An index in memory takes steps 6, 8, 9, 10 and 15.
 func Open(dir string, opts *Options) (_ *DB, err error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	o := opts.withDefaults()
 	db := &DB{path: dir, opts: o, bo: o.badgerOptions(dir), fready: make(chan struct{})}
-	db.st = stores{dir: dir, readOnly: o.ReadOnly, now: o.now, fullCount: db.entries.Load}
+	db.st = stores{dir: dir, readOnly: o.ReadOnly, now: o.now, fullCount: db.entries.Load, dropped: db.dropExpired}
 	if o.InMemory {
 		db.path, db.st.dir = "", ""
 		return db, db.openMemory()
@@ -119,6 +121,11 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 		if _, err := db.st.reconcile(); err != nil {
 			return nil, err
 		}
+	}
+	if moved, err := db.st.upgradeValues(); err != nil {
+		return nil, err
+	} else if moved {
+		snap = nil // Badger's expired records left: count again
 	}
 	if err := db.loadFilter(snap); err != nil {
 		return nil, err

@@ -48,6 +48,43 @@ func (db *DB) Get(ctx context.Context, h hashkey.Hash) (v store.Value, err error
 	return v, nil
 }
 
+// GetBatch returns, in input order, the values of the full entries hs and
+// which are stored (a missing one has a zero Value). The hashes the
+// filter lets through are read in key order: in an index whose key table
+// holds the values, each value block is read and decoded once for all
+// the keys it holds (see stores.getSorted). The values' slices belong to
+// the caller.
+func (db *DB) GetBatch(ctx context.Context, hs []hashkey.Hash) (_ []store.Value, _ []bool, err error) {
+	defer db.catch(&err, [2][]byte{{tagFull}, {tagPrefix}})
+	if err := db.begin(ctx); err != nil {
+		return nil, nil, err
+	}
+	defer db.mu.RUnlock()
+	if !db.fin.Load() {
+		if err := db.waitFilter(); err != nil {
+			return nil, nil, err
+		}
+	}
+	vs, ok := make([]store.Value, len(hs)), make([]bool, len(hs))
+	db.fmu.RLock()
+	maybe := db.filterFull(hs)
+	db.fmu.RUnlock()
+	if len(maybe) == 0 {
+		db.probes.add(len(hs), nil)
+		return vs, ok, nil
+	}
+	sortByHash(hs, maybe)
+	got, found, err := db.st.getSorted(hs, maybe, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	db.probes.add(len(hs), found)
+	for j, i := range maybe {
+		vs[i], ok[i] = got[j], found[j]
+	}
+	return vs, ok, nil
+}
+
 // Has reports whether the full entry h is stored.
 func (db *DB) Has(ctx context.Context, h hashkey.Hash) (ok bool, err error) {
 	defer db.catchHash(&err, &h, false)

@@ -432,7 +432,7 @@ func (db *DB) verifyKeys() (errs []error) {
 	if err != nil {
 		errs = append(errs, translate(err))
 	}
-	errs = append(errs, db.st.checkKeyTable(func(h *hashkey.Hash, inBadger bool) {
+	errs = append(errs, db.st.checkKeyTable(func(h *hashkey.Hash, inBadger, expires bool) {
 		if inBadger {
 			// Counted in Badger's pass.
 			problem(db.corrupt("key %x is stored in both the key table and Badger (a move left unfinished; a writable Open after a crash, or Close, finishes it)", h[:]))
@@ -447,6 +447,9 @@ func (db *DB) verifyKeys() (errs []error) {
 			}
 		}
 		full++
+		if expires {
+			expiring++
+		}
 	})...)
 	if filterMisses > 0 {
 		errs = append(errs, db.corrupt("the filter misses %d stored keys (the first: %x)", filterMisses, firstMiss[1:]))

@@ -32,12 +32,14 @@ import (
 // asks only for keys the filter let through; nothing outside this type,
 // Open and their tests names the key table.
 //
-// Placement (home): with a key table (format 2), a key-only full entry
-// (no text, data, times or expiry: a seen-set's) lives there; every other
-// entry lives in Badger, as does every entry of an index without a key
-// table (format 1, and in memory). Badger also keeps the metadata and the
-// idempotency records. A new format that keeps more in the key table
-// changes home and nothing else.
+// Placement (home): with a key table that holds values (format 3),
+// every full entry lives there, with its times as columns and its text and
+// data in the table's value files; with a key table of format 2 (read
+// only: a writable Open upgrades it), a key-only full entry (no text,
+// data, times or expiry: a seen-set's) lives there and every other entry
+// in Badger, as does every entry of an index without a key table (format
+// 1, and in memory). Badger also keeps the prefix entries, the metadata
+// and the idempotency records.
 //
 // Lookup order: the key table, then Badger. A key is stored in one of the
 // two, except while a move of it runs (under its stripe lock) or after one
@@ -48,7 +50,9 @@ import (
 // table's copy (reconcile, an Open step; finishMoves, at Close), and until
 // then a lookup that finds such a key in the key table answers Badger's
 // copy (unfinishedMoves). Either outcome is one a write that did not
-// return may have.
+// return may have. The upgrade to format 3 (upgradeValues) is such a move
+// of every full entry Badger holds: cut short, it is taken back and done
+// again.
 type stores struct {
 	bdb *badger.DB
 	// kt holds the key-only full entries when the index has a key table
@@ -93,6 +97,9 @@ type stores struct {
 	// testMoveCrash, when set, is called between the two halves of a move
 	// (see write); an error stops the move there, as a crash.
 	testMoveCrash func() error
+	// dropped is told what the key table's merges dropped as expired
+	// (the counts' share of them, see Options.Expired there).
+	dropped func([]keytable.ExpiryCount)
 }
 
 // A home is the store that holds an entry.
@@ -108,11 +115,18 @@ const (
 // entry or not, with an encoded value (text, data or times) or not, and
 // its expiry (0: none).
 func (st *stores) place(full, valued bool, expiry uint64) home {
-	if st.kt != nil && full && !valued && expiry == 0 {
+	switch {
+	case st.kt == nil || !full:
+		return homeBadger
+	case st.format >= formatValues, !valued && expiry == 0:
 		return homeKeyTable
 	}
 	return homeBadger
 }
+
+// valuesInKeyTable reports whether the key table holds the full entries
+// with values (format 3).
+func (st *stores) valuesInKeyTable() bool { return st.kt != nil && st.format >= formatValues }
 
 // home is place for an entry.
 func (st *stores) home(e *store.Entry) home {
@@ -155,11 +169,15 @@ const (
 
 // Format versions: formatBadger is an index of Badger entries only (what
 // every index before the key table is, and what an index without one
-// still records); formatKeyTable adds the key table, which a program that
-// reads only formatBadger would not see.
+// still records); formatKeyTable adds the key table of key-only entries,
+// which a program that reads only formatBadger would not see;
+// formatValues keeps every full entry in the key table, values too (key
+// files with columns, value files), which a program that reads only
+// formatKeyTable would not see.
 const (
 	formatBadger   = 1
 	formatKeyTable = 2
+	formatValues   = 3
 )
 
 // expired reports whether item has expired by the index's clock. Badger
@@ -171,11 +189,13 @@ func (st *stores) expired(item *badger.Item) bool {
 	return x != 0 && int64(x) <= st.now().Unix()
 }
 
-// openKeyTable opens the key table when the index has one (format 2), or
-// creates it when want (a new index, or Options.KeyTable) and records
-// format 2. Opening replays the key table's log and checks its sync mark;
-// the idempotency records the log's unmerged batches carry are written
-// to Badger again (restoreRecords).
+// openKeyTable opens the key table when the index has one (format 2 or
+// 3), or creates it when want (a new index, or Options.KeyTable) and
+// records format 3 when Badger holds no full entry (a new index), else
+// format 2 (upgradeValues moves Badger's full entries and records 3).
+// Opening replays the key table's log and checks its sync mark; the
+// idempotency records the log's unmerged batches carry are written to
+// Badger again (restoreRecords).
 func (st *stores) openKeyTable(want bool, deltaKeys int) error {
 	has := st.format >= formatKeyTable
 	if st.dir == "" || (!has && (!want || st.readOnly)) {
@@ -197,6 +217,12 @@ func (st *stores) openKeyTable(want bool, deltaKeys int) error {
 			return nil
 		},
 		BeforeDrop: st.syncRecords,
+		Now:        func() int64 { return st.now().Unix() },
+		Expired: func(c []keytable.ExpiryCount) {
+			if st.dropped != nil {
+				st.dropped(c)
+			}
+		},
 	})
 	if errors.Is(err, keytable.ErrLost) {
 		// As for Badger's logs (see checkSynced).
@@ -207,14 +233,19 @@ func (st *stores) openKeyTable(want bool, deltaKeys int) error {
 		return fmt.Errorf("index: key table: %w", err)
 	}
 	if !has {
-		err = st.bdb.Update(func(txn *badger.Txn) error {
-			return txn.Set(metaKey(metaFormat), binary.AppendUvarint(nil, formatKeyTable))
-		})
+		format := uint64(formatKeyTable)
+		empty, err := st.badgerHoldsNoFullEntries()
 		if err != nil {
 			kt.Close()
-			return translate(err)
+			return err
 		}
-		st.format = formatKeyTable
+		if empty {
+			format = formatValues
+		}
+		if err := st.recordFormat(format); err != nil {
+			kt.Close()
+			return err
+		}
 	}
 	if len(notes) > 0 && !st.readOnly {
 		if err := st.restoreRecords(notes); err != nil {
@@ -223,6 +254,99 @@ func (st *stores) openKeyTable(want bool, deltaKeys int) error {
 		}
 	}
 	st.kt = kt
+	return nil
+}
+
+// upgradeValues (an Open step, after reconcile) moves a writable index of
+// format 2 to format 3: Badger's full entries move into the key table
+// (moveBadgerFull), then format 3 is recorded. It reports whether it
+// moved any entry (the counts are then recounted).
+func (st *stores) upgradeValues() (bool, error) {
+	if st.readOnly || st.kt == nil || st.format >= formatValues {
+		return false, nil
+	}
+	moved, err := st.moveBadgerFull()
+	if err != nil {
+		return false, err
+	}
+	return moved, st.recordFormat(formatValues)
+}
+
+// moveBadgerFull moves every live full entry Badger holds into the key
+// table, with its times as columns and its text and data as a value, in
+// one new key file (a bulk of them: they are in key order in Badger);
+// then Badger's full keyspace is dropped. A crash between the key file
+// and the drop leaves the keys in both, Badger's the entry: the next
+// Open's reconcile takes the key table's copies back (and upgradeValues
+// moves them again). Expired entries are not moved. It reports whether
+// it moved any entry. The caller is Open.
+func (st *stores) moveBadgerFull() (bool, error) {
+	// Two passes over Badger's full entries: the first sizes the key
+	// file's columns (see keytable.IngestOptions), the second writes it.
+	var o keytable.IngestOptions
+	each := func(fn func(key []byte, v *store.Value) error) error {
+		return translate(st.bdb.View(func(txn *badger.Txn) error {
+			return eachKey(txn, tagFull, func(item *badger.Item) error {
+				if len(item.Key()) != fullKeyLen || st.expired(item) {
+					return nil
+				}
+				v, err := st.itemValue(item)
+				if err != nil {
+					return fmt.Errorf("index: upgrade to format %d: value of %x: %w", formatValues, item.Key()[1:], err)
+				}
+				return fn(item.Key(), &v)
+			})
+		}))
+	}
+	err := each(func(_ []byte, v *store.Value) error {
+		widenCols(&o, tableCols(v), len(v.Text) > 0 || len(v.Data) > 0)
+		o.Keys++
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	if o.Keys > 0 {
+		in, err := st.kt.NewIngestOf(&o)
+		if err != nil {
+			return false, fmt.Errorf("index: key table: %w", err)
+		}
+		err = each(func(key []byte, v *store.Value) error {
+			_, err := in.Put(&keytable.Set{Key: keytable.Key(key[1:]), Cols: tableCols(v), Value: tableValue(v)})
+			return err
+		})
+		if err == nil {
+			err = st.markSnapshotStale()
+		}
+		if err != nil {
+			in.Abort()
+			return false, err
+		}
+		if err := in.Commit(); err != nil {
+			return false, fmt.Errorf("index: key table: %w", err)
+		}
+		if err := st.kt.Sync(); err != nil {
+			return false, fmt.Errorf("index: key table: %w", err)
+		}
+		if err := st.bdb.DropPrefix([]byte{tagFull}); err != nil {
+			return false, translate(err)
+		}
+	}
+	return o.Keys > 0, nil
+}
+
+// recordFormat records the format version, durably.
+func (st *stores) recordFormat(v uint64) error {
+	err := st.bdb.Update(func(txn *badger.Txn) error {
+		return txn.Set(metaKey(metaFormat), binary.AppendUvarint(nil, v))
+	})
+	if err == nil {
+		err = st.bdb.Sync()
+	}
+	if err != nil {
+		return translate(err)
+	}
+	st.format = v
 	return nil
 }
 
@@ -441,9 +565,14 @@ func (st *stores) has(h *hashkey.Hash, verify bool) (bool, error) {
 // lookup order (see has, and verify there). The value's slices are the
 // caller's.
 func (st *stores) get(h *hashkey.Hash, verify bool) (v store.Value, ok bool, err error) {
-	if in, err := st.inKeyTable(h); in || err != nil {
-		return store.Value{}, in, err // a key-table entry has no value
+	if v, in, err := st.keyTableGet(h); in || err != nil {
+		return v, in, err
 	}
+	return st.badgerGet(h, verify)
+}
+
+// badgerGet is get from Badger alone.
+func (st *stores) badgerGet(h *hashkey.Hash, verify bool) (v store.Value, ok bool, err error) {
 	k := fullKey(h)
 	err = st.bdb.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(k[:])
@@ -464,6 +593,87 @@ func (st *stores) get(h *hashkey.Hash, verify bool) (v store.Value, ok bool, err
 		return store.Value{}, false, st.guard.Check(k[:], k[:])
 	}
 	return v, ok, translate(err)
+}
+
+// keyTableGet returns the key table's entry h (its columns and value) and
+// whether the key table holds it as its entry (see inKeyTable).
+func (st *stores) keyTableGet(h *hashkey.Hash) (store.Value, bool, error) {
+	if st.kt == nil {
+		return store.Value{}, false, nil
+	}
+	f, b, err := st.kt.Get((*keytable.Key)(h), nil, true)
+	if err != nil {
+		return store.Value{}, false, fmt.Errorf("index: key table: %w", err)
+	}
+	if !f.Live || st.unfinished.has(h) {
+		return store.Value{}, false, nil
+	}
+	v, err := fromTable(f.Cols, b)
+	if err != nil {
+		k := *h // a copy, so that h does not escape (absent lookups allocate nothing)
+		return store.Value{}, false, fmt.Errorf("%w (key %x)", err, k[:])
+	}
+	return v, true, nil
+}
+
+// getSorted returns the values of the full entries hs[idx[j]] (idx in key
+// order) and which are stored, in lookup order: the key table's in one
+// batch (each value block read once), then Badger's one by one (see get,
+// and verify there).
+func (st *stores) getSorted(hs []hashkey.Hash, idx []int, verify bool) ([]store.Value, []bool, error) {
+	vs := make([]store.Value, len(idx))
+	found := make([]bool, len(idx))
+	rest := idx
+	var restPos []int
+	if st.kt != nil {
+		look := make([]keytable.Key, len(idx))
+		for j, i := range idx {
+			look[j] = keytable.Key(hs[i])
+		}
+		ff := make([]keytable.Found, len(idx))
+		var errValue error
+		_, err := st.kt.GetBatch(look, ff, func(j int, b []byte) error {
+			v, err := fromTable(ff[j].Cols, bytes.Clone(b))
+			if err != nil {
+				errValue = fmt.Errorf("%w (key %x)", err, look[j][:])
+				return errValue
+			}
+			vs[j] = v
+			return nil
+		})
+		if errValue != nil {
+			return nil, nil, errValue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("index: key table: %w", err)
+		}
+		rest = nil
+		for j, i := range idx {
+			if ff[j].Live && !st.unfinished.has(&hs[i]) {
+				found[j] = true
+				if !ff[j].HasValue {
+					vs[j], _ = fromTable(ff[j].Cols, nil)
+				}
+				continue
+			}
+			vs[j] = store.Value{}
+			rest = append(rest, i)
+			restPos = append(restPos, j)
+		}
+	} else {
+		restPos = make([]int, len(idx))
+		for j := range restPos {
+			restPos[j] = j
+		}
+	}
+	for n, i := range rest {
+		v, ok, err := st.badgerGet(&hs[i], verify)
+		if err != nil {
+			return nil, nil, err
+		}
+		vs[restPos[n]], found[restPos[n]] = v, ok
+	}
+	return vs, found, nil
 }
 
 // hasSorted reports which of the full entries hs[idx[j]] are stored (idx
@@ -590,15 +800,20 @@ type found struct {
 	existed []bool     // existed[j]: stored (live) before the write
 	oldExp  []uint64   // oldExp[j]: its expiry then (for the counts)
 	at      []location // at[j]: the stores that hold it
+	// cols[j] and valued[j] are the key table's row of a key it holds:
+	// its columns, and whether it has a value (nil without a key table).
+	cols   []keytable.Cols
+	valued []bool
 }
 
 // locate looks up every store for the keys of entries[idx[j]] (idx in
 // key order, one per key), under their write locks: a write must find
 // every copy. maybe[j] says whether the filter let the key through (a
 // key it did not is stored nowhere). A key both hold is Badger's (see
-// stores); an expired Badger copy does not count (the key table's entry,
-// added after the expiry, is the key's; the expired record stays counted,
-// see counts.go).
+// stores); an expired copy does not count (an entry written after the
+// expiry is the key's; an expired Badger record stays counted, see
+// counts.go; an expired key-table row is replaced by the write, which
+// says so, see keyTableWrite).
 func (st *stores) locate(entries []store.Entry, idx []int, maybe []bool) (found, error) {
 	var keys [][]byte
 	var pos []int
@@ -621,52 +836,82 @@ func (st *stores) locate(entries []store.Entry, idx []int, maybe []bool) (found,
 	if st.kt == nil {
 		return f, nil
 	}
+	var look []keytable.Key
+	var lookPos []int
 	for _, j := range pos {
-		e := &entries[idx[j]]
-		if e.IsPrefix() {
-			continue
+		if e := &entries[idx[j]]; !e.IsPrefix() {
+			look = append(look, keytable.Key(e.Hash))
+			lookPos = append(lookPos, j)
 		}
-		ok, _, err := st.kt.Has((*keytable.Key)(&e.Hash))
-		if err != nil {
-			return found{}, fmt.Errorf("index: key table: %w", err)
-		}
-		if !ok {
+	}
+	if len(look) == 0 {
+		return f, nil
+	}
+	ff := make([]keytable.Found, len(look))
+	if _, err := st.kt.GetBatch(look, ff, nil); err != nil {
+		return found{}, fmt.Errorf("index: key table: %w", err)
+	}
+	f.cols, f.valued = make([]keytable.Cols, len(idx)), make([]bool, len(idx))
+	for n, j := range lookPos {
+		if !ff[n].Live {
 			continue
 		}
 		f.at[j] |= inKeyTable
+		f.cols[j], f.valued[j] = ff[n].Cols, ff[n].HasValue
 		if !f.existed[j] {
-			// Badger may hold an expired record of the key: it stays
-			// counted (see counts.go); the entry is the key table's,
-			// which has no expiry.
-			f.existed[j], f.oldExp[j] = true, 0
+			f.existed[j], f.oldExp[j] = true, uint64(ff[n].Cols.Expires)
 		}
 	}
 	return f, nil
 }
 
 // values returns the stored values of entries[order[j]] (a zero Value
-// where the key is not in Badger: absent, or a key-table entry, which has
-// none), read in one transaction under the write locks that locate ran
-// under.
-func (st *stores) values(entries []store.Entry, order []int, at []location) ([]store.Value, error) {
+// where the key is not stored), read under the write locks that locate
+// (which found f) ran under. Badger's are read whole; of a key-table row
+// the columns come from f, and its text and data are read only where
+// need(j) says so (a revisit that keeps the stored value never reads it).
+func (st *stores) values(entries []store.Entry, order []int, f *found, need func(j int) bool) ([]store.Value, error) {
 	vs := make([]store.Value, len(order))
+	var look []keytable.Key
+	var lookPos []int
 	err := st.bdb.View(func(txn *badger.Txn) error {
 		for j, i := range order {
-			if at[j]&inBadger == 0 {
-				continue
-			}
-			item, err := txn.Get(dbKey(&entries[i]))
-			if err != nil {
-				// Found a moment ago and held by the write lock since.
-				return err
-			}
-			if vs[j], err = st.itemValue(item); err != nil {
-				return err
+			switch {
+			case f.at[j]&inBadger != 0:
+				item, err := txn.Get(dbKey(&entries[i]))
+				if err != nil {
+					// Found a moment ago and held by the write lock since.
+					return err
+				}
+				if vs[j], err = st.itemValue(item); err != nil {
+					return err
+				}
+			case f.at[j]&inKeyTable != 0:
+				vs[j], _ = fromTable(f.cols[j], nil)
+				if f.valued[j] && need(j) {
+					look = append(look, keytable.Key(entries[i].Hash))
+					lookPos = append(lookPos, j)
+				}
 			}
 		}
 		return nil
 	})
-	return vs, translate(err)
+	if err != nil || len(look) == 0 {
+		return vs, translate(err)
+	}
+	ff := make([]keytable.Found, len(look))
+	_, err = st.kt.GetBatch(look, ff, func(n int, b []byte) error {
+		v, err := fromTable(ff[n].Cols, bytes.Clone(b))
+		if err != nil {
+			return fmt.Errorf("%w (key %x)", err, look[n][:])
+		}
+		vs[lookPos[n]] = v
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("index: key table: %w", err)
+	}
+	return vs, nil
 }
 
 // existKeys reports which of the sorted Badger keys are stored (live) in
@@ -894,9 +1139,18 @@ func (ex *existence) has(key []byte) (bool, error) {
 // badgerHoldsNoEntries reports whether Badger holds no full or prefix entry
 // (the counts may be wrong after a crash or a failed load).
 func (st *stores) badgerHoldsNoEntries() (bool, error) {
+	return st.badgerHoldsNone(tagFull, tagPrefix)
+}
+
+// badgerHoldsNoFullEntries reports whether Badger holds no full entry.
+func (st *stores) badgerHoldsNoFullEntries() (bool, error) { return st.badgerHoldsNone(tagFull) }
+
+// badgerHoldsNone reports whether Badger holds no key of the keyspaces
+// tags (expired or not).
+func (st *stores) badgerHoldsNone(tags ...byte) (bool, error) {
 	empty := true
 	err := st.bdb.View(func(txn *badger.Txn) error {
-		for _, tag := range []byte{tagFull, tagPrefix} {
+		for _, tag := range tags {
 			it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: false, Prefix: []byte{tag}})
 			it.Rewind()
 			if it.Valid() {
@@ -925,12 +1179,17 @@ type loadIngest struct {
 	in *keytable.Ingest // nil while the entries' home is Badger
 }
 
-// newLoadIngest starts a loadIngest for about hint keys.
-func (st *stores) newLoadIngest(hint uint64) (*loadIngest, error) {
+// newLoadIngest starts a loadIngest of the entries o describes (the
+// load's full entries: their number, column ranges and whether any has a
+// value).
+func (st *stores) newLoadIngest(o *keytable.IngestOptions) (*loadIngest, error) {
 	if st.bareHome() != homeKeyTable {
 		return &loadIngest{st: st}, nil
 	}
-	in, err := st.kt.NewIngest(hint)
+	if !st.valuesInKeyTable() {
+		o = &keytable.IngestOptions{Keys: o.Keys} // key-only entries only
+	}
+	in, err := st.kt.NewIngestOf(o)
 	if err != nil {
 		return nil, fmt.Errorf("index: key table: %w", err)
 	}
@@ -941,10 +1200,19 @@ func (st *stores) newLoadIngest(hint uint64) (*loadIngest, error) {
 // expiry) to the new key file when the key table is its home, and
 // reports whether it did.
 func (li *loadIngest) take(key, val []byte, expiry uint64) (bool, error) {
-	if li.st.homeEncoded(key, val, expiry) != homeKeyTable {
+	if li.in == nil || li.st.homeEncoded(key, val, expiry) != homeKeyTable {
 		return false, nil
 	}
-	if err := li.in.Add((*keytable.Key)(key[1:])); err != nil {
+	s := keytable.Set{Key: keytable.Key(key[1:])}
+	if len(val) > 0 || expiry != 0 {
+		v, err := decodeValue(val)
+		if err != nil {
+			return false, fmt.Errorf("%w (key %x)", err, key[1:])
+		}
+		v.Expires = store.Unix(int64(expiry))
+		s.Cols, s.Value = tableCols(&v), tableValue(&v)
+	}
+	if _, err := li.in.Put(&s); err != nil {
 		return false, fmt.Errorf("index: key table: %w", err)
 	}
 	return true, nil

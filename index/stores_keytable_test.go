@@ -128,16 +128,16 @@ func TestKeyTableModel(t *testing.T) {
 			if err := kt.Verify(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if !kt.st.hasKeyTable() || kt.st.format != formatKeyTable {
+			if !kt.st.hasKeyTable() || kt.st.format != formatValues {
 				t.Fatalf("no key table (format %d)", kt.st.format)
 			}
 		})
 	}
 }
 
-// An index of format 1 opened with KeyTable upgrades to format 2: its
-// entries stay in Badger, new key-only ones go to the key table, and
-// both are found.
+// An index of format 1 opened with KeyTable upgrades to format 3: its
+// full entries move into the key table, where new ones go too, values and
+// all, and every one is found.
 func TestKeyTableUpgrade(t *testing.T) {
 	dir := t.TempDir()
 	db := mustOpen(t, dir, &Options{NoKeyTable: true})
@@ -152,10 +152,10 @@ func TestKeyTableUpgrade(t *testing.T) {
 	if err != nil || !slices.Equal(added, []bool{false, true}) {
 		t.Fatalf("AddBatch = %v, %v", added, err)
 	}
-	if db.st.kt.Len() != 1 {
-		t.Fatalf("key table holds %d keys, want 1", db.st.kt.Len())
+	if db.st.kt.Len() != 2 {
+		t.Fatalf("key table holds %d keys, want 2", db.st.kt.Len())
 	}
-	// Load: key-only entries to the key table, others to Badger.
+	// Load: every full entry to the key table.
 	loaded := hashkey.Sum([]byte("loaded"))
 	valued := hashkey.Sum([]byte("valued"))
 	res, err := db.Load(context.Background(), slices.Values([]store.Entry{store.FullEntry(old, store.Value{}), store.FullEntry(loaded, store.Value{}),
@@ -163,14 +163,14 @@ func TestKeyTableUpgrade(t *testing.T) {
 	if err != nil || res.Added != 2 || res.Present != 1 {
 		t.Fatalf("Load = %+v, %v", res, err)
 	}
-	if db.st.kt.Len() != 2 {
-		t.Fatalf("key table holds %d keys after the load, want 2", db.st.kt.Len())
+	if db.st.kt.Len() != 4 {
+		t.Fatalf("key table holds %d keys after the load, want 4", db.st.kt.Len())
 	}
 	if v, err := db.Get(context.Background(), valued); err != nil || string(v.Text) != "u" {
 		t.Fatalf("Get(valued) = %v, %v", v, err)
 	}
 	st, _ := db.Stats(context.Background())
-	if st.Entries != 4 || st.FormatVersion != formatKeyTable {
+	if st.Entries != 4 || st.FormatVersion != formatValues {
 		t.Fatalf("stats: %d entries, format %d", st.Entries, st.FormatVersion)
 	}
 	db.Close()
@@ -459,7 +459,8 @@ func TestRestoreVersion3(t *testing.T) {
 // TestKeyTableSyncSkipsBadger: Sync makes Badger durable (a sync number
 // written, an fsync) only when Badger has a write the key table's log
 // does not hold: not after adds of key-only entries, nor after their
-// idempotency records; after a write of a value, it does.
+// idempotency records, nor after a write of a value; after a write of a
+// prefix entry (Badger's), it does.
 func TestKeyTableSyncSkipsBadger(t *testing.T) {
 	db := mustOpen(t, t.TempDir(), nil)
 	n := 0
@@ -489,8 +490,22 @@ func TestKeyTableSyncSkipsBadger(t *testing.T) {
 	if err := db.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	if db.st.acked.seq != seq {
+		t.Fatalf("Sync synced Badger after a write of a value (sync number %d, then %d)", seq, db.st.acked.seq)
+	}
+	h := hashOf("p")
+	p, err := store.PrefixEntry(h[:4], store.Value{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutBatch(context.Background(), []store.Entry{p}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if db.st.acked.seq == seq {
-		t.Fatal("Sync did not sync Badger after a write of a value")
+		t.Fatal("Sync did not sync Badger after a write of a prefix entry")
 	}
 	if b, ok, _ := db.Recorded("r2"); !ok || string(b) != "b" {
 		t.Fatalf("Recorded(r2) = %q, %v", b, ok)

@@ -42,27 +42,55 @@ func (st *stores) keyTableKeys(prefix []byte, bits int) iter.Seq2[*keytable.Key,
 	}
 }
 
+// keyTableEntries yields the key table's rows under the bit prefix, in
+// order, with their values when values is set (none without a key
+// table). A key whose move is unfinished is Badger's and is not yielded.
+// A row is valid until the next is asked for.
+func (st *stores) keyTableEntries(prefix []byte, bits int, values bool) iter.Seq2[*keytable.Entry, error] {
+	return func(yield func(*keytable.Entry, error) bool) {
+		if st.kt == nil {
+			return
+		}
+		stopped := false
+		err := st.kt.ScanEntries(prefix, bits, keytable.ScanOptions{Values: values}, func(e *keytable.Entry) error {
+			if st.unfinished.has((*hashkey.Hash)(&e.Key)) {
+				return nil
+			}
+			if !yield(e, nil) {
+				stopped = true
+				return errStop
+			}
+			return nil
+		})
+		if err != nil && !stopped {
+			yield(nil, fmt.Errorf("index: key table: %w", err))
+		}
+	}
+}
+
 // scan visits the entries under the bit prefix in key order: the full
 // entries of both stores merged, then the prefix entries. fn gets the
 // Badger key (the key a key-table entry would have there) and the entry,
-// both reused. A key both stores hold is visited once, as Badger's.
+// both reused; with values, the entries' values, else only their
+// expiries (for the counts). A key both stores hold is visited once, as
+// Badger's.
 func (st *stores) scan(ctx context.Context, prefix []byte, bits int, values bool, fn func([]byte, *store.Entry) error) error {
 	if st.kt == nil {
 		return st.scanBadger(ctx, prefix, bits, values, fn)
 	}
-	next, stop := iter.Pull2(st.keyTableKeys(prefix, bits))
+	next, stop := iter.Pull2(st.keyTableEntries(prefix, bits, values))
 	defer stop()
-	var pend *keytable.Key // the next key of the key table, or nil at its end
+	var pend *keytable.Entry // the next row of the key table, or nil at its end
 	var perr error
 	pull := func() {
-		k, err, ok := next()
+		e, err, ok := next()
 		switch {
 		case !ok:
 			pend = nil
 		case err != nil:
 			pend, perr = nil, err
 		default:
-			pend = k
+			pend = e
 		}
 	}
 	pull()
@@ -77,14 +105,14 @@ func (st *stores) scan(ctx context.Context, prefix []byte, bits int, values bool
 	}
 	var kkey [fullKeyLen]byte
 	var ke store.Entry
-	// flush yields the key table's keys before key (all when key is nil
+	// flush yields the key table's rows before key (all when key is nil
 	// or not a full entry's) and drops one equal to it (Badger's copy is
 	// the entry).
 	sent := 0
 	flush := func(key []byte) error {
 		for pend != nil {
 			kkey[0] = tagFull
-			copy(kkey[1:], pend[:])
+			copy(kkey[1:], pend.Key[:])
 			c := -1
 			if len(key) > 0 && key[0] == tagFull {
 				c = bytes.Compare(kkey[:], key)
@@ -93,12 +121,21 @@ func (st *stores) scan(ctx context.Context, prefix []byte, bits int, values bool
 				return nil
 			}
 			if c < 0 {
-				ke = store.Entry{Hash: hashkey.Hash(*pend), Len: hashkey.Size}
+				ke = store.Entry{Hash: hashkey.Hash(pend.Key), Len: hashkey.Size}
+				if values {
+					v, err := fromTable(pend.Cols, pend.Value)
+					if err != nil {
+						return fmt.Errorf("value of %x: %w", pend.Key[:], err)
+					}
+					ke.Value = v
+				} else {
+					ke.Value.Expires = store.Unix(pend.Cols.Expires)
+				}
 				if err := fn(kkey[:], &ke); err != nil {
 					return err
 				}
 				// Badger's loop checks the context; a run of the key
-				// table's keys between two of Badger's needs its own.
+				// table's rows between two of Badger's needs its own.
 				if sent++; sent%ctxEvery == 0 && ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -272,15 +309,26 @@ func (st *stores) keyPass(sized func(full uint64), full func(leads []uint64), pr
 	sized(uint64(len(leads)) + ktLive)
 	batch := make([]uint64, 0, 1<<16)
 	var ktFull uint64
-	for k, err := range st.keyTableKeys(nil, 0) {
+	if st.kt != nil {
+		// Every row, expired ones too: they are counted until a merge
+		// drops them (see dropExpired), as Badger's until a compaction.
+		err := st.kt.ScanEntries(nil, 0, keytable.ScanOptions{Expired: true}, func(e *keytable.Entry) error {
+			if st.unfinished.has((*hashkey.Hash)(&e.Key)) {
+				return nil // Badger's
+			}
+			if batch = append(batch, binary.BigEndian.Uint64(e.Key[:8])); len(batch) == cap(batch) {
+				full(batch)
+				batch = batch[:0]
+			}
+			if x := e.Cols.Expires; x != 0 {
+				exp.add(uint64(x), kindFull, 1)
+			}
+			ktFull++
+			return nil
+		})
 		if err != nil {
-			return keyCount{}, err
+			return keyCount{}, fmt.Errorf("index: key table: %w", err)
 		}
-		if batch = append(batch, binary.BigEndian.Uint64(k[:8])); len(batch) == cap(batch) {
-			full(batch)
-			batch = batch[:0]
-		}
-		ktFull++
 	}
 	full(batch)
 	full(leads)
@@ -406,9 +454,9 @@ func (st *stores) finishMoves() error {
 }
 
 // checkKeyTable verifies the key table's files and calls fn for each of
-// its keys, with whether Badger holds it too (a move left unfinished),
-// for Verify.
-func (st *stores) checkKeyTable(fn func(h *hashkey.Hash, inBadger bool)) []error {
+// its live keys, with whether Badger holds it too (a move left
+// unfinished) and whether it expires, for Verify.
+func (st *stores) checkKeyTable(fn func(h *hashkey.Hash, inBadger, expires bool)) []error {
 	if st.kt == nil {
 		return nil
 	}
@@ -420,9 +468,9 @@ func (st *stores) checkKeyTable(fn func(h *hashkey.Hash, inBadger bool)) []error
 	if err := st.inBoth(func(h *hashkey.Hash) error { both[*h] = true; return nil }); err != nil {
 		errs = append(errs, err)
 	}
-	err := st.kt.Scan(nil, 0, func(k *keytable.Key) error {
-		h := (*hashkey.Hash)(k)
-		fn(h, both[*h])
+	err := st.kt.ScanEntries(nil, 0, keytable.ScanOptions{}, func(e *keytable.Entry) error {
+		h := (*hashkey.Hash)(&e.Key)
+		fn(h, both[*h], e.Cols.Expires != 0)
 		return nil
 	})
 	if err != nil {
@@ -437,17 +485,23 @@ func (st *stores) checkKeyTable(fn func(h *hashkey.Hash, inBadger bool)) []error
 
 // backupMagic returns the magic of the backup version the stores need.
 func (st *stores) backupMagic() string {
-	if st.kt != nil {
+	switch {
+	case st.valuesInKeyTable():
+		return backupMagicV4
+	case st.kt != nil:
 		return backupMagicV3
 	}
 	return backupMagic
 }
 
-// writeKeySection writes the key table's section of a version 3 backup
-// (nothing without a key table).
+// writeKeySection writes the key table's section of a version 3 or 4
+// backup (nothing without a key table).
 func (st *stores) writeKeySection(fw frameWriter) error {
 	if st.kt == nil {
 		return nil
+	}
+	if st.valuesInKeyTable() {
+		return st.writeRowSection(fw)
 	}
 	frame := make([]byte, 0, keyFrameSize)
 	var count uint64
@@ -467,19 +521,120 @@ func (st *stores) writeKeySection(fw frameWriter) error {
 	if _, err := fw.Write(frame); err != nil {
 		return err
 	}
+	return writeSectionEnd(fw, count)
+}
+
+// writeSectionEnd ends a key-table section with its count.
+func writeSectionEnd(fw frameWriter, count uint64) error {
 	end := binary.BigEndian.AppendUint32(nil, 0)
 	end = binary.BigEndian.AppendUint64(end, count)
 	_, err := fw.w.Write(end)
 	return err
 }
 
-// readKeySection reads the key section of a version 3 backup and adds the
-// keys the index lacks to its key table (creating one when the index has
-// none), in one new key file. For an incremental backup, the returned
-// finish deletes the keys of the key table the section lacks (the
-// deletions), once the caller has checked the whole backup. room is the
-// free-space gate. The caller holds every lock.
-func (st *stores) readKeySection(br *bufio.Reader, incremental bool, deltaKeys int, room func(int64) error) (finish func() error, _ error) {
+// writeRowSection writes the key table's section of a version 4 backup:
+// the rows' ranges, then the rows, from one pinned view.
+func (st *stores) writeRowSection(fw frameWriter) error {
+	p, err := st.kt.Pin()
+	if err != nil {
+		return fmt.Errorf("index: key table: %w", err)
+	}
+	defer p.Release()
+	var o keytable.IngestOptions
+	err = p.ScanEntries(nil, 0, keytable.ScanOptions{}, func(e *keytable.Entry) error {
+		if !st.unfinished.has((*hashkey.Hash)(&e.Key)) {
+			widenCols(&o, e.Cols, e.HasValue)
+			o.Keys++
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("index: key table: %w", err)
+	}
+	var hdr []byte
+	for _, x := range []int64{o.First.Min, o.First.Max, o.Last.Min, o.Last.Max, o.Expires.Min, o.Expires.Max} {
+		hdr = binary.AppendUvarint(hdr, uint64(x))
+	}
+	values := byte(0)
+	if o.Values {
+		values = 1
+	}
+	hdr = binary.AppendUvarint(append(hdr, values), o.Keys)
+	if _, err := fw.Write(hdr); err != nil {
+		return err
+	}
+	frame := make([]byte, 0, keyFrameSize+1024)
+	var count uint64
+	err = p.ScanEntries(nil, 0, keytable.ScanOptions{Values: o.Values}, func(e *keytable.Entry) error {
+		if st.unfinished.has((*hashkey.Hash)(&e.Key)) {
+			return nil
+		}
+		frame = append(frame, e.Key[:]...)
+		for _, x := range []int64{e.Cols.First, e.Cols.Last, e.Cols.Expires} {
+			frame = binary.AppendUvarint(frame, uint64(x))
+		}
+		frame = binary.AppendUvarint(frame, uint64(len(e.Value)))
+		frame = append(frame, e.Value...)
+		count++
+		if len(frame) >= keyFrameSize {
+			if _, err := fw.Write(frame); err != nil {
+				return err
+			}
+			frame = frame[:0]
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("index: key table: %w", err)
+	}
+	if count != o.Keys {
+		return fmt.Errorf("index: key table: a pinned view gave %d rows, then %d", o.Keys, count)
+	}
+	if _, err := fw.Write(frame); err != nil {
+		return err
+	}
+	return writeSectionEnd(fw, count)
+}
+
+// readSectionFrame reads one frame of a key-table section (nil at its
+// end): at most max bytes, checked against its CRC, under the free-space
+// gate room.
+func readSectionFrame(br *bufio.Reader, max uint32, room func(int64) error) ([]byte, error) {
+	var b [4]byte
+	if _, err := io.ReadFull(br, b[:]); err != nil {
+		return nil, fmt.Errorf("%w: backup cut short in the key table's section", store.ErrCorrupt)
+	}
+	n := binary.BigEndian.Uint32(b[:])
+	if n == 0 {
+		return nil, nil
+	}
+	if n > max {
+		return nil, fmt.Errorf("%w: key table frame of %d bytes", store.ErrCorrupt, n)
+	}
+	if err := room(2 * int64(n)); err != nil {
+		return nil, err
+	}
+	frame := make([]byte, n+4)
+	if _, err := io.ReadFull(br, frame); err != nil {
+		return nil, fmt.Errorf("%w: backup cut short in a key table frame", store.ErrCorrupt)
+	}
+	if crc32.Checksum(frame[:n], castagnoli) != binary.BigEndian.Uint32(frame[n:]) {
+		return nil, fmt.Errorf("%w: backup key table frame checksum mismatch", store.ErrCorrupt)
+	}
+	return frame[:n], nil
+}
+
+// maxSectionFrame bounds a key-table section's frame.
+const maxSectionFrame = 256 << 20
+
+// readKeySection reads the key section of a version 3 backup (rows: of a
+// version 4 one) and adds the keys the index lacks to its key table
+// (creating one when the index has none), in one new key file; rows
+// replace the rows the index holds. For an incremental backup, the
+// returned finish deletes the keys of the key table the section lacks
+// (the deletions), once the caller has checked the whole backup. room is
+// the free-space gate. The caller holds every lock.
+func (st *stores) readKeySection(br *bufio.Reader, rows, incremental bool, deltaKeys int, room func(int64) error) (finish func() error, _ error) {
 	if st.kt == nil {
 		if st.dir == "" {
 			return nil, fmt.Errorf("%w: a backup of an index with a key table restores into an index in a directory", store.ErrInvalidOptions)
@@ -488,7 +643,39 @@ func (st *stores) readKeySection(br *bufio.Reader, incremental bool, deltaKeys i
 			return nil, err
 		}
 	}
-	in, err := st.kt.NewIngest(1 << 20)
+	o := keytable.IngestOptions{Keys: 1 << 20}
+	var want uint64 // rows: the count the header gives
+	if rows {
+		if !st.valuesInKeyTable() {
+			return nil, fmt.Errorf("%w: a backup of format %d restores into an index of that format (this one is format %d)", store.ErrFormat, formatValues, st.format)
+		}
+		hdr, err := readSectionFrame(br, 1024, room)
+		if err != nil {
+			return nil, err
+		}
+		var xs [7]uint64
+		for i := range xs {
+			if i == 6 {
+				if len(hdr) == 0 || hdr[0] > 1 {
+					return nil, fmt.Errorf("%w: backup key table header", store.ErrCorrupt)
+				}
+				o.Values, hdr = hdr[0] == 1, hdr[1:]
+			}
+			x, n := binary.Uvarint(hdr)
+			if n <= 0 || x > keytable.MaxTime && i < 6 {
+				return nil, fmt.Errorf("%w: backup key table header", store.ErrCorrupt)
+			}
+			xs[i], hdr = x, hdr[n:]
+		}
+		if len(hdr) != 0 {
+			return nil, fmt.Errorf("%w: backup key table header", store.ErrCorrupt)
+		}
+		o.First = keytable.ColRange{Min: int64(xs[0]), Max: int64(xs[1])}
+		o.Last = keytable.ColRange{Min: int64(xs[2]), Max: int64(xs[3])}
+		o.Expires = keytable.ColRange{Min: int64(xs[4]), Max: int64(xs[5])}
+		want, o.Keys = xs[6], max(xs[6], 1)
+	}
+	in, err := st.kt.NewIngestOf(&o)
 	if err != nil {
 		return nil, fmt.Errorf("index: key table: %w", err)
 	}
@@ -519,52 +706,74 @@ func (st *stores) readKeySection(br *bufio.Reader, incremental bool, deltaKeys i
 	var gone []keytable.Key
 	var prev keytable.Key
 	var count uint64
+	// put adds s, in key order; a key the index holds is kept (a key
+	// section) or replaced (a row section).
+	put := func(s *keytable.Set) error {
+		k := s.Key
+		if count > 0 && bytes.Compare(prev[:], k[:]) >= 0 {
+			return fmt.Errorf("%w: backup key table keys out of order at %x", store.ErrCorrupt, k[:])
+		}
+		prev = k
+		count++
+		// The index's keys before k are not in the backup's set.
+		for have != nil && bytes.Compare(have[:], k[:]) < 0 {
+			if incremental {
+				gone = append(gone, *have)
+			}
+			if err := pull(); err != nil {
+				return err
+			}
+		}
+		if have != nil && *have == k {
+			if err := pull(); err != nil {
+				return err
+			}
+			if !rows {
+				return nil
+			}
+		}
+		if _, err := in.Put(s); err != nil {
+			return fmt.Errorf("index: key table: %w", err)
+		}
+		return nil
+	}
 	for {
-		var b [4]byte
-		if _, err := io.ReadFull(br, b[:]); err != nil {
-			return nil, fmt.Errorf("%w: backup cut short in the key table's section", store.ErrCorrupt)
-		}
-		n := binary.BigEndian.Uint32(b[:])
-		if n == 0 {
-			break
-		}
-		if n%keytable.KeySize != 0 || n > 256<<20 {
-			return nil, fmt.Errorf("%w: key table frame of %d bytes", store.ErrCorrupt, n)
-		}
-		if err := room(2 * int64(n)); err != nil {
+		frame, err := readSectionFrame(br, maxSectionFrame, room)
+		if err != nil {
 			return nil, err
 		}
-		frame := make([]byte, n+4)
-		if _, err := io.ReadFull(br, frame); err != nil {
-			return nil, fmt.Errorf("%w: backup cut short in a key table frame", store.ErrCorrupt)
+		if frame == nil {
+			break
 		}
-		if crc32.Checksum(frame[:n], castagnoli) != binary.BigEndian.Uint32(frame[n:]) {
-			return nil, fmt.Errorf("%w: backup key table frame checksum mismatch", store.ErrCorrupt)
-		}
-		for off := 0; off < int(n); off += keytable.KeySize {
-			k := keytable.Key(frame[off : off+keytable.KeySize])
-			if count > 0 && bytes.Compare(prev[:], k[:]) >= 0 {
-				return nil, fmt.Errorf("%w: backup key table keys out of order at %x", store.ErrCorrupt, k[:])
+		if !rows {
+			if len(frame)%keytable.KeySize != 0 {
+				return nil, fmt.Errorf("%w: key table frame of %d bytes", store.ErrCorrupt, len(frame))
 			}
-			prev = k
-			count++
-			// The index's keys before k are not in the backup's set.
-			for have != nil && bytes.Compare(have[:], k[:]) < 0 {
-				if incremental {
-					gone = append(gone, *have)
-				}
-				if err := pull(); err != nil {
+			for off := 0; off < len(frame); off += keytable.KeySize {
+				if err := put(&keytable.Set{Key: keytable.Key(frame[off : off+keytable.KeySize])}); err != nil {
 					return nil, err
 				}
 			}
-			if have != nil && *have == k {
-				if err := pull(); err != nil {
-					return nil, err
-				}
-				continue
+			continue
+		}
+		for len(frame) > 0 {
+			var s keytable.Set
+			if len(frame) < keytable.KeySize {
+				return nil, fmt.Errorf("%w: backup key table row cut short", store.ErrCorrupt)
 			}
-			if err := in.Add(&k); err != nil {
-				return nil, fmt.Errorf("index: key table: %w", err)
+			s.Key, frame = keytable.Key(frame[:keytable.KeySize]), frame[keytable.KeySize:]
+			var xs [4]uint64
+			for i := range xs {
+				x, n := binary.Uvarint(frame)
+				if n <= 0 || i < 3 && x > keytable.MaxTime || i == 3 && x > uint64(len(frame)-n) {
+					return nil, fmt.Errorf("%w: backup key table row %x", store.ErrCorrupt, s.Key[:])
+				}
+				xs[i], frame = x, frame[n:]
+			}
+			s.Cols = keytable.Cols{First: int64(xs[0]), Last: int64(xs[1]), Expires: int64(xs[2])}
+			s.Value, frame = frame[:xs[3]], frame[xs[3]:]
+			if err := put(&s); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -581,7 +790,7 @@ func (st *stores) readKeySection(br *bufio.Reader, incremental bool, deltaKeys i
 	if _, err := io.ReadFull(br, b[:]); err != nil {
 		return nil, fmt.Errorf("%w: backup cut short in the key table's section", store.ErrCorrupt)
 	}
-	if c := binary.BigEndian.Uint64(b[:]); c != count {
+	if c := binary.BigEndian.Uint64(b[:]); c != count || rows && c != want {
 		return nil, fmt.Errorf("%w: backup key table section carries %d keys, its end says %d", store.ErrCorrupt, count, c)
 	}
 	committed = true

@@ -16,50 +16,66 @@ import (
 	"github.com/urlhash/urlhash/store"
 )
 
-// TestPlace pins the placement rule: with a key table, key-only full
-// entries live there and everything else in Badger; without one, all in
-// Badger. home (an entry), homeEncoded (a load's encoded entry) and
-// bareHome (AddKeys' keys) are the one rule, place.
+// TestPlace pins the placement rule: with a key table (format 3), every
+// full entry lives there and prefix entries in Badger; with one of format
+// 2 (read only), key-only full entries there and everything else in
+// Badger; without one, all in Badger. home (an entry), homeEncoded (a
+// load's encoded entry) and bareHome (AddKeys' keys) are the one rule,
+// place.
 func TestPlace(t *testing.T) {
 	h := hashOf("placed")
 	soon := time.Unix(2_000_000_000, 0)
 	for _, tc := range []struct {
-		name string
-		e    store.Entry
-		kt   home // with a key table
+		name    string
+		e       store.Entry
+		kt, kt2 home // with a key table of format 3, of format 2
 	}{
-		{"key-only", store.FullEntry(h, store.Value{}), homeKeyTable},
-		{"text", store.FullEntry(h, store.Value{Text: []byte("u")}), homeBadger},
-		{"data", store.FullEntry(h, store.Value{Data: []byte{0}}), homeBadger},
-		{"times", store.FullEntry(h, store.Value{FirstSeen: soon, LastSeen: soon}), homeBadger},
-		{"expiry", store.FullEntry(h, store.Value{Expires: soon}), homeBadger},
-		{"prefix", store.Entry{Hash: h, Len: 4}, homeBadger},
+		{"key-only", store.FullEntry(h, store.Value{}), homeKeyTable, homeKeyTable},
+		{"text", store.FullEntry(h, store.Value{Text: []byte("u")}), homeKeyTable, homeBadger},
+		{"data", store.FullEntry(h, store.Value{Data: []byte{0}}), homeKeyTable, homeBadger},
+		{"times", store.FullEntry(h, store.Value{FirstSeen: soon, LastSeen: soon}), homeKeyTable, homeBadger},
+		{"expiry", store.FullEntry(h, store.Value{Expires: soon}), homeKeyTable, homeBadger},
+		{"prefix", store.Entry{Hash: h, Len: 4}, homeBadger, homeBadger},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, withKT := range []bool{true, false} {
-				db := openTestDB(t, false, &Options{NoKeyTable: !withKT})
-				want := tc.kt
-				if !withKT {
-					want = homeBadger
-				}
+			for _, c := range []struct {
+				kt     bool
+				format uint64
+				want   home
+			}{{true, formatValues, tc.kt}, {true, formatKeyTable, tc.kt2}, {false, formatBadger, homeBadger}} {
+				db := openTestDB(t, false, &Options{NoKeyTable: !c.kt})
+				db.st.format = c.format
 				key := dbKey(&tc.e)
 				val, exp := splitLoadValue(appendLoadValue(nil, &tc.e.Value))
-				if got, enc := db.st.home(&tc.e), db.st.homeEncoded(key, val, exp); got != want || enc != want {
-					t.Errorf("key table %v: home = %d, homeEncoded = %d; want %d", withKT, got, enc, want)
+				if got, enc := db.st.home(&tc.e), db.st.homeEncoded(key, val, exp); got != c.want || enc != c.want {
+					t.Errorf("key table %v, format %d: home = %d, homeEncoded = %d; want %d", c.kt, c.format, got, enc, c.want)
 				}
-				if db.st.hasKeyTable() != withKT {
-					t.Fatalf("key table %v: hasKeyTable = %v", withKT, db.st.hasKeyTable())
+				if db.st.hasKeyTable() != c.kt {
+					t.Fatalf("key table %v: hasKeyTable = %v", c.kt, db.st.hasKeyTable())
 				}
 			}
 		})
 	}
 	db := openTestDB(t, false, nil)
-	if db.st.bareHome() != homeKeyTable {
-		t.Error("bare keys of a new index live in Badger")
+	if db.st.bareHome() != homeKeyTable || db.st.format != formatValues {
+		t.Errorf("a new index: bare keys' home %d, format %d", db.st.bareHome(), db.st.format)
 	}
 	if mem := openTestDB(t, true, nil); mem.st.bareHome() != homeBadger {
 		t.Error("bare keys of an index in memory live in the key table")
 	}
+}
+
+// putLegacy stores h's entry with v in Badger behind the owner's back, as
+// an index of format 2 (or a restored backup of one) left it there, and
+// counts it.
+func putLegacy(t *testing.T, db *DB, h hashkey.Hash, v store.Value) {
+	t.Helper()
+	e := store.FullEntry(h, v)
+	if err := db.st.bdb.Update(func(txn *badger.Txn) error { return txn.SetEntry(badgerEntry(&e)) }); err != nil {
+		t.Fatal(err)
+	}
+	db.admitKeys([]hashkey.Hash{h})
+	db.entries.Add(1)
 }
 
 // inBothStores writes h's value to Badger behind the owner's back, so
@@ -100,19 +116,18 @@ func lookups(t *testing.T, db *DB, h hashkey.Hash) string {
 }
 
 // TestLookupOrder: every read answers from one order (the key table, then
-// Badger), and a key both stores hold (a move left unfinished) is
-// Badger's in every read.
+// Badger), and a key both stores hold (a move out of Badger left
+// unfinished) is Badger's in every read.
 func TestLookupOrder(t *testing.T) {
 	ctx := context.Background()
 	db := mustOpen(t, t.TempDir(), nil)
 	defer db.Close()
-	inKT, inBadger, both, absent := hashOf("kt"), hashOf("badger"), hashOf("both"), hashOf("absent")
-	if _, err := db.AddBatch(ctx, []store.Entry{store.FullEntry(inKT, store.Value{}), store.FullEntry(both, store.Value{})}); err != nil {
+	inKT, valued, inBadger, both, absent := hashOf("kt"), hashOf("valued"), hashOf("badger"), hashOf("both"), hashOf("absent")
+	if _, err := db.AddBatch(ctx, []store.Entry{store.FullEntry(inKT, store.Value{}), store.FullEntry(valued, store.Value{Text: []byte("t")})}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Put(ctx, inBadger, store.Value{Text: []byte("b")}); err != nil {
-		t.Fatal(err)
-	}
+	putLegacy(t, db, inBadger, store.Value{Text: []byte("b")})
+	putLegacy(t, db, both, store.Value{Text: []byte("old")})
 	errCrash := errors.New("crash")
 	db.st.testMoveCrash = func() error { return errCrash }
 	if err := db.Put(ctx, both, store.Value{Text: []byte("moved")}); !errors.Is(err, errCrash) {
@@ -125,8 +140,9 @@ func TestLookupOrder(t *testing.T) {
 		want string
 	}{
 		{"key table", inKT, `has true batch true get "" match true "" scan [""] count 1`},
+		{"key table, a value", valued, `has true batch true get "t" match true "t" scan ["t"] count 1`},
 		{"Badger", inBadger, `has true batch true get "b" match true "b" scan ["b"] count 1`},
-		{"both", both, `has true batch true get "moved" match true "moved" scan ["moved"] count 1`},
+		{"both", both, `has true batch true get "old" match true "old" scan ["old"] count 1`},
 		{"absent", absent, `has false batch false get "" match false "" scan [] count 0`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,10 +151,10 @@ func TestLookupOrder(t *testing.T) {
 			}
 		})
 	}
-	if s, _ := db.Stats(ctx); s.Entries != 3 {
-		t.Errorf("Entries = %d, want 3", s.Entries)
+	if s, _ := db.Stats(ctx); s.Entries != 4 {
+		t.Errorf("Entries = %d, want 4", s.Entries)
 	}
-	// Close finishes the move: the next Open finds the key once, in
+	// Close takes the move back: the next Open finds the key once, in
 	// Badger, and nothing to reconcile.
 	dir := db.Path()
 	if err := db.Close(); err != nil {
@@ -152,7 +168,7 @@ func TestLookupOrder(t *testing.T) {
 	if n, err := db.st.reconcile(); n != 0 || err != nil {
 		t.Errorf("reconcile after a Close = %d, %v; want 0", n, err)
 	}
-	if got, want := lookups(t, db, both), `has true batch true get "moved" match true "moved" scan ["moved"] count 1`; got != want {
+	if got, want := lookups(t, db, both), `has true batch true get "old" match true "old" scan ["old"] count 1`; got != want {
 		t.Errorf("after reopening: %s, want %s", got, want)
 	}
 	if err := db.Verify(ctx); err != nil {
@@ -237,10 +253,10 @@ func TestReconcile(t *testing.T) {
 	})
 }
 
-// TestMoves: an entry moves between the stores as its value comes and
-// goes, a key is in one store after every write (and in both after a
-// crash between a move's halves, which the next Open settles as
-// Badger's: a move into Badger is finished, one out of it taken back).
+// TestMoves: every full entry lives in the key table whatever its value
+// (format 3), and an entry Badger holds from an older format moves into
+// the key table at its first write; a crash between a move's halves is
+// settled by the next Open as Badger's (the move taken back).
 func TestMoves(t *testing.T) {
 	ctx := context.Background()
 	h := hashOf("moving")
@@ -260,14 +276,18 @@ func TestMoves(t *testing.T) {
 		text  string // Get's text
 	}{
 		{"add", func(db *DB) error { _, err := db.Add(ctx, h, store.Value{}); return err }, "kt true badger false", ""},
-		{"put a value", func(db *DB) error { return db.Put(ctx, h, v) }, "kt false badger true", "v"},
+		{"put a value", func(db *DB) error { return db.Put(ctx, h, v) }, "kt true badger false", "v"},
 		{"put key-only", func(db *DB) error { return db.Put(ctx, h, store.Value{}) }, "kt true badger false", ""},
 		{"visit", func(db *DB) error {
 			_, err := db.VisitBatch(ctx, []store.Entry{store.FullEntry(h, v)}, time.Hour)
 			return err
-		}, "kt false badger true", "v"},
+		}, "kt true badger false", "v"},
 		{"delete", func(db *DB) error { return db.Delete(ctx, store.FullEntry(h, store.Value{})) }, "kt false badger false", ""},
-		{"put key-only anew", func(db *DB) error { return db.Put(ctx, h, store.Value{}) }, "kt true badger false", ""},
+		{"legacy", func(db *DB) error { putLegacy(t, db, h, v); return nil }, "kt false badger true", "v"},
+		{"visit the legacy entry", func(db *DB) error {
+			_, err := db.VisitBatch(ctx, []store.Entry{store.FullEntry(h, store.Value{})}, time.Hour)
+			return err
+		}, "kt true badger false", "v"},
 	}
 	db := mustOpen(t, t.TempDir(), nil)
 	defer db.Close()
@@ -294,51 +314,36 @@ func TestMoves(t *testing.T) {
 		t.Error(err)
 	}
 
-	// A crash between the halves: into Badger (finished at Open), out of
-	// it (taken back).
-	for _, tc := range []struct {
-		name  string
-		setup store.Value // stored before
-		put   store.Value // the write the crash cuts
-		text  string      // Get's text after the Open
-	}{
-		{"into Badger", store.Value{}, v, "v"},
-		{"out of Badger", v, store.Value{}, "v"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			db := mustOpen(t, dir, nil)
-			defer db.Close()
-			if err := db.Put(ctx, h, tc.setup); err != nil {
-				t.Fatal(err)
-			}
-			errCrash := errors.New("crash")
-			db.st.testMoveCrash = func() error { return errCrash }
-			if err := db.Put(ctx, h, tc.put); !errors.Is(err, errCrash) {
-				t.Fatalf("Put = %v, want the crash", err)
-			}
-			if got := where(db); got != "kt true badger true" {
-				t.Fatalf("after the crash: %s, want both", got)
-			}
-			if err := db.Sync(ctx); err != nil {
-				t.Fatal(err)
-			}
-			// The failed process answers what the next Open settles on.
-			if got, err := db.Get(ctx, h); err != nil || string(got.Text) != tc.text {
-				t.Errorf("Get in the failed process = %q, %v; want %q", got.Text, err, tc.text)
-			}
-			crashed := mustOpen(t, copyDir(t, dir), nil)
-			defer crashed.Close()
-			if got := where(crashed); got != "kt false badger true" {
-				t.Errorf("after the Open: %s, want Badger's copy only", got)
-			}
-			if got, err := crashed.Get(ctx, h); err != nil || string(got.Text) != tc.text {
-				t.Errorf("Get after the Open = %q, %v; want %q", got.Text, err, tc.text)
-			}
-			if err := crashed.Verify(ctx); err != nil {
-				t.Error(err)
-			}
-		})
+	// A crash between the halves of a move out of Badger: taken back.
+	dir := t.TempDir()
+	db = mustOpen(t, dir, nil)
+	defer db.Close()
+	putLegacy(t, db, h, v)
+	errCrash := errors.New("crash")
+	db.st.testMoveCrash = func() error { return errCrash }
+	if err := db.Put(ctx, h, store.Value{}); !errors.Is(err, errCrash) {
+		t.Fatalf("Put = %v, want the crash", err)
+	}
+	if got := where(db); got != "kt true badger true" {
+		t.Fatalf("after the crash: %s, want both", got)
+	}
+	if err := db.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The failed process answers what the next Open settles on.
+	if got, err := db.Get(ctx, h); err != nil || string(got.Text) != "v" {
+		t.Errorf("Get in the failed process = %q, %v; want %q", got.Text, err, "v")
+	}
+	crashed := mustOpen(t, copyDir(t, dir), nil)
+	defer crashed.Close()
+	if got := where(crashed); got != "kt false badger true" {
+		t.Errorf("after the Open: %s, want Badger's copy only", got)
+	}
+	if got, err := crashed.Get(ctx, h); err != nil || string(got.Text) != "v" {
+		t.Errorf("Get after the Open = %q, %v; want %q", got.Text, err, "v")
+	}
+	if err := crashed.Verify(ctx); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -380,34 +385,39 @@ func TestAddEntersOnce(t *testing.T) {
 	}
 }
 
-// TestMixedBatchPlacement: a batch of entries with and without values
-// puts each at its home.
+// TestMixedBatchPlacement: a batch of entries with and without values,
+// and prefix entries, puts each at its home: full entries in the key
+// table, prefix entries in Badger.
 func TestMixedBatchPlacement(t *testing.T) {
 	ctx := context.Background()
 	db := mustOpen(t, t.TempDir(), nil)
 	defer db.Close()
-	hs := randHashes(rand.New(rand.NewPCG(35, 3)), 4)
+	hs := randHashes(rand.New(rand.NewPCG(35, 3)), 5)
 	v := store.Value{Text: []byte("v")}
 	if _, err := db.AddBatch(ctx, []store.Entry{store.FullEntry(hs[0], store.Value{}), store.FullEntry(hs[1], v)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.PutBatch(ctx, []store.Entry{store.FullEntry(hs[2], store.Value{}), store.FullEntry(hs[3], v)}); err != nil {
+	pe, _ := store.PrefixEntry(hs[4][:6], v)
+	if err := db.PutBatch(ctx, []store.Entry{store.FullEntry(hs[2], store.Value{}), store.FullEntry(hs[3], v), pe}); err != nil {
 		t.Fatal(err)
 	}
-	for i, h := range hs {
+	for i, h := range hs[:4] {
 		inKT, _, err := db.st.kt.Has((*[32]byte)(&h))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := i%2 == 0; inKT != want {
-			t.Errorf("key %d in the key table: %v, want %v", i, inKT, want)
+		if !inKT {
+			t.Errorf("key %d is not in the key table", i)
 		}
 		if got, err := db.Get(ctx, h); err != nil || (i%2 == 1) != (string(got.Text) == "v") {
 			t.Errorf("Get(key %d) = %q, %v", i, got.Text, err)
 		}
 	}
-	if s, _ := db.Stats(ctx); s.Entries != 4 {
-		t.Errorf("Entries = %d, want 4", s.Entries)
+	if m, ok, err := db.Match(ctx, hs[4]); !ok || err != nil || m.Len != 6 || string(m.Value.Text) != "v" {
+		t.Errorf("Match(prefix) = %+v, %v, %v", m, ok, err)
+	}
+	if s, _ := db.Stats(ctx); s.Entries != 4 || s.PrefixEntries != 1 {
+		t.Errorf("Entries = %d, %d; want 4, 1", s.Entries, s.PrefixEntries)
 	}
 	if err := db.Verify(ctx); err != nil {
 		t.Error(err)

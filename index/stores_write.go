@@ -34,11 +34,16 @@ func sortKeys(ks []keytable.Key) {
 
 // write stores entries[order[j]] for each j where put[j], at its home
 // (see stores.home), and finishes the moves that makes: an entry found
-// (at[j], from locate) in the other store is deleted there once it is
-// written at its home. rec, when not nil, is written with answer ahead of
-// the entries, in Badger: no entry of the write is stored without its
-// idempotency record (see Record). The caller holds the entries' write
-// locks and has admitted new keys to the filter.
+// (f.at[j], from locate) in the other store is deleted there once it is
+// written at its home. keep[j] (keep may be nil) writes a key-table row's
+// columns and keeps the value it holds (a revisit: the value is not read).
+// rec, when not nil, is stored with answer: in Badger ahead of the
+// entries, or, when the key table takes every entry, in the key table's
+// log entry with them and then in Badger (see addBare): no entry of the
+// write is stored without its idempotency record (see Record). The caller
+// holds the entries' write locks and has admitted new keys to the
+// filter. The tally returned is what the counts learn from the write
+// beyond locate's answers: the expired key-table rows it replaced.
 //
 // The steps, in order: Badger (the record, the entries at home there),
 // the key table (the entries at home there, and the key-table copies of
@@ -47,60 +52,116 @@ func sortKeys(ks []keytable.Key) {
 // half of those moves). A key both stores hold is Badger's, so a crash
 // between two steps finishes a move into Badger and takes back a move out
 // of it (see reconcile).
-func (st *stores) write(entries []store.Entry, order []int, put []bool, at []location, rec *Record, answer []byte) error {
+func (st *stores) write(entries []store.Entry, order []int, put, keep []bool, f *found, rec *Record, answer []byte) (tally, error) {
 	var toBadger []*badger.Entry
-	var ktAdd, ktDel []keytable.Key // ktDel: second halves of moves into Badger
-	var badgerDel [][]byte          // second halves of moves into the key table
-	var moved []hashkey.Hash        // keys whose move this write makes
+	var kb keytable.Batch    // kb.Deleted: second halves of moves into Badger
+	var badgerDel [][]byte   // second halves of moves into the key table
+	var moved []hashkey.Hash // keys whose move this write makes
 	for j, i := range order {
 		if !put[j] {
 			continue
 		}
 		e := &entries[i]
+		inKT := f.at[j]&inKeyTable != 0
 		switch st.home(e) {
 		case homeKeyTable:
-			if at[j]&inKeyTable == 0 {
-				ktAdd = append(ktAdd, keytable.Key(e.Hash))
+			keepValue := keep != nil && keep[j] && inKT && f.at[j]&inBadger == 0
+			switch {
+			case keepValue || !isKeyOnly(e):
+				kb.Set = append(kb.Set, keytable.Set{Key: keytable.Key(e.Hash), Cols: tableCols(&e.Value), Value: tableValue(&e.Value), KeepValue: keepValue})
+			case !inKT:
+				kb.Added = append(kb.Added, keytable.Key(e.Hash))
+			case f.cols[j] != (keytable.Cols{}) || f.valued[j]:
+				// A key-only entry over a row with columns or a value:
+				// written bare.
+				kb.Set = append(kb.Set, keytable.Set{Key: keytable.Key(e.Hash)})
 			}
-			if at[j]&inBadger != 0 {
+			if f.at[j]&inBadger != 0 {
 				badgerDel = append(badgerDel, dbKey(e))
 				moved = append(moved, e.Hash)
 			}
 		case homeBadger:
 			toBadger = append(toBadger, badgerEntry(e))
-			if at[j]&inKeyTable != 0 {
-				ktDel = append(ktDel, keytable.Key(e.Hash))
+			if inKT {
+				kb.Deleted = append(kb.Deleted, keytable.Key(e.Hash))
 				moved = append(moved, e.Hash)
 			}
 		}
 	}
-	if err := st.writeBadger(toBadger, rec, answer); err != nil {
-		return err
-	}
-	if len(ktAdd)+len(ktDel) > 0 {
-		if err := st.moveHalf(len(ktDel) > 0); err != nil {
-			st.unfinish(ktDel)
-			return err
+	ktWrites := len(kb.Added)+len(kb.Set)+len(kb.Deleted) > 0
+	// The record rides in the key table's log entry when the key table
+	// takes the whole write.
+	noted := rec != nil && ktWrites && len(toBadger) == 0
+	if !noted {
+		if err := st.writeBadger(toBadger, rec, answer); err != nil {
+			return tally{}, err
 		}
-		if err := st.changeKeyTable(&keytable.Batch{Added: ktAdd, Deleted: ktDel}); err != nil {
-			st.unfinish(ktDel)
-			return err
+	}
+	var t tally
+	if ktWrites {
+		if err := st.moveHalf(len(kb.Deleted) > 0); err != nil {
+			st.unfinish(kb.Deleted)
+			return tally{}, err
+		}
+		var expires int64
+		if noted {
+			expires = time.Now().Add(rec.TTL).Unix()
+			kb.Opaque = appendRecordNote(nil, rec.Key, expires, answer)
+		}
+		var err error
+		if t, err = st.keyTableWrite(&kb, nil); err != nil {
+			st.unfinish(kb.Deleted)
+			return tally{}, err
+		}
+		if noted {
+			if err := st.putNotedRecord(rec, expires, answer); err != nil {
+				return tally{}, err
+			}
 		}
 	}
 	if len(badgerDel) > 0 {
 		if err := st.moveHalf(true); err != nil {
 			st.unfinishBadger(badgerDel)
-			return err
+			return tally{}, err
 		}
 		if err := st.deleteBadger(badgerDel); err != nil {
 			st.unfinishBadger(badgerDel)
-			return err
+			return tally{}, err
 		}
 	}
 	for i := range moved {
 		st.unfinished.remove(&moved[i])
 	}
-	return nil
+	return t, nil
+}
+
+// keyTableWrite writes b to the key table (after view, when not nil: see
+// keytable.Table.WriteAfter), the persisted filter snapshot marked stale
+// first, and returns what the counts learn from it beyond the caller's
+// lookups: each expired row it replaced or deleted leaves the counts.
+func (st *stores) keyTableWrite(b *keytable.Batch, view *bareView) (tally, error) {
+	if err := st.markSnapshotStale(); err != nil {
+		return tally{}, err
+	}
+	var res keytable.Result
+	var err error
+	if view != nil {
+		_, err = st.kt.WriteAfter(b, *view, &res)
+	} else {
+		_, err = st.kt.Write(b, &res)
+	}
+	if err != nil {
+		return tally{}, fmt.Errorf("index: key table: %w", err)
+	}
+	var t tally
+	for _, prevs := range [][]keytable.Prev{res.Added, res.Set, res.Deleted} {
+		for _, p := range prevs {
+			if !p.Live && p.Removed {
+				t.change(false, true, uint64(p.Expires), false, 0)
+			}
+		}
+	}
+	return t, nil
 }
 
 // moveHalf runs the test hook between the two halves of a move.
@@ -224,11 +285,13 @@ func (st *stores) remove(entries []store.Entry, order []int, existed []bool, at 
 func (st *stores) deletePrefix(ctx context.Context, prefix []byte, bits int) (tally, error) {
 	var t tally
 	var ktDel []keytable.Key
-	for k, err := range st.keyTableKeys(prefix, bits) {
+	var ktExp []int64
+	for e, err := range st.keyTableEntries(prefix, bits, false) {
 		if err != nil {
 			return t, err
 		}
-		ktDel = append(ktDel, *k)
+		ktDel = append(ktDel, e.Key)
+		ktExp = append(ktExp, e.Cols.Expires)
 	}
 	// Collected first: the scan holds the table's files, and a delete may
 	// start a merge that replaces them.
@@ -243,9 +306,9 @@ func (st *stores) deletePrefix(ctx context.Context, prefix []byte, bits int) (ta
 				st.unfinished.remove(h) // counted as Badger's below
 				continue
 			}
-			t.change(false, true, 0, false, 0)
+			t.change(false, true, uint64(ktExp[i]), false, 0)
 		}
-		rest = rest[m:]
+		rest, ktExp = rest[m:], ktExp[m:]
 	}
 	wb := st.bdb.NewWriteBatch()
 	defer wb.Cancel()
@@ -332,18 +395,17 @@ func (st *stores) lookupBare(cands []hashkey.Hash, maybe, found []bool, sc *addS
 // under their write locks, admitted to the filter), at their home, with
 // rec (when not nil) and its answer. In the key table the record rides in
 // the same log entry as the keys (see restoreRecords) and then goes to
-// Badger; in Badger it is written ahead of the keys.
-func (st *stores) addBare(fresh []hashkey.Hash, view bareView, rec *Record, answer []byte, scratch []bool) error {
+// Badger; in Badger it is written ahead of the keys. The tally returned
+// is what the counts learn beyond the keys added: the expired rows they
+// replaced (see keyTableWrite).
+func (st *stores) addBare(fresh []hashkey.Hash, view bareView, rec *Record, answer []byte) (tally, error) {
 	if st.bareHome() == homeBadger {
 		entries := make([]*badger.Entry, len(fresh))
 		for i := range fresh {
 			k := fullKey(&fresh[i])
 			entries[i] = badger.NewEntry(k[:], nil)
 		}
-		return st.writeBadger(entries, rec, answer)
-	}
-	if err := st.markSnapshotStale(); err != nil {
-		return err
+		return tally{}, st.writeBadger(entries, rec, answer)
 	}
 	b := keytable.Batch{Added: asKeys(fresh)}
 	var expires int64
@@ -351,20 +413,21 @@ func (st *stores) addBare(fresh []hashkey.Hash, view bareView, rec *Record, answ
 		expires = time.Now().Add(rec.TTL).Unix()
 		b.Opaque = appendRecordNote(nil, rec.Key, expires, answer)
 	}
-	// AddAfter sets ok[k] for each key it added: all of them, as the
-	// write locks keep every other writer of the keys out.
-	ok := bools(scratch, len(fresh))
-	if _, err := st.kt.AddAfter(&b, view, ok, nil); err != nil {
-		return fmt.Errorf("index: key table: %w", err)
-	}
-	for k, a := range ok {
-		if !a {
-			panic(fmt.Sprintf("index: key table: key %x not added under its write lock", fresh[k]))
-		}
+	t, err := st.keyTableWrite(&b, &view)
+	if err != nil {
+		return tally{}, err
 	}
 	if rec == nil {
-		return nil
+		return t, nil
 	}
+	return t, st.putNotedRecord(rec, expires, answer)
+}
+
+// putNotedRecord writes to Badger the record a key-table write just
+// carried in its log entry (a note), as Badger's copy: its commit takes
+// one Badger version, which sync need not make durable, as the key
+// table's log holds the record (see sync).
+func (st *stores) putNotedRecord(rec *Record, expires int64, answer []byte) error {
 	if st.testRecordCrash != nil {
 		if err := st.testRecordCrash(); err != nil {
 			return err
@@ -372,8 +435,6 @@ func (st *stores) addBare(fresh []hashkey.Hash, view bareView, rec *Record, answ
 	}
 	e := badger.NewEntry(metaKey(metaRecord+rec.Key), answer)
 	e.ExpiresAt = uint64(expires)
-	// Its commit takes one Badger version, which sync need not make
-	// durable: the key table's log holds the record (see sync).
 	st.recMu.RLock()
 	err := st.bdb.Update(func(txn *badger.Txn) error { return txn.SetEntry(e) })
 	if err == nil {

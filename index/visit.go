@@ -114,12 +114,19 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 	if err != nil {
 		return nil, err
 	}
-	old, err := db.st.values(entries, p.order, p.at)
+	// A key-table row's text and data are read only when the sighting
+	// gives one of the two: given neither, the write keeps the row's
+	// value without reading it; given both, it replaces it.
+	old, err := db.st.values(entries, p.order, &p.found, func(j int) bool {
+		v := &entries[p.order[j]].Value
+		return (len(v.Text) == 0) != (len(v.Data) == 0)
+	})
 	if err != nil {
 		return nil, err
 	}
 	var fresh []int // keys not stored before (for the filter; the counts come from p)
 	put := make([]bool, len(p.order))
+	keep := make([]bool, len(p.order))
 	ws := slices.Clone(entries) // what is written: the caller's entries are not changed
 	expiring := false
 	var t tally
@@ -130,10 +137,13 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 			v.FirstSeen, v.LastSeen = now, now
 			fresh = append(fresh, i)
 		} else {
-			o := &old[j] // a key-table entry has no value
+			o := &old[j]
 			if o.HasTimes() && (revisitAfter <= 0 || now.Sub(o.LastSeen) < revisitAfter) {
 				continue
 			}
+			// A row the key table alone holds keeps its value (the
+			// columns are written); another's is carried over.
+			keep[j] = len(v.Text) == 0 && len(v.Data) == 0 && p.at[j] == inKeyTable
 			if len(v.Text) == 0 {
 				v.Text = o.Text
 			}
@@ -167,10 +177,12 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 	if rec != nil {
 		answer = rec.Answer(out)
 	}
-	if err := db.st.write(ws, p.order, put, p.at, rec, answer); err != nil {
+	more, err := db.st.write(ws, p.order, put, keep, &p.found, rec, answer)
+	if err != nil {
 		return nil, err
 	}
 	db.apply(&t)
+	db.apply(&more)
 	return out, nil
 }
 

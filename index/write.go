@@ -193,10 +193,12 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 			rec = nil
 		}
 	}
-	if err := db.st.write(entries, p.order, put, p.at, rec, answer); err != nil {
+	more, err := db.st.write(entries, p.order, put, nil, &p.found, rec, answer)
+	if err != nil {
 		return nil, err
 	}
 	db.apply(&t)
+	db.apply(&more)
 	return result, nil
 }
 

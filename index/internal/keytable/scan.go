@@ -30,37 +30,71 @@ func (t *Table) Scan(prefix []byte, bits int, fn func(k *Key) error) error {
 // sees the table as it was when it started, and holds no lock writers
 // wait for.
 func (t *Table) ScanEntries(prefix []byte, bits int, o ScanOptions, fn func(e *Entry) error) error {
+	p, err := t.Pin()
+	if err != nil {
+		return err
+	}
+	defer p.Release()
+	return p.ScanEntries(prefix, bits, o, fn)
+}
+
+// A Pinned is the table as it was at one moment, for scans that must see
+// the same entries (a backup's passes). It keeps its files open and a
+// copy of the delta in memory until Release.
+type Pinned struct {
+	t      *Table
+	deltas []*delta
+	files  []*keyFile // newest first
+	done   bool
+}
+
+// Pin returns the table as it is now.
+func (t *Table) Pin() (*Pinned, error) {
 	t.mu.RLock()
+	defer t.mu.RUnlock()
 	if t.closed {
-		t.mu.RUnlock()
-		return store.ErrClosed
+		return nil, store.ErrClosed
 	}
 	// The delta changes under writers: a copy of it. The frozen one does
 	// not, but the merge drops it: counted, as the files are.
-	deltas := []*delta{t.delta.clone()}
-	srcs := []*source{deltaSource(deltas[0])}
+	p := &Pinned{t: t, deltas: []*delta{t.delta.clone()}}
 	if t.frozen != nil {
-		c := t.frozen.clone()
-		deltas = append(deltas, c)
-		srcs = append(srcs, deltaSource(c))
+		p.deltas = append(p.deltas, t.frozen.clone())
 	}
-	files := make([]*keyFile, len(t.files))
-	copy(files, t.files)
-	for i := len(files) - 1; i >= 0; i-- {
-		files[i].acquire()
-		srcs = append(srcs, fileSource(files[i]))
+	for i := len(t.files) - 1; i >= 0; i-- {
+		t.files[i].acquire()
+		p.files = append(p.files, t.files[i])
 	}
 	t.readers.Add(1)
-	t.mu.RUnlock()
-	defer func() {
-		for _, d := range deltas {
-			d.release()
-		}
-		for _, f := range files {
-			f.release()
-		}
-		t.readers.Done()
-	}()
+	return p, nil
+}
+
+// Release lets the pinned files and delta go. Releasing twice does
+// nothing.
+func (p *Pinned) Release() {
+	if p.done {
+		return
+	}
+	p.done = true
+	for _, d := range p.deltas {
+		d.release()
+	}
+	for _, f := range p.files {
+		f.release()
+	}
+	p.t.readers.Done()
+}
+
+// ScanEntries is Table.ScanEntries over the pinned table.
+func (p *Pinned) ScanEntries(prefix []byte, bits int, o ScanOptions, fn func(e *Entry) error) error {
+	t := p.t
+	var srcs []*source
+	for _, d := range p.deltas {
+		srcs = append(srcs, deltaSource(d))
+	}
+	for _, f := range p.files {
+		srcs = append(srcs, fileSource(f))
+	}
 	now := t.now()
 	lo, hi := prefixRange(prefix, bits)
 	for _, s := range srcs {
