@@ -405,8 +405,8 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		// Only the fields every backend measures alike.
 		format := st.FormatVersion
 		if s.backend.keyTable {
-			if format != 2 {
-				t.Fatalf("an index with a key table records format %d, want 2", format)
+			if format != 3 {
+				t.Fatalf("an index with a key table records format %d, want 3", format)
 			}
 			format = 1
 		}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 
+	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -52,18 +54,19 @@ func (o *getOptions) run(e *env, args []string) error {
 	a := newAnswers(e, o.json)
 	a.perLine = true
 	return a.status(o.in.status(streamBatches(e, &o.in, args, storeBatch, func(batch []input) error {
-		for _, r := range resolve(ix, batch, o.in.kind()) {
+		rs := resolve(ix, batch, o.in.kind())
+		got, err := getResolved(e.ctx, ix.Store(), rs)
+		if err != nil {
+			return err
+		}
+		for i, r := range rs {
 			if r.err != nil {
 				a.fail(r.r, r.err)
 				continue
 			}
-			v, err := ix.Store().Get(e.ctx, r.entry.Hash)
-			present := err == nil
-			switch {
-			case errors.Is(err, store.ErrNotFound):
+			v, present := got[i].v, got[i].ok
+			if !present {
 				a.missed++
-			case err != nil:
-				return err
 			}
 			if a.json != nil {
 				out := memberOutput{Input: r.r.text, Hash: hexKey(&r.entry), Present: &present}
@@ -83,4 +86,48 @@ func (o *getOptions) run(e *env, args []string) error {
 		}
 		return a.out.Flush()
 	})))
+}
+
+// gotValue is what get found of one input.
+type gotValue struct {
+	v  store.Value
+	ok bool
+}
+
+// getResolved reads the values of the resolved inputs (those without an
+// error): in one batch from an embedded index (index.DB.GetBatch reads
+// them in key order, each value block of its key table once), else one
+// Get each.
+func getResolved(ctx context.Context, st store.Backend, rs []resolved) ([]gotValue, error) {
+	out := make([]gotValue, len(rs))
+	var hs []hashkey.Hash
+	var at []int
+	for i := range rs {
+		if rs[i].err == nil {
+			hs, at = append(hs, rs[i].entry.Hash), append(at, i)
+		}
+	}
+	if b, ok := st.(interface {
+		GetBatch(context.Context, []hashkey.Hash) ([]store.Value, []bool, error)
+	}); ok {
+		vs, found, err := b.GetBatch(ctx, hs)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range at {
+			out[i] = gotValue{vs[j], found[j]}
+		}
+		return out, nil
+	}
+	for j, i := range at {
+		v, err := st.Get(ctx, hs[j])
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			out[i] = gotValue{v, true}
+		}
+	}
+	return out, nil
 }
