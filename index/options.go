@@ -60,8 +60,10 @@ type Options struct {
 	Profile string
 
 	// BlockCacheSize is Badger's cache of decompressed table blocks, in
-	// bytes, kept only while a table is compressed (see Compression).
-	// Default 64 MiB (DefaultBlockCacheSize); a negative value disables it.
+	// bytes, kept only while a table is compressed (see Compression), and
+	// the key table's cache of decoded value blocks (get of a batch keeps
+	// the blocks it decoded for the next). Default 64 MiB
+	// (DefaultBlockCacheSize); a negative value disables both.
 	BlockCacheSize int64
 
 	// IndexCacheSize bounds the memory Badger spends on table indexes and

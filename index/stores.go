@@ -61,6 +61,11 @@ type stores struct {
 	guard    *integrity.Guard // verifies Badger's tables; nil in memory
 	dir      string           // the index directory; "" in memory
 	readOnly bool
+	// valueCache is the key table's cache of decoded value blocks
+	// (keytable.Options.ValueCache): Options.BlockCacheSize, the budget
+	// Badger's block cache has for compressed tables (which an index
+	// whose key table holds the values hardly reads).
+	valueCache int64
 	// now is the index's clock: an entry expires at it.
 	now func() time.Time
 	// fullCount returns the index's full entries, for the keyFinder's
@@ -210,8 +215,9 @@ func (st *stores) openKeyTable(want bool, deltaKeys int) error {
 	}
 	var notes []byte // idempotency records replayed from the log
 	kt, err := keytable.Open(dir, &keytable.Options{
-		ReadOnly:  st.readOnly,
-		DeltaKeys: deltaKeys,
+		ReadOnly:   st.readOnly,
+		DeltaKeys:  deltaKeys,
+		ValueCache: st.valueCache,
 		Replay: func(opaque []byte) error {
 			notes = append(notes, opaque...)
 			return nil

@@ -53,7 +53,7 @@ func (o *getOptions) run(e *env, args []string) error {
 	defer ix.Close()
 	a := newAnswers(e, o.json)
 	a.perLine = true
-	return a.status(o.in.status(streamBatches(e, &o.in, args, storeBatch, func(batch []input) error {
+	return a.status(o.in.status(streamBatches(e, &o.in, args, lookupBatch, func(batch []input) error {
 		rs := resolve(ix, batch, o.in.kind())
 		got, err := getResolved(e.ctx, ix.Store(), rs)
 		if err != nil {

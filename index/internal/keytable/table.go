@@ -873,7 +873,7 @@ func readValues(reads []valueRead, fn func(i int, v []byte) error) error {
 		}
 		if err == nil {
 			if r.v.f != curFile {
-				curFile, cur = r.v.f, r.v.f.vals.NewCursor()
+				curFile, cur = r.v.f, r.v.f.vals.NewSharingCursor()
 			}
 			var b []byte
 			if b, err = cur.Value(r.v.ord - 1); err == nil {

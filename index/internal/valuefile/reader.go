@@ -263,6 +263,7 @@ func (d *decoded) parse(out []byte, count uint32) error {
 // use.
 type Cursor struct {
 	r     *Reader
+	share bool // decoded blocks join the cache (NewSharingCursor)
 	slots [cursorBlocks]cursorSlot
 	tick  uint64
 	frame []byte
@@ -284,6 +285,16 @@ func (r *Reader) NewCursor() *Cursor {
 	for i := range c.slots {
 		c.slots[i].blk = -1
 	}
+	return c
+}
+
+// NewSharingCursor returns a cursor on r whose decoded blocks join the
+// cache, as Value's do: for batches of lookups (GetBatch), whose next
+// batch reads mostly the same blocks again, where a scan (NewCursor)
+// reads each block once and would only push the others out.
+func (r *Reader) NewSharingCursor() *Cursor {
+	c := r.NewCursor()
+	c.share = r.cache.max > 0
 	return c
 }
 
@@ -311,7 +322,15 @@ func (c *Cursor) Value(ord uint32) ([]byte, error) {
 		}
 	}
 	s.blk, s.used = -1, c.tick
-	if s.d = c.r.cache.get(c.r.id, uint32(i)); s.d == nil {
+	switch s.d = c.r.cache.get(c.r.id, uint32(i)); {
+	case s.d != nil:
+	case c.share:
+		// A block of its own, since the cache keeps it unchanged.
+		if s.d, err = c.r.decode(i, nil, &c.frame); err != nil {
+			return nil, err
+		}
+		c.r.cache.put(c.r.id, uint32(i), s.d)
+	default:
 		if s.own, err = c.r.decode(i, s.own, &c.frame); err != nil {
 			return nil, err
 		}
