@@ -543,19 +543,25 @@ func (r *recoverer) readKeyTable(entries []store.Entry) ([]store.Entry, error) {
 	if err != nil {
 		return entries, fmt.Errorf("index: recover: %w", err)
 	}
-	extra := 0
+	bad := 0
 	for i := range s.Entries {
 		e := &s.Entries[i]
-		entries = append(entries, store.Entry{Hash: hashkey.Hash(e.Key), Len: hashkey.Size})
+		en := store.Entry{Hash: hashkey.Hash(e.Key), Len: hashkey.Size}
 		if e.HasValue || !e.Cols.IsZero() {
-			extra++
+			// Salvage checked the value's block: a value that does not
+			// decode was written so, and only its key is copied.
+			v, err := fromTable(e.Cols, e.Value)
+			if err != nil {
+				v = store.Value{}
+				bad++
+			}
+			en.Value = v // Load writes an expiry back as the TTL
 		}
+		entries = append(entries, en)
 	}
-	if extra > 0 {
-		// The index keeps key-only entries in the key table; a table
-		// holding more was written by a newer program.
-		r.file(RecoverFile{Name: keyTableDir, Kind: "key table", Problem: fmt.Sprintf("%d entries with columns or a value: their keys copied, not those", extra)})
-		r.rep.ValuesLost += int64(extra)
+	if bad > 0 {
+		r.file(RecoverFile{Name: keyTableDir, Kind: "key table values", Problem: fmt.Sprintf("%d values do not decode: their keys copied without them", bad)})
+		r.rep.ValuesLost += int64(bad)
 	}
 	for _, f := range s.Files {
 		records := f.Keys
