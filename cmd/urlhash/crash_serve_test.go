@@ -90,7 +90,10 @@ func serveDedupeKillLoop(t *testing.T, flags []string) {
 		bad := 0
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 			var o struct {
-				Input, Text, FirstSeen, LastSeen string `json:",omitempty"`
+				Input     string `json:"input"`
+				Text      string `json:"text"`
+				FirstSeen string `json:"first_seen"`
+				LastSeen  string `json:"last_seen"`
 			}
 			if err := json.Unmarshal([]byte(line), &o); err != nil {
 				t.Fatal(err)
