@@ -236,6 +236,8 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	case db.opts.ReadOnly:
 		return BackupInfo{}, store.ErrReadOnly
 	}
+	// A backup of an older format writes full entries to Badger.
+	db.st.badgerNoFull.Store(false)
 	if err := db.waitFilter(); err != nil {
 		return BackupInfo{}, err
 	}

@@ -127,6 +127,9 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	} else if moved {
 		snap = nil // Badger's expired records left: count again
 	}
+	if err := db.st.checkBadgerFull(); err != nil {
+		return nil, err
+	}
 	if err := db.loadFilter(snap); err != nil {
 		return nil, err
 	}

@@ -61,6 +61,12 @@ type stores struct {
 	guard    *integrity.Guard // verifies Badger's tables; nil in memory
 	dir      string           // the index directory; "" in memory
 	readOnly bool
+	// badgerNoFull says that Badger holds no full entry, as Open found
+	// it on an index of format 3 (whose writes put none there): lookups
+	// of full keys then skip Badger. Restore clears it (a backup of an
+	// older format writes its entries to Badger); the next Open looks
+	// again.
+	badgerNoFull atomic.Bool
 	// valueCache is the key table's cache of decoded value blocks
 	// (keytable.Options.ValueCache): Options.BlockCacheSize, the budget
 	// Badger's block cache has for compressed tables (which an index
@@ -127,6 +133,23 @@ func (st *stores) place(full, valued bool, expiry uint64) home {
 		return homeKeyTable
 	}
 	return homeBadger
+}
+
+// badgerMayHoldFull reports whether a full key's lookup must ask Badger
+// after the key table (see badgerNoFull).
+func (st *stores) badgerMayHoldFull() bool {
+	return !st.valuesInKeyTable() || !st.badgerNoFull.Load()
+}
+
+// checkBadgerFull sets badgerNoFull from what Badger holds (an Open
+// step, after upgradeValues).
+func (st *stores) checkBadgerFull() error {
+	if !st.valuesInKeyTable() {
+		return nil
+	}
+	none, err := st.badgerHoldsNoFullEntries()
+	st.badgerNoFull.Store(none && err == nil)
+	return err
 }
 
 // valuesInKeyTable reports whether the key table holds the full entries
@@ -551,7 +574,7 @@ func (st *stores) inKeyTable(h *hashkey.Hash) (bool, error) {
 // damaged block reads as "absent"); without it, "absent" is not an
 // answer to give (the filter is not in yet).
 func (st *stores) has(h *hashkey.Hash, verify bool) (bool, error) {
-	if in, err := st.inKeyTable(h); in || err != nil {
+	if in, err := st.inKeyTable(h); in || err != nil || !st.badgerMayHoldFull() {
 		return in, err
 	}
 	k := fullKey(h)
@@ -571,7 +594,7 @@ func (st *stores) has(h *hashkey.Hash, verify bool) (bool, error) {
 // lookup order (see has, and verify there). The value's slices are the
 // caller's.
 func (st *stores) get(h *hashkey.Hash, verify bool) (v store.Value, ok bool, err error) {
-	if v, in, err := st.keyTableGet(h); in || err != nil {
+	if v, in, err := st.keyTableGet(h); in || err != nil || !st.badgerMayHoldFull() {
 		return v, in, err
 	}
 	return st.badgerGet(h, verify)
@@ -672,6 +695,9 @@ func (st *stores) getSorted(hs []hashkey.Hash, idx []int, verify bool) ([]store.
 			restPos[j] = j
 		}
 	}
+	if !st.badgerMayHoldFull() {
+		rest = nil
+	}
 	for n, i := range rest {
 		v, ok, err := st.badgerGet(&hs[i], verify)
 		if err != nil {
@@ -707,7 +733,7 @@ func (st *stores) hasSorted(hs []hashkey.Hash, idx []int, verify bool) ([]bool, 
 				restPos = append(restPos, j)
 			}
 		}
-		if len(rest) == 0 {
+		if len(rest) == 0 || !st.badgerMayHoldFull() {
 			return found, nil
 		}
 	}
@@ -823,8 +849,9 @@ type found struct {
 func (st *stores) locate(entries []store.Entry, idx []int, maybe []bool) (found, error) {
 	var keys [][]byte
 	var pos []int
+	skipFull := !st.badgerMayHoldFull()
 	for j, i := range idx {
-		if maybe[j] {
+		if maybe[j] && !(skipFull && !entries[i].IsPrefix()) {
 			keys = append(keys, dbKey(&entries[i]))
 			pos = append(pos, j)
 		}
@@ -844,8 +871,8 @@ func (st *stores) locate(entries []store.Entry, idx []int, maybe []bool) (found,
 	}
 	var look []keytable.Key
 	var lookPos []int
-	for _, j := range pos {
-		if e := &entries[idx[j]]; !e.IsPrefix() {
+	for j, i := range idx {
+		if e := &entries[i]; maybe[j] && !e.IsPrefix() {
 			look = append(look, keytable.Key(e.Hash))
 			lookPos = append(lookPos, j)
 		}

@@ -74,6 +74,7 @@ func putLegacy(t *testing.T, db *DB, h hashkey.Hash, v store.Value) {
 	if err := db.st.bdb.Update(func(txn *badger.Txn) error { return txn.SetEntry(badgerEntry(&e)) }); err != nil {
 		t.Fatal(err)
 	}
+	db.st.badgerNoFull.Store(false) // as Restore of an older backup
 	db.admitKeys([]hashkey.Hash{h})
 	db.entries.Add(1)
 }
@@ -90,6 +91,7 @@ func inBothStores(t *testing.T, db *DB, h hashkey.Hash, v store.Value) {
 	if err := db.st.bdb.Update(func(txn *badger.Txn) error { return txn.SetEntry(badgerEntry(&e)) }); err != nil {
 		t.Fatal(err)
 	}
+	db.st.badgerNoFull.Store(false)
 }
 
 // lookups returns what every read says of h, as one string.

@@ -368,9 +368,13 @@ func (st *stores) lookupBare(cands []hashkey.Hash, maybe, found []bool, sc *addS
 		}
 	}
 	bkeys, bpos, arena := sc.bkeys[:0], sc.bpos[:0], sc.barena[:0]
+	badger := st.badgerMayHoldFull()
 	for m, n := range lookPos {
 		if lookFound[m] && !st.unfinished.has(&cands[n]) {
 			found[n] = true
+			continue
+		}
+		if !badger {
 			continue
 		}
 		bpos = append(bpos, n)

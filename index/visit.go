@@ -127,7 +127,7 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 	var fresh []int // keys not stored before (for the filter; the counts come from p)
 	put := make([]bool, len(p.order))
 	keep := make([]bool, len(p.order))
-	ws := slices.Clone(entries) // what is written: the caller's entries are not changed
+	var ws []store.Entry // what is written (the caller's entries are not changed), once a key is due
 	expiring := false
 	var t tally
 	for j, i := range p.order {
@@ -158,13 +158,16 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 				v.FirstSeen = now
 			}
 		}
+		if ws == nil {
+			ws = slices.Clone(entries)
+		}
 		ws[i] = store.Entry{Hash: e.Hash, Len: e.Len, Value: v}
 		put[j], out[i] = true, true
 		x := expiresAt(&v)
 		expiring = expiring || x != 0
 		t.change(e.IsPrefix(), p.existed[j], p.oldExp[j], true, x)
 	}
-	if !slices.Contains(put, true) {
+	if ws == nil {
 		return out, db.writeRecordOnly(rec, out)
 	}
 	db.admit(entries, fresh, nil)
