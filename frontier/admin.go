@@ -168,20 +168,29 @@ func (f *Frontier) Due(crawl string) int64 {
 	return n
 }
 
+// Deleted counts the URLs a deletion removed.
+type Deleted struct {
+	// URLs counts every URL removed: queued, in transit and completed.
+	URLs int64
+	// Active counts those of them not completed (url-frontier's answer).
+	Active int64
+}
+
+func (d *Deleted) add(o Deleted) { d.URLs, d.Active = d.URLs+o.URLs, d.Active+o.Active }
+
 // DeleteQueue deletes queue key of crawl with every URL it holds and
-// returns how many were not completed (url-frontier's count of active
-// URLs); ErrNotFound for an unknown queue.
-func (f *Frontier) DeleteQueue(ctx context.Context, crawl, key string) (int64, error) {
+// counts them; ErrNotFound for an unknown queue.
+func (f *Frontier) DeleteQueue(ctx context.Context, crawl, key string) (Deleted, error) {
 	crawl = normCrawl(crawl)
 	f.mu.Lock()
 	if err := f.checkLocked(); err != nil {
 		f.mu.Unlock()
-		return 0, err
+		return Deleted{}, err
 	}
 	q := f.lookupLocked(crawl, key)
 	if q == nil {
 		f.mu.Unlock()
-		return 0, fmt.Errorf("%w: queue %q of crawl %q", ErrNotFound, key, crawl)
+		return Deleted{}, fmt.Errorf("%w: queue %q of crawl %q", ErrNotFound, key, crawl)
 	}
 	n, err := f.deleteQueueLocked(ctx, q)
 	f.mu.Unlock()
@@ -192,9 +201,9 @@ func (f *Frontier) DeleteQueue(ctx context.Context, crawl, key string) (int64, e
 }
 
 // deleteQueueLocked deletes q's URLs, then its meta entry, then forgets it.
-func (f *Frontier) deleteQueueLocked(ctx context.Context, q *queue) (int64, error) {
+func (f *Frontier) deleteQueueLocked(ctx context.Context, q *queue) (Deleted, error) {
 	var es []store.Entry
-	var active int64
+	var n Deleted
 	seen := map[uid]bool{}
 	for _, pre := range []uint64{q.id, q.done} {
 		err := f.db.Scan(ctx, prefix8(pre), 64, 0, func(e store.Entry) error {
@@ -211,42 +220,43 @@ func (f *Frontier) deleteQueueLocked(ctx context.Context, q *queue) (int64, erro
 			if !seen[u] {
 				seen[u] = true
 				es = append(es, store.FullEntry(recordKey(u), store.Value{}))
+				n.URLs++
 				if pre == q.id {
-					active++
+					n.Active++
 				}
 			}
 			return nil
 		})
 		if err != nil {
-			return 0, err
+			return Deleted{}, err
 		}
 	}
 	es = append(es, store.FullEntry(metaKey(tagQueue, q.crawl.name, q.key), store.Value{}))
 	for len(es) > 0 {
-		n := min(len(es), 10000)
-		if _, err := f.db.DeleteBatch(ctx, es[:n]); err != nil {
-			return 0, err
+		k := min(len(es), 10000)
+		if _, err := f.db.DeleteBatch(ctx, es[:k]); err != nil {
+			return Deleted{}, err
 		}
-		es = es[n:]
+		es = es[k:]
 	}
 	f.forgetHeldLocked(q)
 	f.removeLocked(q)
-	return active, nil
+	return n, nil
 }
 
-// DeleteCrawl deletes every queue of crawl and returns how many URLs not
-// completed they held.
-func (f *Frontier) DeleteCrawl(ctx context.Context, crawl string) (int64, error) {
+// DeleteCrawl deletes every queue of crawl, its URLs and its settings, and
+// counts the URLs.
+func (f *Frontier) DeleteCrawl(ctx context.Context, crawl string) (Deleted, error) {
 	crawl = normCrawl(crawl)
 	f.mu.Lock()
 	if err := f.checkLocked(); err != nil {
 		f.mu.Unlock()
-		return 0, err
+		return Deleted{}, err
 	}
-	var total int64
+	var total Deleted
 	for _, q := range f.sortedQueuesLocked(crawl) {
 		n, err := f.deleteQueueLocked(ctx, q)
-		total += n
+		total.add(n)
 		if err != nil {
 			f.mu.Unlock()
 			return total, err
@@ -278,6 +288,7 @@ func (f *Frontier) setQueue(ctx context.Context, crawl, key string, set func(*qu
 		return fmt.Errorf("%w: queue %q of crawl %q", ErrNotFound, key, crawl)
 	}
 	set(&q.settings)
+	f.signalLocked()
 	err := f.db.PutBatch(ctx, []store.Entry{q.metaEntry()})
 	if err == nil {
 		q.persisted = true
@@ -320,6 +331,7 @@ func (f *Frontier) SetDelay(ctx context.Context, crawl, key string, delay time.D
 		return err
 	}
 	f.crawlLocked(crawl).delay = int64(delay)
+	f.signalLocked()
 	d := binary.AppendVarint([]byte{tagCrawl, recordVersion}, int64(delay))
 	err := f.db.PutBatch(ctx, []store.Entry{store.FullEntry(metaKey(tagCrawl, crawl, ""), store.Value{Text: []byte(crawl), Data: d})})
 	f.mu.Unlock()
@@ -338,6 +350,7 @@ func (f *Frontier) SetActive(ctx context.Context, active bool) error {
 		return err
 	}
 	f.active = active
+	f.signalLocked()
 	flag := byte(0)
 	if active {
 		flag = 1

@@ -29,7 +29,8 @@
 // (GetParams.MaxPerQueue); nothing while the frontier is inactive
 // (SetActive). A URL handed out is in transit until it is updated,
 // completed or released, or until its transit (GetParams.Transit,
-// DefaultTransit) ends and it is due again.
+// DefaultTransit; Extend renews it) ends and it is due again. A caller
+// that found nothing can wait for Changes or until NextDue (a long poll).
 //
 // # Storage
 //

@@ -55,6 +55,7 @@ type Frontier struct {
 	pending map[uid]bool  // URLs being created, between their writes
 	held    map[uid]*held // URLs handed out (in transit, or expired and not handed out again)
 	lastDue int64         // the last due time given to a new URL (ns)
+	changed chan struct{} // closed at the next change (see Changes), when taken
 
 	recounting bool
 	recountWG  sync.WaitGroup
@@ -241,6 +242,7 @@ func (f *Frontier) Close() error {
 	}
 	f.closed = true
 	close(f.stop)
+	f.signalLocked()
 	f.mu.Unlock()
 	f.recountWG.Wait()
 	return f.db.Close()
@@ -388,18 +390,23 @@ func (f *Frontier) unholdLocked(u uid, now int64) *held {
 	delete(f.held, u)
 	q := h.q
 	q.prune(now)
-	if h.expiry > now {
-		for i := range q.transit {
-			if q.transit[i].expiry == h.expiry {
-				if q.transit[i].n--; q.transit[i].n == 0 {
-					q.transit = slices.Delete(q.transit, i, i+1)
-				}
-				q.queued++
-				break
-			}
-		}
+	if h.expiry > now && q.removeTransit(h.expiry) {
+		q.queued++
 	}
 	return h
+}
+
+// removeTransit uncounts one URL handed out until expiry, and reports
+// whether one was counted (not yet pruned).
+func (q *queue) removeTransit(expiry int64) bool {
+	i, found := slices.BinarySearchFunc(q.transit, expiry, func(t transit, e int64) int { return cmp.Compare(t.expiry, e) })
+	if !found {
+		return false
+	}
+	if q.transit[i].n--; q.transit[i].n == 0 {
+		q.transit = slices.Delete(q.transit, i, i+1)
+	}
+	return true
 }
 
 // forgetHeldLocked forgets the URLs of q handed out (q is deleted).

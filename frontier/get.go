@@ -3,6 +3,7 @@ package frontier
 import (
 	"context"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/urlhash/urlhash/hashkey"
@@ -257,7 +258,11 @@ func (f *Frontier) handLocked(ctx context.Context, pk *pick, b *changes, out *[]
 	sent := 0
 	for i := range pk.keys {
 		due, u := parseDueKey(&pk.keys[i])
-		if h := f.held[u]; h != nil && h.expiry > now || f.pending[u] {
+		if h := f.held[u]; h != nil && h.expiry > now {
+			next = min(next, h.expiry) // due again then, unless it ends first
+			continue
+		}
+		if f.pending[u] {
 			continue
 		}
 		r := &pk.records[i]
@@ -304,6 +309,39 @@ func (f *Frontier) Complete(ctx context.Context, crawl string, ids []ID) ([]bool
 // once, and reports which were in transit.
 func (f *Frontier) Release(ctx context.Context, crawl string, ids []ID) ([]bool, error) {
 	return f.move(ctx, crawl, ids, false)
+}
+
+// Extend renews the transit of the URLs ids of crawl that are in transit:
+// each is due again transit from now (0: DefaultTransit) unless completed,
+// updated or released first. It reports which were in transit; one whose
+// transit has ended is not (it is due again, and may be handed out to
+// another caller). Like handing out, it writes nothing.
+func (f *Frontier) Extend(ctx context.Context, crawl string, ids []ID, transit time.Duration) ([]bool, error) {
+	if transit <= 0 {
+		transit = DefaultTransit
+	}
+	crawl = normCrawl(crawl)
+	found := make([]bool, len(ids))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.checkLocked(); err != nil {
+		return nil, err
+	}
+	now := f.now().UnixNano()
+	expiry := now + int64(transit)
+	for i, id := range ids {
+		h := f.held[uid(id)]
+		if h == nil || h.q.crawl.name != crawl || h.expiry <= now {
+			continue
+		}
+		q := h.q
+		q.prune(now)
+		q.removeTransit(h.expiry)
+		q.addTransit(expiry, 1) // q.head stays: it is never later than it was
+		h.expiry = expiry
+		found[i] = true
+	}
+	return found, nil
 }
 
 func (f *Frontier) move(ctx context.Context, crawl string, ids []ID, complete bool) ([]bool, error) {
@@ -372,6 +410,9 @@ func (f *Frontier) move(ctx context.Context, crawl string, ids []ID, complete bo
 		b.deletes = append(b.deletes, store.FullEntry(dueKey(q.id, due, u), store.Value{}))
 		q.queued = max(0, q.queued-1)
 		q.completed++
+	}
+	if slices.Contains(found, true) {
+		f.signalLocked() // released, or a queue's transit shorter
 	}
 	if len(b.keys) == 0 {
 		f.mu.Unlock()

@@ -310,6 +310,9 @@ func (f *Frontier) create(ctx context.Context, preps []prepared, fresh []bool, r
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err == nil {
+		f.signalLocked()
+	}
 	for _, m := range news {
 		delete(f.pending, m.u)
 		if err == nil {
@@ -364,6 +367,7 @@ func (f *Frontier) update(ctx context.Context, preps []prepared, res []PutResult
 		res[pos[k]].Status = st
 	}
 	err := b.apply(ctx, f)
+	f.signalLocked()
 	f.mu.Unlock()
 	if err != nil {
 		return err

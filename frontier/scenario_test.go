@@ -22,10 +22,12 @@ import (
 //	put [crawl=C] [key=K]        lines: URL [known] [refetch=DUR] [priority=N] [fp=HEX]
 //	get [crawl=C|any] [key=K] [queues=N] [per-queue=N] [max=N] [transit=DUR]
 //	complete|release [crawl=C]   lines: URL (by its ID)
+//	extend [crawl=C] transit=DUR lines: URL (by its ID)
 //	advance DUR | reopen | crawls | queues [crawl=C] [inactive]
 //	stats [crawl=C] [key=K] | due [crawl=C] | status URL [crawl=C]
 //	list|count [crawl=C] [key=K] [filter=F] [ignore-case] [start=N] [size=N]
 //	delay [crawl=C] [key=K] seconds=S | block key=K until=DUR|0 | limit key=K n=N
+//	watch | changed | next-due [crawl=C|any] [key=K] [per-queue=N]
 //	active [true|false] | delete-queue key=K [crawl=C] | delete-crawl crawl=C | purge days=N [crawl=C] [key=K]
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
@@ -33,6 +35,7 @@ func TestScenarios(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "frontier")
 		f := reopen(t, dir, clock)
 		ctx := context.Background()
+		var watched <-chan struct{}
 		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
 			arg := func(key string) string {
 				if a, ok := td.Arg(key); ok && len(a.Vals) > 0 {
@@ -106,7 +109,7 @@ func TestScenarios(t *testing.T) {
 				if len(hs) == 0 {
 					b.WriteString("(none)\n")
 				}
-			case "complete", "release":
+			case "complete", "release", "extend":
 				var ids []ID
 				for _, l := range strings.Split(strings.TrimSpace(td.Input), "\n") {
 					p, err := f.prepare(&Item{Info: URLInfo{URL: l, Crawl: crawl, Key: "-"}})
@@ -117,10 +120,17 @@ func TestScenarios(t *testing.T) {
 				}
 				var found []bool
 				var err error
-				if td.Cmd == "complete" {
+				switch td.Cmd {
+				case "complete":
 					found, err = f.Complete(ctx, crawl, ids)
-				} else {
+				case "release":
 					found, err = f.Release(ctx, crawl, ids)
+				default:
+					d, perr := time.ParseDuration(arg("transit"))
+					if perr != nil {
+						t.Fatal(perr)
+					}
+					found, err = f.Extend(ctx, crawl, ids, d)
 				}
 				if err != nil {
 					return "error: " + err.Error() + "\n"
@@ -128,6 +138,22 @@ func TestScenarios(t *testing.T) {
 				for _, ok := range found {
 					fmt.Fprintln(&b, ok)
 				}
+			case "watch":
+				watched = f.Changes()
+				return ""
+			case "changed":
+				select {
+				case <-watched:
+					return "true\n"
+				default:
+					return "false\n"
+				}
+			case "next-due":
+				t := f.NextDue(GetParams{Crawl: crawl, AnyCrawl: crawl == "any", Key: arg("key"), MaxPerQueue: num("per-queue")})
+				if t.IsZero() {
+					return "none\n"
+				}
+				return "+" + t.Sub(fakeclock.Start()).String() + "\n"
 			case "advance":
 				d, err := time.ParseDuration(td.CmdArgs[0].Key)
 				if err != nil {
@@ -202,13 +228,13 @@ func TestScenarios(t *testing.T) {
 				if err != nil {
 					return "error: " + err.Error() + "\n"
 				}
-				fmt.Fprintln(&b, n)
+				fmt.Fprintf(&b, "active=%d urls=%d\n", n.Active, n.URLs)
 			case "delete-crawl":
 				n, err := f.DeleteCrawl(ctx, crawl)
 				if err != nil {
 					return "error: " + err.Error() + "\n"
 				}
-				fmt.Fprintln(&b, n)
+				fmt.Fprintf(&b, "active=%d urls=%d\n", n.Active, n.URLs)
 			case "purge":
 				n, err := f.PurgeURLs(ctx, crawl, arg("key"), num("days"))
 				if err != nil {

@@ -270,7 +270,7 @@ func (s *Server) ListCrawls(context.Context, *Local) (*StringList, error) {
 // DeleteCrawl deletes a crawl and answers how many URLs not completed it held.
 func (s *Server) DeleteCrawl(ctx context.Context, m *DeleteCrawlMessage) (*Long, error) {
 	n, err := s.f.DeleteCrawl(ctx, m.GetValue())
-	return &Long{Value: uint64(n)}, toStatus(err)
+	return &Long{Value: uint64(n.Active)}, toStatus(err)
 }
 
 // ListQueues answers a page of a crawl's queues, in key order.
@@ -297,7 +297,7 @@ func (s *Server) DeleteQueue(ctx context.Context, p *QueueWithinCrawlParams) (*L
 	if errors.Is(err, frontier.ErrNotFound) {
 		err = nil
 	}
-	return &Long{Value: uint64(n)}, toStatus(err)
+	return &Long{Value: uint64(n.Active)}, toStatus(err)
 }
 
 // BlockQueueUntil blocks a queue until a time (0 unblocks); an unknown

@@ -199,10 +199,12 @@ func TestService(t *testing.T) {
 	checkList(t, "GetURLs of one queue", get(t, c, &urlfrontier.GetParams{Key: "a.example", Item: crawlID("")}),
 		[]string{"https://a.example/2 a.example DEFAULT"})
 	time.Sleep(1100 * time.Millisecond) // delay_requestable 1 s
-	checkList(t, "GetURLs after transit", get(t, c, &urlfrontier.GetParams{MaxQueues: 1, Item: crawlID("")}), []string{"https://b.example/1 b.example DEFAULT"})
+	// The queues in turn from the last call's: a.example, whose first
+	// URL's transit has ended (its second's goes on).
+	checkList(t, "GetURLs after transit", get(t, c, &urlfrontier.GetParams{MaxQueues: 1, Item: crawlID("")}), []string{"https://a.example/1 a.example DEFAULT"})
 	checkList(t, "GetURLs any crawl", get(t, c, &urlfrontier.GetParams{MaxUrlsPerQueue: 1, Item: &urlfrontier.GetParams_AnyCrawlID{AnyCrawlID: &urlfrontier.AnyCrawlID{}}}),
-		// a.example of DEFAULT has a URL in transit (30 s), its cap of 1.
-		[]string{"https://c.example/1 c.example crawl2", "https://a.example/1 a.example crawl2"})
+		// a.example of DEFAULT has URLs in transit (30 s), its cap of 1.
+		[]string{"https://b.example/1 b.example DEFAULT", "https://c.example/1 c.example crawl2", "https://a.example/1 a.example crawl2"})
 
 	// Known items: completed (no date) or due again; metadata kept.
 	md := map[string]*urlfrontier.StringList{"status": {Values: []string{"200"}}}
