@@ -99,24 +99,34 @@
 // an Idempotency-Key (a repeated claim gets the same requests), and every
 // answer is given once what it reports is durable:
 //
-//	POST /v1/frontier/enqueue   body: JSON Lines {"url", "fingerprint" (hex, optional: the
-//	                            identity instead of the URL's), "queue" (default the URL's
-//	                            host), "priority" (int), "data" (base64: the serialised
-//	                            request)}; answer: text/plain, a line per input line: new,
-//	                            present (the crawl knows the identity) or invalid TAB reason
-//	POST /v1/frontier/claim     ?max=N (100) &per_queue=M (1) &lease=SECONDS (60): up to N due
-//	                            requests, at most M a queue, from queues past their delay;
-//	                            answer: JSON Lines {"id", "url", "queue", "priority", "data"};
-//	                            a request neither acked nor released within its lease is due
-//	                            again
+//	POST /v1/frontier/enqueue   body: JSON Lines {"url", "fingerprint" (2..64 hex digits, an
+//	                            even number, optional: the identity instead of the URL's),
+//	                            "queue" (default the URL's host), "priority" (int), "data"
+//	                            (base64: the serialised request)}; answer: text/plain, a line
+//	                            per input line: new, present (the crawl knows the identity) or
+//	                            invalid TAB reason
+//	POST /v1/frontier/claim     ?max=N (100) &per_queue=M (1) &lease=SECONDS (60) &wait=SECONDS
+//	                            (0..30, 0): up to N due requests, at most M a queue, from
+//	                            queues past their delay; answer: JSON Lines {"id", "url",
+//	                            "queue", "priority", "data" (left out when none)}; a request
+//	                            neither acked nor released within its lease is due again.
+//	                            With nothing due, a wait answers once something is (enqueued,
+//	                            released, due again) or the wait has passed (empty); it holds
+//	                            no slot meanwhile, and beyond 4 x MaxInFlight waiting claims
+//	                            a claim answers at once
 //	POST /v1/frontier/ack       body: ids, one a line; answer per line: done, unknown or invalid:
 //	                            completed, never handed out again
 //	POST /v1/frontier/release   body: ids; answer per line: released (due at once) or unknown
+//	POST /v1/frontier/extend    ?lease=SECONDS (60); body: ids; answer per line: extended (its
+//	                            lease ends SECONDS from now) or unknown (not in transit: the
+//	                            caller holds it no more)
 //	POST /v1/frontier/delay     ?seconds=S [&queue=Q]: the politeness delay of a queue, or the
 //	                            crawl's default; answer {"crawl","queue","seconds"}
 //	GET  /v1/frontier/status    {"crawl","queued","due","in_transit","completed","queues"} and
 //	                            "recounting":true while a restart's counts are made: the crawl
 //	                            is idle when queued and in_transit are 0
+//	POST /v1/frontier/delete    deletes the whole crawl (queued, in transit, completed, its
+//	                            delays); answer {"crawl","deleted"} (the URLs it knew)
 //
 // /metrics then reports per crawl urlhash_frontier_queued, _in_transit,
 // _completed, _queues, _puts_total and _gets_total.

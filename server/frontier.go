@@ -18,16 +18,19 @@ import (
 )
 
 // The crawl frontier's endpoints (a scrapy scheduler's): enqueue requests,
-// claim due ones with a lease, ack or release them, set the politeness
-// delay, ask what is left. Every write takes an Idempotency-Key, whose
-// answer is kept after the frontier's write (afterWrite).
+// claim due ones with a lease (waiting for them, wait=), ack, release or
+// extend them, set the politeness delay, ask what is left, delete the
+// crawl. Every write takes an Idempotency-Key, whose answer is kept after
+// the frontier's write (afterWrite).
 func (s *Server) handleFrontier() {
 	s.handle("POST "+wire.PathFrontierEnqueue, buffered, s.frontierWrite(s.enqueue))
-	s.handle("POST "+wire.PathFrontierClaim, buffered, s.frontierWrite(s.claim))
-	s.handle("POST "+wire.PathFrontierAck, buffered, s.frontierWrite(s.ack(true)))
-	s.handle("POST "+wire.PathFrontierRelease, buffered, s.frontierWrite(s.ack(false)))
+	s.handle("POST "+wire.PathFrontierClaim, polled, s.frontierWrite(s.claim))
+	s.handle("POST "+wire.PathFrontierAck, buffered, s.frontierWrite(s.idLines(idAck)))
+	s.handle("POST "+wire.PathFrontierRelease, buffered, s.frontierWrite(s.idLines(idRelease)))
+	s.handle("POST "+wire.PathFrontierExtend, buffered, s.frontierWrite(s.idLines(idExtend)))
 	s.handle("POST "+wire.PathFrontierDelay, buffered, s.frontierWrite(s.frontierDelay))
 	s.handle("GET "+wire.PathFrontierStatus, buffered, s.frontierStatus)
+	s.handle("POST "+wire.PathFrontierDelete, buffered, s.frontierWrite(s.frontierDelete))
 }
 
 // frontierFunc is a frontier write: it returns its answer.
@@ -120,7 +123,7 @@ func (s *Server) enqueue(f *frontier.Frontier, r *http.Request, body []byte) (an
 		if e.Fingerprint != "" {
 			fp, err := hex.DecodeString(e.Fingerprint)
 			if err != nil || len(fp) > 32 {
-				reasons[i] = fmt.Sprintf("fingerprint %q: want 1..64 hex digits", e.Fingerprint)
+				reasons[i] = fmt.Sprintf("fingerprint %q: want 2..64 hex digits, an even number", e.Fingerprint)
 				continue
 			}
 			it.Fingerprint = fp
@@ -154,7 +157,7 @@ type claimed struct {
 	URL      string `json:"url"`
 	Queue    string `json:"queue"`
 	Priority int32  `json:"priority"`
-	Data     []byte `json:"data"`
+	Data     []byte `json:"data,omitempty"` // absent when none was enqueued
 }
 
 // intArg returns the query argument name as an integer in lo..hi, or def.
@@ -184,6 +187,25 @@ func secondsArg(r *http.Request, name string, def time.Duration, maxSec float64)
 	return time.Duration(x * float64(time.Second)), nil
 }
 
+// leaseArg returns a request's lease= (default, and 0: 60 s).
+func leaseArg(r *http.Request) (time.Duration, error) {
+	lease, err := secondsArg(r, "lease", 60*time.Second, 7*24*3600)
+	if lease == 0 {
+		lease = 60 * time.Second
+	}
+	return lease, err
+}
+
+// Bounds of a claim's wait: at most maxClaimWait; it looks again at
+// least every claimPollMax (a change the frontier does not signal, such as
+// a restart's recount) and at most every claimPollMin (a queue that may
+// hand out but did not: read by another claim meanwhile).
+const (
+	maxClaimWait = 30
+	claimPollMin = 50 * time.Millisecond
+	claimPollMax = time.Second
+)
+
 func (s *Server) claim(f *frontier.Frontier, r *http.Request, _ []byte) (answer, error) {
 	n, err := intArg(r, "max", 100, 1, 10000)
 	if err != nil {
@@ -193,22 +215,21 @@ func (s *Server) claim(f *frontier.Frontier, r *http.Request, _ []byte) (answer,
 	if err != nil {
 		return answer{}, err
 	}
-	lease, err := secondsArg(r, "lease", 60*time.Second, 7*24*3600)
+	lease, err := leaseArg(r)
 	if err != nil {
 		return answer{}, err
 	}
-	if lease == 0 {
-		lease = 60 * time.Second
+	wait, err := secondsArg(r, "wait", 0, maxClaimWait)
+	if err != nil {
+		return answer{}, err
 	}
-	hs, err := f.GetURLs(r.Context(), frontier.GetParams{Crawl: r.URL.Query().Get("crawl"), MaxURLs: n, MaxPerQueue: per, Transit: lease})
+	p := frontier.GetParams{Crawl: r.URL.Query().Get("crawl"), MaxURLs: n, MaxPerQueue: per, Transit: lease}
+	hs, err := s.getURLs(f, r, p, wait)
 	if err != nil {
 		return answer{}, err
 	}
 	a := answer{status: http.StatusOK, ctype: "application/x-ndjson"}
 	for _, h := range hs {
-		if h.Info.Data == nil {
-			h.Info.Data = []byte{} // "", not null
-		}
 		b, err := json.Marshal(claimed{ID: h.ID.String(), URL: h.Info.URL, Queue: h.Info.Key, Priority: h.Info.Priority, Data: h.Info.Data})
 		if err != nil {
 			return answer{}, err
@@ -218,13 +239,69 @@ func (s *Server) claim(f *frontier.Frontier, r *http.Request, _ []byte) (answer,
 	return a, nil
 }
 
-// ack returns the handler of ack (complete) or release.
-func (s *Server) ack(complete bool) frontierFunc {
-	yes := "released"
-	if complete {
-		yes = "done"
+// getURLs hands out what p selects, in a slot; with a wait, when nothing
+// is due, it waits (in no slot) until something may be (frontier.NextDue)
+// or changes (frontier.Changes), and looks again, until wait has passed or
+// the client has gone. Claims beyond the bound of waiters do not wait.
+func (s *Server) getURLs(f *frontier.Frontier, r *http.Request, p frontier.GetParams, wait time.Duration) ([]frontier.Handed, error) {
+	if wait > 0 {
+		select {
+		case s.waiters <- struct{}{}:
+			defer func() { <-s.waiters }()
+		default:
+			wait = 0
+		}
 	}
+	deadline := time.Now().Add(wait)
+	for {
+		changed := f.Changes()
+		release, err := s.slot(r)
+		if err != nil {
+			return nil, err
+		}
+		hs, err := f.GetURLs(r.Context(), p)
+		release()
+		left := time.Until(deadline)
+		if err != nil || len(hs) > 0 || left <= 0 {
+			return hs, err
+		}
+		step := min(left, claimPollMax)
+		if t := f.NextDue(p); !t.IsZero() {
+			step = min(step, max(claimPollMin, time.Until(t)))
+		}
+		timer := time.NewTimer(step)
+		select {
+		case <-changed:
+		case <-timer.C:
+		case <-r.Context().Done():
+			timer.Stop()
+			return nil, r.Context().Err()
+		}
+		timer.Stop()
+	}
+}
+
+// idOp is what an endpoint of request ids does with them.
+type idOp uint8
+
+const (
+	idAck idOp = iota
+	idRelease
+	idExtend
+)
+
+// idLines returns the handler of ack (complete), release or extend: a
+// body of request ids, an answer a line.
+func (s *Server) idLines(op idOp) frontierFunc {
+	yes := [...]string{idAck: "done", idRelease: "released", idExtend: "extended"}[op]
 	return func(f *frontier.Frontier, r *http.Request, body []byte) (answer, error) {
+		var lease time.Duration
+		if op == idExtend {
+			var err error
+			if lease, err = leaseArg(r); err != nil {
+				return answer{}, err
+			}
+		}
 		ls, err := lines(body)
 		if err != nil {
 			return answer{}, err
@@ -240,10 +317,14 @@ func (s *Server) ack(complete bool) frontierFunc {
 			ids = append(ids, id)
 		}
 		var found []bool
-		if complete {
-			found, err = f.Complete(r.Context(), r.URL.Query().Get("crawl"), ids)
-		} else {
-			found, err = f.Release(r.Context(), r.URL.Query().Get("crawl"), ids)
+		crawl := r.URL.Query().Get("crawl")
+		switch op {
+		case idAck:
+			found, err = f.Complete(r.Context(), crawl, ids)
+		case idRelease:
+			found, err = f.Release(r.Context(), crawl, ids)
+		case idExtend:
+			found, err = f.Extend(r.Context(), crawl, ids, lease)
 		}
 		if err != nil {
 			return answer{}, err
@@ -279,6 +360,19 @@ func (s *Server) frontierDelay(f *frontier.Frontier, r *http.Request, _ []byte) 
 		return answer{}, err
 	}
 	b, err := json.Marshal(map[string]any{"crawl": frontierCrawl(crawl), "queue": queue, "seconds": d.Seconds()})
+	if err != nil {
+		return answer{}, err
+	}
+	return answer{status: http.StatusOK, ctype: "application/json", body: append(b, '\n')}, nil
+}
+
+func (s *Server) frontierDelete(f *frontier.Frontier, r *http.Request, _ []byte) (answer, error) {
+	crawl := r.URL.Query().Get("crawl")
+	n, err := f.DeleteCrawl(r.Context(), crawl)
+	if err != nil {
+		return answer{}, err
+	}
+	b, err := json.Marshal(map[string]any{"crawl": frontierCrawl(crawl), "deleted": n.URLs})
 	if err != nil {
 		return answer{}, err
 	}

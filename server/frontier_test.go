@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -70,4 +72,73 @@ func TestNoFrontier(t *testing.T) {
 	if code, body := post(t, ts, "/v1/frontier/claim", "", nil); code != http.StatusNotFound {
 		t.Errorf("claim without a frontier: %d %s", code, body)
 	}
+}
+
+// TestFrontierClaimWait: a claim with wait= holds no slot while it waits
+// (an enqueue gets the only one), wakes when something is enqueued and
+// answers it; claims beyond the bound of waiters answer at once; a
+// waiting claim whose client goes away ends and gives its place back.
+func TestFrontierClaimWait(t *testing.T) {
+	f, err := frontier.Open(filepath.Join(t.TempDir(), "frontier"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, ts, _ := newTestServer(t, &Options{MaxInFlight: 1, Frontier: func(bool) (*frontier.Frontier, error) { return f, nil }})
+	type result struct {
+		code int
+		body string
+	}
+	claim := func(ctx context.Context, crawl string) chan result {
+		c := make(chan result, 1)
+		go func() {
+			req, err := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/frontier/claim?wait=30&crawl="+crawl, nil)
+			if err != nil {
+				panic(err)
+			}
+			resp, err := ts.Client().Do(req)
+			if err != nil {
+				c <- result{body: err.Error()}
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			c <- result{resp.StatusCode, string(b)}
+		}()
+		return c
+	}
+	waitFor := func(n int) {
+		t.Helper()
+		for start := time.Now(); len(s.waiters) != n; time.Sleep(time.Millisecond) {
+			if time.Since(start) > 20*time.Second {
+				t.Fatalf("%d claims waiting, want %d", len(s.waiters), n)
+			}
+		}
+	}
+	// 4 x MaxInFlight claims wait; the next answers at once, empty.
+	var waiting []chan result
+	for i := range 4 {
+		waiting = append(waiting, claim(context.Background(), fmt.Sprint("w", i)))
+	}
+	waitFor(4)
+	if r := <-claim(context.Background(), "other"); r.code != http.StatusOK || r.body != "" {
+		t.Fatalf("a claim beyond the waiters: %d %q", r.code, r.body)
+	}
+	for i, c := range waiting {
+		crawl := fmt.Sprint("w", i)
+		if code, body := post(t, ts, "/v1/frontier/enqueue?crawl="+crawl, "", []byte(`{"url": "https://a.example/`+crawl+`"}`)); code != http.StatusOK || body != "new\n" {
+			t.Fatalf("enqueue beside waiting claims: %d %q", code, body)
+		}
+		if r := <-c; r.code != http.StatusOK || !strings.Contains(r.body, `"url":"https://a.example/`+crawl+`"`) {
+			t.Errorf("claim waiting in %s: %d %q, want the request enqueued", crawl, r.code, r.body)
+		}
+	}
+	waitFor(0)
+	// A client that goes away ends its claim's wait.
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := claim(ctx, "gone")
+	waitFor(1)
+	cancel()
+	<-gone
+	waitFor(0)
 }

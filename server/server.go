@@ -42,7 +42,9 @@ type Options struct {
 	// takes its slot only once its body has arrived, so that slow clients
 	// hold no slot; /v1/health and /metrics take none. Bulk loads, whose
 	// bodies stream while they are served, share a quarter of the slots
-	// (at least one). Default 64.
+	// (at least one). A frontier claim that waits (wait=) holds no slot
+	// while it waits; at most 4 x MaxInFlight wait at once, and a claim
+	// beyond them answers at once. Default 64.
 	MaxInFlight int
 	// BodyTimeout bounds how long a request body may take to arrive
 	// whole, and how long a load's streamed body may pause; a client
@@ -112,6 +114,7 @@ type Server struct {
 	bufs    bodyPool      // request bodies (see buffers.go)
 	batches sync.Pool     // *keyBatch, for bare-key adds
 	adders  chan struct{} // the bare-key adds running at once (addKeys)
+	waiters chan struct{} // the frontier claims waiting at once (claim's wait=)
 	// identity is the served index's (wire.HeaderIndex), "" when it
 	// records none.
 	identity string
@@ -143,7 +146,7 @@ func New(st store.Backend, opts *Options) *Server {
 		o.IdempotencyTTL = 24 * time.Hour
 	}
 	s := &Server{st: st, o: o, commit: newCommitter(st, o.Logger), slots: make(chan struct{}, o.MaxInFlight),
-		loads: make(chan struct{}, max(1, o.MaxInFlight/4)), adders: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))), bodies: semaphore.NewWeighted(max(o.MaxBuffered, o.MaxBody)), mux: http.NewServeMux()}
+		loads: make(chan struct{}, max(1, o.MaxInFlight/4)), adders: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))), waiters: make(chan struct{}, 4*o.MaxInFlight), bodies: semaphore.NewWeighted(max(o.MaxBuffered, o.MaxBody)), mux: http.NewServeMux()}
 	s.records = newRecords(st)
 	s.identity = identityOf(st)
 	s.metrics = newMetrics(st, s.commit, s.slots, o.Version, o.Frontier)
@@ -203,6 +206,10 @@ const (
 	// public: unmetered, and answered without the token (/v1/health, for
 	// liveness probes: it says nothing but that the server answers).
 	public
+	// polled: buffered, but the handler takes a slot itself (s.slot) for
+	// each piece of work, so that a long poll (a frontier claim's wait)
+	// waits without one.
+	polled
 )
 
 func (s *Server) handle(pattern string, rt route, h handler) {
@@ -302,6 +309,9 @@ func (s *Server) admit(rw http.ResponseWriter, r *http.Request, rt route) (relea
 	if err != nil {
 		return nil, err
 	}
+	if rt == polled {
+		return done, nil
+	}
 	if err := s.take(r, s.slots); err != nil {
 		done()
 		return nil, err
@@ -316,6 +326,14 @@ var errGone = errors.New("server: client gone while waiting")
 // errSlowBody is a request body that took longer than Options.BodyTimeout
 // to arrive (or a load's body that paused that long).
 var errSlowBody = errors.New("server: request body too slow")
+
+// slot takes a slot for a polled route's work; release gives it back.
+func (s *Server) slot(r *http.Request) (release func(), err error) {
+	if err := s.take(r, s.slots); err != nil {
+		return nil, err
+	}
+	return func() { <-s.slots }, nil
+}
 
 // take waits for a slot of slots, or for the client to go.
 func (s *Server) take(r *http.Request, slots chan struct{}) error {

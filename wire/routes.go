@@ -27,11 +27,13 @@ const (
 	// The crawl frontier's, for a scrapy scheduler (package server's
 	// documentation has the contract); each takes ?crawl=.
 	PathFrontierEnqueue = "/v1/frontier/enqueue" // POST JSON Lines of requests: new, present or invalid a line
-	PathFrontierClaim   = "/v1/frontier/claim"   // POST ?max=&per_queue=&lease=: JSON Lines of claimed requests
+	PathFrontierClaim   = "/v1/frontier/claim"   // POST ?max=&per_queue=&lease=&wait=: JSON Lines of claimed requests
 	PathFrontierAck     = "/v1/frontier/ack"     // POST ids a line: done, unknown or invalid a line
 	PathFrontierRelease = "/v1/frontier/release" // POST ids a line: released, unknown or invalid a line
+	PathFrontierExtend  = "/v1/frontier/extend"  // POST ?lease=, ids a line: extended, unknown or invalid a line
 	PathFrontierDelay   = "/v1/frontier/delay"   // POST ?seconds=[&queue=]: {"crawl","queue","seconds"}
 	PathFrontierStatus  = "/v1/frontier/status"  // GET: {"crawl","queued","due","in_transit","completed","queues"}
+	PathFrontierDelete  = "/v1/frontier/delete"  // POST: the whole crawl; {"crawl","deleted"}
 
 	// Google's Web Risk v1 API, served on an index of a Safe Browsing
 	// list: its paths and parameters are Google's (package threatlist).
