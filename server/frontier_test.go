@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -141,4 +143,46 @@ func TestFrontierClaimWait(t *testing.T) {
 	cancel()
 	<-gone
 	waitFor(0)
+}
+
+// TestFrontierLargeBody: an enqueue of 20 requests of 300 bytes each
+// (beyond a line scanner's first buffer) is read whole: each line new, and
+// each request's data claimed back as it was.
+func TestFrontierLargeBody(t *testing.T) {
+	f, err := frontier.Open(filepath.Join(t.TempDir(), "frontier"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, ts, _ := newTestServer(t, &Options{Frontier: func(bool) (*frontier.Frontier, error) { return f, nil }})
+	var body []byte
+	want := map[string][]byte{}
+	for i := range 20 {
+		data := bytes.Repeat([]byte{byte(i)}, 300)
+		url := fmt.Sprintf("https://h%d.example/%d", i, i)
+		want[url] = data
+		line, _ := json.Marshal(map[string]any{"url": url, "data": data})
+		body = append(append(body, line...), '\n')
+	}
+	if code, got := post(t, ts, "/v1/frontier/enqueue", "", body); code != http.StatusOK || got != strings.Repeat("new\n", 20) {
+		t.Fatalf("enqueue: %d %q", code, got)
+	}
+	code, got := post(t, ts, "/v1/frontier/claim?max=100", "", nil)
+	if code != http.StatusOK {
+		t.Fatalf("claim: %d %q", code, got)
+	}
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(got), "\n") {
+		var c claimed
+		if err := json.Unmarshal([]byte(l), &c); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(c.Data, want[c.URL]) {
+			t.Errorf("%s: data %q", c.URL, c.Data)
+		}
+		n++
+	}
+	if n != 20 {
+		t.Errorf("claimed %d requests, want 20", n)
+	}
 }
