@@ -88,6 +88,7 @@ type queue struct {
 	head       int64
 	lastServed int64  // when it last handed out (ns)
 	busy       bool   // a GetURLs is reading it (see pickLocked)
+	headMoved  bool   // a URL became due while busy (see lowerHead)
 	version    uint64 // counts the changes of its keys other than new URLs
 }
 
@@ -340,6 +341,18 @@ func (q *queue) delay() int64 {
 		return q.settings.delay
 	}
 	return q.crawl.delay
+}
+
+// lowerHead notes a URL of the queue due at due: its head is then due at
+// the latest. A GetURLs reading the queue unlocked meanwhile may have read
+// past it: headMoved makes it leave the head unknown.
+func (q *queue) lowerHead(due int64) {
+	if q.busy {
+		q.headMoved = true
+	}
+	if q.head != headUnknown {
+		q.head = min(q.head, due)
+	}
 }
 
 // prune ends the transits that expired by now: their URLs are due again.

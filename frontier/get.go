@@ -86,14 +86,14 @@ func (f *Frontier) GetURLs(ctx context.Context, p GetParams) ([]Handed, error) {
 		}
 		pk.q.busy = false
 	}
+	if err == nil && len(b.deletes) > 0 {
+		// Under the lock: another call must not find them stored and
+		// uncount them again.
+		_, err = f.db.DeleteBatch(ctx, b.deletes)
+	}
 	f.mu.Unlock()
 	if err != nil {
 		return nil, err
-	}
-	if len(b.deletes) > 0 {
-		if _, err := f.db.DeleteBatch(ctx, b.deletes); err != nil {
-			return nil, err
-		}
 	}
 	return out, nil
 }
@@ -234,15 +234,11 @@ func (f *Frontier) handLocked(ctx context.Context, pk *pick, b *changes, out *[]
 	if f.queues[q.id] != q {
 		return nil // deleted meanwhile
 	}
-	if q.version != pk.version {
+	reread := q.version != pk.version
+	if reread {
 		// Changed meanwhile (an update, a completion): read again.
 		for i := range pk.keys {
-			_, u := parseDueKey(&pk.keys[i])
-			var err error
-			if pk.values[i], pk.records[i], pk.found[i], err = f.getRecord(ctx, u); err != nil {
-				return err
-			}
-			if pk.done[i], err = f.db.Has(ctx, doneKey(q.done, u)); err != nil {
+			if err := f.readKey(ctx, pk, i); err != nil {
 				return err
 			}
 		}
@@ -265,13 +261,28 @@ func (f *Frontier) handLocked(ctx context.Context, pk *pick, b *changes, out *[]
 		if f.pending[u] {
 			continue
 		}
+		if !reread && !pk.isPlace(i) {
+			// Read unlocked: a put may have written the record since
+			// (new URLs do not change the version). Stale keys are
+			// rare: read it again, locked, before deleting it.
+			if err := f.readKey(ctx, pk, i); err != nil {
+				return err
+			}
+		}
 		r := &pk.records[i]
-		if !pk.found[i] || pk.done[i] || r.state == stateCompleted || r.due != due || r.crawl != q.crawl.name || r.key != q.key {
-			// Left by a crash between writes, or by a move: not the
-			// URL's place in the queue.
-			f.unholdLocked(u, now)
-			b.deletes = append(b.deletes, store.FullEntry(pk.keys[i], store.Value{}))
-			q.queued = max(0, q.queued-1)
+		if !pk.isPlace(i) {
+			// Not the URL's place in the queue. Deleted since it was
+			// read (completed, moved), it was uncounted then; still
+			// stored, it is a crash's leftover, counted by the recount.
+			stored, err := f.db.Has(ctx, pk.keys[i])
+			if err != nil {
+				return err
+			}
+			if stored {
+				f.unholdLocked(u, now)
+				b.deletes = append(b.deletes, store.FullEntry(pk.keys[i], store.Value{}))
+				q.queued = max(0, q.queued-1)
+			}
 			continue
 		}
 		if sent == budget {
@@ -289,7 +300,33 @@ func (f *Frontier) handLocked(ctx context.Context, pk *pick, b *changes, out *[]
 		next = min(next, expiry)
 	}
 	q.head = next
+	if q.headMoved {
+		// URLs became due while it was read unlocked, perhaps past what
+		// it read: read them next time.
+		q.head, q.headMoved = headUnknown, false
+	}
 	return nil
+}
+
+// readKey reads the record of the i-th due key pk read, and whether its
+// URL is completed.
+func (f *Frontier) readKey(ctx context.Context, pk *pick, i int) error {
+	_, u := parseDueKey(&pk.keys[i])
+	var err error
+	if pk.values[i], pk.records[i], pk.found[i], err = f.getRecord(ctx, u); err != nil {
+		return err
+	}
+	pk.done[i], err = f.db.Has(ctx, doneKey(pk.q.done, u))
+	return err
+}
+
+// isPlace reports whether the i-th due key pk read is its URL's place in
+// the queue: its record is stored and names this queue and due time, and
+// the URL is not completed.
+func (pk *pick) isPlace(i int) bool {
+	due, _ := parseDueKey(&pk.keys[i])
+	r := &pk.records[i]
+	return pk.found[i] && !pk.done[i] && r.state != stateCompleted && r.due == due && r.crawl == pk.q.crawl.name && r.key == pk.q.key
 }
 
 // info returns the URLInfo of a record of URL url.
@@ -364,9 +401,7 @@ func (f *Frontier) move(ctx context.Context, crawl string, ids []ID, complete bo
 			// A release writes nothing: the due key never moved.
 			if h != nil && h.expiry > now {
 				f.unholdLocked(u, now)
-				if h.q.head != headUnknown {
-					h.q.head = min(h.q.head, h.due)
-				}
+				h.q.lowerHead(h.due)
 				found[i] = true
 			}
 			continue

@@ -318,9 +318,7 @@ func (f *Frontier) create(ctx context.Context, preps []prepared, fresh []bool, r
 		if err == nil {
 			m.q.queued++
 			m.q.crawl.puts++
-			if m.q.head != headUnknown {
-				m.q.head = min(m.q.head, m.due)
-			}
+			m.q.lowerHead(m.due)
 		}
 	}
 	return err
@@ -491,9 +489,7 @@ func (f *Frontier) updateLocked(ctx context.Context, b *changes, p *prepared, no
 	case !complete:
 		b.keys = append(b.keys, store.FullEntry(dueKey(q.id, r.due, p.u), store.Value{}))
 		q.queued++
-		if q.head != headUnknown {
-			q.head = min(q.head, r.due)
-		}
+		q.lowerHead(r.due)
 	}
 	if !found || !sameRecord(&old, &r) {
 		b.records = append(b.records, store.FullEntry(p.rec, recordValue(&r, url, created, max(r.due, nowNs))))
