@@ -55,7 +55,9 @@ type Frontier struct {
 	pending map[uid]bool  // URLs being created, between their writes
 	held    map[uid]*held // URLs handed out (in transit, or expired and not handed out again)
 	lastDue int64         // the last due time given to a new URL (ns)
-	changed chan struct{} // closed at the next change (see Changes), when taken
+	// intentSeq numbers the intents (see intent.go) from the time of Open.
+	intentSeq uint64
+	changed   chan struct{} // closed at the next change (see Changes), when taken
 
 	recounting bool
 	recountWG  sync.WaitGroup
@@ -131,11 +133,21 @@ func Open(dir string, opts *Options) (*Frontier, error) {
 		return nil, err
 	}
 	f := &Frontier{o: o, db: db, active: true, crawls: map[string]*crawl{}, queues: map[uint64]*queue{},
-		pending: map[uid]bool{}, held: map[uid]*held{}, stop: make(chan struct{})}
+		pending: map[uid]bool{}, held: map[uid]*held{}, stop: make(chan struct{}), intentSeq: uint64(o.now().UnixNano())}
 	f.commit.init(db)
-	if err := f.load(context.Background()); err != nil {
+	ctx := context.Background()
+	intents, err := f.load(ctx)
+	if err != nil {
 		db.Close()
 		return nil, err
+	}
+	n, err := f.repair(ctx, intents)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("frontier: repairing what a crash left: %w", err)
+	}
+	if n > 0 {
+		o.Logger.Warn("frontier: repaired URLs a crash left without their place in a queue", "urls", n)
 	}
 	if !o.noRecount {
 		f.recounting = true
@@ -146,14 +158,22 @@ func Open(dir string, opts *Options) (*Frontier, error) {
 }
 
 // load reads the meta entries: every queue with its settings, the
-// crawls' default delays and the active flag.
-func (f *Frontier) load(ctx context.Context) error {
-	return f.db.Scan(ctx, make([]byte, 4), metaBits, 0, func(e store.Entry) error {
+// crawls' default delays and the active flag, and returns the intents a
+// crash left.
+func (f *Frontier) load(ctx context.Context) ([]intent, error) {
+	var intents []intent
+	err := f.db.Scan(ctx, make([]byte, 4), metaBits, 0, func(e store.Entry) error {
 		d := e.Value.Data
 		if len(d) == 0 {
 			return nil
 		}
 		switch d[0] {
+		case tagIntent:
+			us, err := parseIntent(d)
+			if err != nil {
+				return err
+			}
+			intents = append(intents, intent{key: e.Hash, ids: us})
 		case tagQueue:
 			s, err := parseQueueSettings(d)
 			if err != nil {
@@ -183,6 +203,7 @@ func (f *Frontier) load(ctx context.Context) error {
 		}
 		return nil
 	})
+	return intents, err
 }
 
 // recount counts each queue's URLs (due keys and done keys): after a

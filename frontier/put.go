@@ -244,9 +244,10 @@ func (f *Frontier) Put(ctx context.Context, items []Item) ([]PutResult, error) {
 }
 
 // create stores the discovered URLs that are new: their queues' meta
-// entries and due keys first, made durable, then their records, made
-// durable. A record is never durable without its due key (a crash between
-// the two leaves a due key without a record, which GetURLs deletes).
+// entries, then their due keys, records and intent in one write, made
+// durable by one fsync (shared with concurrent callers). A crash before it
+// may leave a due key without its record (GetURLs deletes it) or a record
+// without its due key (Open repairs it: see intent.go).
 func (f *Frontier) create(ctx context.Context, preps []prepared, fresh []bool, res []PutResult, pos []int) error {
 	var cand []int
 	for k, ok := range fresh {
@@ -273,7 +274,8 @@ func (f *Frontier) create(ctx context.Context, preps []prepared, fresh []bool, r
 		return err
 	}
 	now := f.now()
-	var first, second []store.Entry
+	var es []store.Entry // due keys, records and their intent: one write
+	var us []uid
 	type made struct {
 		q   *queue
 		u   uid
@@ -297,16 +299,26 @@ func (f *Frontier) create(ctx context.Context, preps []prepared, fresh []bool, r
 		f.pending[p.u] = true
 		info := &p.item.Info
 		due := f.nextDueLocked(now, info.Priority)
-		first = append(first, store.FullEntry(dueKey(q.id, due, p.u), store.Value{}))
+		es = append(es, store.FullEntry(dueKey(q.id, due, p.u), store.Value{}))
 		r := record{state: stateQueued, due: due, crawl: p.crawl, key: p.key, priority: info.Priority, data: info.Data, metadata: info.Metadata}
-		second = append(second, store.FullEntry(p.rec, recordValue(&r, info.URL, now, due)))
+		es = append(es, store.FullEntry(p.rec, recordValue(&r, info.URL, now, due)))
+		us = append(us, p.u)
 		news = append(news, made{q, p.u, due})
 		res[pos[k]].Status = PutNew
 	}
+	var in store.Entry
+	if len(us) > 0 {
+		in = f.intentLocked(us)
+		es = append(es, in)
+	}
 	f.mu.Unlock()
-	err = f.writeSynced(ctx, first)
-	if err == nil {
-		err = f.writeSynced(ctx, second)
+	if len(es) > 0 {
+		if err = f.db.PutBatch(ctx, es); err == nil {
+			err = f.sync()
+		}
+		if err == nil {
+			err = f.settle(ctx, in)
+		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -322,17 +334,6 @@ func (f *Frontier) create(ctx context.Context, preps []prepared, fresh []bool, r
 		}
 	}
 	return err
-}
-
-// writeSynced puts es and waits for an fsync.
-func (f *Frontier) writeSynced(ctx context.Context, es []store.Entry) error {
-	if len(es) == 0 {
-		return nil
-	}
-	if err := f.db.PutBatch(ctx, es); err != nil {
-		return err
-	}
-	return f.sync()
 }
 
 // recordValue returns the value of a URL's record.
@@ -364,13 +365,25 @@ func (f *Frontier) update(ctx context.Context, preps []prepared, res []PutResult
 		}
 		res[pos[k]].Status = st
 	}
+	var in store.Entry
+	if len(b.records) > 0 {
+		us := make([]uid, len(b.records))
+		for i := range b.records {
+			copy(us[i][:], b.records[i].Hash[:])
+		}
+		in = f.intentLocked(us)
+		b.records = append(b.records, in)
+	}
 	err := b.apply(ctx, f)
 	f.signalLocked()
 	f.mu.Unlock()
-	if err != nil {
-		return err
+	if err == nil {
+		err = f.sync()
 	}
-	return f.sync()
+	if err == nil && len(b.records) > 0 {
+		err = f.settle(ctx, in)
+	}
+	return err
 }
 
 // changes are the writes of a transition batch, applied in order: new

@@ -41,6 +41,7 @@ const (
 	tagQueue       = 'Q'
 	tagCrawl       = 'C'
 	tagFrontier    = 'F'
+	tagIntent      = 'I'
 	recordVersion  = 1
 	maxFieldLength = 1 << 20
 )
@@ -217,6 +218,8 @@ type queueSettings struct {
 // Queue: delay as a varint (ns, -1 the crawl's), blocked-until and limit as
 // uvarints; its Text is crawl, NUL, key. Crawl: its default delay as a
 // varint; its Text is the crawl. Frontier: the active flag, one byte.
+// Intent: a uvarint count of ids, then the ids (16 bytes each); its Text
+// is "intent" (see intent.go).
 func (q *queueSettings) appendBinary(b []byte) []byte {
 	b = append(b, tagQueue, recordVersion)
 	b = binary.AppendVarint(b, q.delay)
