@@ -43,7 +43,7 @@
 //	due      queue[8] due[8] uid[16]    no value: the queue's URLs not completed, by due time
 //	done     done[8] uid[16] 0[8]       no value: the queue's completed URLs
 //	meta     0[4] hash[28]              a queue's crawl, key and settings; a crawl's delay;
-//	                                    the active flag
+//	                                    the active flag; the intent of a write in progress
 //
 // uid is 16 bytes of SHA-256 over the crawl and the identity; queue and
 // done are 8 bytes of SHA-256 over the crawl and the queue key (with
@@ -60,11 +60,15 @@
 //
 // # Durability
 //
-// Put returns once what it wrote is durable (fsyncs shared between
-// concurrent callers): a new URL's due entry (and its queue's meta entry)
-// is made durable before its record, so that a crash never leaves a
-// record without its place in a queue (a due entry without a record is
-// deleted when GetURLs reads it). A completion writes the done entry
+// Put returns once what it wrote is durable, after one fsync shared with
+// concurrent callers: a batch's due entries, records and an intent (a meta
+// entry naming the URLs whose records it writes) go into the index in one
+// write, and the intent is deleted once that is durable. A crash before
+// the fsync may keep a due entry without its record (GetURLs deletes it)
+// or a record without its due entry (a power loss may keep one store's
+// writes and not another's): Open repairs each URL an intent left names
+// (its due or done entry, its queue's meta entry), so that no URL is known
+// without its place in a queue. A completion writes the done entry
 // before it deletes the due entry, and GetURLs skips a due entry whose
 // URL is completed. Handing out writes nothing: the URLs in transit are
 // held in memory, so after a restart they are due at once (handed out
@@ -74,10 +78,12 @@
 // # Restart
 //
 // Open reads the meta entries (every queue and its settings, a few
-// milliseconds per thousand queues) and returns: GetURLs answers at once,
-// reading each queue's due order as it serves it. The queues' counts are
-// made in the background, a key-range count per queue (Stats.Recounting
-// meanwhile; the queues not yet recounted count nothing).
+// milliseconds per thousand queues), repairs what the intents a crash left
+// name (a few reads each: they are the puts that were in progress) and
+// returns: GetURLs answers at once, reading each queue's due order as it
+// serves it. The queues' counts are made in the background, a key-range
+// count per queue (Stats.Recounting meanwhile; the queues not yet
+// recounted count nothing).
 //
 // # Differences from the reference service
 //
