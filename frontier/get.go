@@ -390,7 +390,7 @@ func (f *Frontier) move(ctx context.Context, crawl string, ids []ID, complete bo
 		return nil, err
 	}
 	now := f.now().UnixNano()
-	var b changes
+	b := newChanges(len(ids))
 	for i, id := range ids {
 		u := uid(id)
 		h := f.held[u]

@@ -274,14 +274,14 @@ func (f *Frontier) create(ctx context.Context, preps []prepared, fresh []bool, r
 		return err
 	}
 	now := f.now()
-	var es []store.Entry // due keys, records and their intent: one write
-	var us []uid
+	es := make([]store.Entry, 0, 2*len(cand)+1) // due keys, records and their intent: one write
+	us := make([]uid, 0, len(cand))
 	type made struct {
 		q   *queue
 		u   uid
 		due int64
 	}
-	var news []made
+	news := make([]made, 0, len(cand))
 	for j, k := range cand {
 		p := &preps[k]
 		if found[j] || f.pending[p.u] {
@@ -351,7 +351,7 @@ func (f *Frontier) update(ctx context.Context, preps []prepared, res []PutResult
 		f.mu.Unlock()
 		return err
 	}
-	var b changes
+	b := newChanges(len(preps))
 	now := f.now()
 	for k := range preps {
 		p := &preps[k]
@@ -390,6 +390,12 @@ func (f *Frontier) update(ctx context.Context, preps []prepared, res []PutResult
 // keys, records, deletions (see update).
 type changes struct {
 	keys, records, deletes []store.Entry
+}
+
+// newChanges returns changes with room for the keys and deletions of n
+// URLs (most batches write one of each a URL).
+func newChanges(n int) changes {
+	return changes{keys: make([]store.Entry, 0, n), deletes: make([]store.Entry, 0, n)}
 }
 
 func (b *changes) apply(ctx context.Context, f *Frontier) error {

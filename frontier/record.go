@@ -46,18 +46,24 @@ const (
 	maxFieldLength = 1 << 20
 )
 
-func appendString(b []byte, s []byte) []byte {
+func appendString[S string | []byte](b []byte, s S) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
 }
 
 func (r *record) appendBinary(b []byte) []byte {
+	if b == nil {
+		b = make([]byte, 0, 3+8+3*binary.MaxVarintLen32+len(r.crawl)+len(r.key)+len(r.data)+1)
+	}
 	b = append(b, tagRecord, recordVersion, byte(r.state))
 	b = binary.BigEndian.AppendUint64(b, uint64(r.due))
-	b = appendString(b, []byte(r.crawl))
-	b = appendString(b, []byte(r.key))
+	b = appendString(b, r.crawl)
+	b = appendString(b, r.key)
 	b = binary.AppendVarint(b, int64(r.priority))
 	b = appendString(b, r.data)
+	if len(r.metadata) == 0 {
+		return append(b, 0)
+	}
 	names := make([]string, 0, len(r.metadata))
 	for k := range r.metadata {
 		names = append(names, k)
@@ -65,11 +71,11 @@ func (r *record) appendBinary(b []byte) []byte {
 	sort.Strings(names)
 	b = binary.AppendUvarint(b, uint64(len(names)))
 	for _, k := range names {
-		b = appendString(b, []byte(k))
+		b = appendString(b, k)
 		vs := r.metadata[k]
 		b = binary.AppendUvarint(b, uint64(len(vs)))
 		for _, v := range vs {
-			b = appendString(b, []byte(v))
+			b = appendString(b, v)
 		}
 	}
 	return b
