@@ -54,7 +54,7 @@ func startFrontier(t *testing.T, dir, grpcAddr string) (*exec.Cmd, urlfrontier.U
 	return cmd, urlfrontier.NewURLFrontierClient(conn), httpAddr
 }
 
-func frontierGet(t *testing.T, c urlfrontier.URLFrontierClient, p *urlfrontier.GetParams) []string {
+func grpcGetURLs(t *testing.T, c urlfrontier.URLFrontierClient, p *urlfrontier.GetParams) []string {
 	t.Helper()
 	s, err := c.GetURLs(context.Background(), p)
 	if err != nil {
@@ -124,7 +124,7 @@ func TestFrontierKill(t *testing.T) {
 	}
 	// Hand out some and complete half of them; the other half stays in
 	// transit (for an hour) when the server is killed.
-	handed := frontierGet(t, c, &urlfrontier.GetParams{MaxUrlsPerQueue: 10, DelayRequestable: 3600})
+	handed := grpcGetURLs(t, c, &urlfrontier.GetParams{MaxUrlsPerQueue: 10, DelayRequestable: 3600})
 	if len(handed) != 370 {
 		t.Fatalf("handed out %d, want 370", len(handed))
 	}
@@ -153,7 +153,7 @@ func TestFrontierKill(t *testing.T) {
 	srv, c, _ = startFrontier(t, dir, addr)
 	got := map[string]int{}
 	for range 20 {
-		urls := frontierGet(t, c, &urlfrontier.GetParams{DelayRequestable: 3600})
+		urls := grpcGetURLs(t, c, &urlfrontier.GetParams{DelayRequestable: 3600})
 		if len(urls) == 0 {
 			break
 		}
@@ -187,7 +187,7 @@ func TestFrontierKill(t *testing.T) {
 			t.Fatalf("put %s: %v %v", u, a, err)
 		}
 	}
-	if urls := frontierGet(t, c, &urlfrontier.GetParams{}); strings.Join(urls, " ") != "https://h2.example/new" {
+	if urls := grpcGetURLs(t, c, &urlfrontier.GetParams{}); strings.Join(urls, " ") != "https://h2.example/new" {
 		t.Errorf("after the restart, handed out %q; want only h2.example's (h1.example's delay is an hour)", urls)
 	}
 	st, err := c.GetStats(ctx, &urlfrontier.QueueWithinCrawlParams{})
@@ -314,7 +314,7 @@ func TestFrontierKillPuts(t *testing.T) {
 	}
 	handed := map[string]bool{}
 	for {
-		urls := frontierGet(t, c, &urlfrontier.GetParams{DelayRequestable: 3600})
+		urls := grpcGetURLs(t, c, &urlfrontier.GetParams{DelayRequestable: 3600})
 		if len(urls) == 0 {
 			break
 		}
