@@ -246,6 +246,8 @@ func (s *Server) claim(f *frontier.Frontier, r *http.Request, _ []byte) (answer,
 func (s *Server) getURLs(f *frontier.Frontier, r *http.Request, p frontier.GetParams, wait time.Duration) ([]frontier.Handed, error) {
 	if wait > 0 {
 		select {
+		case <-s.stopWait:
+			wait = 0
 		case s.waiters <- struct{}{}:
 			defer func() { <-s.waiters }()
 		default:
@@ -273,6 +275,8 @@ func (s *Server) getURLs(f *frontier.Frontier, r *http.Request, p frontier.GetPa
 		select {
 		case <-changed:
 		case <-timer.C:
+		case <-s.stopWait:
+			deadline = time.Now() // one more look, then the answer
 		case <-r.Context().Done():
 			timer.Stop()
 			return nil, r.Context().Err()

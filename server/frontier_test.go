@@ -143,6 +143,18 @@ func TestFrontierClaimWait(t *testing.T) {
 	cancel()
 	<-gone
 	waitFor(0)
+	// StopWaiting (a shutdown) answers a waiting claim at once.
+	stopped := claim(context.Background(), "stopped")
+	waitFor(1)
+	s.StopWaiting()
+	select {
+	case r := <-stopped:
+		if r.code != http.StatusOK || r.body != "" {
+			t.Errorf("a waiting claim at StopWaiting: %d %q", r.code, r.body)
+		}
+	case <-time.After(15 * time.Second): // of its 30
+		t.Error("a claim still waits after StopWaiting")
+	}
 }
 
 // TestFrontierLargeBody: an enqueue of 20 requests of 300 bytes each

@@ -99,22 +99,24 @@ type Options struct {
 
 // Server is an http.Handler over a store.Backend.
 type Server struct {
-	st      store.Backend
-	o       Options
-	commit  *committer
-	metrics *metrics
-	slots   chan struct{}
-	loads   chan struct{}       // the slots a load may take, besides one of slots
-	bodies  *semaphore.Weighted // the bytes of bodies read ahead of their slots
-	mux     *http.ServeMux
-	diff    diffLists
-	keys    keys          // idempotency keys being answered
-	records recorder      // where answers to idempotency keys are kept
-	urls    urlProfile    // the profile /v1/urls/* hash with
-	bufs    bodyPool      // request bodies (see buffers.go)
-	batches sync.Pool     // *keyBatch, for bare-key adds
-	adders  chan struct{} // the bare-key adds running at once (addKeys)
-	waiters chan struct{} // the frontier claims waiting at once (claim's wait=)
+	st       store.Backend
+	o        Options
+	commit   *committer
+	metrics  *metrics
+	slots    chan struct{}
+	loads    chan struct{}       // the slots a load may take, besides one of slots
+	bodies   *semaphore.Weighted // the bytes of bodies read ahead of their slots
+	mux      *http.ServeMux
+	diff     diffLists
+	keys     keys          // idempotency keys being answered
+	records  recorder      // where answers to idempotency keys are kept
+	urls     urlProfile    // the profile /v1/urls/* hash with
+	bufs     bodyPool      // request bodies (see buffers.go)
+	batches  sync.Pool     // *keyBatch, for bare-key adds
+	adders   chan struct{} // the bare-key adds running at once (addKeys)
+	waiters  chan struct{} // the frontier claims waiting at once (claim's wait=)
+	stopWait chan struct{} // closed by StopWaiting
+	stopOnce sync.Once
 	// identity is the served index's (wire.HeaderIndex), "" when it
 	// records none.
 	identity string
@@ -146,7 +148,7 @@ func New(st store.Backend, opts *Options) *Server {
 		o.IdempotencyTTL = 24 * time.Hour
 	}
 	s := &Server{st: st, o: o, commit: newCommitter(st, o.Logger), slots: make(chan struct{}, o.MaxInFlight),
-		loads: make(chan struct{}, max(1, o.MaxInFlight/4)), adders: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))), waiters: make(chan struct{}, 4*o.MaxInFlight), bodies: semaphore.NewWeighted(max(o.MaxBuffered, o.MaxBody)), mux: http.NewServeMux()}
+		loads: make(chan struct{}, max(1, o.MaxInFlight/4)), adders: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))), waiters: make(chan struct{}, 4*o.MaxInFlight), stopWait: make(chan struct{}), bodies: semaphore.NewWeighted(max(o.MaxBuffered, o.MaxBody)), mux: http.NewServeMux()}
 	s.records = newRecords(st)
 	s.identity = identityOf(st)
 	s.metrics = newMetrics(st, s.commit, s.slots, o.Version, o.Frontier)
@@ -326,6 +328,11 @@ var errGone = errors.New("server: client gone while waiting")
 // errSlowBody is a request body that took longer than Options.BodyTimeout
 // to arrive (or a load's body that paused that long).
 var errSlowBody = errors.New("server: request body too slow")
+
+// StopWaiting ends the waits of long polls (frontier claims with wait=):
+// each answers at once with what is due, so that a shutdown need not wait
+// for them (http.Server.RegisterOnShutdown). Later claims do not wait.
+func (s *Server) StopWaiting() { s.stopOnce.Do(func() { close(s.stopWait) }) }
 
 // slot takes a slot for a polled route's work; release gives it back.
 func (s *Server) slot(r *http.Request) (release func(), err error) {

@@ -214,13 +214,15 @@ func (o *serveOptions) run(e *env, _ []string) error {
 			return fail(err)
 		}
 	}
+	h := server.New(st, so)
 	srv := &http.Server{
-		Handler:           server.New(st, so),
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          httpErrorLog(logger),
 		TLSConfig:         tlsConfig,
 	}
+	srv.RegisterOnShutdown(h.StopWaiting) // claims waiting for requests answer at once
 	scheme := "http"
 	if tlsConfig != nil {
 		scheme = "https"
