@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,12 +17,7 @@ import (
 // returns its gRPC address.
 func startFrontierAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	startFrontier(t, filepath.Join(t.TempDir(), "idx"), addr)
 	return addr
 }

@@ -73,23 +73,36 @@ func grpcGetURLs(t *testing.T, c urlfrontier.URLFrontierClient, p *urlfrontier.G
 	}
 }
 
+// startRestartable starts "urlhash serve --frontier" on a new index at a
+// free address that a restart listens on again, with no politeness delay.
+func startRestartable(t *testing.T) (dir, addr string, srv *exec.Cmd, c urlfrontier.URLFrontierClient) {
+	t.Helper()
+	dir, addr = filepath.Join(t.TempDir(), "idx"), freeAddr(t)
+	srv, c, _ = startFrontier(t, dir, addr)
+	if _, err := c.SetDelay(context.Background(), &urlfrontier.QueueDelayParams{DelayRequestable: 0}); err != nil {
+		t.Fatal(err)
+	}
+	return dir, addr, srv, c
+}
+
+// freeAddr returns a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
 // TestFrontierKill: what the frontier acknowledged survives kill -9 of
 // the server: every URL acked OK is handed out after the restart, the
 // completed ones never again, and those in transit at the kill at once
 // (at least once, never lost); the settings stay.
 func TestFrontierKill(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "idx")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	srv, c, _ := startFrontier(t, dir, addr)
+	dir, addr, srv, c := startRestartable(t)
 	ctx := context.Background()
-	if _, err := c.SetDelay(ctx, &urlfrontier.QueueDelayParams{DelayRequestable: 0}); err != nil {
-		t.Fatal(err)
-	}
 	const n = 3000
 	pd, err := c.PutDiscovered(ctx)
 	if err != nil {
@@ -212,18 +225,8 @@ func TestFrontierKillPuts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
-	dir := filepath.Join(t.TempDir(), "idx")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	srv, c, _ := startFrontier(t, dir, addr)
+	dir, addr, srv, c := startRestartable(t)
 	ctx := context.Background()
-	if _, err := c.SetDelay(ctx, &urlfrontier.QueueDelayParams{DelayRequestable: 0}); err != nil {
-		t.Fatal(err)
-	}
 	url := func(i int) string { return fmt.Sprintf("https://h%d.example/p%d", i%97, i) }
 	const clients, batches = 4, 1000
 	var mu sync.Mutex
