@@ -232,7 +232,14 @@ class Client:
             raise InvalidURLError(results, invalid)
         return [bool(r) for r in results]
 
-    def _post(self, path: str, body: bytes, key: Optional[str] = None, ctype: str = "text/plain; charset=utf-8") -> bytes:
+    def _post(
+        self,
+        path: str,
+        body: Optional[bytes],
+        key: Optional[str] = None,
+        ctype: str = "text/plain; charset=utf-8",
+        method: str = "POST",
+    ) -> bytes:
         headers = {"Content-Type": ctype}
         if self._token:
             headers["Authorization"] = "Bearer " + self._token
@@ -247,7 +254,7 @@ class Client:
                 time.sleep(delay)
                 delay *= 2
             try:
-                status, data = self._send("POST", self._prefix + path, body, headers)
+                status, data = self._send(method, self._prefix + path, body, headers)
             except ssl.SSLError as e:
                 if isinstance(e, (ssl.SSLEOFError, ssl.SSLZeroReturnError)):
                     last = e  # the connection was cut: worth a retry
@@ -284,7 +291,7 @@ class Client:
             return TLSError(f"urlhash: {self.url}: the server does not speak HTTPS ({e}): use http://{self._netloc()}{self._prefix}")
         return TLSError(f"urlhash: {self.url}: TLS failed: {e}")
 
-    def _send(self, method: str, path: str, body: bytes, headers: Dict[str, str]) -> Tuple[int, bytes]:
+    def _send(self, method: str, path: str, body: Optional[bytes], headers: Dict[str, str]) -> Tuple[int, bytes]:
         with self._lock:
             if self._conn is None:
                 if self._scheme == "https":

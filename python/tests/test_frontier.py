@@ -1,0 +1,117 @@
+"""urlhash.Frontier against a real server: enqueue, claim with a lease,
+ack, release, the politeness delay and the crawl's counts."""
+
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
+sys.path.insert(0, os.path.dirname(__file__))
+
+import urlhash  # noqa: E402
+
+from serve import Server  # noqa: E402
+
+
+class FrontierTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def frontier(self, crawl=None, **kw):
+        """A Frontier on a crawl of this test's own (unless crawl is given)."""
+        f = urlhash.Frontier(self.server.url, crawl or self.id().rsplit(".", 1)[1], **kw)
+        self.addCleanup(f.close)
+        return f
+
+    def test_enqueue_claim_ack(self):
+        f = self.frontier()
+        f.set_delay(0)
+        got = f.enqueue([
+            {"url": "https://a.example/p", "data": b"\x00one\xff"},
+            {"url": "https://A.EXAMPLE:443/x/../p"},  # the same URL
+            {"url": "https://b.example/q", "priority": 3},
+            {"url": "https://a.example/p", "fingerprint": "ab" * 20, "data": b"post"},  # another identity
+        ])
+        self.assertEqual(got, [True, False, True, True])
+        st = f.status()
+        self.assertEqual((st["queued"], st["in_transit"], st["completed"], st["queues"]), (3, 0, 0, 2))
+        claimed = f.claim(10, per_queue=10, lease=60)
+        self.assertEqual(sorted((c.url, c.queue, c.priority, c.data) for c in claimed), [
+            ("https://a.example/p", "a.example", 0, b"\x00one\xff"),
+            ("https://a.example/p", "a.example", 0, b"post"),
+            ("https://b.example/q", "b.example", 3, b""),
+        ])
+        for c in claimed:
+            self.assertRegex(c.id, "^[0-9a-f]{32}$")
+        self.assertEqual(f.claim(10, per_queue=10), [])
+        st = f.status()
+        self.assertEqual((st["queued"], st["in_transit"]), (0, 3))
+        self.assertEqual(f.ack([claimed[0].id, "0" * 32]), [True, False])
+        self.assertEqual(f.release([claimed[1].id, claimed[0].id]), [True, False])
+        st = f.status()
+        self.assertEqual((st["queued"], st["in_transit"], st["completed"]), (1, 1, 1))
+        # Released: due at once; completed: known, never again.
+        again = f.claim(10, per_queue=10)
+        self.assertEqual([c.id for c in again], [claimed[1].id])
+        self.assertEqual(f.enqueue([{"url": claimed[0].url, "fingerprint": "ab" * 20}, {"url": "https://a.example/p"}]), [False, False])
+        with self.assertRaises(ValueError):
+            f.ack(["not-an-id"])
+
+    def test_invalid(self):
+        f = self.frontier()
+        with self.assertRaises(urlhash.InvalidURLError) as cm:
+            f.enqueue([{"url": "https://ok.example/"}, {"url": "not a url"}, {"url": "https://ok.example/", "fingerprint": "xyz"}])
+        e = cm.exception
+        self.assertEqual(e.results, [True, None, None])
+        self.assertEqual([(i, u) for i, u, _ in e.invalid], [(1, "not a url"), (2, "https://ok.example/")])
+        self.assertEqual(f.status()["queued"], 1)
+
+    def test_lease_expires(self):
+        f = self.frontier()
+        f.set_delay(0)
+        f.enqueue([{"url": "https://lease.example/1"}])
+        first = f.claim(1, lease=0.5)
+        self.assertEqual(len(first), 1)
+        self.assertEqual(f.claim(1), [])
+        time.sleep(0.7)
+        st = f.status()
+        self.assertEqual((st["queued"], st["in_transit"]), (1, 0))
+        second = f.claim(1)
+        self.assertEqual([c.id for c in second], [first[0].id])
+        # The first claimer's late ack still completes it.
+        self.assertEqual(f.ack([first[0].id]), [True])
+        self.assertEqual(f.status()["completed"], 1)
+
+    def test_delay_and_per_queue(self):
+        f = self.frontier()
+        f.set_delay(60)  # the crawl's default: a minute between hand-outs of a host
+        f.enqueue([{"url": f"https://slow.example/{i}"} for i in range(3)] + [{"url": "https://other.example/"}])
+        got = f.claim(10, per_queue=2)
+        self.assertEqual(sorted(c.url for c in got), ["https://other.example/", "https://slow.example/0", "https://slow.example/1"])
+        f.ack([c.id for c in got])
+        self.assertEqual(f.claim(10, per_queue=2), [], "slow.example handed out again within its delay")
+        st = f.status()
+        self.assertEqual((st["queued"], st["due"]), (1, 0))
+        self.assertEqual(f.set_delay(0, queue="slow.example")["seconds"], 0)
+        self.assertEqual([c.url for c in f.claim(10, per_queue=2)], ["https://slow.example/2"])
+
+    def test_crawls_apart(self):
+        a, b = self.frontier("apart-a"), self.frontier("apart-b")
+        self.assertEqual(a.enqueue([{"url": "https://same.example/"}]), [True])
+        self.assertEqual(b.enqueue([{"url": "https://same.example/"}]), [True])
+        self.assertEqual(b.status()["crawl"], "apart-b")
+
+    def test_batches(self):
+        f = self.frontier(batch_size=7)
+        urls = [f"https://batch.example/{i}" for i in range(30)]
+        self.assertEqual(f.enqueue([{"url": u} for u in urls + urls[:2]]), [True] * 30 + [False] * 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
