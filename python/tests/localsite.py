@@ -51,11 +51,17 @@ class Site:
 
     protocol_version = "HTTP/1.0"
 
-    def __init__(self, pages=40, links=6, delay=0.01, gate=()):
+    def __init__(self, pages=40, links=6, delay=0.01, gate=(), hold=False):
         """gate: pages whose answers wait until every one of them was asked
-        (at most 30 s), so that crawlers started from them run at once."""
+        (at most 30 s), so that crawlers started from them run at once;
+        hold: every answer waits for release() (at most 120 s)."""
         self.pages = pages
         self.links = links
+        self.held = threading.Event()
+        if not hold:
+            self.held.set()
+        # Fetches of each page by User-Agent (a crawler process's name).
+        self.by_agent = collections.defaultdict(collections.Counter)
         waiting = set(f"/page/{i}" for i in gate)
         opened = threading.Event()
         if not waiting:
@@ -76,11 +82,13 @@ class Site:
                 with lock:
                     if path.startswith("/page/") and path[6:].isdigit() and int(path[6:]) < site.pages:
                         site.fetches[path] += 1
+                        site.by_agent[self.headers.get("User-Agent", "")][path] += 1
                     else:
                         site.other[path] += 1
                 if not (path.startswith("/page/") and path[6:].isdigit()):
                     self.send_error(404)
                     return
+                site.held.wait(timeout=120)
                 time.sleep(delay)
                 with lock:
                     waiting.discard(path)
@@ -91,11 +99,14 @@ class Site:
                 i = int(path[6:])
                 body = "<html><body>" + "".join(f'<a href="{h}">p</a>' for h in site.hrefs(i)) + "</body></html>"
                 b = body.encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(b)))
-                self.end_headers()
-                self.wfile.write(b)
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(b)))
+                    self.end_headers()
+                    self.wfile.write(b)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # a crawler killed while it waited
 
             def log_message(self, *args):
                 pass
@@ -121,6 +132,10 @@ class Site:
             f"{self.base.replace('http://', 'HTTP://')}/page/{j}",
         ]
         return spellings[(j + k) % len(spellings)]
+
+    def release(self):
+        """Lets the answers held since the start go."""
+        self.held.set()
 
     def url(self, i):
         return f"{self.base}/page/{i}"

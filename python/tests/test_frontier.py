@@ -107,6 +107,17 @@ class FrontierTest(unittest.TestCase):
         self.assertEqual(b.enqueue([{"url": "https://same.example/"}]), [True])
         self.assertEqual(b.status()["crawl"], "apart-b")
 
+    def test_large_body(self):
+        # Bodies of many lines with data (a page's outlinks, pickled), and
+        # as many ids: every line read whole.
+        f = self.frontier()
+        f.set_delay(0)
+        reqs = [{"url": f"https://large.example/{i}", "data": bytes([i % 256]) * 600} for i in range(300)]
+        self.assertEqual(f.enqueue(reqs), [True] * 300)
+        claimed = f.claim(1000, per_queue=1000)
+        self.assertEqual(sorted((c.url, c.data) for c in claimed), sorted((r["url"], r["data"]) for r in reqs))
+        self.assertEqual(f.ack([c.id for c in claimed]), [True] * 300)
+
     def test_batches(self):
         f = self.frontier(batch_size=7)
         urls = [f"https://batch.example/{i}" for i in range(30)]

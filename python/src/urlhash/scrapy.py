@@ -1,17 +1,22 @@
-"""A scrapy dupefilter over a urlhash server.
+"""A scrapy dupefilter and scheduler over a urlhash server.
 
 In the project's settings::
 
+    SCHEDULER = "urlhash.scrapy.Scheduler"      # the crawl's queue on the server
     DUPEFILTER_CLASS = "urlhash.scrapy.RFPDupeFilter"
     URLHASH_URL = "http://127.0.0.1:7411"
     URLHASH_TOKEN = "..."          # when the server wants one (else $URLHASH_TOKEN)
     URLHASH_CA_FILE = "ca.pem"     # an https:// server with a private CA
 
-Any number of crawler processes then share one seen-set: a GET request is
-seen when its URL's urlhash identity (the URL Standard's canonical form,
-the fragment dropped first, whatever the index's profile) is stored; any
-other request is keyed by scrapy's own request fingerprint, stored as a hash,
-so that it is never merged with a GET of the same URL.
+With the Scheduler, every crawler process of the crawl shares one queue of
+requests (the server's crawl frontier): see :class:`Scheduler`.
+
+With the dupefilter alone, any number of crawler processes share one
+seen-set: a GET request is seen when its URL's urlhash identity (the URL
+Standard's canonical form, the fragment dropped first, whatever the index's
+profile) is stored; any other request is keyed by scrapy's own request
+fingerprint, stored as a hash, so that it is never merged with a GET of the
+same URL.
 
 The filter never blocks scrapy's reactor on the network. scrapy asks
 ``request_seen`` synchronously, and only the server knows whether another
@@ -42,8 +47,9 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Request
 
 from ._client import Client, InvalidURLError, UnavailableError
+from ._scheduler import Scheduler
 
-__all__ = ["RFPDupeFilter", "REASON_UNAVAILABLE", "REASON_ERROR"]
+__all__ = ["RFPDupeFilter", "Scheduler", "REASON_UNAVAILABLE", "REASON_ERROR"]
 
 logger = logging.getLogger(__name__)
 

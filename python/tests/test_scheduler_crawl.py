@@ -1,0 +1,131 @@
+"""A real scrapy crawl of a local site by three crawler processes sharing one
+frontier through urlhash.scrapy.Scheduler, one of them killed (SIGKILL)
+midway: every page is fetched, and fetched once, but for the requests the
+killed process held (fetched again by another after their lease). Skipped
+where scrapy is not installed, unless URLHASH_REQUIRE_SCRAPY=1 (CI) makes
+that a failure."""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.join(HERE, "..", "src")
+sys.path.insert(0, SRC)
+sys.path.insert(0, HERE)
+
+import urlhash  # noqa: E402
+from serve import Server  # noqa: E402
+from localsite import SPIDER, Site, crawl_cmd  # noqa: E402
+
+try:
+    import scrapy  # noqa: F401
+
+    HAVE_SCRAPY = True
+except ImportError:
+    HAVE_SCRAPY = False
+
+# Each process's CONCURRENT_REQUESTS: what it may hold (claimed ahead or
+# in the engine) at once.
+CONCURRENT = 4
+LEASE = 5
+
+
+class SchedulerCrawlTest(unittest.TestCase):
+    def setUp(self):
+        if not HAVE_SCRAPY:
+            if os.environ.get("URLHASH_REQUIRE_SCRAPY") == "1":
+                self.fail(f"scrapy is not importable by {sys.executable}")
+            self.skipTest("scrapy is not installed")
+
+    def test_three_crawlers_one_killed(self):
+        server = Server()
+        self.addCleanup(server.stop)
+        # Answers wait until the three processes are up; 0.2 s a page, so
+        # that the crawl outlasts the kill.
+        site = Site(pages=300, links=6, delay=0.2, hold=True)
+        self.addCleanup(site.stop)
+        tmp = tempfile.mkdtemp(prefix="urlhash-scheduler-")
+        spider = os.path.join(tmp, "spider.py")
+        with open(spider, "w") as f:
+            f.write(SPIDER)
+        settings = {
+            "SCHEDULER": "urlhash.scrapy.Scheduler",
+            "DUPEFILTER_CLASS": "urlhash.scrapy.RFPDupeFilter",
+            "URLHASH_URL": server.url,
+            "URLHASH_DELAY": "0",
+            "URLHASH_PER_HOST": str(3 * CONCURRENT),
+            "URLHASH_LEASE": str(LEASE),
+            "URLHASH_IDLE_TIMEOUT": "3",
+            "CONCURRENT_REQUESTS": str(CONCURRENT),
+            "ROBOTSTXT_OBEY": "False",
+            "TELNETCONSOLE_ENABLED": "False",
+            "LOG_LEVEL": "INFO",
+            "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
+        }
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
+        procs, logs = [], []
+        for i, start in enumerate((0, 100, 200)):
+            log = os.path.join(tmp, f"crawler-{i}.log")
+            logs.append(log)
+            with open(log, "w") as out:
+                procs.append(subprocess.Popen(
+                    crawl_cmd(spider, site.url(start), dict(settings, USER_AGENT=f"crawler-{i}")),
+                    cwd=tmp, env=env, stdout=out, stderr=subprocess.STDOUT))
+        self.addCleanup(lambda: [p.kill() for p in procs if p.poll() is None])
+
+        def read(i):
+            with open(logs[i]) as f:
+                return f.read()
+
+        def wait(cond, what, timeout=120):
+            end = time.monotonic() + timeout
+            while not cond():
+                if time.monotonic() > end:
+                    self.fail(f"timed out waiting for {what}; logs:\n" + "\n".join(read(i)[-2000:] for i in range(3)))
+                time.sleep(0.02)
+
+        wait(lambda: all("urlhash: crawl 'site'" in read(i) for i in range(3)), "the three schedulers to open")
+        site.release()
+        victim, agent = procs[1], "crawler-1"
+        wait(lambda: sum(site.by_agent[agent].values()) >= 10, "the victim's tenth fetch")
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        killed_after = dict(site.by_agent[agent])
+        total_at_kill = sum(site.fetches.values())
+        for i in (0, 2):
+            try:
+                procs[i].wait(timeout=300)
+            except subprocess.TimeoutExpired:
+                self.fail(f"crawler-{i} did not finish:\n{read(i)[-3000:]}")
+            self.assertEqual(procs[i].returncode, 0, read(i)[-3000:])
+            self.assertIn("'finish_reason': 'finished'", read(i))
+
+        self.assertLess(total_at_kill, site.pages, "killed after the crawl, not midway")
+        missed = sorted(set(f"/page/{i}" for i in range(site.pages)) - set(site.fetches), key=lambda p: int(p[6:]))
+        self.assertEqual(missed, [], f"pages never fetched; other paths: {dict(site.other)}")
+        again = {p: n for p, n in site.fetches.items() if n > 1}
+        # Fetched again: only what the killed process held (claimed, not
+        # acked): in its engine or claimed ahead (at most CONCURRENT), or
+        # done and not yet acked; each once more, by another process.
+        self.assertLessEqual(len(again), 2 * CONCURRENT, again)
+        for p, n in again.items():
+            self.assertEqual(n, 2, p)
+            self.assertIn(p, killed_after, f"{p} fetched twice, never by the killed process")
+        self.assertEqual(sum(site.by_agent[agent].values()), sum(killed_after.values()), "fetched after its kill")
+        for i in (0, 2):
+            self.assertGreater(sum(site.by_agent[f"crawler-{i}"].values()), 0, f"crawler-{i} fetched nothing")
+        with urlhash.Frontier(server.url, "site") as f:
+            st = f.status()
+        self.assertEqual((st["queued"], st["in_transit"], st["completed"]), (0, 0, site.pages))
+        print(f"\n3 crawlers, 1 killed after {sum(killed_after.values())} fetches ({total_at_kill} in all): "
+              f"{len(site.fetches)} pages, {sum(site.fetches.values())} fetches, {len(again)} fetched twice",
+              file=sys.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
