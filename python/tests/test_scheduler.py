@@ -228,6 +228,7 @@ class SchedulerTest(unittest.TestCase):
             setattr(f, name, record)
         self.enqueue(sched, scrapy.Request("https://ack.example/parent"))
         parent = self.hand(sched)
+        time.sleep(5 * urlhash._scheduler.TICK)  # the page is being fetched: nothing to send
         # The page yields two requests, and the engine is done with it: the
         # two are on the server before the page's ack is sent.
 
@@ -235,6 +236,7 @@ class SchedulerTest(unittest.TestCase):
             sched.enqueue_request(scrapy.Request("https://ack.example/child1"))
             sched.enqueue_request(scrapy.Request("https://ack.example/child2"))
             sched.crawler.engine.slot.inprogress.discard(parent)
+            sched.next_request()  # as the engine does once a request is done
 
         call(page)
         wait_until(lambda: self.stat(sched, "urlhash/acked"), what="the ack")

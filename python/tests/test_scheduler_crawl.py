@@ -5,11 +5,13 @@ killed process held (fetched again by another after their lease). Skipped
 where scrapy is not installed, unless URLHASH_REQUIRE_SCRAPY=1 (CI) makes
 that a failure."""
 
+import collections
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import unittest
 
@@ -20,7 +22,7 @@ sys.path.insert(0, HERE)
 
 import urlhash  # noqa: E402
 from serve import Server  # noqa: E402
-from localsite import SPIDER, Site, crawl_cmd  # noqa: E402
+from localsite import Site, crawl_cmd  # noqa: E402
 
 try:
     import scrapy  # noqa: F401
@@ -29,10 +31,39 @@ try:
 except ImportError:
     HAVE_SCRAPY = False
 
+# The site's spider, which records each page once its callback is through
+# (what it yielded handed to the scheduler), a line a page, in a file of its
+# process's: a process killed with SIGKILL keeps what it wrote.
+SPIDER = textwrap.dedent(
+    """
+    import posixpath
+    import urllib.parse
+    import scrapy
+
+    class SiteSpider(scrapy.Spider):
+        name = "site"
+
+        def __init__(self, start=None, record=None, **kw):
+            super().__init__(**kw)
+            self.start = start
+            self.record = open(record, "a", buffering=1)
+
+        def start_requests(self):
+            yield scrapy.Request(self.start, dont_filter=False)
+
+        def parse(self, response):
+            for href in response.css("a::attr(href)").getall():
+                yield response.follow(href, self.parse)
+            # The page as the site counts it (dot segments resolved).
+            path = posixpath.normpath(urllib.parse.unquote(urllib.parse.urlsplit(response.url).path))
+            self.record.write(path + "\\n")
+    """
+)
+
 # Each process's CONCURRENT_REQUESTS: what it may hold (claimed ahead or
 # in the engine) at once.
 CONCURRENT = 4
-LEASE = 5
+LEASE = 15
 
 
 class SchedulerCrawlTest(unittest.TestCase):
@@ -45,8 +76,7 @@ class SchedulerCrawlTest(unittest.TestCase):
     def test_three_crawlers_one_killed(self):
         server = Server()
         self.addCleanup(server.stop)
-        # Answers wait until the three processes are up; 0.2 s a page, so
-        # that the crawl outlasts the kill.
+        # Answers wait until the three processes are up; 0.2 s a page.
         site = Site(pages=300, links=6, delay=0.2, hold=True)
         self.addCleanup(site.stop)
         tmp = tempfile.mkdtemp(prefix="urlhash-scheduler-")
@@ -68,14 +98,15 @@ class SchedulerCrawlTest(unittest.TestCase):
             "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
         }
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
-        procs, logs = [], []
+        procs, logs, records = [], [], []
         for i, start in enumerate((0, 100, 200)):
             log = os.path.join(tmp, f"crawler-{i}.log")
             logs.append(log)
+            records.append(os.path.join(tmp, f"processed-{i}.txt"))
             with open(log, "w") as out:
-                procs.append(subprocess.Popen(
-                    crawl_cmd(spider, site.url(start), dict(settings, USER_AGENT=f"crawler-{i}")),
-                    cwd=tmp, env=env, stdout=out, stderr=subprocess.STDOUT))
+                cmd = crawl_cmd(spider, site.url(start), dict(settings, USER_AGENT=f"crawler-{i}"))
+                procs.append(subprocess.Popen(cmd + ["-a", f"record={records[i]}"],
+                                              cwd=tmp, env=env, stdout=out, stderr=subprocess.STDOUT))
         self.addCleanup(lambda: [p.kill() for p in procs if p.poll() is None])
 
         def read(i):
@@ -92,7 +123,10 @@ class SchedulerCrawlTest(unittest.TestCase):
         wait(lambda: all("urlhash: crawl 'site'" in read(i) for i in range(3)), "the three schedulers to open")
         site.release()
         victim, agent = procs[1], "crawler-1"
-        wait(lambda: sum(site.by_agent[agent].values()) >= 10, "the victim's tenth fetch")
+        # Killed late enough that the others run out of work before its
+        # lease passes: they must wait for what it held, not close.
+        wait(lambda: sum(site.by_agent[agent].values()) >= 10 and sum(site.fetches.values()) >= site.pages * 0.6,
+             "the victim's tenth fetch, 60% of the site")
         victim.send_signal(signal.SIGKILL)
         victim.wait()
         killed_after = dict(site.by_agent[agent])
@@ -106,8 +140,17 @@ class SchedulerCrawlTest(unittest.TestCase):
             self.assertIn("'finish_reason': 'finished'", read(i))
 
         self.assertLess(total_at_kill, site.pages, "killed after the crawl, not midway")
-        missed = sorted(set(f"/page/{i}" for i in range(site.pages)) - set(site.fetches), key=lambda p: int(p[6:]))
+        pages = set(f"/page/{i}" for i in range(site.pages))
+        missed = sorted(pages - set(site.fetches), key=lambda p: int(p[6:]))
         self.assertEqual(missed, [], f"pages never fetched; other paths: {dict(site.other)}")
+        processed = []
+        for r in records:
+            with open(r) as f:
+                processed.append(collections.Counter(f.read().split()))
+        survivors = processed[0] + processed[2]
+        unprocessed = sorted(pages - set(survivors) - set(processed[1]), key=lambda p: int(p[6:]))
+        self.assertEqual(unprocessed, [], "pages fetched and never through a callback")
+        self.assertEqual({p: n for p, n in survivors.items() if n > 1}, {}, "pages processed twice by live processes")
         again = {p: n for p, n in site.fetches.items() if n > 1}
         # Fetched again: only what the killed process held (claimed, not
         # acked): in its engine or claimed ahead (at most CONCURRENT), or
