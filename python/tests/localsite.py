@@ -33,6 +33,36 @@ SPIDER = textwrap.dedent(
     """
 )
 
+# SPIDER, recording each page once its callback is through (what it yielded
+# handed to the scheduler): a line a page (its path as the site counts it) in
+# the file -a record=FILE, written at once, so that a process killed with
+# SIGKILL keeps what it wrote.
+RECORDING_SPIDER = textwrap.dedent(
+    """
+    import posixpath
+    import urllib.parse
+    import scrapy
+
+    class SiteSpider(scrapy.Spider):
+        name = "site"
+
+        def __init__(self, start=None, record=None, **kw):
+            super().__init__(**kw)
+            self.start = start
+            self.record = open(record, "a", buffering=1)
+
+        def start_requests(self):
+            yield scrapy.Request(self.start, dont_filter=False)
+
+        def parse(self, response):
+            for href in response.css("a::attr(href)").getall():
+                yield response.follow(href, self.parse)
+            # The page as the site counts it (dot segments resolved).
+            path = posixpath.normpath(urllib.parse.unquote(urllib.parse.urlsplit(response.url).path))
+            self.record.write(path + "\\n")
+    """
+)
+
 
 def crawl_cmd(spider, start, settings):
     """The command that runs the spider file from start with scrapy's
@@ -60,6 +90,7 @@ class Site:
         self.held = threading.Event()
         if not hold:
             self.held.set()
+        self.last = None  # time.monotonic() of the last page fetch
         # Fetches of each page by User-Agent (a crawler process's name).
         self.by_agent = collections.defaultdict(collections.Counter)
         waiting = set(f"/page/{i}" for i in gate)
@@ -82,6 +113,7 @@ class Site:
                 with lock:
                     if path.startswith("/page/") and path[6:].isdigit() and int(path[6:]) < site.pages:
                         site.fetches[path] += 1
+                        site.last = time.monotonic()
                         site.by_agent[self.headers.get("User-Agent", "")][path] += 1
                     else:
                         site.other[path] += 1
@@ -111,7 +143,12 @@ class Site:
             def log_message(self, *args):
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(http.server.ThreadingHTTPServer):
+            def handle_error(self, request, client_address):
+                if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+                    super().handle_error(request, client_address)  # a crawler killed mid-request is not one
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 import unittest
 
@@ -22,7 +21,7 @@ sys.path.insert(0, HERE)
 
 import urlhash  # noqa: E402
 from serve import Server  # noqa: E402
-from localsite import Site, crawl_cmd  # noqa: E402
+from localsite import RECORDING_SPIDER, Site, crawl_cmd  # noqa: E402
 
 try:
     import scrapy  # noqa: F401
@@ -30,35 +29,6 @@ try:
     HAVE_SCRAPY = True
 except ImportError:
     HAVE_SCRAPY = False
-
-# The site's spider, which records each page once its callback is through
-# (what it yielded handed to the scheduler), a line a page, in a file of its
-# process's: a process killed with SIGKILL keeps what it wrote.
-SPIDER = textwrap.dedent(
-    """
-    import posixpath
-    import urllib.parse
-    import scrapy
-
-    class SiteSpider(scrapy.Spider):
-        name = "site"
-
-        def __init__(self, start=None, record=None, **kw):
-            super().__init__(**kw)
-            self.start = start
-            self.record = open(record, "a", buffering=1)
-
-        def start_requests(self):
-            yield scrapy.Request(self.start, dont_filter=False)
-
-        def parse(self, response):
-            for href in response.css("a::attr(href)").getall():
-                yield response.follow(href, self.parse)
-            # The page as the site counts it (dot segments resolved).
-            path = posixpath.normpath(urllib.parse.unquote(urllib.parse.urlsplit(response.url).path))
-            self.record.write(path + "\\n")
-    """
-)
 
 # Each process's CONCURRENT_REQUESTS: what it may hold (claimed ahead or
 # in the engine) at once.
@@ -82,7 +52,7 @@ class SchedulerCrawlTest(unittest.TestCase):
         tmp = tempfile.mkdtemp(prefix="urlhash-scheduler-")
         spider = os.path.join(tmp, "spider.py")
         with open(spider, "w") as f:
-            f.write(SPIDER)
+            f.write(RECORDING_SPIDER)
         settings = {
             "SCHEDULER": "urlhash.scrapy.Scheduler",
             "DUPEFILTER_CLASS": "urlhash.scrapy.RFPDupeFilter",

@@ -50,7 +50,7 @@ TICK = 0.1
 # A claim that came back empty is repeated after this long, doubling up to
 # CLAIM_BACKOFF_MAX while claims stay empty.
 CLAIM_BACKOFF_MIN = 0.05
-CLAIM_BACKOFF_MAX = 1.0
+CLAIM_BACKOFF_MAX = 0.5
 # How often a process that waits for others says so.
 WAIT_LOG_EVERY = 30.0
 
@@ -345,16 +345,20 @@ class Scheduler:
                 results = self._frontier.enqueue(lines)
             except InvalidURLError as e:
                 results, invalid = e.results, e.invalid
+        answered = time.monotonic()
         acked = self._frontier.ack(acks) if acks else []
         released = self._frontier.release(release) if release else []
-        return results, invalid, acked, released
+        return results, invalid, answered, acked, released
 
     def _flushed(self, answer, pending, acks):
-        results, invalid, acked, _ = answer
-        now = time.monotonic()
+        results, invalid, now, acked, _ = answer
         spider = self.spider
         if pending:
+            # How long requests waited to be on the server: the window in
+            # which a kill loses them (see Scheduler's doc).
             self.stats.inc_value("urlhash/enqueue_batches", spider=spider)
+            self.stats.inc_value("urlhash/enqueue_lines", len(pending), spider=spider)
+            self.stats.inc_value("urlhash/enqueue_wait_sum", round(sum(now - t for _, _, t in pending), 4), spider=spider)
             self.stats.max_value("urlhash/enqueue_wait_max", round(now - min(t for _, _, t in pending), 4), spider=spider)
         reasons = {i: reason for i, _, reason in invalid or ()}
         new = False
@@ -379,6 +383,7 @@ class Scheduler:
             self._claim_after = 0.0
             self._claim_backoff = CLAIM_BACKOFF_MIN
             self._idle_since = None
+            self._claim()
         return answer
 
     def _claim(self):
