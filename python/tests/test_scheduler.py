@@ -189,6 +189,13 @@ class SchedulerTest(unittest.TestCase):
         self.assertEqual(self.stat(sched, "scheduler/enqueued/urlhash"), 2)
         self.assertEqual(self.stat(sched, "scheduler/dequeued/urlhash"), 2)
 
+    def test_url_without_data(self):
+        # Put from elsewhere (a seed list, another language): a GET for parse.
+        sched = self.scheduler()
+        self.frontier().enqueue([{"url": "https://seed.example/a"}])
+        r = self.hand(sched)
+        self.assertEqual((type(r), r.method, r.url, r.callback), (scrapy.Request, "GET", "https://seed.example/a", None))
+
     def test_duplicates(self):
         sched = self.scheduler()
         a = scrapy.Request("https://dup.example/a")

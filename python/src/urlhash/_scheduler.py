@@ -19,7 +19,7 @@ import socket
 import time
 from typing import Optional
 
-from scrapy import signals
+from scrapy import Request, signals
 from scrapy.utils.misc import create_instance, load_object
 from scrapy.utils.request import request_from_dict
 from twisted.internet import defer, task, threads
@@ -418,7 +418,9 @@ class Scheduler:
         spider = self.spider
         for c in got:
             try:
-                request = request_from_dict(pickle.loads(c.data), spider=spider)
+                # A URL put without data (urlhash frontier put, gRPC's
+                # PutURLs, a plain enqueue) is a GET for the spider's parse.
+                request = request_from_dict(pickle.loads(c.data), spider=spider) if c.data else Request(c.url)
             except Exception as e:
                 # Never fetchable by this spider: completed, loudly, so that
                 # the crawl can end.
