@@ -86,6 +86,21 @@ class Site(localsite.Site):
         return fmt.format(base=self.base, ubase=self.base.replace("http://", "HTTP://"), j=j, k=k, j0=s[0], jrest=s[1:])
 
 
+def redis_server(tmp):
+    """Starts redis-server (appendfsync everysec, as Redis is run for a
+    durable queue) on a unix socket in tmp; returns it and the socket."""
+    sock = os.path.join(tmp, "redis.sock")
+    proc = subprocess.Popen(
+        ["redis-server", "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "yes",
+         "--appendfsync", "everysec", "--dir", tmp],
+        stdout=subprocess.DEVNULL)
+    for _ in range(100):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.05)
+    return proc, sock
+
+
 def crawl(site, tmp, settings, env):
     spider = os.path.join(tmp, "spider.py")
     cmds = [crawl_cmd(spider, site.url(start), settings) for start in (0, site.pages // 2)]
@@ -110,15 +125,7 @@ def main():
             f.write(SPIDER)
         with open(os.path.join(tmp, "redisfilter.py"), "w") as f:
             f.write(REDIS_FILTER)
-        sock = os.path.join(tmp, "redis.sock")
-        redis_proc = subprocess.Popen(
-            ["redis-server", "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "yes",
-             "--appendfsync", "everysec", "--dir", tmp],
-            stdout=subprocess.DEVNULL)
-        for _ in range(100):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.05)
+        redis_proc, sock = redis_server(tmp)
         server = Server()
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(HERE, "..", "src"), tmp]))
         common = {"ROBOTSTXT_OBEY": "False", "TELNETCONSOLE_ENABLED": "False", "LOG_LEVEL": "WARNING",

@@ -18,13 +18,15 @@ links spell each page's URL 8 ways. Prints, per scheduler and run, the pages
 fetched (with repeats), the distinct pages, the pages whose callback never
 finished in any process (a page the killed process fetched and did not parse
 counts, unless another process did it), the time to the last page fetched and
-to the last process's exit; and, for urlhash, how long a request waited in a
-process before the frontier had it (the window in which a kill loses it).
+to the last process's exit, the CPU time of the scrapy processes and of the
+server (Redis or urlhash serve); and, for urlhash, how long a request waited
+in a process before the frontier had it (the window in which a kill loses it).
 """
 
 import argparse
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -38,7 +40,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, HERE)
 from serve import Server  # noqa: E402
 from localsite import RECORDING_SPIDER, crawl_cmd  # noqa: E402
-from scrapy_redis_compare import SPELLINGS, Site  # noqa: E402
+from scrapy_redis_compare import SPELLINGS, Site, redis_server  # noqa: E402
 
 REDIS_SCHEDULER = textwrap.dedent(
     """
@@ -121,6 +123,19 @@ def crawl(site, tmp, settings, env, procs, kill):
     return time.monotonic() - t0, site.last - t0, logs, processed
 
 
+def cpu(pid):
+    """The CPU seconds (user and system) process pid used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu():
+    """The CPU seconds of this process's children that were waited for."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def stat(logs, key):
     """The values of a stat in the stats dumps of logs."""
     return [float(m) for log in logs for m in re.findall(rf"'{re.escape(key)}': ([0-9.]+)", log)]
@@ -143,15 +158,7 @@ def main():
             f.write(RECORDING_SPIDER)
         with open(os.path.join(tmp, "redisscheduler.py"), "w") as f:
             f.write(REDIS_SCHEDULER)
-        sock = os.path.join(tmp, "redis.sock")
-        redis_proc = subprocess.Popen(
-            ["redis-server", "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "yes",
-             "--appendfsync", "everysec", "--dir", tmp],
-            stdout=subprocess.DEVNULL)
-        for _ in range(100):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.05)
+        redis_proc, sock = redis_server(tmp)
         import redis
 
         rdb = redis.Redis(unix_socket_path=sock)
@@ -164,7 +171,7 @@ def main():
             ("urlhash.scrapy.Scheduler", {"SCHEDULER": "urlhash.scrapy.Scheduler",
                                           "DUPEFILTER_CLASS": "urlhash.scrapy.RFPDupeFilter",
                                           "URLHASH_URL": server.url, "URLHASH_DELAY": "0",
-                                          "URLHASH_PER_HOST": str(args.procs * args.concurrent),
+                                          "URLHASH_PER_HOST": "10000",
                                           "URLHASH_LEASE": str(args.lease), "URLHASH_IDLE_TIMEOUT": "1"}),
         ]
         print(f"site: {args.pages} pages, {args.links} links each, spellings: "
@@ -172,7 +179,7 @@ def main():
         print(f"{args.procs} scrapy processes at once, CONCURRENT_REQUESTS {args.concurrent} each, "
               f"site and servers on 127.0.0.1; urlhash: URLHASH_IDLE_TIMEOUT 1, URLHASH_LEASE {args.lease:g}")
         print(f"{'scheduler':30} {'run':10} {'fetched':>8} {'distinct':>9} {'never done':>10} {'repeats':>8} "
-              f"{'to last page s':>15} {'wall s':>7}")
+              f"{'to last page s':>15} {'wall s':>7} {'crawlers CPU s':>11} {'server CPU s':>10}")
         windows = []
         run = 0
         if args.only:
@@ -182,12 +189,15 @@ def main():
                 run += 1
                 rdb.flushall()
                 site = Site(args.pages, args.links)
+                peer = server.proc.pid if "URLHASH_URL" in s else redis_proc.pid
+                cpu0, crawlers0 = cpu(peer), children_cpu()
                 wall, last, logs, processed = crawl(site, tmp, dict(common, URLHASH_CRAWL=f"run{run}", **s), env,
                                                     args.procs, kill)
                 fetched = sum(site.fetches.values())
                 label = "one killed" if kill else "all"
                 print(f"{name:30} {label:10} {fetched:8d} {len(site.fetches):9d} {args.pages - len(processed):10d} "
-                      f"{fetched - len(site.fetches):8d} {last:15.1f} {wall:7.1f}", flush=True)
+                      f"{fetched - len(site.fetches):8d} {last:15.1f} {wall:7.1f} {children_cpu() - crawlers0:11.1f} "
+                      f"{cpu(peer) - cpu0:10.1f}", flush=True)
                 if "URLHASH_URL" in s:
                     lines, waits = sum(stat(logs, "urlhash/enqueue_lines")), sum(stat(logs, "urlhash/enqueue_wait_sum"))
                     windows.append((label, lines, sum(stat(logs, "urlhash/enqueue_batches")), waits,

@@ -13,20 +13,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
 sys.path.insert(0, HERE)
 
+import needscrapy  # noqa: E402
 import urlhash  # noqa: E402
+from needscrapy import HAVE_SCRAPY  # noqa: E402
 from serve import Server  # noqa: E402
 
-try:
+if HAVE_SCRAPY:
     import scrapy
     from scrapy import signals
     from scrapy.utils.test import get_crawler
     from twisted.internet import reactor, threads
 
     import urlhash.scrapy
-
-    HAVE_SCRAPY = True
-except ImportError:
-    HAVE_SCRAPY = False
 
 
 def setUpModule():
@@ -105,10 +103,7 @@ class SchedulerTest(unittest.TestCase):
             cls.server.stop()
 
     def setUp(self):
-        if not HAVE_SCRAPY:
-            if os.environ.get("URLHASH_REQUIRE_SCRAPY") == "1":
-                self.fail(f"scrapy is not importable by {sys.executable}")
-            self.skipTest("scrapy is not installed")
+        needscrapy.require(self)
 
     def crawl_id(self):
         return self.id().rsplit(".", 1)[1]

@@ -37,10 +37,10 @@ class Frontier:
     any number of processes.
 
     ``crawl`` names the crawl (the server's default crawl when None); the
-    other arguments are :class:`Client`'s. Every write is sent with an
-    Idempotency-Key, so that a retry after a lost connection gets the first
-    answer (a retried claim gets the same requests, not more). Like Client,
-    one Frontier keeps one connection; its calls take turns.
+    other arguments are :class:`Client`'s. Every write but a claim (see
+    :meth:`claim`) is sent with an Idempotency-Key, so that a retry after a
+    lost connection gets the first answer. Like Client, one Frontier keeps
+    one connection; its calls take turns.
     """
 
     def __init__(self, base_url: str, crawl: Optional[str] = None, token: Optional[str] = None, *,
@@ -109,13 +109,19 @@ class Frontier:
         return results
 
     def claim(self, max: int = 100, *, lease: Optional[float] = None, per_queue: Optional[int] = None,
-              consumer: Optional[str] = None) -> list:
+              consumer: Optional[str] = None, idempotent: bool = False) -> list:
         """Claims up to ``max`` due requests (:class:`Claimed`), at most
         ``per_queue`` a queue (server default 1). Each stays in transit for
         ``lease`` seconds (server default 60): unless acked or released by
-        then, it is due again for any claimer."""
+        then, it is due again for any claimer.
+
+        With ``idempotent``, the claim carries an Idempotency-Key, so that a
+        retry after a lost answer gets the same requests; the server then
+        keeps the answer durably (a disk sync per claim). Without, such a
+        retry gets others, and the lost ones come back after their lease:
+        later, never lost."""
         path = self._path("claim", max=max, lease=lease, per_queue=per_queue, consumer=consumer)
-        data = self._client._post(path, b"", key=secrets.token_hex(16))
+        data = self._client._post(path, b"", key=secrets.token_hex(16) if idempotent else None)
         out = []
         for line in data.splitlines():
             if not line.strip():

@@ -75,7 +75,10 @@ class Scheduler:
     response (or failure) went through the spider's callback (or errback)
     and every request that yielded was passed to the scheduler. Those are
     on the server before the ack is sent, so a crawler killed at any point
-    loses nothing: what it held comes back after its lease.
+    loses nothing a claimed page yielded: the page comes back after its
+    lease. What a kill can lose is a request no claimed page yielded (a
+    start request) in the moment between ``enqueue_request`` and the
+    server's answer (the stats ``urlhash/enqueue_wait_*`` say how long).
     """
 
     def __init__(self, crawler, dupefilter, *, url: str, token: Optional[str], crawl: Optional[str],
@@ -387,11 +390,13 @@ class Scheduler:
         return answer
 
     def _claim(self):
-        """Claims requests ahead of the engine, up to its free capacity."""
+        """Claims requests ahead of the engine."""
         if self._claiming or self._closing or self._failed or self.spider is None:
             return
-        want = self.capacity - len(self._buffer) - len(self._handed)
-        if want <= 0 or len(self._buffer) >= max(1, self.capacity // 4):
+        # Up to CONCURRENT_REQUESTS ahead of the engine, refilled at half:
+        # a claim takes a round trip, and the engine must not wait for it.
+        want = self.capacity - len(self._buffer)
+        if want <= 0 or len(self._buffer) >= max(1, self.capacity // 2):
             return
         now = time.monotonic()
         if now < self._claim_after:
