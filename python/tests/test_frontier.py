@@ -57,7 +57,7 @@ class FrontierTest(unittest.TestCase):
         st = f.status()
         self.assertEqual((st["queued"], st["in_transit"], st["completed"]), (1, 1, 1))
         # Released: due at once; completed: known, never again.
-        again = f.claim(10, per_queue=10)
+        again = f.claim(10, per_queue=10, idempotent=True)
         self.assertEqual([c.id for c in again], [claimed[1].id])
         self.assertEqual(f.enqueue([{"url": claimed[0].url, "fingerprint": "ab" * 20}, {"url": "https://a.example/p"}]), [False, False])
         with self.assertRaises(ValueError):
