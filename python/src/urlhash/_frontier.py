@@ -11,7 +11,7 @@ import base64
 import json
 import secrets
 import urllib.parse
-from typing import Iterable, NamedTuple, Optional
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Union
 
 from ._client import Client, InvalidURLError, UrlhashError
 
@@ -49,27 +49,27 @@ class Frontier:
         self.crawl = crawl
         self.batch_size = batch_size
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"urlhash.Frontier({self._client._scheme}://{self._client._host}:{self._client._port}, crawl={self.crawl!r})"
 
-    def __enter__(self):
+    def __enter__(self) -> "Frontier":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
         """Closes the kept-alive connection (a later call opens another)."""
         self._client.close()
 
-    def _path(self, endpoint: str, **args) -> str:
+    def _path(self, endpoint: str, **args: Union[str, int, float, None]) -> str:
         q = {k: v for k, v in args.items() if v is not None}
         if self.crawl is not None:
             q["crawl"] = self.crawl
         path = "/v1/frontier/" + endpoint
         return path + "?" + urllib.parse.urlencode(q) if q else path
 
-    def enqueue(self, requests: Iterable[dict]) -> list:
+    def enqueue(self, requests: Iterable[Mapping[str, Any]]) -> List[Optional[bool]]:
         """Enqueues requests; returns, per request, True when it was new
         (enqueued) and False when the crawl already knew its identity
         (queued, in transit or completed: nothing changed).
@@ -80,36 +80,37 @@ class Frontier:
         the server refuses raises :class:`InvalidURLError` after the whole
         call, as :meth:`Client.add` does (``None`` in its results).
         """
-        lines = []
+        lines: List[Dict[str, Any]] = []
         for r in requests:
-            line = {"url": r["url"]}
+            line: Dict[str, Any] = {"url": r["url"]}
             for k in ("fingerprint", "queue", "priority"):
                 if r.get(k) is not None:
                     line[k] = r[k]
             if r.get("data") is not None:
                 line["data"] = base64.b64encode(r["data"]).decode("ascii")
             lines.append(line)
-        results, invalid = [], []
+        results: List[Optional[bool]] = []
+        invalid = []
         for i in range(0, len(lines), self.batch_size):
             chunk = lines[i : i + self.batch_size]
             body = "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in chunk).encode("utf-8", "surrogateescape")
             answer = self._lines(self._client._post(self._path("enqueue"), body, key=secrets.token_hex(16),
                                                     ctype="application/x-ndjson"), len(chunk))
-            for j, line in enumerate(answer):
-                word, _, reason = line.partition("\t")
+            for j, said in enumerate(answer):
+                word, _, reason = said.partition("\t")
                 if word == "invalid":
-                    invalid.append((i + j, chunk[j]["url"], reason))
+                    invalid.append((i + j, str(chunk[j]["url"]), reason))
                     results.append(None)
                 elif word in ("new", "present"):
                     results.append(word == "new")
                 else:
-                    raise UrlhashError(f"urlhash: enqueue answer line {line!r}")
+                    raise UrlhashError(f"urlhash: enqueue answer line {said!r}")
         if invalid:
             raise InvalidURLError(results, invalid)
         return results
 
     def claim(self, max: int = 100, *, lease: Optional[float] = None, per_queue: Optional[int] = None,
-              consumer: Optional[str] = None, idempotent: bool = False) -> list:
+              consumer: Optional[str] = None, idempotent: bool = False) -> List[Claimed]:
         """Claims up to ``max`` due requests (:class:`Claimed`), at most
         ``per_queue`` a queue (server default 1). Each stays in transit for
         ``lease`` seconds (server default 60): unless acked or released by
@@ -122,7 +123,7 @@ class Frontier:
         later, never lost."""
         path = self._path("claim", max=max, lease=lease, per_queue=per_queue, consumer=consumer)
         data = self._client._post(path, b"", key=secrets.token_hex(16) if idempotent else None)
-        out = []
+        out: List[Claimed] = []
         for line in data.splitlines():
             if not line.strip():
                 continue
@@ -131,49 +132,51 @@ class Frontier:
                                base64.b64decode(o["data"]) if o.get("data") else b""))
         return out
 
-    def ack(self, ids: Iterable[str]) -> list:
+    def ack(self, ids: Iterable[str]) -> List[bool]:
         """Marks claimed requests completed (never handed out again);
         returns, per id, False when the crawl has no such request."""
         return self._ids("ack", ids, "done")
 
-    def release(self, ids: Iterable[str]) -> list:
+    def release(self, ids: Iterable[str]) -> List[bool]:
         """Gives claimed requests back, due at once; returns, per id, False
         when it was not in transit."""
         return self._ids("release", ids, "released")
 
-    def set_delay(self, seconds: float, queue: Optional[str] = None) -> dict:
+    def set_delay(self, seconds: float, queue: Optional[str] = None) -> Dict[str, Any]:
         """Sets the politeness delay between two hand-outs of a queue, for
         every process of the crawl: ``queue``'s, or without it the crawl's
         default (1 s until set)."""
         data = self._client._post(self._path("delay", seconds=repr(float(seconds)), queue=queue), b"", key=secrets.token_hex(16))
-        return json.loads(data)
+        answer: Dict[str, Any] = json.loads(data)
+        return answer
 
-    def status(self) -> dict:
+    def status(self) -> Dict[str, Any]:
         """The crawl's counts: ``queued`` (waiting, due now or later),
         ``due``, ``in_transit``, ``completed``, ``queues``, and
         ``recounting`` while a restarted server still recounts them."""
-        return json.loads(self._client._post(self._path("status"), None, method="GET"))
+        answer: Dict[str, Any] = json.loads(self._client._post(self._path("status"), None, method="GET"))
+        return answer
 
-    def _ids(self, endpoint, ids, yes):
+    def _ids(self, endpoint: str, ids: Iterable[str], yes: str) -> List[bool]:
         ids = list(ids)
-        out = []
+        out: List[bool] = []
         for i in range(0, len(ids), self.batch_size):
             chunk = ids[i : i + self.batch_size]
             for x in chunk:
                 if "\n" in x or "\r" in x:
                     raise ValueError(f"urlhash: request id {x!r} holds a line break")
             body = ("\n".join(chunk) + "\n").encode("ascii", "replace")
-            for j, line in enumerate(self._lines(self._client._post(self._path(endpoint), body, key=secrets.token_hex(16)), len(chunk))):
-                word, _, reason = line.partition("\t")
+            for j, said in enumerate(self._lines(self._client._post(self._path(endpoint), body, key=secrets.token_hex(16)), len(chunk))):
+                word, _, reason = said.partition("\t")
                 if word == "invalid":
                     raise ValueError(f"urlhash: request id {chunk[j]!r}: {reason}")
                 if word not in (yes, "unknown"):
-                    raise UrlhashError(f"urlhash: {endpoint} answer line {line!r}")
+                    raise UrlhashError(f"urlhash: {endpoint} answer line {said!r}")
                 out.append(word == yes)
         return out
 
     @staticmethod
-    def _lines(data: bytes, want: int) -> list:
+    def _lines(data: bytes, want: int) -> List[str]:
         answer = data.decode("utf-8", "replace").split("\n")
         if answer and answer[-1] == "":
             answer.pop()

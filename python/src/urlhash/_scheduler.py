@@ -17,7 +17,7 @@ import pickle
 import secrets
 import socket
 import time
-from typing import Optional
+from typing import Any, Deque, Dict, List, Optional, Set, Tuple
 
 from scrapy import Request, signals
 from scrapy.utils.misc import create_instance, load_object
@@ -26,12 +26,12 @@ from twisted.internet import defer, task, threads
 from twisted.python.threadpool import ThreadPool
 
 from ._client import InvalidURLError, UnavailableError
-from ._frontier import Frontier
+from ._frontier import Claimed, Frontier
 
 __all__ = ["Scheduler"]
 
 
-def _reactor():
+def _reactor() -> Any:
     # Imported when used: importing it at the module's import could install
     # Twisted's default reactor before scrapy installs TWISTED_REACTOR.
     from twisted.internet import reactor
@@ -53,6 +53,13 @@ CLAIM_BACKOFF_MIN = 0.05
 CLAIM_BACKOFF_MAX = 0.5
 # How often a process that waits for others says so.
 WAIT_LOG_EVERY = 30.0
+
+# A request to enqueue: the request, its enqueue line and when it came.
+_Pending = Tuple[Request, Dict[str, Any], float]
+# What a flush learnt: per line new, known or refused (None), the refusals
+# (position, URL, reason), when the enqueue was answered, per ack whether
+# it was found, per release whether it was in transit.
+_Flushed = Tuple[List[Optional[bool]], List[Tuple[int, str, str]], float, List[bool], List[bool]]
 
 
 class Scheduler:
@@ -81,8 +88,8 @@ class Scheduler:
     server's answer (the stats ``urlhash/enqueue_wait_*`` say how long).
     """
 
-    def __init__(self, crawler, dupefilter, *, url: str, token: Optional[str], crawl: Optional[str],
-                 delay: Optional[float], per_host: int, lease: float, idle_timeout: float, capacity: int):
+    def __init__(self, crawler: Any, dupefilter: Any, *, url: str, token: Optional[str], crawl: Optional[str],
+                 delay: Optional[float], per_host: int, lease: float, idle_timeout: float, capacity: int) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
         self.df = dupefilter
@@ -101,29 +108,33 @@ class Scheduler:
         self.lease = lease
         self.idle_timeout = idle_timeout
         self.capacity = capacity
-        self.spider = None
+        self.spider: Any = None
         self._fingerprinter = getattr(crawler, "request_fingerprinter", None)
-        self._buffer = collections.deque()  # (request, id) claimed, not handed to the engine
-        self._handed = {}  # request -> id: handed to the engine, not done
-        self._pending = []  # (request, line, time) to enqueue
-        self._acks = []  # ids done, acked after every pending enqueue
-        self._jobs = set()  # Deferreds of the HTTP calls in flight
+        self._buffer: Deque[Tuple[Request, str]] = collections.deque()  # claimed, not handed to the engine
+        self._handed: Dict[Request, str] = {}  # handed to the engine, not done
+        self._pending: List[_Pending] = []  # to enqueue
+        self._acks: List[str] = []  # ids done, acked after every pending enqueue
+        self._jobs: Set[Any] = set()  # Deferreds of the HTTP calls in flight
         self._flushing = False
-        self._flush_call = None
+        self._flush_call: Any = None
         self._claiming = False
         self._claim_after = 0.0
         self._claim_backoff = CLAIM_BACKOFF_MIN
         self._enqueued = 0  # enqueue_request calls: an idle answer asked before one is stale
-        self._idle_since = None
+        self._idle_since: Optional[float] = None
         self._woken_idle = False
         self._waiting_logged = 0.0
-        self._failed = None
+        self._failed: Optional[str] = None
         self._closing = False
-        self._loop = None
-        self._pool = None
+        self._loop: Any = None
+        self._pool: Any = None
+        # One client (one connection) a thread: flushes (enqueue, then
+        # ack), and claims; their crawl is known at open.
+        self._frontier = Frontier(url, crawl, token)
+        self._claimer = Frontier(url, crawl, token)
 
     @classmethod
-    def from_crawler(cls, crawler):
+    def from_crawler(cls, crawler: Any) -> "Scheduler":
         s = crawler.settings
         url = s.get("URLHASH_URL")
         if not url:
@@ -143,17 +154,16 @@ class Scheduler:
             capacity=max(1, s.getint("CONCURRENT_REQUESTS", 16)),
         )
 
-    def __len__(self):
+    def __len__(self) -> int:
         """Requests claimed by this process and not yet handed to the engine."""
         return len(self._buffer)
 
     # The engine's side.
 
-    def open(self, spider):
+    def open(self, spider: Any) -> Any:
         self.spider = spider
         self.crawl = self.crawl or spider.name
-        self._frontier = Frontier(self.url, self.crawl, self.token)  # flushes: enqueue, then ack
-        self._claimer = Frontier(self.url, self.crawl, self.token)  # claims and status
+        self._frontier.crawl = self._claimer.crawl = self.crawl
         self._consumer = f"{socket.gethostname()}:{os.getpid()}"
         self._pool = ThreadPool(minthreads=2, maxthreads=2, name="urlhash-scheduler")
         self._pool.start()
@@ -161,7 +171,7 @@ class Scheduler:
         if hasattr(self.df, "open"):
             self.df.open()
 
-        def start(st):
+        def start(st: Dict[str, Any]) -> None:
             logger.info(
                 "urlhash: crawl %r on %s: %d queued, %d in transit, %d completed (lease %g s, idle timeout %g s, %d per host%s)",
                 self.crawl, self.url, st["queued"], st["in_transit"], st["completed"], self.lease, self.idle_timeout,
@@ -171,12 +181,12 @@ class Scheduler:
 
         return self._run(self._open_job).addCallback(start)
 
-    def _open_job(self):
+    def _open_job(self) -> Dict[str, Any]:
         if self.delay is not None:
             self._frontier.set_delay(self.delay)
         return self._frontier.status()
 
-    def close(self, reason):
+    def close(self, reason: str) -> Any:
         """Flushes what is buffered, acks what is done and releases what
         was claimed and not handed to the engine (due again at once)."""
         self._closing = True
@@ -185,7 +195,7 @@ class Scheduler:
         if self._flush_call is not None and self._flush_call.active():
             self._flush_call.cancel()
 
-        def final(_):
+        def final(_: Any) -> Any:
             self._reap()
             release = [rid for _, rid in self._buffer]
             self._buffer.clear()
@@ -193,14 +203,15 @@ class Scheduler:
             acks, self._acks = self._acks, []
             d = self._run(self._flush_job, [line for _, line, _ in pending], acks, release)
             d.addCallback(self._flushed, pending, acks)
-            d.addCallback(lambda _: release and logger.info(
-                "urlhash: released %d requests claimed and not fetched", len(release), extra={"spider": self.spider}))
+            if release:
+                d.addCallback(lambda _: logger.info(
+                    "urlhash: released %d requests claimed and not fetched", len(release), extra={"spider": self.spider}))
             d.addErrback(lambda f: logger.error(
                 "urlhash: closing: %d requests not enqueued, %d not acked, %d not released (they come back after their lease): %s",
                 len(pending), len(acks), len(release), f.getErrorMessage(), extra={"spider": self.spider}))
             return d
 
-        def shut(_):
+        def shut(_: Any) -> Any:
             self._pool.stop()
             _reactor().removeSystemEventTrigger(self._stop_pool)
             self._frontier.close()
@@ -219,7 +230,7 @@ class Scheduler:
         self._reap()
         return self._failed is None and not self._finished()
 
-    def enqueue_request(self, request) -> bool:
+    def enqueue_request(self, request: Request) -> bool:
         """Buffers the request for the frontier; False when another
         dupefilter filtered it or it cannot be serialised. A request the
         frontier already knows is reported afterwards, as scrapy's
@@ -243,7 +254,7 @@ class Scheduler:
             self._flush_call = _reactor().callLater(0, self._flush)
         return True
 
-    def next_request(self):
+    def next_request(self) -> Optional[Request]:
         self._reap()
         if not self._buffer:
             self._claim()
@@ -256,40 +267,40 @@ class Scheduler:
 
     # Requests and lines.
 
-    def _line(self, request):
+    def _line(self, request: Request) -> Dict[str, Any]:
         """The enqueue line of a request: its URL (the fragment dropped),
         priority and pickled dict; the fingerprint is scrapy's for a
         request that is not a GET, a fresh one for dont_filter."""
         data = pickle.dumps(request.to_dict(spider=self.spider), protocol=PICKLE_PROTOCOL)
-        line = {"url": request.url.split("#", 1)[0], "priority": request.priority, "data": data}
+        line: Dict[str, Any] = {"url": request.url.split("#", 1)[0], "priority": request.priority, "data": data}
         if request.dont_filter:
             line["fingerprint"] = secrets.token_hex(16)
         elif request.method != "GET":
             line["fingerprint"] = self._fingerprint(request)
         return line
 
-    def _fingerprint(self, request):
+    def _fingerprint(self, request: Request) -> str:
         if self._fingerprinter is not None:
             fp = self._fingerprinter.fingerprint(request)
         else:  # scrapy 2.6
             from scrapy.utils.request import request_fingerprint
 
             fp = request_fingerprint(request)
-        return fp.hex() if isinstance(fp, bytes) else fp
+        return fp.hex() if isinstance(fp, bytes) else str(fp)
 
     # Background work, in the reactor's thread; HTTP calls in the pool's.
 
-    def _run(self, fn, *args):
+    def _run(self, fn: Any, *args: Any) -> Any:
         d = threads.deferToThreadPool(_reactor(), self._pool, fn, *args)
         self._jobs.add(d)
 
-        def done(result):
+        def done(result: Any) -> Any:
             self._jobs.discard(d)
             return result
 
         return d.addBoth(done)
 
-    def _tick(self):
+    def _tick(self) -> None:
         self._reap()
         self._flush()
         self._claim()
@@ -298,18 +309,18 @@ class Scheduler:
             self._woken_idle = True
             self._wake()
 
-    def _in_progress(self):
+    def _in_progress(self) -> Any:
         engine = self.crawler.engine
         slot = getattr(engine, "slot", None) or getattr(engine, "_slot", None)
         return slot.inprogress if slot is not None else ()
 
-    def _wake(self):
+    def _wake(self) -> None:
         engine = self.crawler.engine
         slot = getattr(engine, "slot", None) or getattr(engine, "_slot", None)
         if slot is not None:
             slot.nextcall.schedule()
 
-    def _reap(self):
+    def _reap(self) -> None:
         """Moves the requests the engine is done with to the acks."""
         if not self._handed:
             return
@@ -320,7 +331,7 @@ class Scheduler:
         if done and self._flush_call is None and not self._closing:
             self._flush_call = _reactor().callLater(0, self._flush)
 
-    def _flush(self):
+    def _flush(self) -> None:
         """Sends the buffered requests, then the acks, in one job: an ack is
         sent only once every request its page yielded is on the server."""
         self._flush_call = None
@@ -330,7 +341,7 @@ class Scheduler:
         acks, self._acks = self._acks, []
         self._flushing = True
 
-        def again(result):
+        def again(result: Any) -> Any:
             self._flushing = False
             if self._pending or self._acks:
                 self._flush()
@@ -341,8 +352,9 @@ class Scheduler:
         d.addErrback(self._fail, "enqueue or ack", pending, acks)
         d.addBoth(again)
 
-    def _flush_job(self, lines, acks, release):
-        results = invalid = None
+    def _flush_job(self, lines: List[Dict[str, Any]], acks: List[str], release: List[str]) -> _Flushed:
+        results: List[Optional[bool]] = []
+        invalid: List[Tuple[int, str, str]] = []
         if lines:
             try:
                 results = self._frontier.enqueue(lines)
@@ -353,7 +365,7 @@ class Scheduler:
         released = self._frontier.release(release) if release else []
         return results, invalid, answered, acked, released
 
-    def _flushed(self, answer, pending, acks):
+    def _flushed(self, answer: _Flushed, pending: List[_Pending], acks: List[str]) -> _Flushed:
         results, invalid, now, acked, _ = answer
         spider = self.spider
         if pending:
@@ -363,7 +375,7 @@ class Scheduler:
             self.stats.inc_value("urlhash/enqueue_lines", len(pending), spider=spider)
             self.stats.inc_value("urlhash/enqueue_wait_sum", round(sum(now - t for _, _, t in pending), 4), spider=spider)
             self.stats.max_value("urlhash/enqueue_wait_max", round(now - min(t for _, _, t in pending), 4), spider=spider)
-        reasons = {i: reason for i, _, reason in invalid or ()}
+        reasons = {i: reason for i, _, reason in invalid}
         new = False
         for i, (request, _, _) in enumerate(pending):
             if results[i]:
@@ -389,7 +401,7 @@ class Scheduler:
             self._claim()
         return answer
 
-    def _claim(self):
+    def _claim(self) -> None:
         """Claims requests ahead of the engine."""
         if self._claiming or self._closing or self._failed or self.spider is None:
             return
@@ -408,17 +420,17 @@ class Scheduler:
         d.addCallback(self._claimed, now, enqueued)
         d.addErrback(self._fail, "claim", [], [])
 
-        def done(result):
+        def done(result: Any) -> Any:
             self._claiming = False
             return result
 
         d.addBoth(done)
 
-    def _claim_job(self, want, idle):
+    def _claim_job(self, want: int, idle: bool) -> Tuple[List[Claimed], Optional[Dict[str, Any]]]:
         got = self._claimer.claim(want, lease=self.lease, per_queue=self.per_host, consumer=self._consumer)
         return got, (self._claimer.status() if idle and not got else None)
 
-    def _claimed(self, answer, asked, enqueued):
+    def _claimed(self, answer: Tuple[List[Claimed], Optional[Dict[str, Any]]], asked: float, enqueued: int) -> None:
         got, status = answer
         spider = self.spider
         for c in got:
@@ -459,14 +471,14 @@ class Scheduler:
                 logger.info("urlhash: waiting for the crawl: %d queued (%d due), %d in transit",
                             status["queued"], status["due"], status["in_transit"], extra={"spider": spider})
 
-    def _local_idle(self):
+    def _local_idle(self) -> bool:
         return not (self._buffer or self._handed or self._pending or self._acks or self._flushing)
 
-    def _finished(self):
+    def _finished(self) -> bool:
         return (self._local_idle() and self._idle_since is not None
                 and time.monotonic() - self._idle_since >= self.idle_timeout)
 
-    def _fail(self, failure, what, pending, acks):
+    def _fail(self, failure: Any, what: str, pending: List[_Pending], acks: List[str]) -> None:
         """A call that failed after the client's retries closes the spider:
         what it held comes back after its lease, and the requests it had
         not enqueued are found again when their pages are."""
