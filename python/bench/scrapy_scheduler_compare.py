@@ -7,7 +7,8 @@ SCHEDULER_PERSIST on, as distributed crawls run it; scrapy-redis is not in
 Debian or reachable here, so RedisScheduler below stands in for it) and
 urlhash.scrapy.Scheduler over "urlhash serve"'s frontier. Each crawls the
 site twice: every process to the end, then again with one process killed
-(SIGKILL) once half the site was fetched.
+(SIGKILL) once half the site was fetched, on the site with one spelling of
+each page's URL (there a request lost is a page lost).
 
     /usr/bin/python3 python/bench/scrapy_scheduler_compare.py [--pages 2000] [--procs 3]
 
@@ -87,6 +88,14 @@ REDIS_SCHEDULER = textwrap.dedent(
 )
 
 
+class PlainSite(Site):
+    """The site with each page's URL spelled one way: a request lost is a
+    page lost, not found again through another spelling."""
+
+    def spell(self, j, k):
+        return f"{self.base}/page/{j}"
+
+
 def crawl(site, tmp, settings, env, procs, kill):
     """Runs procs crawlers at once from spread start pages; with kill, kills
     the second with SIGKILL once half the site was fetched. Returns the wall
@@ -150,6 +159,7 @@ def main():
     ap.add_argument("--lease", type=float, default=10, help="URLHASH_LEASE: when a killed crawler's requests come back")
     ap.add_argument("--only", choices=("redis", "urlhash"), help="run one scheduler only")
     ap.add_argument("--no-kill", action="store_true", help="skip the runs with a process killed")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each scheduler and scenario, in alternating order")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="urlhash-sched-vs-redis-")
     redis_proc = server = None
@@ -177,32 +187,36 @@ def main():
         print(f"site: {args.pages} pages, {args.links} links each, spellings: "
               + ", ".join(sorted({n for n, _ in SPELLINGS})))
         print(f"{args.procs} scrapy processes at once, CONCURRENT_REQUESTS {args.concurrent} each, "
-              f"site and servers on 127.0.0.1; urlhash: URLHASH_IDLE_TIMEOUT 1, URLHASH_LEASE {args.lease:g}")
+              f"site and servers on 127.0.0.1; urlhash: URLHASH_IDLE_TIMEOUT 1, URLHASH_LEASE {args.lease:g}; "
+              "'one killed': the second process killed at half the site, links spelled one way")
         print(f"{'scheduler':30} {'run':10} {'fetched':>8} {'distinct':>9} {'never done':>10} {'repeats':>8} "
               f"{'to last page s':>15} {'wall s':>7} {'crawlers CPU s':>11} {'server CPU s':>10}")
         windows = []
         run = 0
         if args.only:
             schedulers = [x for x in schedulers if ("URLHASH_URL" in x[1]) == (args.only == "urlhash")]
+        order = []
         for kill in (False,) if args.no_kill else (False, True):
-            for name, s in schedulers:
-                run += 1
-                rdb.flushall()
-                site = Site(args.pages, args.links)
-                peer = server.proc.pid if "URLHASH_URL" in s else redis_proc.pid
-                cpu0, crawlers0 = cpu(peer), children_cpu()
-                wall, last, logs, processed = crawl(site, tmp, dict(common, URLHASH_CRAWL=f"run{run}", **s), env,
-                                                    args.procs, kill)
-                fetched = sum(site.fetches.values())
-                label = "one killed" if kill else "all"
-                print(f"{name:30} {label:10} {fetched:8d} {len(site.fetches):9d} {args.pages - len(processed):10d} "
-                      f"{fetched - len(site.fetches):8d} {last:15.1f} {wall:7.1f} {children_cpu() - crawlers0:11.1f} "
-                      f"{cpu(peer) - cpu0:10.1f}", flush=True)
-                if "URLHASH_URL" in s:
-                    lines, waits = sum(stat(logs, "urlhash/enqueue_lines")), sum(stat(logs, "urlhash/enqueue_wait_sum"))
-                    windows.append((label, lines, sum(stat(logs, "urlhash/enqueue_batches")), waits,
-                                    max(stat(logs, "urlhash/enqueue_wait_max") or [0])))
-                site.stop()
+            for r in range(args.repeat):
+                order += [(kill, x) for x in (schedulers if r % 2 == 0 else schedulers[::-1])]
+        for kill, (name, s) in order:
+            run += 1
+            rdb.flushall()
+            site = (PlainSite if kill else Site)(args.pages, args.links)
+            peer = server.proc.pid if "URLHASH_URL" in s else redis_proc.pid
+            cpu0, crawlers0 = cpu(peer), children_cpu()
+            wall, last, logs, processed = crawl(site, tmp, dict(common, URLHASH_CRAWL=f"run{run}", **s), env,
+                                                args.procs, kill)
+            fetched = sum(site.fetches.values())
+            label = "one killed" if kill else "all"
+            print(f"{name:30} {label:10} {fetched:8d} {len(site.fetches):9d} {args.pages - len(processed):10d} "
+                  f"{fetched - len(site.fetches):8d} {last:15.1f} {wall:7.1f} {children_cpu() - crawlers0:11.1f} "
+                  f"{cpu(peer) - cpu0:10.1f}", flush=True)
+            if "URLHASH_URL" in s:
+                lines, waits = sum(stat(logs, "urlhash/enqueue_lines")), sum(stat(logs, "urlhash/enqueue_wait_sum"))
+                windows.append((label, lines, sum(stat(logs, "urlhash/enqueue_batches")), waits,
+                                max(stat(logs, "urlhash/enqueue_wait_max") or [0])))
+            site.stop()
         print("urlhash: requests enqueued by the processes that finished, batches, mean and max wait before the frontier had them")
         for label, lines, batches, waits, worst in windows:
             print(f"  {label:10} {lines:8.0f} requests in {batches:6.0f} batches ({lines / max(batches, 1):.1f} a batch): "
