@@ -126,6 +126,7 @@ class SchedulerTest(unittest.TestCase):
         sched.dropped = []
         crawler.signals.connect(lambda request, spider: sched.dropped.append(request), signals.request_dropped, weak=False)
         call(sched.open, spider)
+        call(lambda: crawler.signals.send_catch_log(signal=signals.spider_opened, spider=spider))  # as the engine does
         if close:
             self.addCleanup(lambda: sched._closing or call(sched.close, "finished"))
         return sched

@@ -1,12 +1,14 @@
-"""A real scrapy crawl of a local site by three crawler processes sharing one
-frontier through urlhash.scrapy.Scheduler, one of them killed (SIGKILL)
-midway: every page is fetched, and fetched once, but for the requests the
-killed process held (fetched again by another after their lease). Skipped
-where scrapy is not installed, unless URLHASH_REQUIRE_SCRAPY=1 (CI) makes
-that a failure."""
+"""Real scrapy crawls of a local site through urlhash.scrapy.Scheduler:
+three crawler processes sharing one frontier, one of them killed (SIGKILL)
+midway, fetch every page, and each once but for the requests the killed
+process held (fetched again by another after their lease); a crawl whose
+server is down fails; a slow server does not stall scrapy's reactor.
+Skipped where scrapy is not installed, unless URLHASH_REQUIRE_SCRAPY=1 (CI)
+makes that a failure."""
 
 import collections
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,7 +24,10 @@ sys.path.insert(0, HERE)
 import urlhash  # noqa: E402
 import needscrapy  # noqa: E402
 from serve import Server  # noqa: E402
-from localsite import RECORDING_SPIDER, Site, crawl_cmd  # noqa: E402
+from localsite import RECORDING_SPIDER, SPIDER, Site, crawl_cmd  # noqa: E402
+from test_scrapy import GAP_SPIDER, DelayProxy, crawl_settings, free_port  # noqa: E402
+
+SCHEDULER = {"SCHEDULER": "urlhash.scrapy.Scheduler", "URLHASH_DELAY": "0"}
 
 
 # Each process's CONCURRENT_REQUESTS: it holds at most as many in its
@@ -35,6 +40,44 @@ class SchedulerCrawlTest(unittest.TestCase):
     def setUp(self):
         needscrapy.require(self)
 
+    def crawl(self, spider_src, url, site, **settings):
+        """Runs one crawl of site from its page 0 with the scheduler on url;
+        returns the process and its log."""
+        tmp = tempfile.mkdtemp(prefix="urlhash-scheduler-")
+        spider = os.path.join(tmp, "spider.py")
+        with open(spider, "w") as f:
+            f.write(spider_src)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
+        p = subprocess.run(crawl_cmd(spider, site.url(0), crawl_settings(url, **SCHEDULER, **settings)), cwd=tmp,
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+        return p, p.stdout
+
+    def test_server_down_fails_the_crawl(self):
+        site = Site(pages=10)
+        self.addCleanup(site.stop)
+        url = f"http://127.0.0.1:{free_port()}"
+        p, log = self.crawl(SPIDER, url, site)
+        self.assertEqual(p.returncode, 1, log[-3000:])
+        self.assertIn("'finish_reason': 'urlhash_unavailable'", log, log[-3000:])
+        self.assertRegex(log, r"ERROR: urlhash: the frontier's server " + re.escape(url) + r" failed")
+        self.assertNotIn("Traceback", log)
+        self.assertEqual(sum(site.fetches.values()), 0)
+
+    def test_slow_server_does_not_block_the_reactor(self):
+        server = Server()
+        self.addCleanup(server.stop)
+        proxy = DelayProxy(int(server.url.rsplit(":", 1)[1]), delay=1.0)
+        self.addCleanup(proxy.stop)
+        site = Site(pages=12, links=3)
+        self.addCleanup(site.stop)
+        p, log = self.crawl(GAP_SPIDER, proxy.url, site, URLHASH_IDLE_TIMEOUT="1")
+        self.assertEqual(p.returncode, 0, log[-3000:])
+        gap = re.search(r"max reactor gap: ([0-9.]+) s", log)
+        self.assertIsNotNone(gap, log[-3000:])
+        # Each call to the server takes at least 1 s here.
+        self.assertLess(float(gap.group(1)), 0.5, "the reactor waited for the server")
+        self.assertEqual(sorted(site.fetches.values()), [1] * site.pages, f"fetches {dict(site.fetches)}")
+
     def test_three_crawlers_one_killed(self):
         server = Server()
         self.addCleanup(server.stop)
@@ -45,20 +88,8 @@ class SchedulerCrawlTest(unittest.TestCase):
         spider = os.path.join(tmp, "spider.py")
         with open(spider, "w") as f:
             f.write(RECORDING_SPIDER)
-        settings = {
-            "SCHEDULER": "urlhash.scrapy.Scheduler",
-            "DUPEFILTER_CLASS": "urlhash.scrapy.RFPDupeFilter",
-            "URLHASH_URL": server.url,
-            "URLHASH_DELAY": "0",
-            "URLHASH_PER_HOST": str(3 * CONCURRENT),
-            "URLHASH_LEASE": str(LEASE),
-            "URLHASH_IDLE_TIMEOUT": "3",
-            "CONCURRENT_REQUESTS": str(CONCURRENT),
-            "ROBOTSTXT_OBEY": "False",
-            "TELNETCONSOLE_ENABLED": "False",
-            "LOG_LEVEL": "INFO",
-            "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
-        }
+        settings = crawl_settings(server.url, **SCHEDULER, URLHASH_PER_HOST=str(3 * CONCURRENT), URLHASH_LEASE=str(LEASE),
+                                  URLHASH_IDLE_TIMEOUT="3", CONCURRENT_REQUESTS=str(CONCURRENT))
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")]))
         procs, logs, records = [], [], []
         for i, start in enumerate((0, 100, 200)):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import secrets
+import ssl
 import urllib.parse
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Union
 
@@ -44,13 +45,20 @@ class Frontier:
     """
 
     def __init__(self, base_url: str, crawl: Optional[str] = None, token: Optional[str] = None, *,
-                 batch_size: int = 1000, timeout: float = 60.0, retries: int = 5, backoff: float = 0.2):
-        self._client = Client(base_url, token, batch_size=batch_size, timeout=timeout, retries=retries, backoff=backoff)
+                 batch_size: int = 1000, timeout: float = 60.0, retries: int = 5, backoff: float = 0.2,
+                 ssl_context: Optional[ssl.SSLContext] = None, ca_file: Optional[str] = None) -> None:
+        self._client = Client(base_url, token, batch_size=batch_size, timeout=timeout, retries=retries, backoff=backoff,
+                              ssl_context=ssl_context, ca_file=ca_file)
         self.crawl = crawl
         self.batch_size = batch_size
 
+    @property
+    def url(self) -> str:
+        """The server's address, as given."""
+        return self._client.url
+
     def __repr__(self) -> str:
-        return f"urlhash.Frontier({self._client._scheme}://{self._client._host}:{self._client._port}, crawl={self.crawl!r})"
+        return f"urlhash.Frontier({self.url}, crawl={self.crawl!r})"
 
     def __enter__(self) -> "Frontier":
         return self

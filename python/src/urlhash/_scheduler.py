@@ -89,7 +89,8 @@ class Scheduler:
     """
 
     def __init__(self, crawler: Any, dupefilter: Any, *, url: str, token: Optional[str], crawl: Optional[str],
-                 delay: Optional[float], per_host: int, lease: float, idle_timeout: float, capacity: int) -> None:
+                 delay: Optional[float], per_host: int, lease: float, idle_timeout: float, capacity: int,
+                 ca_file: Optional[str] = None) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
         self.df = dupefilter
@@ -128,10 +129,13 @@ class Scheduler:
         self._closing = False
         self._loop: Any = None
         self._pool: Any = None
+        self._opened = False  # the engine has opened the spider (spider_opened)
+        crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self._engine_stopped, signal=signals.engine_stopped)
         # One client (one connection) a thread: flushes (enqueue, then
         # ack), and claims; their crawl is known at open.
-        self._frontier = Frontier(url, crawl, token)
-        self._claimer = Frontier(url, crawl, token)
+        self._frontier = Frontier(url, crawl, token, ca_file=ca_file)
+        self._claimer = Frontier(url, crawl, token, ca_file=ca_file)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> "Scheduler":
@@ -152,6 +156,7 @@ class Scheduler:
             lease=s.getfloat("URLHASH_LEASE", s.getfloat("DOWNLOAD_TIMEOUT", 180) + 60),
             idle_timeout=s.getfloat("URLHASH_IDLE_TIMEOUT", 10),
             capacity=max(1, s.getint("CONCURRENT_REQUESTS", 16)),
+            ca_file=s.get("URLHASH_CA_FILE") or None,
         )
 
     def __len__(self) -> int:
@@ -179,7 +184,9 @@ class Scheduler:
             self._loop = task.LoopingCall(self._tick)
             self._loop.start(TICK)
 
-        return self._run(self._open_job).addCallback(start)
+        # A server out of reach at the start fails the crawl as later does
+        # (_fail), once the engine has opened the spider.
+        return self._run(self._open_job).addCallbacks(start, self._fail, errbackArgs=("open", [], []))
 
     def _open_job(self) -> Dict[str, Any]:
         if self.delay is not None:
@@ -479,14 +486,33 @@ class Scheduler:
                 and time.monotonic() - self._idle_since >= self.idle_timeout)
 
     def _fail(self, failure: Any, what: str, pending: List[_Pending], acks: List[str]) -> None:
-        """A call that failed after the client's retries closes the spider:
-        what it held comes back after its lease, and the requests it had
-        not enqueued are found again when their pages are."""
+        """A call that failed after the client's retries fails the crawl, as
+        the dupefilter does: an ERROR naming the server, the spider closed
+        (urlhash_unavailable or urlhash_error), the process's exit status 1.
+        What it held comes back after its lease, and the requests it had not
+        enqueued are found again when their pages are."""
+        from .scrapy import REASON_ERROR, REASON_UNAVAILABLE
+
         self._pending[:0] = pending
         self._acks[:0] = acks
         if self._failed is None and not self._closing:
-            reason = "urlhash_unavailable" if failure.check(UnavailableError) else "urlhash_error"
+            err = failure.value
+            reason = REASON_UNAVAILABLE if isinstance(err, (UnavailableError, OSError)) else REASON_ERROR
             self._failed = reason
-            logger.error("urlhash: %s failed, closing the spider: %s", what, failure.getErrorMessage(),
-                         extra={"spider": self.spider})
-            self.crawler.engine.close_spider(self.spider, reason)
+            logger.error("urlhash: the frontier's server %s failed (%s): %s; closing the spider (%s)",
+                         self._frontier.url, what, err, reason, extra={"spider": self.spider})
+            self.stats.set_value("urlhash/error", f"{type(err).__name__}: {err}", spider=self.spider)
+            if self._opened:
+                self.crawler.engine.close_spider(self.spider, reason)
+
+    def _spider_opened(self, spider: Any) -> None:
+        self._opened = True
+        if self._failed is not None:
+            self.crawler.engine.close_spider(spider, self._failed)
+
+    def _engine_stopped(self) -> None:
+        if self._failed is not None:
+            # As the dupefilter does (see its _engine_stopped): scrapy 2.8's
+            # crawl and runspider commands exit 1 when a crawler ends
+            # without a spider.
+            self.crawler.spider = None
