@@ -200,13 +200,23 @@ class SchedulerTest(unittest.TestCase):
         post1 = scrapy.Request("https://dup.example/a", method="POST", body=b"1")
         post1b = scrapy.Request("https://dup.example/a", method="POST", body=b"1")
         post2 = scrapy.Request("https://dup.example/a", method="POST", body=b"2")
-        # Accepted at once (buffered); the frontier's answer comes after.
-        self.assertEqual(self.enqueue(sched, a, *spellings, again, post1, post1b, post2), [True] * 7)
-        self.assertEqual(sched.dropped, spellings + [post1b])
+        # What this process sent before (the same URL without its fragment,
+        # the same fingerprint) is refused at once, unsent (the engine then
+        # fires request_dropped); the rest is accepted (buffered), and the
+        # frontier's answer comes after.
+        got = self.enqueue(sched, a, *spellings, again, post1, post1b, post2)
+        self.assertEqual(got, [True, False, True, True, True, False, True])
+        self.assertEqual(self.stat(sched, "urlhash/known_here"), 2)
+        self.assertEqual(sched.dropped, spellings[1:])
         self.assertEqual(self.stat(sched, "dupefilter/filtered"), 3)
         self.assertEqual(self.stat(sched, "scheduler/enqueued/urlhash"), 4)
+        self.assertEqual(self.stat(sched, "urlhash/enqueue_lines"), 5)
         st = self.frontier().status()  # queued, or claimed ahead already
         self.assertEqual(st["queued"] + st["in_transit"], 4)
+        # Known to the crawl from another process: the frontier answers.
+        other = self.scheduler()
+        self.assertEqual(self.enqueue(other, scrapy.Request("https://dup.example/a")), [True])
+        self.assertEqual(len(other.dropped), 1)
 
     def test_other_dupefilter_asked_first(self):
         # scrapy's own dupefilter (per process) filters before the frontier.

@@ -53,6 +53,10 @@ CLAIM_BACKOFF_MIN = 0.05
 CLAIM_BACKOFF_MAX = 0.5
 # How often a process that waits for others says so.
 WAIT_LOG_EVERY = 30.0
+# The identities this process sent last (at most this many): the crawl knows
+# them for good, so a request with one of them is a duplicate without asking
+# the server (nor pickling it). About 150 bytes each.
+KNOWN_MAX = 100_000
 
 # A request to enqueue: the request, its enqueue line and when it came.
 _Pending = Tuple[Request, Dict[str, Any], float]
@@ -122,6 +126,7 @@ class Scheduler:
         self._claim_after = 0.0
         self._claim_backoff = CLAIM_BACKOFF_MIN
         self._enqueued = 0  # enqueue_request calls: an idle answer asked before one is stale
+        self._known: "collections.OrderedDict[str, None]" = collections.OrderedDict()  # the last identities sent
         self._idle_since: Optional[float] = None
         self._woken_idle = False
         self._waiting_logged = 0.0
@@ -238,15 +243,27 @@ class Scheduler:
         return self._failed is None and not self._finished()
 
     def enqueue_request(self, request: Request) -> bool:
-        """Buffers the request for the frontier; False when another
-        dupefilter filtered it or it cannot be serialised. A request the
-        frontier already knows is reported afterwards, as scrapy's
-        request_dropped signal and the dupefilter's log."""
+        """Buffers the request for the frontier; False when it is a
+        duplicate of one this process sent, another dupefilter filtered it
+        or it cannot be serialised. A request the frontier already knows
+        from elsewhere is reported afterwards, as scrapy's request_dropped
+        signal and the dupefilter's log."""
         if self._ask_df and not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
             return False
         try:
-            line = self._line(request)
+            fingerprint = None if request.method == "GET" and not request.dont_filter else self._fingerprint(request)
+            if not request.dont_filter:
+                known = fingerprint or request.url.split("#", 1)[0]
+                if known in self._known:
+                    self._known.move_to_end(known)
+                    self.df.log(request, self.spider)
+                    self.stats.inc_value("urlhash/known_here", spider=self.spider)
+                    return False
+                self._known[known] = None
+                if len(self._known) > KNOWN_MAX:
+                    self._known.popitem(last=False)
+            line = self._line(request, fingerprint)
         except Exception as e:
             logger.error("urlhash: cannot serialise %(request)s: %(error)s", {"request": request, "error": e},
                          extra={"spider": self.spider})
@@ -274,19 +291,21 @@ class Scheduler:
 
     # Requests and lines.
 
-    def _line(self, request: Request) -> Dict[str, Any]:
+    def _line(self, request: Request, fingerprint: Optional[str]) -> Dict[str, Any]:
         """The enqueue line of a request: its URL (the fragment dropped),
-        priority and pickled dict; the fingerprint is scrapy's for a
-        request that is not a GET, a fresh one for dont_filter."""
+        priority, pickled dict and fingerprint (its identity when not None)."""
         data = pickle.dumps(request.to_dict(spider=self.spider), protocol=PICKLE_PROTOCOL)
         line: Dict[str, Any] = {"url": request.url.split("#", 1)[0], "priority": request.priority, "data": data}
-        if request.dont_filter:
-            line["fingerprint"] = secrets.token_hex(16)
-        elif request.method != "GET":
-            line["fingerprint"] = self._fingerprint(request)
+        if fingerprint is not None:
+            line["fingerprint"] = fingerprint
         return line
 
     def _fingerprint(self, request: Request) -> str:
+        """The identity of a request that is not known by its URL: scrapy's
+        fingerprint of one that is not a GET, a fresh one for dont_filter
+        (always enqueued, as scrapy has it)."""
+        if request.dont_filter:
+            return secrets.token_hex(16)
         if self._fingerprinter is not None:
             fp = self._fingerprinter.fingerprint(request)
         else:  # scrapy 2.6
