@@ -25,7 +25,7 @@ import urlhash  # noqa: E402
 import needscrapy  # noqa: E402
 from serve import Server  # noqa: E402
 from localsite import RECORDING_SPIDER, SPIDER, Site, crawl_cmd  # noqa: E402
-from test_scrapy import GAP_SPIDER, DelayProxy, crawl_settings, free_port  # noqa: E402
+from test_scrapy import check_reactor_gap, crawl_settings, free_port  # noqa: E402
 
 SCHEDULER = {"SCHEDULER": "urlhash.scrapy.Scheduler", "URLHASH_DELAY": "0"}
 
@@ -64,19 +64,7 @@ class SchedulerCrawlTest(unittest.TestCase):
         self.assertEqual(sum(site.fetches.values()), 0)
 
     def test_slow_server_does_not_block_the_reactor(self):
-        server = Server()
-        self.addCleanup(server.stop)
-        proxy = DelayProxy(int(server.url.rsplit(":", 1)[1]), delay=1.0)
-        self.addCleanup(proxy.stop)
-        site = Site(pages=12, links=3)
-        self.addCleanup(site.stop)
-        p, log = self.crawl(GAP_SPIDER, proxy.url, site, URLHASH_IDLE_TIMEOUT="1")
-        self.assertEqual(p.returncode, 0, log[-3000:])
-        gap = re.search(r"max reactor gap: ([0-9.]+) s", log)
-        self.assertIsNotNone(gap, log[-3000:])
-        # Each call to the server takes at least 1 s here.
-        self.assertLess(float(gap.group(1)), 0.5, "the reactor waited for the server")
-        self.assertEqual(sorted(site.fetches.values()), [1] * site.pages, f"fetches {dict(site.fetches)}")
+        check_reactor_gap(self, lambda spider, url, site: self.crawl(spider, url, site, URLHASH_IDLE_TIMEOUT="1"))
 
     def test_three_crawlers_one_killed(self):
         server = Server()

@@ -116,6 +116,25 @@ def crawl_settings(url, **extra):
     }
 
 
+def check_reactor_gap(test, crawl):
+    """Runs crawl(GAP_SPIDER, URL, site) on a server behind a DelayProxy of
+    1 s; checks that it ended well, fetched each page once, and that scrapy's
+    reactor never waited 0.5 s."""
+    server = Server()
+    test.addCleanup(server.stop)
+    proxy = DelayProxy(int(server.url.rsplit(":", 1)[1]), delay=1.0)
+    test.addCleanup(proxy.stop)
+    site = Site(pages=12, links=3)
+    test.addCleanup(site.stop)
+    p, log = crawl(GAP_SPIDER, proxy.url, site)
+    test.assertEqual(p.returncode, 0, log[-3000:])
+    gap = re.search(r"max reactor gap: ([0-9.]+) s", log)
+    test.assertIsNotNone(gap, log[-3000:])
+    # Each call to the server takes at least 1 s here.
+    test.assertLess(float(gap.group(1)), 0.5, "the reactor waited for the server")
+    test.assertEqual(sorted(site.fetches.values()), [1] * site.pages, f"fetches {dict(site.fetches)}")
+
+
 def free_port():
     """A loopback port nothing listens on."""
     with socket.socket() as s:
@@ -149,19 +168,7 @@ class ScrapyTest(unittest.TestCase):
         self.assertEqual(sum(site.fetches.values()), 0, "a page was fetched without the seen-set's answer")
 
     def test_slow_server_does_not_block_the_reactor(self):
-        server = Server()
-        self.addCleanup(server.stop)
-        proxy = DelayProxy(int(server.url.rsplit(":", 1)[1]), delay=1.0)
-        self.addCleanup(proxy.stop)
-        site = Site(pages=12, links=3)
-        self.addCleanup(site.stop)
-        p, log = self.crawl(GAP_SPIDER, proxy.url, site, 0)
-        self.assertEqual(p.returncode, 0, log[-3000:])
-        gap = re.search(r"max reactor gap: ([0-9.]+) s", log)
-        self.assertIsNotNone(gap, log[-3000:])
-        # Each call to the server takes at least 1 s here.
-        self.assertLess(float(gap.group(1)), 0.5, "the reactor waited for the server")
-        self.assertEqual(sorted(site.fetches.values()), [1] * site.pages, f"fetches {dict(site.fetches)}")
+        check_reactor_gap(self, lambda spider, url, site: self.crawl(spider, url, site, 0))
 
     def setUp(self):
         if not HAVE_SCRAPY:
