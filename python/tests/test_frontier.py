@@ -1,8 +1,10 @@
 """urlhash.Frontier against a real server: enqueue, claim with a lease,
-ack, release, the politeness delay and the crawl's counts."""
+ack, release, extend, claim's wait, the politeness delay, the crawl's
+counts and its deletion."""
 
 import os
 import sys
+import threading
 import time
 import unittest
 
@@ -87,6 +89,58 @@ class FrontierTest(unittest.TestCase):
         # The first claimer's late ack still completes it.
         self.assertEqual(f.ack([first[0].id]), [True])
         self.assertEqual(f.status()["completed"], 1)
+
+    def test_extend(self):
+        f = self.frontier()
+        f.set_delay(0)
+        f.enqueue([{"url": f"https://extend.example/{i}"} for i in range(3)])
+        first, done, lapsed = f.claim(3, lease=0.5, per_queue=3)
+        self.assertEqual(f.ack([done.id]), [True])
+        time.sleep(0.7)  # the leases pass: due again, no longer held
+        self.assertEqual(f.extend([first.id, done.id, lapsed.id, "0" * 32], lease=0.4), [False, False, False, False])
+        held, = f.claim(1, lease=0.5)
+        self.assertEqual(held.id, first.id)
+        self.assertEqual(f.extend([held.id], lease=60), [True])
+        time.sleep(0.7)  # past the claim's lease, within the renewed one
+        st = f.status()
+        self.assertEqual((st["queued"], st["in_transit"], st["completed"]), (1, 1, 1))
+        self.assertEqual([c.url for c in f.claim(10, per_queue=10)], [lapsed.url])
+        with self.assertRaises(ValueError):
+            f.extend(["not-an-id"])
+
+    def test_claim_wait(self):
+        f = self.frontier()
+        f.set_delay(0)
+        t0 = time.monotonic()
+        self.assertEqual(f.claim(1, wait=0.3), [])
+        self.assertGreaterEqual(time.monotonic() - t0, 0.25)
+        # A claim waiting on an empty crawl gets what another client
+        # enqueues meanwhile, long before its wait ends.
+        enqueuer = self.frontier(f.crawl)
+        timer = threading.Timer(0.3, enqueuer.enqueue, [[{"url": "https://wait.example/1"}]])
+        timer.start()
+        self.addCleanup(timer.cancel)
+        t0 = time.monotonic()
+        got = f.claim(1, wait=20)
+        self.assertEqual([c.url for c in got], ["https://wait.example/1"])
+        self.assertLess(time.monotonic() - t0, 10)
+        with self.assertRaises(ValueError):
+            f.claim(1, wait=f._client.timeout)
+
+    def test_delete_crawl(self):
+        f, other = self.frontier(), self.frontier("delete-other")
+        f.set_delay(0)
+        f.enqueue([{"url": f"https://delete.example/{i}"} for i in range(3)])
+        other.enqueue([{"url": "https://delete.example/0"}])
+        a, b = f.claim(2, per_queue=2)
+        f.ack([a.id])
+        self.assertEqual(f.delete_crawl(), 3)
+        st = f.status()
+        self.assertEqual((st["queued"], st["in_transit"], st["completed"], st["queues"]), (0, 0, 0, 0))
+        self.assertEqual(f.ack([b.id]), [False])
+        # Forgotten: known again as new. Another crawl keeps its own.
+        self.assertEqual(f.enqueue([{"url": "https://delete.example/0"}]), [True])
+        self.assertEqual(other.status()["queued"], 1)
 
     def test_delay_and_per_queue(self):
         f = self.frontier()

@@ -1,8 +1,9 @@
 """The crawl frontier of a urlhash server over HTTP (standard library only).
 
-The endpoints are /v1/frontier/{enqueue,claim,ack,release,delay,status}:
-a crawl's queues of requests, one queue a host, each request known once
-per crawl by its identity, claimed with a lease and acked once processed.
+The endpoints are /v1/frontier/{enqueue,claim,ack,release,extend,delay,
+status,delete}: a crawl's queues of requests, one queue a host, each
+request known once per crawl by its identity, claimed with a lease (renewed
+by extend) and acked once processed.
 """
 
 from __future__ import annotations
@@ -118,18 +119,27 @@ class Frontier:
         return results
 
     def claim(self, max: int = 100, *, lease: Optional[float] = None, per_queue: Optional[int] = None,
-              consumer: Optional[str] = None, idempotent: bool = False) -> List[Claimed]:
+              consumer: Optional[str] = None, idempotent: bool = False, wait: Optional[float] = None) -> List[Claimed]:
         """Claims up to ``max`` due requests (:class:`Claimed`), at most
         ``per_queue`` a queue (server default 1). Each stays in transit for
-        ``lease`` seconds (server default 60): unless acked or released by
-        then, it is due again for any claimer.
+        ``lease`` seconds (server default 60): unless acked, released or
+        extended (:meth:`extend`) by then, it is due again for any claimer.
+
+        With ``wait`` (seconds, 0..30), a claim that finds nothing due waits
+        on the server until something is (enqueued, released, a lease or a
+        delay ended) or ``wait`` passes, then answers what it found: a
+        consumer needs no polling. It must stay under the client's
+        ``timeout``.
 
         With ``idempotent``, the claim carries an Idempotency-Key, so that a
         retry after a lost answer gets the same requests; the server then
         keeps the answer durably (a disk sync per claim). Without, such a
         retry gets others, and the lost ones come back after their lease:
         later, never lost."""
-        path = self._path("claim", max=max, lease=lease, per_queue=per_queue, consumer=consumer)
+        if wait is not None and wait >= self._client.timeout:
+            raise ValueError(f"urlhash: claim wait={wait:g} s is not under the client's timeout ({self._client.timeout:g} s)")
+        path = self._path("claim", max=max, lease=lease, per_queue=per_queue, consumer=consumer,
+                          wait=None if wait is None else repr(float(wait)))
         data = self._client._post(path, b"", key=secrets.token_hex(16) if idempotent else None)
         out: List[Claimed] = []
         for line in data.splitlines():
@@ -150,6 +160,20 @@ class Frontier:
         when it was not in transit."""
         return self._ids("release", ids, "released")
 
+    def extend(self, ids: Iterable[str], lease: Optional[float] = None) -> List[bool]:
+        """Renews the lease of claimed requests: each stays in transit until
+        ``lease`` seconds from now (server default 60). Returns, per id,
+        False when it was not in transit any more (unknown, completed,
+        released, or its lease had passed and it is due again for another
+        claimer: this caller no longer holds it)."""
+        return self._ids("extend", ids, "extended", lease=None if lease is None else repr(float(lease)))
+
+    def delete_crawl(self) -> int:
+        """Deletes the whole crawl: its queued, in-transit and completed
+        requests and its delays. Returns how many requests it knew."""
+        answer: Dict[str, Any] = json.loads(self._client._post(self._path("delete"), b"", key=secrets.token_hex(16)))
+        return int(answer["deleted"])
+
     def set_delay(self, seconds: float, queue: Optional[str] = None) -> Dict[str, Any]:
         """Sets the politeness delay between two hand-outs of a queue, for
         every process of the crawl: ``queue``'s, or without it the crawl's
@@ -165,7 +189,7 @@ class Frontier:
         answer: Dict[str, Any] = json.loads(self._client._post(self._path("status"), None, method="GET"))
         return answer
 
-    def _ids(self, endpoint: str, ids: Iterable[str], yes: str) -> List[bool]:
+    def _ids(self, endpoint: str, ids: Iterable[str], yes: str, **args: Union[str, int, float, None]) -> List[bool]:
         ids = list(ids)
         out: List[bool] = []
         for i in range(0, len(ids), self.batch_size):
@@ -174,7 +198,7 @@ class Frontier:
                 if "\n" in x or "\r" in x:
                     raise ValueError(f"urlhash: request id {x!r} holds a line break")
             body = ("\n".join(chunk) + "\n").encode("ascii", "replace")
-            for j, said in enumerate(self._lines(self._client._post(self._path(endpoint), body, key=secrets.token_hex(16)), len(chunk))):
+            for j, said in enumerate(self._lines(self._client._post(self._path(endpoint, **args), body, key=secrets.token_hex(16)), len(chunk))):
                 word, _, reason = said.partition("\t")
                 if word == "invalid":
                     raise ValueError(f"urlhash: request id {chunk[j]!r}: {reason}")
