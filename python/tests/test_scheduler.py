@@ -283,6 +283,8 @@ class SchedulerTest(unittest.TestCase):
         # Killed: it neither acks nor releases.
         call(killed._loop.stop)
         killed._pool.stop()
+        # Its pool is gone: the reactor's shutdown must not stop it again.
+        call(reactor.removeSystemEventTrigger, killed._stop_pool)
         other = self.scheduler()
         t0 = time.monotonic()
         again = self.hand(other)
