@@ -294,6 +294,39 @@ class SchedulerTest(unittest.TestCase):
         wait_until(lambda: self.stat(other, "urlhash/acked"), what="the ack")
         self.assertEqual(self.frontier().status()["completed"], 1)
 
+    def test_lease_renewed_while_held(self):
+        # A request the engine works on for several leases stays this
+        # process's: renewed every third of its lease, never handed to
+        # another process, acked once done.
+        a = self.scheduler(URLHASH_LEASE=1)
+        b = self.scheduler(URLHASH_LEASE=1)
+        self.enqueue(a, scrapy.Request("https://renew.example/slow"))
+        r = self.hand(a)
+        time.sleep(3.0)
+        self.assertIsNone(call(b.next_request), "a request held and renewed was handed to another process")
+        self.assertEqual(self.frontier().status()["in_transit"], 1)
+        self.assertGreaterEqual(self.stat(a, "urlhash/extended"), 3)
+        self.assertIsNone(self.stat(a, "urlhash/lease_lost"))
+        self.finish(a, r)
+        wait_until(lambda: self.stat(a, "urlhash/acked"), what="the ack")
+        self.assertEqual(self.frontier().status()["completed"], 1)
+        self.assertIsNone(self.stat(b, "urlhash/claimed"))
+
+    def test_lapsed_lease_not_fetched(self):
+        # A claimed request whose lease passed before its renewal (a reactor
+        # that stalled) is dropped from the prefetch: due again, it is for
+        # any claimer.
+        a = self.scheduler(close=False, URLHASH_LEASE=0.5)
+        self.enqueue(a, scrapy.Request("https://lapse.example/1"))
+        wait_until(lambda: len(a) == 1, what="the prefetch")
+        call(a._loop.stop)
+        time.sleep(1.0)  # no tick: no renewal, the lease passes
+        call(lambda: setattr(a, "_renewed", 0.0) or a._renew())
+        wait_until(lambda: self.stat(a, "urlhash/lease_lost"), what="the lost lease")
+        self.assertEqual(len(a), 0)
+        self.assertEqual([c.url for c in self.frontier().claim(10, per_queue=10)], ["https://lapse.example/1"])
+        call(a.close, "finished")
+
     def test_close_releases_what_was_not_handed_out(self):
         a = self.scheduler(close=False, CONCURRENT_REQUESTS=8)
         self.enqueue(a, *[scrapy.Request(f"https://release.example/{i}") for i in range(5)])

@@ -51,6 +51,8 @@ TICK = 0.1
 # CLAIM_BACKOFF_MAX while claims stay empty.
 CLAIM_BACKOFF_MIN = 0.05
 CLAIM_BACKOFF_MAX = 0.5
+# A process renews the lease of what it holds every lease / RENEW_PER_LEASE.
+RENEW_PER_LEASE = 3
 # How often a process that waits for others says so.
 WAIT_LOG_EVERY = 30.0
 # The identities this process sent last (at most this many): the crawl knows
@@ -77,8 +79,10 @@ class Scheduler:
     host, for every process of the crawl; unset: the crawl keeps its delay,
     1 s until set), ``URLHASH_PER_HOST`` (requests of one host in transit
     at once, for every process; default CONCURRENT_REQUESTS_PER_DOMAIN),
-    ``URLHASH_LEASE`` (seconds a claimed request is this process's before
-    it is handed to another; default DOWNLOAD_TIMEOUT + 60) and
+    ``URLHASH_LEASE`` (seconds a claimed request stays this process's
+    unless renewed; default 30: the process renews what it holds every
+    third of it, so that a killed process's requests come back after at
+    most a lease, and a slow one keeps its own) and
     ``URLHASH_IDLE_TIMEOUT`` (seconds the crawl must have nothing queued
     and nothing in transit before the spider closes; default 10).
 
@@ -123,6 +127,8 @@ class Scheduler:
         self._flushing = False
         self._flush_call: Any = None
         self._claiming = False
+        self._renewing = False
+        self._renewed = 0.0  # when the last renewal of leases was sent
         self._claim_after = 0.0
         self._claim_backoff = CLAIM_BACKOFF_MIN
         self._enqueued = 0  # enqueue_request calls: an idle answer asked before one is stale
@@ -158,7 +164,7 @@ class Scheduler:
             crawl=s.get("URLHASH_CRAWL") or None,
             delay=None if delay in (None, "") else s.getfloat("URLHASH_DELAY"),
             per_host=s.getint("URLHASH_PER_HOST", s.getint("CONCURRENT_REQUESTS_PER_DOMAIN", 8)),
-            lease=s.getfloat("URLHASH_LEASE", s.getfloat("DOWNLOAD_TIMEOUT", 180) + 60),
+            lease=s.getfloat("URLHASH_LEASE", 30),
             idle_timeout=s.getfloat("URLHASH_IDLE_TIMEOUT", 10),
             capacity=max(1, s.getint("CONCURRENT_REQUESTS", 16)),
             ca_file=s.get("URLHASH_CA_FILE") or None,
@@ -330,6 +336,7 @@ class Scheduler:
         self._reap()
         self._flush()
         self._claim()
+        self._renew()
         if not self._woken_idle and self._finished():
             # The engine checks again at once, not at its next heartbeat.
             self._woken_idle = True
@@ -426,6 +433,43 @@ class Scheduler:
             self._idle_since = None
             self._claim()
         return answer
+
+    def _renew(self) -> None:
+        """Renews the lease of the requests this process holds (claimed, or
+        handed to the engine and not acked), every third of a lease."""
+        now = time.monotonic()
+        if self._renewing or self._closing or self._failed or now - self._renewed < self.lease / RENEW_PER_LEASE:
+            return
+        self._renewed = now
+        ids = [rid for _, rid in self._buffer] + list(self._handed.values())
+        if not ids:
+            return
+        self._renewing = True
+        d = self._run(self._frontier.extend, ids, self.lease)
+        d.addCallback(self._renewed_leases, ids)
+        d.addErrback(self._fail, "extend", [], [])
+
+        def done(result: Any) -> Any:
+            self._renewing = False
+            return result
+
+        d.addBoth(done)
+
+    def _renewed_leases(self, extended: List[bool], ids: List[str]) -> None:
+        """A request whose lease had passed is not this process's any more:
+        one not handed to the engine yet is dropped (another process gets
+        it); one the engine works on is still acked when done (an ack after
+        the lease completes it)."""
+        lost = {rid for rid, ok in zip(ids, extended) if not ok}
+        self.stats.inc_value("urlhash/extended", len(ids) - len(lost), spider=self.spider)
+        # Acked or released meanwhile is not lost: only what is still held.
+        lost &= {rid for _, rid in self._buffer} | set(self._handed.values())
+        if not lost:
+            return
+        self.stats.inc_value("urlhash/lease_lost", len(lost), spider=self.spider)
+        logger.warning("urlhash: the lease of %d requests passed before it was renewed (URLHASH_LEASE %g s): "
+                       "they may be fetched twice", len(lost), self.lease, extra={"spider": self.spider})
+        self._buffer = collections.deque(x for x in self._buffer if x[1] not in lost)
 
     def _claim(self) -> None:
         """Claims requests ahead of the engine."""
