@@ -2,6 +2,7 @@ package extsort
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"runtime"
 	"slices"
@@ -80,6 +81,20 @@ func compareRich(a, b richEntry) int {
 	return bytes.Compare(a.hash[:a.n], b.hash[:b.n])
 }
 
+// compareInput orders rich entries of one chunk as they were added: their
+// values' offsets never decrease (a later entry's is past an earlier
+// one's value), nor their counts of key-only entries before them; of two
+// alike in both, the earlier has the empty value.
+func compareInput(a, b *richEntry) int {
+	if c := cmp.Compare(a.off, b.off); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.pos, b.pos); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.vlen, b.vlen)
+}
+
 // A chunk is a part of a load's input: key-only full entries as 32 bytes
 // each (the common case), the others with their encoded values.
 type chunk struct {
@@ -131,8 +146,15 @@ func (c *chunk) add(e *store.Entry, limit int, cfg *Config) {
 // sort sorts and de-duplicates the chunk, the first of repeated keys
 // winning, and leaves keys and rich with no key in common.
 func (c *chunk) sort(cfg *Config) {
-	// Rich entries: stable, so the first of equal keys stays first.
-	slices.SortStableFunc(c.rich, compareRich)
+	// Rich entries: equal keys in input order, so that the first stays
+	// first. (A stable sort of these 72-byte entries, a merge sort by
+	// rotations, was a third of an import --store-url's CPU.)
+	slices.SortFunc(c.rich, func(a, b richEntry) int {
+		if c := compareRich(a, b); c != 0 {
+			return c
+		}
+		return compareInput(&a, &b)
+	})
 	c.rich = slices.CompactFunc(c.rich, func(a, b richEntry) bool { return compareRich(a, b) == 0 })
 	hasFullRich := len(c.rich) > 0 && c.rich[0].isFull()
 	if hasFullRich && len(c.keys) > 0 {
