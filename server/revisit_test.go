@@ -87,3 +87,25 @@ func TestRevisitParameterRepeat(t *testing.T) {
 		t.Fatalf("repeat with another duration: %d, want 422", status)
 	}
 }
+
+// TestRevisitRepeatKeptBeforeAlias: an answer a server kept before the
+// revisit alias (b17882b: the digest of /v1/urls/add?revisit_after=1h as
+// sent) answers its repeat after an upgrade, where it was refused 422
+// (key_reused); another duration is still another request.
+func TestRevisitRepeatKeptBeforeAlias(t *testing.T) {
+	_, ts, db := newTestServer(t, nil)
+	body := []byte("https://kept.example/\n")
+	query := wire.ParamRevisitAfter + "=1h"
+	digest := wire.RequestDigestAsSent("POST", wire.PathURLsAdd, query, body)
+	a := answer{status: 200, ctype: wire.ContentTypeText, body: []byte("new\n"), fresh: true}
+	rec := &index.Record{Key: "kept", TTL: time.Hour, Answer: func([]bool) []byte { return a.appendRecord(nil, &digest) }}
+	if err := db.PutRecord(rec); err != nil {
+		t.Fatal(err)
+	}
+	if status, got := post(t, ts, wire.PathURLsAdd+"?"+query, "kept", body); status != http.StatusOK || got != "new\n" {
+		t.Fatalf("repeat: %d %q, want the kept answer %q", status, got, "new\n")
+	}
+	if status, _ := post(t, ts, wire.PathURLsAdd+"?"+wire.ParamRevisitAfter+"=2h", "kept", body); status != http.StatusUnprocessableEntity {
+		t.Fatalf("repeat with another duration: %d, want 422", status)
+	}
+}

@@ -87,9 +87,28 @@ func RequestDigest(method, path, rawQuery string, body []byte) [sha256.Size]byte
 // NewRequestDigest returns RequestDigest's hash with the method, path and
 // query written: write the body to it, as it streams.
 func NewRequestDigest(method, path, rawQuery string) hash.Hash {
+	return newDigest(method, path, aliasRevisit(rawQuery))
+}
+
+// RequestDigestAsSent is RequestDigest of the query as sent, revisit_after
+// not written as after: the fingerprint servers kept before the alias for
+// /v1/urls/add?revisit_after=... (which then read only that name). A
+// server matches a repeat against it too, so that an answer kept before
+// an upgrade (for a day, by default) still answers its repeat.
+func RequestDigestAsSent(method, path, rawQuery string, body []byte) [sha256.Size]byte {
+	h := newDigest(method, path, rawQuery)
+	h.Write(body)
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d
+}
+
+// newDigest returns a SHA-256 with method, path and query written, each
+// length-prefixed.
+func newDigest(method, path, query string) hash.Hash {
 	h := sha256.New()
 	var n [8]byte
-	for _, part := range []string{method, path, aliasRevisit(rawQuery)} {
+	for _, part := range []string{method, path, query} {
 		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
 		h.Write(n[:])
 		io.WriteString(h, part)
