@@ -77,11 +77,7 @@ func NewKey() string {
 // name, and matches the answers servers kept when /v1/visit read only
 // after.
 func RequestDigest(method, path, rawQuery string, body []byte) [sha256.Size]byte {
-	h := NewRequestDigest(method, path, rawQuery)
-	h.Write(body)
-	var d [sha256.Size]byte
-	h.Sum(d[:0])
-	return d
+	return sum(NewRequestDigest(method, path, rawQuery), body)
 }
 
 // NewRequestDigest returns RequestDigest's hash with the method, path and
@@ -96,7 +92,11 @@ func NewRequestDigest(method, path, rawQuery string) hash.Hash {
 // server matches a repeat against it too, so that an answer kept before
 // an upgrade (for a day, by default) still answers its repeat.
 func RequestDigestAsSent(method, path, rawQuery string, body []byte) [sha256.Size]byte {
-	h := newDigest(method, path, rawQuery)
+	return sum(newDigest(method, path, rawQuery), body)
+}
+
+// sum returns h's SHA-256 with body written.
+func sum(h hash.Hash, body []byte) [sha256.Size]byte {
 	h.Write(body)
 	var d [sha256.Size]byte
 	h.Sum(d[:0])
