@@ -1,7 +1,9 @@
 package keytable
 
 import (
+	"encoding/binary"
 	"hash/maphash"
+	"math"
 	"slices"
 )
 
@@ -310,19 +312,46 @@ func (d *delta) sorted() (live, dead []uint32) {
 // order (sorted) without holding its lock; it has no index, shares the
 // arena (whose bytes do not change) and counts the files it keeps values
 // of (release it).
-func (d *delta) clone() *delta {
-	c := &delta{ents: make([]deltaSlot, 0, d.n), n: d.n, arena: d.arena}
-	if d.ext != nil {
-		c.ext = make([]deltaExt, 0, d.n)
+func (d *delta) clone() *delta { return d.cloneRange(nil, nil) }
+
+// cloneRange is clone of the entries whose keys are in [lo, hi) (nil:
+// unbounded): a scan of a prefix copies and sorts those alone, not the
+// whole delta (a frontier's GetURLs scans hundreds of queues a call).
+func (d *delta) cloneRange(lo, hi *Key) *delta {
+	if lo == nil && hi == nil {
+		c := &delta{ents: make([]deltaSlot, 0, d.n), arena: d.arena}
+		if d.ext != nil {
+			c.ext = make([]deltaExt, 0, d.n)
+		}
+		return d.cloneInto(c, lo, hi)
 	}
-	for i, e := range d.ents {
-		if e.state&slotHeld != 0 {
-			c.ents = append(c.ents, e)
-			if d.ext != nil {
-				c.ext = append(c.ext, d.ext[i])
-			}
+	return d.cloneInto(&delta{arena: d.arena}, lo, hi)
+}
+
+func (d *delta) cloneInto(c *delta, lo, hi *Key) *delta {
+	// The keys' leading 8 bytes rule most entries out of a range.
+	lead, end := uint64(0), uint64(math.MaxUint64)
+	if lo != nil {
+		lead = binary.BigEndian.Uint64(lo[:8])
+	}
+	if hi != nil {
+		end = binary.BigEndian.Uint64(hi[:8])
+	}
+	for i := range d.ents {
+		e := &d.ents[i]
+		if e.state&slotHeld == 0 {
+			continue
+		}
+		if x := binary.BigEndian.Uint64(e.k[:8]); x < lead || x > end ||
+			lo != nil && compareKeys(e.k, *lo) < 0 || hi != nil && compareKeys(e.k, *hi) >= 0 {
+			continue
+		}
+		c.ents = append(c.ents, *e)
+		if d.ext != nil {
+			c.ext = append(c.ext, d.ext[i])
 		}
 	}
+	c.n = len(c.ents)
 	for _, f := range d.files {
 		f.acquire()
 	}

@@ -30,7 +30,8 @@ func (t *Table) Scan(prefix []byte, bits int, fn func(k *Key) error) error {
 // sees the table as it was when it started, and holds no lock writers
 // wait for.
 func (t *Table) ScanEntries(prefix []byte, bits int, o ScanOptions, fn func(e *Entry) error) error {
-	p, err := t.Pin()
+	lo, hi := prefixRange(prefix, bits)
+	p, err := t.pin(&lo, hi)
 	if err != nil {
 		return err
 	}
@@ -49,7 +50,11 @@ type Pinned struct {
 }
 
 // Pin returns the table as it is now.
-func (t *Table) Pin() (*Pinned, error) {
+func (t *Table) Pin() (*Pinned, error) { return t.pin(nil, nil) }
+
+// pin is Pin of the keys in [lo, hi) (nil: unbounded): the deltas' other
+// entries are left out, so the Pinned must be scanned within the range.
+func (t *Table) pin(lo, hi *Key) (*Pinned, error) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if t.closed {
@@ -57,9 +62,9 @@ func (t *Table) Pin() (*Pinned, error) {
 	}
 	// The delta changes under writers: a copy of it. The frozen one does
 	// not, but the merge drops it: counted, as the files are.
-	p := &Pinned{t: t, deltas: []*delta{t.delta.clone()}}
+	p := &Pinned{t: t, deltas: []*delta{t.delta.cloneRange(lo, hi)}}
 	if t.frozen != nil {
-		p.deltas = append(p.deltas, t.frozen.clone())
+		p.deltas = append(p.deltas, t.frozen.cloneRange(lo, hi))
 	}
 	for i := len(t.files) - 1; i >= 0; i-- {
 		t.files[i].acquire()
