@@ -688,6 +688,9 @@ type keyWindow struct {
 	err    error
 	sum    uint32
 	summed int
+	// span is the rows a read covers when fewer than windowKeys (a
+	// prefix scan's range: a frontier queue's few rows; 0: windowKeys).
+	span int
 }
 
 // at returns row i, valid until the next call.
@@ -696,7 +699,11 @@ func (w *keyWindow) at(i int) []byte {
 		return nil
 	}
 	if i < w.rs.first || i >= w.rs.end || w.rs.b == nil {
-		hi := min(i+windowKeys, int(w.f.hdr.count))
+		n := windowKeys
+		if w.span > 0 {
+			n = w.span
+		}
+		hi := min(i+n, int(w.f.hdr.count))
 		rs, err := w.f.read(w.rs.b, i, hi)
 		if err == nil {
 			err = rs.check(rs.first, rs.end)

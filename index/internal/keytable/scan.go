@@ -115,7 +115,13 @@ func (p *Pinned) ScanEntries(prefix []byte, bits int, o ScanOptions, fn func(e *
 			continue
 		}
 		// A file's rows are read in order: its buckets give the bounds
-		// to a bucket, and a walk through it the rest.
+		// to a bucket, and a walk through it the rest. A short range is
+		// read at once, not a window of windowKeys rows.
+		if hi != nil {
+			first, _ := s.f.bucket(&lo)
+			_, end := s.f.bucket(hi)
+			s.win.span = min(max(end-first, 1), windowKeys)
+		}
 		s.li = s.win.lowerBound(&lo)
 		if hi != nil {
 			s.nLive = s.win.lowerBound(hi)
