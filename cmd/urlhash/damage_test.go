@@ -445,3 +445,12 @@ func copyTreeT(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// lines splits s into its lines, without the last newline (none for "").
+func lines(s string) []string {
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}

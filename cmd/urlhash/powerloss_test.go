@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -249,14 +251,6 @@ func (p *powerTest) verify(st *powerStats, db string) {
 	if code, out, errs := p.command("", nil, "verify", "--db", db); code != 0 {
 		p.t.Errorf("round %d: verify after the power loss: exit %d: %s%s", st.rounds, code, out, errs)
 	}
-}
-
-func lines(s string) []string {
-	s = strings.TrimSuffix(s, "\n")
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
 }
 
 // dedupeUnder runs cmd (a dedupe) under r on in and returns the whole
