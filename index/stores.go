@@ -851,7 +851,7 @@ func (st *stores) locate(entries []store.Entry, idx []int, maybe []bool) (found,
 	var pos []int
 	skipFull := !st.badgerMayHoldFull()
 	for j, i := range idx {
-		if maybe[j] && !(skipFull && !entries[i].IsPrefix()) {
+		if maybe[j] && (!skipFull || entries[i].IsPrefix()) {
 			keys = append(keys, dbKey(&entries[i]))
 			pos = append(pos, j)
 		}

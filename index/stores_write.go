@@ -368,13 +368,13 @@ func (st *stores) lookupBare(cands []hashkey.Hash, maybe, found []bool, sc *addS
 		}
 	}
 	bkeys, bpos, arena := sc.bkeys[:0], sc.bpos[:0], sc.barena[:0]
-	badger := st.badgerMayHoldFull()
+	askBadger := st.badgerMayHoldFull()
 	for m, n := range lookPos {
 		if lookFound[m] && !st.unfinished.has(&cands[n]) {
 			found[n] = true
 			continue
 		}
-		if !badger {
+		if !askBadger {
 			continue
 		}
 		bpos = append(bpos, n)
