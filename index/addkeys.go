@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/index/internal/keytable"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -87,6 +88,9 @@ type addScratch struct {
 	look      []hashkey.Hash
 	lookPos   []int32
 	lookFound []bool
+	// A visit's (visitHashes): the columns looked up, the due rows set.
+	cols []keytable.Found
+	sets []keytable.Set
 }
 
 // maxScratchKeys bounds the batch whose scratch is kept for reuse

@@ -411,13 +411,19 @@ func (st *stores) addBare(fresh []hashkey.Hash, view bareView, rec *Record, answ
 		}
 		return tally{}, st.writeBadger(entries, rec, answer)
 	}
-	b := keytable.Batch{Added: asKeys(fresh)}
+	return st.keyTableWriteNoted(&keytable.Batch{Added: asKeys(fresh)}, view, rec, answer)
+}
+
+// keyTableWriteNoted writes b to the key table after view, with rec (when
+// not nil) and its answer riding in the same log entry and then written
+// to Badger (see addBare).
+func (st *stores) keyTableWriteNoted(b *keytable.Batch, view bareView, rec *Record, answer []byte) (tally, error) {
 	var expires int64
 	if rec != nil {
 		expires = time.Now().Add(rec.TTL).Unix()
 		b.Opaque = appendRecordNote(nil, rec.Key, expires, answer)
 	}
-	t, err := st.keyTableWrite(&b, &view)
+	t, err := st.keyTableWrite(b, &view)
 	if err != nil {
 		return tally{}, err
 	}
@@ -425,6 +431,44 @@ func (st *stores) addBare(fresh []hashkey.Hash, view bareView, rec *Record, answ
 		return t, nil
 	}
 	return t, st.putNotedRecord(rec, expires, answer)
+}
+
+// visitsBare reports whether a visit of key-only full entries may take
+// the bare path (visitBare): every full entry, with columns or not, lives
+// in the key table alone, and no move is unfinished.
+func (st *stores) visitsBare() bool {
+	return st.place(true, true, 0) == homeKeyTable && st.place(true, false, 0) == homeKeyTable &&
+		!st.badgerMayHoldFull() && st.unfinished.n.Load() == 0
+}
+
+// lookupColsFirst looks keys (key order) up in the key table without
+// locks, for visitHashes on an index where visitsBare: cols[n] is what it
+// holds for keys[n].
+func (st *stores) lookupColsFirst(keys []hashkey.Hash, cols []keytable.Found) error {
+	if _, err := st.kt.GetBatch(asKeys(keys), cols, nil); err != nil {
+		return fmt.Errorf("index: key table: %w", err)
+	}
+	return nil
+}
+
+// lookupCols is lookupColsFirst under the keys' write locks, and returns
+// the view it searched, for visitBare.
+func (st *stores) lookupCols(keys []hashkey.Hash, cols []keytable.Found) (bareView, error) {
+	_, view, err := st.kt.GetBatchView(asKeys(keys), cols)
+	if err != nil {
+		return view, fmt.Errorf("index: key table: %w", err)
+	}
+	return view, nil
+}
+
+// visitBare writes a visit of key-only full entries found by lookupCols
+// (view), under their write locks, on an index where visitsBare: fresh
+// (key order, stored nowhere, admitted to the filter) added with first and
+// last seen now (unix seconds), due rows set with their value kept, and
+// rec (when not nil) with answer, as addBare writes it.
+func (st *stores) visitBare(fresh []hashkey.Hash, now int64, due []keytable.Set, view bareView, rec *Record, answer []byte) (tally, error) {
+	b := keytable.Batch{Added: asKeys(fresh), AddedCols: keytable.Cols{First: now, Last: now}, Set: due}
+	return st.keyTableWriteNoted(&b, view, rec, answer)
 }
 
 // putNotedRecord writes to Badger the record a key-table write just

@@ -94,7 +94,13 @@ func (db *DB) visitBatch(ctx context.Context, entries []store.Entry, revisitAfte
 	if err := db.prepareWrite(); err != nil {
 		return nil, err
 	}
-	out, err := db.visitLocked(entries, revisitAfter, rec)
+	var out []bool
+	if keys, ok := bareKeys(entries); ok && db.st.visitsBare() {
+		out = make([]bool, len(keys))
+		err = db.visitHashes(keys, revisitAfter, out, rec)
+	} else {
+		out, err = db.visitLocked(entries, revisitAfter, rec)
+	}
 	if err == nil {
 		db.maybeGrow()
 	}

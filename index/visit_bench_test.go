@@ -2,11 +2,13 @@ package index
 
 import (
 	"context"
+	"encoding/binary"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -118,4 +120,35 @@ func BenchmarkVisitBatch(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(es)), "ns/sighting")
+}
+
+// BenchmarkVisitKeys is BenchmarkVisitBatch through VisitKeys, as urlhash
+// serve runs a body of bare keys: no entry per sighting.
+func BenchmarkVisitKeys(b *testing.B) {
+	ctx := context.Background()
+	db := openTestDB(b, false, nil)
+	rng := rand.New(rand.NewPCG(61, 62))
+	stored := randHashes(rng, 200000)
+	visited := make([]bool, len(stored))
+	if err := db.VisitKeys(ctx, stored, 24*time.Hour, visited, nil); err != nil {
+		b.Fatal(err)
+	}
+	keys := make([]hashkey.Hash, 1000)
+	visited = visited[:len(keys)]
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range keys {
+			if i < len(keys)/4 {
+				for w := 0; w < hashkey.Size; w += 8 {
+					binary.LittleEndian.PutUint64(keys[i][w:], rng.Uint64()) // new: 2^-256 to collide
+				}
+			} else {
+				keys[i] = stored[rng.IntN(len(stored))]
+			}
+		}
+		if err := db.VisitKeys(ctx, keys, 24*time.Hour, visited, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)), "ns/sighting")
 }

@@ -18,6 +18,11 @@ func (s *Server) visit(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return s.write(w, r, withWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
+		if kw, ok := s.st.(keyWriter); ok {
+			if a, ok, err := s.writeKeys(r.Context(), kw, body, g, after, true); ok {
+				return a, err
+			}
+		}
 		es, err := wire.DecodeEntries(body)
 		if err != nil {
 			return answer{}, err

@@ -35,8 +35,8 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) add(w http.ResponseWriter, r *http.Request) error {
 	return s.write(w, r, withWrite, func(r *http.Request, body []byte, g *recording) (answer, error) {
-		if ka, ok := s.st.(keyAdder); ok {
-			if a, ok, err := s.addKeys(r.Context(), ka, body, g); ok {
+		if kw, ok := s.st.(keyWriter); ok {
+			if a, ok, err := s.writeKeys(r.Context(), kw, body, g, 0, false); ok {
 				return a, err
 			}
 		}
@@ -48,18 +48,19 @@ func (s *Server) add(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-// keyAdder is a backend that adds bare keys without an entry each:
-// *index.DB.
-type keyAdder interface {
+// keyWriter is a backend that adds and visits bare keys without an entry
+// per key: *index.DB.
+type keyWriter interface {
 	AddKeys(ctx context.Context, keys []hashkey.Hash, added []bool, rec *index.Record) error
+	VisitKeys(ctx context.Context, keys []hashkey.Hash, revisitAfter time.Duration, visited []bool, rec *index.Record) error
 }
 
-var _ keyAdder = (*index.DB)(nil)
+var _ keyWriter = (*index.DB)(nil)
 
-// addKeys is addEntries for a body of bare full keys (a seen-set's, the
-// common add), decoded into a reused batch: ok is false, and nothing
-// done, for a body of other entries.
-func (s *Server) addKeys(ctx context.Context, ka keyAdder, body []byte, g *recording) (_ answer, ok bool, err error) {
+// writeKeys is addEntries for a body of bare full keys (a seen-set's or a
+// revisiting crawler's, the common add and visit), decoded into a reused
+// batch: ok is false, and nothing done, for a body of other entries.
+func (s *Server) writeKeys(ctx context.Context, kw keyWriter, body []byte, g *recording, after time.Duration, visit bool) (_ answer, ok bool, err error) {
 	// A few at a time: more would not run faster on the processors there
 	// are, and each holds its keys and the index's scratch (about 90
 	// bytes a key) while it runs.
@@ -83,24 +84,35 @@ func (s *Server) addKeys(ctx context.Context, ka keyAdder, body []byte, g *recor
 		}
 	}()
 	kb.added = slices.Grow(kb.added[:0], len(kb.keys))[:len(kb.keys)]
+	run := func(rec *index.Record) error {
+		if visit {
+			return kw.VisitKeys(ctx, kb.keys, after, kb.added, rec)
+		}
+		return kw.AddKeys(ctx, kb.keys, kb.added, rec)
+	}
 	switch {
 	case g != nil && g.replay:
-		// Store what the first attempt may have left out (addEntries).
-		if err := ka.AddKeys(ctx, kb.keys, kb.added, nil); err != nil {
+		// Store what the first attempt may have left out, as an add
+		// (addEntries).
+		if err := kw.AddKeys(ctx, kb.keys, kb.added, nil); err != nil {
 			return answer{}, true, err
 		}
 		return answer{fresh: slices.Contains(kb.added, true)}, true, nil
 	case g == nil:
-		err = ka.AddKeys(ctx, kb.keys, kb.added, nil)
+		err = run(nil)
 	default:
 		rec := g.record(boolsAnswer)
 		rec.Lazy = true
-		err = ka.AddKeys(ctx, kb.keys, kb.added, rec)
+		err = run(rec)
 	}
 	if err != nil {
 		return answer{}, true, err
 	}
-	s.metrics.add.Observe(float64(len(kb.keys)))
+	if visit {
+		s.metrics.visit.Observe(float64(len(kb.keys)))
+	} else {
+		s.metrics.add.Observe(float64(len(kb.keys)))
+	}
 	s.metrics.keysAdded(kb.added)
 	return boolsAnswer(kb.added), true, nil
 }

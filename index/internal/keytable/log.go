@@ -47,17 +47,21 @@ const (
 	maxRecord = 64 << 20
 )
 
-// A Batch is one atomic log record: keys added (key-only, if absent),
-// keys deleted, entries set (columns and values, replacing what the keys
-// had), and opaque bytes the caller wants durable together with them (an
-// idempotency record). Recovery hands the opaque bytes back
-// (Options.Replay). A key may be in one list only, and once in Set;
-// repeated in Added or Deleted it counts once.
+// A Batch is one atomic log record: keys added (if absent: key-only, or
+// with the columns AddedCols, the same for each), keys deleted, entries
+// set (columns and values, replacing what the keys had), and opaque bytes
+// the caller wants durable together with them (an idempotency record).
+// Recovery hands the opaque bytes back (Options.Replay). A key may be in
+// one list only, and once in Set; repeated in Added or Deleted it counts
+// once.
 type Batch struct {
-	Added   []Key
-	Deleted []Key
-	Set     []Set
-	Opaque  []byte
+	Added []Key
+	// AddedCols are the columns of the rows Added creates (a revisit's
+	// first sightings: first and last seen now): zero, key-only rows.
+	AddedCols Cols
+	Deleted   []Key
+	Set       []Set
+	Opaque    []byte
 }
 
 func (b *Batch) isEmpty() bool {

@@ -696,6 +696,24 @@ type View struct {
 
 // HasBatchView is HasBatch, and returns the view it searched.
 func (t *Table) HasBatchView(keys []Key, found []bool) (uint64, View, error) {
+	return t.lookupView(keys, func(i int, h *hit, live bool) { found[i] = live })
+}
+
+// GetBatchView is GetBatch without values (found[i].HasValue says which
+// have one), and returns the view it searched, as HasBatchView.
+func (t *Table) GetBatchView(keys []Key, found []Found) (uint64, View, error) {
+	return t.lookupView(keys, func(i int, h *hit, live bool) {
+		found[i] = Found{Live: live, Seq: h.seq}
+		if live {
+			v := h.value()
+			found[i].Cols, found[i].HasValue = h.cols, v.has()
+		}
+	})
+}
+
+// lookupView looks keys up, calls fn with each key's hit and whether it
+// is live, and returns the log position of the live ones and the view.
+func (t *Table) lookupView(keys []Key, fn func(i int, h *hit, live bool)) (uint64, View, error) {
 	hb, pending := t.getHits(len(keys))
 	defer t.hitPool.Put(hb)
 	hits := hb.a
@@ -712,8 +730,9 @@ func (t *Table) HasBatchView(keys []Key, found []bool) (uint64, View, error) {
 	v := View{files: t.search}
 	for i := range keys {
 		h := &hits[i]
-		found[i] = h.isLive(now)
-		if found[i] {
+		live := h.isLive(now)
+		fn(i, h, live)
+		if live {
 			need = max(need, h.seq)
 		} else if h.st == stRow {
 			if v.expired == nil {

@@ -66,6 +66,9 @@ func (t *Table) WriteAfter(b *Batch, v View, r *Result) (seq uint64, err error) 
 // check refuses a batch the table cannot apply: times out of range, a key
 // set twice or in two lists.
 func (b *Batch) check() error {
+	if err := b.AddedCols.check(); err != nil {
+		return err
+	}
 	for i := range b.Set {
 		if err := b.Set[i].Cols.check(); err != nil {
 			return err
@@ -308,10 +311,10 @@ func (t *Table) write(b *Batch, v *View, r *Result) (seq uint64, err error) {
 		if seen != nil {
 			seen[*k] = struct{}{}
 		}
-		if flags == 0 {
+		if flags == 0 && b.AddedCols.IsZero() {
 			rec.added = append(rec.added, *k)
 		} else {
-			rec.sets = append(rec.sets, op{k: *k, flags: flags})
+			rec.sets = append(rec.sets, op{k: *k, flags: flags, cols: b.AddedCols})
 		}
 	}
 	clear(seen)
