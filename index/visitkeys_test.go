@@ -151,3 +151,44 @@ func TestVisitKeysAllocs(t *testing.T) {
 		t.Errorf("a visit of %d stored keys allocated %.0f times, want at most 20", len(keys), allocs)
 	}
 }
+
+// TestVisitKeysReopen: first sightings, logged as rows with columns
+// (keytable.Batch.AddedCols), keep their times through a reopen, which
+// replays the key table's log.
+func TestVisitKeysReopen(t *testing.T) {
+	ctx := context.Background()
+	clock := fakeclock.New(fakeclock.Start())
+	dir := t.TempDir()
+	db, err := Open(dir, &Options{now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := randHashes(rand.New(rand.NewPCG(3, 4)), 100)
+	visited := make([]bool, len(keys))
+	if err := db.VisitKeys(ctx, keys, time.Hour, visited, nil); err != nil {
+		t.Fatal(err)
+	}
+	seen := clock.Now().Truncate(time.Second)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute)
+	if db, err = Open(dir, &Options{now: clock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, h := range keys {
+		v, err := db.Get(ctx, h)
+		if err != nil || !v.FirstSeen.Equal(seen) || !v.LastSeen.Equal(seen) {
+			t.Fatalf("%x after a reopen: %+v, %v; want first and last seen %v", h[:4], v, err, seen)
+		}
+	}
+	if err := db.VisitKeys(ctx, keys, time.Hour, visited, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range visited {
+		if v {
+			t.Fatalf("key %d new again a minute after its first sighting", i)
+		}
+	}
+}
