@@ -73,6 +73,10 @@ func bareKeys(entries []store.Entry) (keys []hashkey.Hash, ok bool) {
 	return keys, true
 }
 
+// prepassChunk is the number of keys visitHashes looks up at once
+// without locks.
+const prepassChunk = 2048
+
 // notDue reports whether a row with columns c, seen at now (unix seconds),
 // is not new: it has times and was last reported new less than
 // revisitAfter ago (revisitAfter <= 0: never new again). The columns hold
@@ -111,19 +115,24 @@ func (db *DB) visitHashes(keys []hashkey.Hash, revisitAfter time.Duration, visit
 		}
 	}
 	db.fmu.RUnlock()
-	cols := slices.Grow(sc.cols[:0], len(work))[:len(work)]
-	sc.cols = cols
-	if err := db.st.lookupColsFirst(work, cols); err != nil {
-		return err
-	}
 	now := db.opts.now().Unix()
 	settled := bools(sc.stored, len(uniq))
 	sc.stored = settled
 	hits := 0 // the settled: the due are looked up (and counted) again
-	for n, j := range workPos {
-		if cols[n].Live && notDue(&cols[n].Cols, now, revisitAfter) {
-			settled[j] = true
-			hits++
+	// In chunks: the lookup's working space (about 150 bytes a key) is
+	// then a chunk's, not a served batch's (16Ki keys).
+	for start := 0; start < len(work); start += prepassChunk {
+		end := min(start+prepassChunk, len(work))
+		cols := slices.Grow(sc.cols[:0], end-start)[:end-start]
+		sc.cols = cols
+		if err := db.st.lookupColsFirst(work[start:end], cols); err != nil {
+			return err
+		}
+		for n, j := range workPos[start:end] {
+			if cols[n].Live && notDue(&cols[n].Cols, now, revisitAfter) {
+				settled[j] = true
+				hits++
+			}
 		}
 	}
 	prepassAbsent := len(uniq) - len(work)
@@ -157,7 +166,7 @@ func (db *DB) visitHashes(keys []hashkey.Hash, revisitAfter time.Duration, visit
 	}
 	db.fmu.RUnlock()
 	sc.look, sc.lookPos = look, lookPos
-	cols = slices.Grow(sc.cols[:0], len(look))[:len(look)]
+	cols := slices.Grow(sc.cols[:0], len(look))[:len(look)]
 	sc.cols = cols
 	view, err := db.st.lookupCols(look, cols)
 	if err != nil {

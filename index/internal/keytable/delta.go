@@ -14,9 +14,11 @@ import (
 // the delta's expected size; a Go map of the same took about 80 bytes a
 // key. A key removed keeps its entry, marked, until the delta is dropped.
 //
-// Entries with columns or a value have them in a second array (ext, 48
-// bytes an entry), made at the first such entry: a delta of key-only
-// entries costs what it did before columns. Values are copied into an
+// Entries with columns have them in a second array (cols, 24 bytes an
+// entry), and entries with a value its place in a third (vals, 24 bytes),
+// each made at the first entry that needs it: a delta of key-only entries
+// costs what it did before columns, one of entries with times (a
+// revisiting crawler's) no more than their columns. Values are copied into an
 // arena (bytes a value replaced leaves are reclaimed when the delta is
 // dropped), or, for a value kept from a key file (Set.KeepValue), are that
 // file's ordinal: the delta holds the file open until it is dropped.
@@ -28,7 +30,8 @@ import (
 type delta struct {
 	want  int         // entries to allocate for at the first put
 	ents  []deltaSlot // in the order keys were first put
-	ext   []deltaExt  // nil, or as long as ents
+	cols  []Cols      // nil, or as long as ents
+	vals  []deltaVal  // nil, or as long as ents
 	arena []byte
 	index []uint32 // entry number + 1; 0: empty
 	n     int      // entries not removed
@@ -53,10 +56,9 @@ const (
 	slotHides = 4
 )
 
-// deltaExt holds an entry's columns and value: none, the arena's
-// [voff, voff+vn), or ordinal vord-1 of the key file vf.
-type deltaExt struct {
-	cols Cols
+// deltaVal is where an entry's value is: none, the arena's [voff,
+// voff+vn), or ordinal vord-1 of the key file vf.
+type deltaVal struct {
 	voff uint64
 	vn   uint32
 	vord uint32
@@ -103,7 +105,7 @@ func (d *delta) bytes() int64 {
 	if d == nil {
 		return 0
 	}
-	return int64(len(d.ents))*40 + int64(len(d.ext))*48 + int64(len(d.arena))
+	return int64(len(d.ents))*40 + int64(len(d.cols))*24 + int64(len(d.vals))*24 + int64(len(d.arena))
 }
 
 // slot returns the index slot of k: the one that holds its entry, or the
@@ -142,9 +144,11 @@ func (d *delta) get(k *Key) (deltaEntry, bool) {
 func (d *delta) entry(i int) (deltaEntry, bool) {
 	st := d.ents[i].state
 	e := deltaEntry{seq: st >> 3, row: st&slotRow != 0, hides: st&slotHides != 0}
-	if d.ext != nil {
-		x := &d.ext[i]
-		e.cols = x.cols
+	if d.cols != nil {
+		e.cols = d.cols[i]
+	}
+	if d.vals != nil {
+		x := &d.vals[i]
 		switch {
 		case x.vf != nil:
 			e.val = dval{f: x.vf, ord: x.vord}
@@ -155,8 +159,8 @@ func (d *delta) entry(i int) (deltaEntry, bool) {
 	return e, st&slotHeld != 0
 }
 
-// isPlain reports whether e needs no ext: a tombstone, or a row without
-// columns or a value.
+// isPlain reports whether e needs neither cols nor vals: a tombstone, or
+// a row without columns or a value.
 func (e *deltaEntry) isPlain() bool { return !e.row || e.cols.IsZero() && !e.val.has() }
 
 // put sets k's entry to e, copying its value's bytes into the arena (a
@@ -186,8 +190,11 @@ func (d *delta) put(k *Key, e deltaEntry) {
 			s = d.slot(k)
 		}
 		d.ents = append(d.ents, deltaSlot{k: *k, state: st})
-		if d.ext != nil {
-			d.ext = append(d.ext, deltaExt{})
+		if d.cols != nil {
+			d.cols = append(d.cols, Cols{})
+		}
+		if d.vals != nil {
+			d.vals = append(d.vals, deltaVal{})
 		}
 		i = len(d.ents) - 1
 		d.index[s] = uint32(i + 1)
@@ -195,16 +202,23 @@ func (d *delta) put(k *Key, e deltaEntry) {
 		b := leading(k, deltaBits)
 		d.bits[b/64] |= 1 << (b % 64)
 	}
+	d.clearExt(i)
 	if e.isPlain() {
-		if d.ext != nil {
-			d.ext[i] = deltaExt{}
-		}
 		return
 	}
-	if d.ext == nil {
-		d.ext = make([]deltaExt, len(d.ents), cap(d.ents))
+	if !e.cols.IsZero() {
+		if d.cols == nil {
+			d.cols = make([]Cols, len(d.ents), cap(d.ents))
+		}
+		d.cols[i] = e.cols
 	}
-	x := deltaExt{cols: e.cols}
+	if !e.val.has() {
+		return
+	}
+	if d.vals == nil {
+		d.vals = make([]deltaVal, len(d.ents), cap(d.ents))
+	}
+	var x deltaVal
 	switch {
 	case e.val.f != nil:
 		x.vf, x.vord = e.val.f, e.val.ord
@@ -216,7 +230,17 @@ func (d *delta) put(k *Key, e deltaEntry) {
 		x.voff, x.vn = uint64(len(d.arena)), uint32(len(e.val.b))
 		d.arena = append(d.arena, e.val.b...)
 	}
-	d.ext[i] = x
+	d.vals[i] = x
+}
+
+// clearExt clears entry i's columns and value.
+func (d *delta) clearExt(i int) {
+	if d.cols != nil {
+		d.cols[i] = Cols{}
+	}
+	if d.vals != nil {
+		d.vals[i] = deltaVal{}
+	}
 }
 
 // remove takes k out of the delta (the key's state below it stands).
@@ -226,9 +250,7 @@ func (d *delta) remove(k *Key) {
 	}
 	if x := d.index[d.slot(k)]; x != 0 && d.ents[x-1].state&slotHeld != 0 {
 		d.ents[x-1].state = 0
-		if d.ext != nil {
-			d.ext[x-1] = deltaExt{}
-		}
+		d.clearExt(int(x - 1))
 		d.n--
 	}
 }
@@ -320,8 +342,11 @@ func (d *delta) clone() *delta { return d.cloneRange(nil, nil) }
 func (d *delta) cloneRange(lo, hi *Key) *delta {
 	if lo == nil && hi == nil {
 		c := &delta{ents: make([]deltaSlot, 0, d.n), arena: d.arena}
-		if d.ext != nil {
-			c.ext = make([]deltaExt, 0, d.n)
+		if d.cols != nil {
+			c.cols = make([]Cols, 0, d.n)
+		}
+		if d.vals != nil {
+			c.vals = make([]deltaVal, 0, d.n)
 		}
 		return d.cloneInto(c, lo, hi)
 	}
@@ -347,8 +372,11 @@ func (d *delta) cloneInto(c *delta, lo, hi *Key) *delta {
 			continue
 		}
 		c.ents = append(c.ents, *e)
-		if d.ext != nil {
-			c.ext = append(c.ext, d.ext[i])
+		if d.cols != nil {
+			c.cols = append(c.cols, d.cols[i])
+		}
+		if d.vals != nil {
+			c.vals = append(c.vals, d.vals[i])
 		}
 	}
 	c.n = len(c.ents)
@@ -364,16 +392,20 @@ func (d *delta) cloneInto(c *delta, lo, hi *Key) *delta {
 func (d *delta) ranges() (colRange, bool) {
 	var r colRange
 	values := false
-	if d.ext == nil {
+	if d.cols == nil && d.vals == nil {
 		return r, false
 	}
-	for i := range d.ext {
+	for i := range d.ents {
 		if d.ents[i].state&(slotHeld|slotRow) != slotHeld|slotRow {
 			continue
 		}
-		x := &d.ext[i]
-		r.add(&x.cols)
-		values = values || x.vn > 0 || x.vf != nil
+		if d.cols != nil {
+			r.add(&d.cols[i])
+		}
+		if d.vals != nil {
+			x := &d.vals[i]
+			values = values || x.vn > 0 || x.vf != nil
+		}
 	}
 	return r, values
 }

@@ -72,11 +72,15 @@ func (b *Batch) isEmpty() bool {
 type record struct {
 	// seq is the record's number in the log (set by the table when it
 	// appends it; 0 for a version 1 record read back).
-	seq     uint64
-	added   []Key
-	deleted []Key
-	sets    []op
-	opaque  []byte
+	seq   uint64
+	added []Key
+	// addedCols are the columns of every added row (Batch.AddedCols):
+	// such rows are logged as sets with these columns (a record read
+	// back has them in sets), and held here as keys, 32 bytes each.
+	addedCols Cols
+	deleted   []Key
+	sets      []op
+	opaque    []byte
 }
 
 func (r *record) isEmpty() bool {
@@ -110,21 +114,37 @@ const (
 	opAll = opHides | opCond | opKeep | opCols | opValue
 )
 
+// appendCols appends a set's columns as the log holds them.
+func appendCols(dst []byte, c *Cols) []byte {
+	dst = binary.AppendUvarint(dst, uint64(c.First))
+	dst = binary.AppendUvarint(dst, uint64(c.Last))
+	return binary.AppendUvarint(dst, uint64(c.Expires))
+}
+
 // appendRecord appends the record of r to dst.
 func appendRecord(dst []byte, r *record) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0, 0, 0, 0, 0)
 	dst = append(dst, recordBatch)
 	dst = binary.AppendUvarint(dst, r.seq)
-	dst = binary.AppendUvarint(dst, uint64(len(r.added)))
+	added, addedSets := r.added, []Key(nil)
+	if !r.addedCols.IsZero() {
+		added, addedSets = nil, r.added
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(added)))
 	dst = binary.AppendUvarint(dst, uint64(len(r.deleted)))
-	dst = binary.AppendUvarint(dst, uint64(len(r.sets)))
+	dst = binary.AppendUvarint(dst, uint64(len(addedSets)+len(r.sets)))
 	dst = binary.AppendUvarint(dst, uint64(len(r.opaque)))
-	for i := range r.added {
-		dst = append(dst, r.added[i][:]...)
+	for i := range added {
+		dst = append(dst, added[i][:]...)
 	}
 	for i := range r.deleted {
 		dst = append(dst, r.deleted[i][:]...)
+	}
+	for i := range addedSets {
+		dst = append(dst, opCols)
+		dst = append(dst, addedSets[i][:]...)
+		dst = appendCols(dst, &r.addedCols)
 	}
 	for i := range r.sets {
 		o := &r.sets[i]
@@ -138,9 +158,7 @@ func appendRecord(dst []byte, r *record) ([]byte, error) {
 		dst = append(dst, fl)
 		dst = append(dst, o.k[:]...)
 		if fl&opCols != 0 {
-			dst = binary.AppendUvarint(dst, uint64(o.cols.First))
-			dst = binary.AppendUvarint(dst, uint64(o.cols.Last))
-			dst = binary.AppendUvarint(dst, uint64(o.cols.Expires))
+			dst = appendCols(dst, &o.cols)
 		}
 		if fl&opValue != 0 {
 			dst = binary.AppendUvarint(dst, uint64(len(o.value)))

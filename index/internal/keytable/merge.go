@@ -120,7 +120,7 @@ func (s *source) hasCols() bool {
 	if s.win != nil {
 		return s.f.hdr.lay.rw > KeySize
 	}
-	return s.d.ext != nil
+	return s.d.cols != nil || s.d.vals != nil
 }
 
 // cols returns row i's columns.
@@ -131,10 +131,10 @@ func (s *source) cols(i int) Cols {
 		}
 		return Cols{}
 	}
-	if s.d.ext == nil {
+	if s.d.cols == nil {
 		return Cols{}
 	}
-	return s.d.ext[s.live[i]].cols
+	return s.d.cols[s.live[i]]
 }
 
 // val returns where row i's value is.
@@ -147,7 +147,7 @@ func (s *source) val(i int) dval {
 		}
 		return dval{}
 	}
-	if s.d.ext == nil {
+	if s.d.vals == nil {
 		return dval{}
 	}
 	e, _ := s.d.entry(int(s.live[i]))

@@ -423,7 +423,7 @@ func (t *Table) apply(rec *record, seq uint64, replaying bool) error {
 	for i := range rec.added {
 		k := &rec.added[i]
 		prev, ok := d.get(k)
-		e := deltaEntry{seq: seq, row: true}
+		e := deltaEntry{seq: seq, row: true, cols: rec.addedCols}
 		switch {
 		case ok && prev.row: // an expired row of the delta, replaced
 			e.hides = prev.hides

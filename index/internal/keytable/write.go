@@ -239,7 +239,7 @@ func (t *Table) write(b *Batch, v *View, r *Result) (seq uint64, err error) {
 	if t.mergeErr != nil {
 		return 0, t.mergeErr
 	}
-	rec := record{opaque: b.Opaque}
+	rec := record{addedCols: b.AddedCols, opaque: b.Opaque}
 	// Repeated keys are added once: strictly ascending keys (the index's
 	// sorted batches) have none, others are checked with a set.
 	var seen map[Key]struct{}
@@ -311,7 +311,7 @@ func (t *Table) write(b *Batch, v *View, r *Result) (seq uint64, err error) {
 		if seen != nil {
 			seen[*k] = struct{}{}
 		}
-		if flags == 0 && b.AddedCols.IsZero() {
+		if flags == 0 {
 			rec.added = append(rec.added, *k)
 		} else {
 			rec.sets = append(rec.sets, op{k: *k, flags: flags, cols: b.AddedCols})
