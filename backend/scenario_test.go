@@ -69,6 +69,8 @@ import (
 //	add              AddBatch: KEY: new | present, per entry
 //	load             Load of the entries: added=N present=N
 //	get              Get of each full key: KEY: VALUE
+//	get-batch        GetBatch of the full keys: KEY: VALUE | absent, per
+//	                 key, or (none)
 //	has              HasBatch of the full keys: KEY: true | false
 //	match            Match of each full key: KEY: full VALUE | prefix P VALUE | none
 //	delete           Delete of each key (full or prefix): KEY: ok
@@ -328,6 +330,28 @@ func (s *scenario) run(t *testing.T, td *datadriven.TestData) string {
 		for _, h := range parseHashes(t, td) {
 			v, err := db.Get(ctx, h)
 			fmt.Fprintf(&out, "%s: %s\n", formatKey(h[:]), errOr(err, formatValue(v)))
+		}
+
+	case "get-batch":
+		hs := parseHashes(t, td)
+		vs, found, err := db.GetBatch(ctx, hs)
+		if err != nil {
+			return errString(err)
+		}
+		if len(vs) != len(hs) || len(found) != len(hs) {
+			t.Fatalf("GetBatch returned %d values and %d answers for %d hashes", len(vs), len(found), len(hs))
+		}
+		if len(hs) == 0 {
+			return "(none)"
+		}
+		for i, h := range hs {
+			result := "absent"
+			if found[i] {
+				result = formatValue(vs[i])
+			} else if !vs[i].IsZero() {
+				t.Fatalf("GetBatch: %x is absent with a value: %+v", h, vs[i])
+			}
+			fmt.Fprintf(&out, "%s: %s\n", formatKey(h[:]), result)
 		}
 
 	case "has":

@@ -23,6 +23,7 @@ type backend interface {
 	PutPrefix(context.Context, []byte, store.Value) error
 	PutBatch(context.Context, []store.Entry) error
 	Get(context.Context, hashkey.Hash) (store.Value, error)
+	GetBatch(context.Context, []hashkey.Hash) ([]store.Value, []bool, error)
 	Has(context.Context, hashkey.Hash) (bool, error)
 	HasBatch(context.Context, []hashkey.Hash) ([]bool, error)
 	Delete(context.Context, store.Entry) error
@@ -212,6 +213,14 @@ func TestSameAsBadger(t *testing.T) {
 		probes = append(probes, h)
 	}
 	same(t, "HasBatch", func(db backend) ([]bool, error) { return db.HasBatch(ctx, probes) }, bdb, pdb)
+	// GetBatch, with repeats, and in queries of 64 keys.
+	getIn := append(slices.Clone(probes), probes[1], probes[2100], probes[1501], probes[1])
+	getBatch := func(db backend) ([]any, error) {
+		vs, found, err := db.GetBatch(ctx, getIn)
+		return []any{vs, found}, err
+	}
+	same(t, "GetBatch", getBatch, bdb, pdb)
+	same(t, "GetBatch by 64", getBatch, bdb, openSchema(t, &Options{Schema: pdb.opts.Schema, BatchSize: 64}))
 	for i, h := range probes {
 		if i%5 == 0 {
 			same(t, "Has", func(db backend) (bool, error) { return db.Has(ctx, h) }, bdb, pdb)
@@ -527,6 +536,7 @@ func TestClosed(t *testing.T) {
 	_, calls["Get"] = db.Get(ctx, h)
 	_, calls["Has"] = db.Has(ctx, h)
 	_, calls["HasBatch"] = db.HasBatch(ctx, []hashkey.Hash{h})
+	_, _, calls["GetBatch"] = db.GetBatch(ctx, []hashkey.Hash{h})
 	_, calls["Add"] = db.Add(ctx, h, store.Value{})
 	_, calls["AddBatch"] = db.AddBatch(ctx, []store.Entry{{Hash: h}})
 	_, _, calls["Match"] = db.Match(ctx, h)

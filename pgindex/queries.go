@@ -10,7 +10,7 @@ package pgindex
 // load, put) or PurgeExpired removes it (DeletePrefix deletes, and counts,
 // live rows only).
 type queries struct {
-	get, has, hasBatch, match               string
+	get, getBatch, has, hasBatch, match     string
 	scanFull, scanPrefix                    string
 	countFull, countPrefix                  string
 	putFull, putPrefix                      string
@@ -64,6 +64,7 @@ func newQueries(full, prefix string) queries {
 	}
 	return queries{
 		get:      `SELECT ` + cols + ` FROM ` + full + ` WHERE h = $1 AND ` + live("", "2"),
+		getBatch: `SELECT h, ` + cols + ` FROM ` + full + ` WHERE h = ANY($1::bytea[]) AND ` + live("", "2"),
 		has:      `SELECT EXISTS (SELECT 1 FROM ` + full + ` WHERE h = $1 AND ` + live("", "2") + `)`,
 		hasBatch: `SELECT h FROM ` + full + ` WHERE h = ANY($1::bytea[]) AND ` + live("", "2"),
 		match: `(SELECT 32 AS n, ` + cols + ` FROM ` + full + ` WHERE h = $1 AND ` + live("", "3") + `)

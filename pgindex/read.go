@@ -31,6 +31,66 @@ func (db *DB) Get(ctx context.Context, h hashkey.Hash) (store.Value, error) {
 	return normValue(v), nil
 }
 
+// GetBatch returns, in input order, the values of the full entries hs and
+// which are stored (a missing one has a zero Value). The hashes are sent
+// sorted, Options.BatchSize per query (= ANY($1)), as HasBatch's. The
+// values' slices belong to the caller, a repeated hash's each its own.
+func (db *DB) GetBatch(ctx context.Context, hs []hashkey.Hash) ([]store.Value, []bool, error) {
+	if err := db.begin(); err != nil {
+		return nil, nil, err
+	}
+	vs, ok := make([]store.Value, len(hs)), make([]bool, len(hs))
+	if len(hs) == 0 {
+		return vs, ok, nil
+	}
+	found := make(map[hashkey.Hash]store.Value)
+	now := db.now()
+	for chunk := range slices.Chunk(hashKeys(hs), db.opts.BatchSize) {
+		rows, err := db.pool.Query(ctx, db.q.getBatch, chunk, now)
+		if err != nil {
+			return nil, nil, db.translate(err)
+		}
+		var k []byte
+		var v store.Value
+		var rt rowTimes
+		_, err = pgx.ForEachRow(rows, append([]any{&k, &v.Text, &v.Data}, rt.dest()...), func() error {
+			if len(k) != hashkey.Size {
+				return fmt.Errorf("%w: full key of %d bytes", store.ErrCorrupt, len(k))
+			}
+			got := normValue(store.Value{Text: slices.Clone(v.Text), Data: slices.Clone(v.Data)})
+			rt.set(&got)
+			found[hashkey.Hash(k)] = got
+			return nil
+		})
+		if err != nil {
+			return nil, nil, db.translate(err)
+		}
+	}
+	seen := make(map[hashkey.Hash]bool)
+	for i, h := range hs {
+		v, present := found[h]
+		if !present {
+			continue
+		}
+		if seen[h] {
+			v.Text, v.Data = slices.Clone(v.Text), slices.Clone(v.Data)
+		}
+		vs[i], ok[i], seen[h] = v, true, true
+	}
+	return vs, ok, nil
+}
+
+// hashKeys returns the distinct keys of hs, sorted: a batch query's
+// parameter.
+func hashKeys(hs []hashkey.Hash) [][]byte {
+	keys := make([][]byte, len(hs))
+	for i := range hs {
+		keys[i] = hs[i][:]
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	return slices.CompactFunc(keys, bytes.Equal)
+}
+
 // Has reports whether the full entry h is stored.
 func (db *DB) Has(ctx context.Context, h hashkey.Hash) (bool, error) {
 	if err := db.begin(); err != nil {
@@ -51,15 +111,9 @@ func (db *DB) HasBatch(ctx context.Context, hs []hashkey.Hash) ([]bool, error) {
 	if len(hs) == 0 {
 		return out, nil
 	}
-	keys := make([][]byte, len(hs))
-	for i := range hs {
-		keys[i] = hs[i][:]
-	}
-	slices.SortFunc(keys, bytes.Compare)
-	keys = slices.CompactFunc(keys, bytes.Equal)
 	found := make(map[hashkey.Hash]struct{})
 	now := db.now()
-	for chunk := range slices.Chunk(keys, db.opts.BatchSize) {
+	for chunk := range slices.Chunk(hashKeys(hs), db.opts.BatchSize) {
 		rows, err := db.pool.Query(ctx, db.q.hasBatch, chunk, now)
 		if err != nil {
 			return nil, db.translate(err)

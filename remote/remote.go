@@ -66,6 +66,9 @@ type DB struct {
 	client   *http.Client
 	closed   atomic.Bool
 	identity string // the served index's, as Open found it
+	// noGetBatch is set once the server answered /v1/get-batch
+	// no_endpoint: it predates the endpoint.
+	noGetBatch atomic.Bool
 }
 
 var _ store.Backend = (*DB)(nil)
@@ -245,6 +248,39 @@ func (db *DB) Get(ctx context.Context, h hashkey.Hash) (store.Value, error) {
 	}
 	e, _, err := wire.DecodeEntry(b)
 	return e.Value, err
+}
+
+// GetBatch implements store.Backend: one request (/v1/get-batch). A
+// server older than that endpoint (no_endpoint) is asked one Get a hash,
+// from then on.
+func (db *DB) GetBatch(ctx context.Context, hs []hashkey.Hash) ([]store.Value, []bool, error) {
+	if !db.noGetBatch.Load() {
+		var b []byte
+		err := db.call(ctx, "POST", wire.PathGetBatch, wire.AppendHashes(nil, hs), &b)
+		if err == nil {
+			vs, found, err := wire.ParseGetAnswer(b, hs)
+			if err != nil {
+				return nil, nil, fmt.Errorf("remote: %s: %w", db.shown, err)
+			}
+			return vs, found, nil
+		}
+		if !errors.Is(err, wire.ErrNoEndpoint) {
+			return nil, nil, err
+		}
+		db.noGetBatch.Store(true)
+	}
+	vs, found := make([]store.Value, len(hs)), make([]bool, len(hs))
+	for i, h := range hs {
+		v, err := db.Get(ctx, h)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return nil, nil, err
+		default:
+			vs[i], found[i] = v, true
+		}
+	}
+	return vs, found, nil
 }
 
 // HasBatch implements store.Backend.

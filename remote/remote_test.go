@@ -1,11 +1,13 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -190,4 +192,94 @@ func TestRedact(t *testing.T) {
 			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+}
+
+// countingServer serves ix, answering the paths in refuse 404
+// no_endpoint as a server without them does, and counts the requests by
+// path.
+func countingServer(t *testing.T, ix store.Backend, refuse ...string) (*httptest.Server, *sync.Map) {
+	var counts sync.Map
+	srv := server.New(ix, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := counts.LoadOrStore(r.URL.Path, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+		if slices.Contains(refuse, r.URL.Path) {
+			w.Header().Set("Content-Type", wire.ContentTypeJSON)
+			w.WriteHeader(http.StatusNotFound)
+			w.Write(wire.AppendErrorBody(nil, "no_endpoint", "no endpoint "+r.URL.Path))
+			return
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts, &counts
+}
+
+func requests(counts *sync.Map, path string) int64 {
+	if n, ok := counts.Load(path); ok {
+		return n.(*atomic.Int64).Load()
+	}
+	return 0
+}
+
+// TestGetBatch: a batch get is one request (/v1/get-batch), answered in
+// input order as Get answers each hash; from a server older than the
+// endpoint (no_endpoint), one Get a hash, and the batch endpoint is not
+// asked again.
+func TestGetBatch(t *testing.T) {
+	ctx := context.Background()
+	ix, err := index.Open("", &index.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	a, b, absent := hashkey.Sum([]byte("a")), hashkey.Sum([]byte("b")), hashkey.Sum([]byte("absent"))
+	stored := []store.Entry{
+		store.FullEntry(a, store.Value{Text: []byte("https://a.example/")}),
+		store.FullEntry(b, store.Value{Data: []byte{1, 2}, Expires: time.Now().Add(time.Hour).Truncate(time.Second)}),
+	}
+	if err := ix.PutBatch(ctx, stored); err != nil {
+		t.Fatal(err)
+	}
+	hs := []hashkey.Hash{b, absent, a, b}
+	want := []store.Value{stored[1].Value, {}, stored[0].Value, stored[1].Value}
+	for _, tc := range []struct {
+		name             string
+		refuse           []string
+		batches, singles int64 // requests to /v1/get-batch and /v1/get, of two calls
+	}{
+		{"server", nil, 2, 0},
+		{"older server", []string{wire.PathGetBatch}, 1, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, counts := countingServer(t, ix, tc.refuse...)
+			db, err := Open(ctx, ts.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			for range 2 {
+				vs, found, err := db.GetBatch(ctx, hs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range hs {
+					if found[i] != (i != 1) || !sameValue(vs[i], want[i]) {
+						t.Errorf("hash %d: %v %+v, want %v %+v", i, found[i], vs[i], i != 1, want[i])
+					}
+				}
+			}
+			if got := requests(counts, wire.PathGetBatch); got != tc.batches {
+				t.Errorf("%d requests to %s, want %d", got, wire.PathGetBatch, tc.batches)
+			}
+			if got := requests(counts, wire.PathGet); got != tc.singles {
+				t.Errorf("%d requests to %s, want %d", got, wire.PathGet, tc.singles)
+			}
+		})
+	}
+}
+
+func sameValue(a, b store.Value) bool {
+	return bytes.Equal(a.Text, b.Text) && bytes.Equal(a.Data, b.Data) && a.FirstSeen.Equal(b.FirstSeen) &&
+		a.LastSeen.Equal(b.LastSeen) && a.Expires.Equal(b.Expires)
 }

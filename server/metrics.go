@@ -35,8 +35,9 @@ type metrics struct {
 	refused  *prometheus.CounterVec
 	// batches observes the keys (or URLs) of a batch request, by op.
 	batches      *prometheus.HistogramVec
-	has, add     prometheus.Observer
-	visit, put   prometheus.Observer
+	has, get     prometheus.Observer
+	add, visit   prometheus.Observer
+	put          prometheus.Observer
 	added        *prometheus.CounterVec
 	fresh, found prometheus.Counter
 	replays      prometheus.Counter
@@ -48,6 +49,7 @@ type metrics struct {
 // Batch ops, the op label of urlhash_batch_keys.
 const (
 	opHas   = "has"
+	opGet   = "get"
 	opAdd   = "add"
 	opVisit = "visit"
 	opPut   = "put"
@@ -70,7 +72,7 @@ func newMetrics(st store.Backend, c *committer, slots chan struct{}, version str
 				"or disk_full and closed.",
 		}, []string{"reason"}),
 		batches: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "urlhash_batch_keys", Help: "Keys (or URL lines) in a batch request, by op: has, add, visit, put.",
+			Name: "urlhash_batch_keys", Help: "Keys (or URL lines) in a batch request, by op: has, get (get-batch), add, visit, put.",
 			Buckets: prometheus.ExponentialBuckets(1, 4, 11), // 1 .. 2^20
 		}, []string{"op"}),
 		added: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -86,7 +88,8 @@ func newMetrics(st store.Backend, c *committer, slots chan struct{}, version str
 			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18), // 50 µs .. 6.5 s
 		}),
 	}
-	m.has, m.add = m.batches.WithLabelValues(opHas), m.batches.WithLabelValues(opAdd)
+	m.has, m.get = m.batches.WithLabelValues(opHas), m.batches.WithLabelValues(opGet)
+	m.add = m.batches.WithLabelValues(opAdd)
 	m.visit, m.put = m.batches.WithLabelValues(opVisit), m.batches.WithLabelValues(opPut)
 	m.fresh, m.found = m.added.WithLabelValues("new"), m.added.WithLabelValues("present")
 	c.seconds = m.fsync

@@ -83,7 +83,8 @@ func scrape(t testing.TB, ts *httptest.Server) map[string]float64 {
 // index directory, and the metrics they must leave.
 //
 //	request METHOD PATH [key=K] [token=none|wrong]
-//	BODY LINES (names hashed to keys for /v1/add and /v1/has, URLs for /v1/urls/*)
+//	BODY LINES (names hashed to keys for /v1/add, /v1/has and /v1/get-batch,
+//	            URLs for /v1/urls/*)
 //	----
 //	STATUS
 //
@@ -101,7 +102,7 @@ func TestMetricsScript(t *testing.T) {
 					case "/v1/add":
 						e := store.FullEntry(hashkey.Sum([]byte(l)), store.Value{})
 						body = wire.AppendEntry(body, &e)
-					case "/v1/has":
+					case "/v1/has", "/v1/get-batch":
 						h := hashkey.Sum([]byte(l))
 						body = append(body, h[:]...)
 					default:

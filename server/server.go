@@ -163,6 +163,7 @@ func New(st store.Backend, opts *Options) *Server {
 	s.handle("POST "+wire.PathProfile, buffered, s.setProfile)
 	s.handle("POST "+wire.PathHas, buffered, s.has)
 	s.handle("POST "+wire.PathGet, buffered, s.get)
+	s.handle("POST "+wire.PathGetBatch, buffered, s.getBatch)
 	s.handle("POST "+wire.PathMatch, buffered, s.match)
 	s.handle("POST "+wire.PathPut, buffered, s.put)
 	s.handle("POST "+wire.PathAdd, buffered, s.add)
@@ -615,6 +616,20 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 	}
 	e := store.FullEntry(h, v)
 	_, err = w.Write(wire.AppendEntry(nil, &e))
+	return err
+}
+
+func (s *Server) getBatch(w http.ResponseWriter, r *http.Request) error {
+	hs, err := readHashes(r)
+	if err != nil {
+		return err
+	}
+	s.metrics.get.Observe(float64(len(hs)))
+	vs, found, err := s.st.GetBatch(r.Context(), hs)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(wire.AppendGetAnswer(nil, hs, vs, found))
 	return err
 }
 

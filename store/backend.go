@@ -25,6 +25,11 @@ type Backend interface {
 	// Get returns the value of the full entry h, or an error wrapping
 	// ErrNotFound.
 	Get(ctx context.Context, h hashkey.Hash) (Value, error)
+	// GetBatch returns, in input order, the values of the full entries
+	// hs and which of them are stored; a hash whose full entry is not
+	// (absent, expired, or the key of a prefix entry only) has false and
+	// a zero Value. It answers as a Get of each would, in one call.
+	GetBatch(ctx context.Context, hs []hashkey.Hash) ([]Value, []bool, error)
 	// HasBatch reports, for each hash, whether its full entry is stored.
 	HasBatch(ctx context.Context, hs []hashkey.Hash) ([]bool, error)
 	// Match returns the full entry h when it is stored, else the longest

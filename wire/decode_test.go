@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -15,6 +16,10 @@ var decoders = map[string]func([]byte) error{
 	"entries": func(b []byte) error { _, err := DecodeEntries(b); return err },
 	"hashes":  func(b []byte) error { _, err := ParseHashes(b); return err },
 	"bools":   func(b []byte) error { _, err := ParseBools(b, 2); return err },
+	"get-answer": func(b []byte) error {
+		_, _, err := ParseGetAnswer(b, []hashkey.Hash{{1}, {2}})
+		return err
+	},
 	"error-body": func(b []byte) error {
 		_, _, err := ParseErrorBody(b)
 		return err

@@ -15,7 +15,9 @@
 // back to back; a body of hashes (AppendHashes, ParseHashes) is 32-byte
 // hashes back to back. A batch answer (AppendBools, ParseBools) is one
 // byte per question, in order: 1 yes (new, found), 0 no; any other byte,
-// or another count, is refused (ErrBadAnswer).
+// or another count, is refused (ErrBadAnswer). The answer to a batch get
+// (AppendGetAnswer, ParseGetAnswer) is a batch answer, 1 found, followed
+// by the entry of each hash found, in order.
 //
 // # Errors
 //

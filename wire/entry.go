@@ -166,7 +166,7 @@ func DecodeKeys(dst []hashkey.Hash, b []byte) (_ []hashkey.Hash, ok bool) {
 }
 
 // AppendHashes appends the body of a question about hashes (/v1/has,
-// /v1/get, /v1/match): the hashes, 32 bytes each, back to back.
+// /v1/get, /v1/get-batch, /v1/match): the hashes, 32 bytes each, back to back.
 func AppendHashes(dst []byte, hs []hashkey.Hash) []byte {
 	dst = slices.Grow(dst, len(hs)*hashkey.Size)
 	for i := range hs {
@@ -219,4 +219,53 @@ func ParseBools(b []byte, n int) ([]bool, error) {
 		}
 	}
 	return out, nil
+}
+
+// AppendGetAnswer appends the answer to a batch get (/v1/get-batch) of
+// hs: a batch answer (AppendBools) saying which are stored, then the
+// entry of each stored one (AppendEntry: the full entry of its hash with
+// its value vs[i]), in order.
+func AppendGetAnswer(dst []byte, hs []hashkey.Hash, vs []store.Value, found []bool) []byte {
+	dst = AppendBools(dst, found)
+	for i := range hs {
+		if found[i] {
+			e := store.FullEntry(hs[i], vs[i])
+			dst = AppendEntry(dst, &e)
+		}
+	}
+	return dst
+}
+
+// ParseGetAnswer decodes the answer to a batch get of hs
+// (AppendGetAnswer): the values (zero where not found) and which are
+// found. The values alias b. An answer whose batch answer or entries do
+// not decode, or whose entries are not the full entries of the found
+// hashes, each once and in order, is an error wrapping ErrBadAnswer.
+func ParseGetAnswer(b []byte, hs []hashkey.Hash) ([]store.Value, []bool, error) {
+	if len(b) < len(hs) {
+		return nil, nil, fmt.Errorf("%w: %d bytes for %d questions", ErrBadAnswer, len(b), len(hs))
+	}
+	found, err := ParseBools(b[:len(hs)], len(hs))
+	if err != nil {
+		return nil, nil, err
+	}
+	vs := make([]store.Value, len(hs))
+	rest := b[len(hs):]
+	for i := range hs {
+		if !found[i] {
+			continue
+		}
+		var e store.Entry
+		if e, rest, err = DecodeEntry(rest); err != nil {
+			return nil, nil, fmt.Errorf("%w: the entry of hash %d: %v", ErrBadAnswer, i, err)
+		}
+		if e.IsPrefix() || e.Hash != hs[i] {
+			return nil, nil, fmt.Errorf("%w: the entry of hash %d (%s) is keyed %x", ErrBadAnswer, i, hs[i], e.Key())
+		}
+		vs[i] = e.Value
+	}
+	if len(rest) != 0 {
+		return nil, nil, fmt.Errorf("%w: %d bytes after the entries", ErrBadAnswer, len(rest))
+	}
+	return vs, found, nil
 }

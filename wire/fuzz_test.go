@@ -136,3 +136,28 @@ func FuzzReadStream(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseGetAnswer: the batch get's answer decoder never panics, and
+// what decodes (for the golden question) encodes to an answer that
+// decodes to the same values.
+func FuzzParseGetAnswer(f *testing.F) {
+	addGolden(f, "get-answer")
+	f.Add([]byte{0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		hs := goldenGet.hs
+		vs, found, err := ParseGetAnswer(b, hs)
+		if err != nil {
+			return
+		}
+		back := AppendGetAnswer(nil, hs, vs, found)
+		vs2, found2, err := ParseGetAnswer(back, hs)
+		if err != nil {
+			t.Fatalf("%x decodes to an answer whose encoding %x does not: %v", b, back, err)
+		}
+		for i := range hs {
+			if found[i] != found2[i] || !sameEntry(store.FullEntry(hs[i], vs[i]), store.FullEntry(hs[i], vs2[i])) {
+				t.Fatalf("%x: hash %d: %v %+v, after a round trip %v %+v", b, i, found[i], vs[i], found2[i], vs2[i])
+			}
+		}
+	})
+}

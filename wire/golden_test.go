@@ -34,6 +34,18 @@ var goldenEntries = []store.Entry{
 	store.FullEntry(hashkey.Sum([]byte("long")), store.Value{Text: bytes.Repeat([]byte("a"), 200)}),
 }
 
+// goldenGet is the batch get of the golden "get-answer": two full golden
+// entries found, around a hash that is not.
+var goldenGet = struct {
+	hs    []hashkey.Hash
+	vs    []store.Value
+	found []bool
+}{
+	hs:    []hashkey.Hash{goldenEntries[1].Hash, hashkey.Sum([]byte("absent")), goldenEntries[3].Hash},
+	vs:    []store.Value{goldenEntries[1].Value, {}, goldenEntries[3].Value},
+	found: []bool{true, false, true},
+}
+
 // goldenCases name each encoding pinned by testdata/golden.txt.
 func goldenCases(t testing.TB) []struct {
 	name string
@@ -54,6 +66,7 @@ func goldenCases(t testing.TB) []struct {
 		{"entries", entries},
 		{"hashes", AppendHashes(nil, []hashkey.Hash{hashkey.Sum([]byte("x")), {0xff}})},
 		{"bools", AppendBools(nil, []bool{true, false, false, true})},
+		{"get-answer", AppendGetAnswer(nil, goldenGet.hs, goldenGet.vs, goldenGet.found)},
 		{"error-body", AppendErrorBody(nil, "bad_request", `server: bad request: "<a&b>" é`)},
 		{"stream", AppendStreamEnd(stream)},
 		{"stream-error", AppendStreamError(nil, "index: corrupt: \"x\"\n")},

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
@@ -95,9 +94,9 @@ type gotValue struct {
 }
 
 // getResolved reads the values of the resolved inputs (those without an
-// error): in one batch from an embedded index (index.DB.GetBatch reads
-// them in key order, each value block of its key table once), else one
-// Get each.
+// error) in one store.Backend.GetBatch: an embedded index reads them in
+// key order, each value block of its key table once; a server answers
+// them in one request.
 func getResolved(ctx context.Context, st store.Backend, rs []resolved) ([]gotValue, error) {
 	out := make([]gotValue, len(rs))
 	var hs []hashkey.Hash
@@ -107,27 +106,12 @@ func getResolved(ctx context.Context, st store.Backend, rs []resolved) ([]gotVal
 			hs, at = append(hs, rs[i].entry.Hash), append(at, i)
 		}
 	}
-	if b, ok := st.(interface {
-		GetBatch(context.Context, []hashkey.Hash) ([]store.Value, []bool, error)
-	}); ok {
-		vs, found, err := b.GetBatch(ctx, hs)
-		if err != nil {
-			return nil, err
-		}
-		for j, i := range at {
-			out[i] = gotValue{vs[j], found[j]}
-		}
-		return out, nil
+	vs, found, err := st.GetBatch(ctx, hs)
+	if err != nil {
+		return nil, err
 	}
 	for j, i := range at {
-		v, err := st.Get(ctx, hs[j])
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-		case err != nil:
-			return nil, err
-		default:
-			out[i] = gotValue{v, true}
-		}
+		out[i] = gotValue{vs[j], found[j]}
 	}
 	return out, nil
 }

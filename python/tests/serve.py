@@ -45,6 +45,22 @@ class Server:
         self._drain = threading.Thread(target=self.proc.stderr.read, daemon=True)
         self._drain.start()
 
+    @classmethod
+    def for_test(cls, test, *args):
+        """A Server for the unittest test, stopped when it ends (a cleanup)."""
+        server = cls(*args)
+        test.addCleanup(server.stop)
+        return server
+
+    @classmethod
+    def for_class(cls, case, *args):
+        """A Server shared by the tests of the TestCase class case (from its
+        setUpClass), stopped after the last of them (a class cleanup, which
+        runs even when setUpClass fails later on)."""
+        server = cls(*args)
+        case.addClassCleanup(server.stop)
+        return server
+
     def stop(self):
         if self.proc.poll() is None:
             self.proc.terminate()

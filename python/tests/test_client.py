@@ -14,11 +14,7 @@ from serve import Server  # noqa: E402
 class ClientTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.server = Server()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
+        cls.server = Server.for_class(cls)
 
     def client(self, **kw):
         c = urlhash.Client(self.server.url, **kw)
@@ -111,8 +107,7 @@ class RetryTest(unittest.TestCase):
     server answers with its first answer, so new URLs are reported new."""
 
     def test_retry_reuses_key(self):
-        server = Server()
-        self.addCleanup(server.stop)
+        server = Server.for_test(self)
         c = urlhash.Client(server.url, backoff=0.01)
         self.addCleanup(c.close)
         real = c._send

@@ -19,11 +19,7 @@ from serve import Server  # noqa: E402
 class FrontierTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.server = Server()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
+        cls.server = Server.for_class(cls)
 
     def frontier(self, crawl=None, **kw):
         """A Frontier on a crawl of this test's own (unless crawl is given)."""

@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
@@ -95,12 +96,7 @@ class SchedulerTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         if HAVE_SCRAPY:
-            cls.server = Server()
-
-    @classmethod
-    def tearDownClass(cls):
-        if HAVE_SCRAPY:
-            cls.server.stop()
+            cls.server = Server.for_class(cls)
 
     def setUp(self):
         needscrapy.require(self)
@@ -160,6 +156,24 @@ class SchedulerTest(unittest.TestCase):
 
     def stat(self, sched, key):
         return sched.stats.get_value(key)
+
+    def test_server_settings(self):
+        # Read alike by the scheduler and the dupefilter: URLHASH_URL is
+        # required; an empty URLHASH_TOKEN is none, and the environment's
+        # is sent; the log names the server without the password of its
+        # address.
+        for component, make in (("Scheduler", urlhash.scrapy.Scheduler.from_crawler),
+                                ("RFPDupeFilter", urlhash.scrapy.RFPDupeFilter.from_crawler)):
+            crawler = get_crawler(Spider, {"DUPEFILTER_CLASS": "urlhash.scrapy.RFPDupeFilter"})
+            with self.assertRaisesRegex(ValueError, f"^urlhash.scrapy.{component} needs the setting URLHASH_URL "):
+                make(crawler)
+        host = self.server.url.split("://", 1)[1]
+        with mock.patch.dict(os.environ, {"URLHASH_TOKEN": "from-env"}), \
+                self.assertLogs("urlhash.scrapy", "INFO") as logs:
+            sched = self.scheduler(URLHASH_URL=f"http://user:secret@{host}", URLHASH_TOKEN="")
+        self.assertEqual((sched._frontier._client._token, sched._claimer._client._token), ("from-env", "from-env"))
+        self.assertTrue(any(f"on http://{host}: " in m for m in logs.output), logs.output)
+        self.assertFalse(any("secret" in m for m in logs.output), logs.output)
 
     def test_request_round_trip(self):
         sched = self.scheduler()
@@ -360,8 +374,7 @@ class SchedulerTest(unittest.TestCase):
         self.assertEqual(got.url, "https://polite.example/2")
 
     def test_server_down_closes_the_spider(self):
-        server = Server()
-        self.addCleanup(server.stop)
+        server = Server.for_test(self)
         sched = self.scheduler(server=server, close=False)
         server.stop()
         call(sched.enqueue_request, scrapy.Request("https://down.example/"))

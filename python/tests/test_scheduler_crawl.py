@@ -67,8 +67,7 @@ class SchedulerCrawlTest(unittest.TestCase):
         check_reactor_gap(self, lambda spider, url, site: self.crawl(spider, url, site, URLHASH_IDLE_TIMEOUT="1"))
 
     def test_three_crawlers_one_killed(self):
-        server = Server()
-        self.addCleanup(server.stop)
+        server = Server.for_test(self)
         # Answers wait until the three processes are up; 0.2 s a page.
         site = Site(pages=300, links=6, delay=0.2, hold=True)
         self.addCleanup(site.stop)

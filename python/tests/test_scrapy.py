@@ -120,8 +120,7 @@ def check_reactor_gap(test, crawl):
     """Runs crawl(GAP_SPIDER, URL, site) on a server behind a DelayProxy of
     1 s; checks that it ended well, fetched each page once, and that scrapy's
     reactor never waited 0.5 s."""
-    server = Server()
-    test.addCleanup(server.stop)
+    server = Server.for_test(test)
     proxy = DelayProxy(int(server.url.rsplit(":", 1)[1]), delay=1.0)
     test.addCleanup(proxy.stop)
     site = Site(pages=12, links=3)
@@ -177,8 +176,7 @@ class ScrapyTest(unittest.TestCase):
             self.skipTest("scrapy is not installed")
 
     def test_two_crawlers_fetch_each_page_once(self):
-        server = Server()
-        self.addCleanup(server.stop)
+        server = Server.for_test(self)
         # Both start pages answer once both were asked: the crawlers run
         # at once, whatever their start-up times.
         site = Site(pages=60, gate=(0, 30))

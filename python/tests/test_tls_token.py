@@ -47,15 +47,10 @@ class TLSTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="urlhash-tls-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
         cls.ca, cert, key = make_ca(cls.tmp)
-        cls.server = Server("--tls-cert", cert, "--tls-key", key)
-        cls.plain = Server()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
-        cls.plain.stop()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        cls.server = Server.for_class(cls, "--tls-cert", cert, "--tls-key", key)
+        cls.plain = Server.for_class(cls)
 
     def client(self, url, **kw):
         c = urlhash.Client(url, **kw)
@@ -113,15 +108,11 @@ class TokenTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="urlhash-token-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
         token_file = os.path.join(cls.tmp, "token")
         with open(token_file, "w") as f:
             f.write(cls.TOKEN + "\n")
-        cls.server = Server("--token-file", token_file)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        cls.server = Server.for_class(cls, "--token-file", token_file)
 
     def test_token_from_environment(self):
         with mock.patch.dict(os.environ, {"URLHASH_TOKEN": self.TOKEN}):

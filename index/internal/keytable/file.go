@@ -241,7 +241,7 @@ func readFile(r io.ReaderAt, size int64, name string) (*keyFile, error) {
 		return nil, fmt.Errorf("%w: %s: %d bytes, shorter than a header", store.ErrCorrupt, name, size)
 	}
 	hb := make([]byte, min(size, headerSize))
-	if err := readAt(r, hb, 0, name); err != nil {
+	if err := valuefile.ReadAt(r, hb, 0, name); err != nil {
 		return nil, err
 	}
 	h, err := decodeHeader(hb)
@@ -255,7 +255,7 @@ func readFile(r io.ReaderAt, size int64, name string) (*keyFile, error) {
 	// size is bounded by the file's, checked above).
 	nd := KeySize * h.deleted
 	tail := make([]byte, nd+h.bucketBytes())
-	if err := readAt(r, tail, int64(h.hsize()+h.rowsBytes()), name); err != nil {
+	if err := valuefile.ReadAt(r, tail, int64(h.hsize()+h.rowsBytes()), name); err != nil {
 		return nil, err
 	}
 	kf := &keyFile{name: name, hdr: h, r: r, deleted: tail[:nd:nd], buckets: tail[nd:], gap: coalesceGap, maxRead: maxReadKeys}
@@ -277,19 +277,6 @@ func readFile(r io.ReaderAt, size int64, name string) (*keyFile, error) {
 		prev = o
 	}
 	return kf, nil
-}
-
-// readAt fills p from r at off: a short read is an error naming the file,
-// never a partial answer.
-func readAt(r io.ReaderAt, p []byte, off int64, name string) error {
-	n, err := r.ReadAt(p, off)
-	if n == len(p) {
-		return nil
-	}
-	if err == nil || err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return fmt.Errorf("keytable: read %s: %d bytes at %d: %w", name, len(p), off, err)
 }
 
 func (f *keyFile) close() error {
@@ -350,7 +337,7 @@ func (f *keyFile) read(buf []byte, lo, hi int) (rows, error) {
 	}
 	buf = buf[:n]
 	rs := rows{f: f, b: buf, first: first, end: end}
-	return rs, readAt(f.r, buf, off, f.name)
+	return rs, valuefile.ReadAt(f.r, buf, off, f.name)
 }
 
 // rowsBytes returns the bytes of the rows [first, end), first the first

@@ -41,7 +41,7 @@ func Open(r io.ReaderAt, size int64, name string, c *Cache) (*Reader, error) {
 	if size < HeaderSize {
 		return nil, fmt.Errorf("%w: %s: %d bytes, shorter than a header", store.ErrCorrupt, name, size)
 	}
-	if err := readAt(r, hb[:], 0, name); err != nil {
+	if err := ReadAt(r, hb[:], 0, name); err != nil {
 		return nil, err
 	}
 	h, err := decodeHeader(hb[:], size)
@@ -51,7 +51,7 @@ func Open(r io.ReaderAt, size int64, name string, c *Cache) (*Reader, error) {
 	vr := &Reader{r: r, name: name, hdr: h, cache: c}
 	// The index and the dictionaries end the file, with one checksum.
 	tail := make([]byte, uint64(size)-h.index)
-	if err := readAt(r, tail, int64(h.index), name); err != nil {
+	if err := ReadAt(r, tail, int64(h.index), name); err != nil {
 		return nil, err
 	}
 	if len(tail) < 4 || crc32.Checksum(tail[:len(tail)-4], castagnoli) != binary.LittleEndian.Uint32(tail[len(tail)-4:]) {
@@ -145,7 +145,7 @@ func (r *Reader) frame(i int, buf []byte) ([]byte, error) {
 		buf = make([]byte, n)
 	}
 	buf = buf[:n]
-	if err := readAt(r.r, buf, int64(b.off), r.name); err != nil {
+	if err := ReadAt(r.r, buf, int64(b.off), r.name); err != nil {
 		return buf, err
 	}
 	if blockCRC(uint32(i), buf[:n-4]) != binary.LittleEndian.Uint32(buf[n-4:]) {
@@ -353,8 +353,12 @@ func (r *Reader) Verify() error {
 	return nil
 }
 
-// readAt fills p from r at off: a short read is an error naming the file.
-func readAt(r io.ReaderAt, p []byte, off int64, name string) error {
+// ReadAt fills p from r at off: a short read is an error naming the file
+// (name), wrapping io.ErrUnexpectedEOF or the reader's error, never a
+// partial answer. The key table reads its key files with it too: the
+// message reads as an *os.PathError's ("read NAME: ..."), the file's name
+// saying which kind it is.
+func ReadAt(r io.ReaderAt, p []byte, off int64, name string) error {
 	n, err := r.ReadAt(p, off)
 	if n == len(p) {
 		return nil
@@ -362,5 +366,5 @@ func readAt(r io.ReaderAt, p []byte, off int64, name string) error {
 	if err == nil || err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	return fmt.Errorf("valuefile: read %s: %d bytes at %d: %w", name, len(p), off, err)
+	return fmt.Errorf("read %s: %d bytes at %d: %w", name, len(p), off, err)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -388,5 +389,46 @@ func TestCopyBlocks(t *testing.T) {
 	w = NewWriter(&memFile{}, Options{})
 	if _, err := w.CopyBlocks(a); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "a.values") {
 		t.Fatalf("CopyBlocks of a damaged file: %v", err)
+	}
+}
+
+// failingReader answers n bytes and err.
+type failingReader struct {
+	n   int
+	err error
+}
+
+func (f failingReader) ReadAt(p []byte, off int64) (int, error) { return f.n, f.err }
+
+// TestReadAt: a read of the whole range is no error, even with io.EOF
+// (io.ReaderAt may say EOF with the last bytes); a short one is an error
+// naming the file, wrapping io.ErrUnexpectedEOF or the reader's error.
+func TestReadAt(t *testing.T) {
+	broken := errors.New("disk on fire")
+	for _, tc := range []struct {
+		name string
+		r    io.ReaderAt
+		n    int
+		off  int64
+		want error // nil: the read succeeds
+	}{
+		{"whole", &memFile{b: []byte("abcdef")}, 3, 2, nil},
+		{"to the end", &memFile{b: []byte("abcdef")}, 6, 0, nil},
+		{"whole with EOF", failingReader{4, io.EOF}, 4, 0, nil},
+		{"short", &memFile{b: []byte("abcdef")}, 4, 4, io.ErrUnexpectedEOF},
+		{"past the end", &memFile{b: []byte("abcdef")}, 1, 9, io.ErrUnexpectedEOF},
+		{"short without error", failingReader{2, nil}, 4, 0, io.ErrUnexpectedEOF},
+		{"reader error", failingReader{0, broken}, 4, 0, broken},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := make([]byte, tc.n)
+			err := ReadAt(tc.r, p, tc.off, "000007.values")
+			switch {
+			case tc.want == nil && err != nil:
+				t.Fatalf("ReadAt = %v, want nil", err)
+			case tc.want != nil && (!errors.Is(err, tc.want) || !strings.Contains(err.Error(), "read 000007.values: ")):
+				t.Fatalf("ReadAt = %v, want an error wrapping %v naming 000007.values", err, tc.want)
+			}
+		})
 	}
 }

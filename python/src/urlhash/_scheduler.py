@@ -27,6 +27,7 @@ from twisted.python.threadpool import ThreadPool
 
 from ._client import InvalidURLError, UnavailableError
 from ._frontier import Claimed, Frontier
+from ._settings import server_settings
 
 __all__ = ["Scheduler"]
 
@@ -109,8 +110,6 @@ class Scheduler:
         from .scrapy import RFPDupeFilter
 
         self._ask_df = not isinstance(dupefilter, RFPDupeFilter)
-        self.url = url
-        self.token = token
         self.crawl = crawl
         self.delay = delay
         self.per_host = per_host
@@ -151,23 +150,21 @@ class Scheduler:
     @classmethod
     def from_crawler(cls, crawler: Any) -> "Scheduler":
         s = crawler.settings
-        url = s.get("URLHASH_URL")
-        if not url:
-            raise ValueError("urlhash.scrapy.Scheduler needs the setting URLHASH_URL (http://HOST:PORT of urlhash serve)")
+        server = server_settings(s, "Scheduler")
         delay = s.get("URLHASH_DELAY")
         dupefilter = create_instance(load_object(s["DUPEFILTER_CLASS"]), s, crawler)
         return cls(
             crawler,
             dupefilter,
-            url=url,
-            token=s.get("URLHASH_TOKEN") or None,
+            url=server.url,
+            token=server.token,
             crawl=s.get("URLHASH_CRAWL") or None,
             delay=None if delay in (None, "") else s.getfloat("URLHASH_DELAY"),
             per_host=s.getint("URLHASH_PER_HOST", s.getint("CONCURRENT_REQUESTS_PER_DOMAIN", 8)),
             lease=s.getfloat("URLHASH_LEASE", 30),
             idle_timeout=s.getfloat("URLHASH_IDLE_TIMEOUT", 10),
             capacity=max(1, s.getint("CONCURRENT_REQUESTS", 16)),
-            ca_file=s.get("URLHASH_CA_FILE") or None,
+            ca_file=server.ca_file,
         )
 
     def __len__(self) -> int:
@@ -190,7 +187,7 @@ class Scheduler:
         def start(st: Dict[str, Any]) -> None:
             logger.info(
                 "urlhash: crawl %r on %s: %d queued, %d in transit, %d completed (lease %g s, idle timeout %g s, %d per host%s)",
-                self.crawl, self.url, st["queued"], st["in_transit"], st["completed"], self.lease, self.idle_timeout,
+                self.crawl, self._frontier.url, st["queued"], st["in_transit"], st["completed"], self.lease, self.idle_timeout,
                 self.per_host, "" if self.delay is None else f", delay {self.delay:g} s", extra={"spider": spider})
             self._loop = task.LoopingCall(self._tick)
             self._loop.start(TICK)

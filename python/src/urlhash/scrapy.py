@@ -48,6 +48,7 @@ from scrapy.http import Request
 
 from ._client import Client, InvalidURLError, UnavailableError
 from ._scheduler import Scheduler
+from ._settings import server_settings
 
 __all__ = ["RFPDupeFilter", "Scheduler", "REASON_UNAVAILABLE", "REASON_ERROR"]
 
@@ -106,15 +107,8 @@ class RFPDupeFilter(BaseDupeFilter):
 
     @classmethod
     def from_settings(cls, settings: Any, *, fingerprinter: Any = None, crawler: Any = None) -> "RFPDupeFilter":
-        url = settings.get("URLHASH_URL")
-        if not url:
-            raise ValueError("urlhash.scrapy.RFPDupeFilter needs the setting URLHASH_URL (http://HOST:PORT of urlhash serve)")
-
-        def client() -> Client:
-            # URLHASH_TOKEN: the setting, else the environment (Client).
-            return Client(url, token=settings.get("URLHASH_TOKEN") or None, ca_file=settings.get("URLHASH_CA_FILE") or None)
-
-        clients = [client() for _ in range(_IN_FLIGHT if crawler is not None else 1)]
+        server = server_settings(settings, "RFPDupeFilter")
+        clients = [server.client() for _ in range(_IN_FLIGHT if crawler is not None else 1)]
         return cls(clients[0], debug=settings.getbool("DUPEFILTER_DEBUG"), fingerprinter=fingerprinter, crawler=crawler, clients=clients)
 
     @classmethod
