@@ -233,8 +233,14 @@ func (c *Client) Send(ctx context.Context, inputs []Input) error {
 	if err := c.p.admit(b); err != nil {
 		return err
 	}
-	var entries []store.Entry
-	var texts []string
+	n := 0
+	for i := range inputs {
+		if inputs[i].Err == nil && !b.skip[i] {
+			n++
+		}
+	}
+	entries := make([]store.Entry, 0, n)
+	texts := make([]string, 0, n)
 	for i := range inputs {
 		if inputs[i].Err == nil && !b.skip[i] {
 			entries = append(entries, inputs[i].Entry)
@@ -250,11 +256,10 @@ func (c *Client) Send(ctx context.Context, inputs []Input) error {
 	var key string
 	if b.jn != nil {
 		key = wire.NewKey()
-		var body []byte
-		for i := range entries {
-			body = wire.AppendEntry(body, &entries[i])
+		body, err := wire.AppendEntries(nil, entries)
+		if err == nil {
+			err = b.jn.begin(c.identity, key, c.revisit, body, texts)
 		}
-		err := b.jn.begin(c.identity, key, c.revisit, body, texts)
 		if err == nil {
 			err = c.stop("begin")
 		}

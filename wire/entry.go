@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/urlhash/urlhash/hashkey"
@@ -39,9 +40,32 @@ func AppendEntry(dst []byte, e *store.Entry) []byte {
 	return dst
 }
 
+// entryLen returns the bytes AppendEntry appends for e.
+func entryLen(e *store.Entry) int {
+	v := &e.Value
+	n := 1 + len(e.Key()) + uvarintLen(uint64(len(v.Text))) + len(v.Text) + uvarintLen(uint64(len(v.Data))) + len(v.Data)
+	if v.HasTimes() || !v.Expires.IsZero() {
+		for _, t := range []int64{store.UnixOf(v.FirstSeen), store.UnixOf(v.LastSeen), store.UnixOf(v.Expires)} {
+			n += uvarintLen(uint64(t<<1) ^ uint64(t>>63)) // a varint is its zigzag uvarint
+		}
+	}
+	return n
+}
+
+// uvarintLen returns the length of x's uvarint encoding.
+func uvarintLen(x uint64) int { return max(1, (bits.Len64(x)+6)/7) }
+
 // AppendEntries appends each entry of es (AppendEntry), after checking it
 // (store.Entry.Check): a body of entries.
 func AppendEntries(dst []byte, es []store.Entry) ([]byte, error) {
+	// Grown once: a served batch is thousands of entries, and growing
+	// by appends copied it about twice over (a quarter of a dedupe
+	// client's CPU with the batch's entries).
+	n := 0
+	for i := range es {
+		n += entryLen(&es[i])
+	}
+	dst = slices.Grow(dst, n)
 	for i := range es {
 		if err := es[i].Check(); err != nil {
 			return dst, err
