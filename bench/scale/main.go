@@ -40,7 +40,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,7 +117,11 @@ func run(n, probe int, dir string, keep bool, memory int, compression string, se
 	if err != nil {
 		return err
 	}
-	_, statsOut, err := measure([]string{bin, "stats", "--db", db, "--json"}, "", 0)
+	stats1, statsOut, err := measure([]string{bin, "stats", "--db", db, "--json"}, "", 0)
+	if err != nil {
+		return err
+	}
+	stats2, _, err := measure([]string{bin, "stats", "--db", db, "--json"}, "", 0)
 	if err != nil {
 		return err
 	}
@@ -180,6 +186,8 @@ func run(n, probe int, dir string, keep bool, memory int, compression string, se
 	fmt.Printf("has present, %d:  first %s; again %s\n", probe, perKey(present1), perKey(present2))
 	fmt.Printf("restart to first answer: %.3f s (has of one present hash, new process); empty input %.3f s\n",
 		restart.wall.Seconds(), empty.wall.Seconds())
+	fmt.Printf("stats:                 %.3f s the first after the import, %.3f s again (new process, --json)\n",
+		stats1.wall.Seconds(), stats2.wall.Seconds())
 	if served {
 		return runServed(bin, dir, n, probe, times)
 	}
@@ -246,6 +254,10 @@ func runServed(bin, dir string, n, probe int, times bool) error {
 	if err != nil {
 		return err
 	}
+	scrape, err := timeScrape(srv.Addr + "/metrics")
+	if err != nil {
+		return err
+	}
 	stopped = true
 	rss := srv.Stop()
 	anon, file := srv.PeakSplit()
@@ -260,7 +272,30 @@ func runServed(bin, dir string, n, probe int, times bool) error {
 	fmt.Printf("served add, %d new:  %.1f s (%.0f hashes/s, %d dedupe clients), server peak RSS %.0f MiB (anon %.0f, file %.0f), %.0f MiB with its shutdown, server CPU %.1f s\n",
 		n, add.Seconds(), float64(n)/add.Seconds(), servedClients, mib(rss), mib(anon), mib(file), mib(srv.LifetimePeakRSS()), srv.CPU().Seconds())
 	fmt.Printf("served has present, %d: %.2f us/key (%.1f s, client)\n", probe, has.wall.Seconds()*1e6/float64(probe), has.wall.Seconds())
+	fmt.Printf("served /metrics scrape: %.3f s (the slowest of 3)\n", scrape.Seconds())
 	return nil
+}
+
+// timeScrape GETs url three times and returns the slowest.
+func timeScrape(url string) (time.Duration, error) {
+	var worst time.Duration
+	for range 3 {
+		start := time.Now()
+		resp, err := http.Get(url)
+		if err != nil {
+			return 0, err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("GET %s: %s", url, resp.Status)
+		}
+		if err != nil {
+			return 0, err
+		}
+		worst = max(worst, time.Since(start))
+	}
+	return worst, nil
 }
 
 // writeHashes writes n random hashes (hex lines, seeded) to path, and
