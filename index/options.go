@@ -136,6 +136,11 @@ type Options struct {
 	// keyTableDelta is the key table's delta size (tests; 0: default).
 	keyTableDelta int
 
+	// upgradeCrash, when set, is called by the upgrade to format 3
+	// between the new key file and Badger's drop of its copies (tests:
+	// an error stands for a crash there).
+	upgradeCrash func() error
+
 	// beforeFilterLoad, when set, is called by the background load of the
 	// filter before it reads the snapshot file (tests: it holds the load).
 	beforeFilterLoad func()

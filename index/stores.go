@@ -108,6 +108,9 @@ type stores struct {
 	// testMoveCrash, when set, is called between the two halves of a move
 	// (see write); an error stops the move there, as a crash.
 	testMoveCrash func() error
+	// testUpgradeCrash, when set, is called by moveBadgerFull between the
+	// key file and Badger's drop; an error stops the upgrade there.
+	testUpgradeCrash func() error
 	// dropped is told what the key table's merges dropped as expired
 	// (the counts' share of them, see Options.Expired there).
 	dropped func([]keytable.ExpiryCount)
@@ -356,6 +359,11 @@ func (st *stores) moveBadgerFull() (bool, error) {
 		}
 		if err := st.kt.Sync(); err != nil {
 			return false, fmt.Errorf("index: key table: %w", err)
+		}
+		if st.testUpgradeCrash != nil {
+			if err := st.testUpgradeCrash(); err != nil {
+				return false, err
+			}
 		}
 		if err := st.bdb.DropPrefix([]byte{tagFull}); err != nil {
 			return false, translate(err)
