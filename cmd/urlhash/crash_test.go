@@ -200,7 +200,16 @@ func TestImportInterrupted(t *testing.T) {
 			for i := range lines {
 				fmt.Fprintf(stdin, "https://example.com/%d\n", i)
 			}
-			time.Sleep(500 * time.Millisecond) // the pipe stays open: the import waits for more
+			// The import has its signal handler once it created the index
+			// (under load the child took longer than a fixed pause to get
+			// there, and SIGINT's default killed it); the pipe stays
+			// open: it waits for more.
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				if _, err := os.Stat(dir); err == nil || time.Now().After(deadline) {
+					break
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
 			cmd.Process.Signal(syscall.SIGINT)
 			err = cmd.Wait()
 			stdin.Close()

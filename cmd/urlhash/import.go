@@ -170,7 +170,19 @@ func (o *importOptions) run(e *env, files []string) error {
 	created := isNewDir(o.db.dir)
 	ix, err := o.db.open(e, access{write: true, storeURL: o.storeURL})
 	if err != nil {
-		return err
+		// An open this run began (an interrupt while it created the
+		// index, say) leaves no index behind: nothing was stored in it.
+		if created {
+			if rmErr := os.RemoveAll(o.db.dir); rmErr != nil {
+				e.warnf("import: removing the empty index %s: %v", o.db.dir, rmErr)
+			}
+		}
+		if !errors.Is(err, context.Canceled) {
+			return err
+		}
+		e.warnf("interrupted: nothing stored")
+		fmt.Fprintf(e.stderr, "urlhash: import: 0 stored, 0 duplicates, 0 skipped\n")
+		return errReported
 	}
 	defer ix.Close()
 
