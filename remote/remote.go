@@ -254,22 +254,29 @@ func (db *DB) Get(ctx context.Context, h hashkey.Hash) (store.Value, error) {
 // server older than that endpoint (no_endpoint) is asked one Get a hash,
 // from then on.
 func (db *DB) GetBatch(ctx context.Context, hs []hashkey.Hash) ([]store.Value, []bool, error) {
-	if !db.noGetBatch.Load() {
+	vs, found := make([]store.Value, len(hs)), make([]bool, len(hs))
+	// In parts of at most wire.MaxGetBatch, the most a server answers.
+	for start := 0; start < len(hs) && !db.noGetBatch.Load(); start += wire.MaxGetBatch {
+		part := hs[start:min(start+wire.MaxGetBatch, len(hs))]
 		var b []byte
-		err := db.call(ctx, "POST", wire.PathGetBatch, wire.AppendHashes(nil, hs), &b)
+		err := db.call(ctx, "POST", wire.PathGetBatch, wire.AppendHashes(nil, part), &b)
 		if err == nil {
-			vs, found, err := wire.ParseGetAnswer(b, hs)
+			pv, pf, err := wire.ParseGetAnswer(b, part)
 			if err != nil {
 				return nil, nil, fmt.Errorf("remote: %s: %w", db.shown, err)
 			}
-			return vs, found, nil
+			copy(vs[start:], pv)
+			copy(found[start:], pf)
+			if start+len(part) == len(hs) {
+				return vs, found, nil
+			}
+			continue
 		}
-		if !errors.Is(err, wire.ErrNoEndpoint) {
+		if !errors.Is(err, wire.ErrNoEndpoint) || start > 0 {
 			return nil, nil, err
 		}
 		db.noGetBatch.Store(true)
 	}
-	vs, found := make([]store.Value, len(hs)), make([]bool, len(hs))
 	for i, h := range hs {
 		v, err := db.Get(ctx, h)
 		switch {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -282,4 +283,53 @@ func TestGetBatch(t *testing.T) {
 func sameValue(a, b store.Value) bool {
 	return bytes.Equal(a.Text, b.Text) && bytes.Equal(a.Data, b.Data) && a.FirstSeen.Equal(b.FirstSeen) &&
 		a.LastSeen.Equal(b.LastSeen) && a.Expires.Equal(b.Expires)
+}
+
+// TestGetBatchParts: a batch of more than wire.MaxGetBatch hashes goes
+// in parts (a server refuses more in one request), answered in order.
+func TestGetBatchParts(t *testing.T) {
+	ctx := context.Background()
+	ix, err := index.Open("", &index.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	hs := make([]hashkey.Hash, wire.MaxGetBatch+3)
+	var stored []store.Entry
+	for i := range hs {
+		hs[i] = hashkey.Sum([]byte(strconv.Itoa(i)))
+		if i%1000 == 7 {
+			stored = append(stored, store.FullEntry(hs[i], store.Value{Text: []byte(strconv.Itoa(i))}))
+		}
+	}
+	if err := ix.PutBatch(ctx, stored); err != nil {
+		t.Fatal(err)
+	}
+	ts, counts := countingServer(t, ix)
+	db, err := Open(ctx, ts.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	vs, found, err := db.GetBatch(ctx, hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range hs {
+		if want := i%1000 == 7; found[i] != want || want && string(vs[i].Text) != strconv.Itoa(i) {
+			t.Fatalf("hash %d: %v %q, want %v", i, found[i], vs[i].Text, want)
+		}
+	}
+	if got := requests(counts, wire.PathGetBatch); got != 2 {
+		t.Errorf("%d requests to %s, want 2", got, wire.PathGetBatch)
+	}
+	// The server refuses a larger request whole.
+	resp, err := http.Post(ts.URL+wire.PathGetBatch, "application/octet-stream", bytes.NewReader(wire.AppendHashes(nil, hs)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a get-batch of %d hashes: %s, want 400", len(hs), resp.Status)
+	}
 }

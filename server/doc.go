@@ -22,6 +22,7 @@
 //	POST /v1/get      32 hash bytes      the value: entry encoding, or 404
 //	POST /v1/get-batch  N*32 hash bytes  N bytes, 1 present, 0 absent, then the
 //	                                     entry of each present hash, in order
+//	                                     (N at most wire.MaxGetBatch, else 400)
 //	POST /v1/match    32 hash bytes      the matching entry (entry encoding), or 404
 //	POST /v1/put      entries            204: stored and durable
 //	POST /v1/add      entries            one byte per entry, 1 new, 0 present; durable

@@ -624,6 +624,9 @@ func (s *Server) getBatch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if len(hs) > wire.MaxGetBatch {
+		return fmt.Errorf("%w: %d hashes, at most %d a request", wire.ErrBadRequest, len(hs), wire.MaxGetBatch)
+	}
 	s.metrics.get.Observe(float64(len(hs)))
 	vs, found, err := s.st.GetBatch(r.Context(), hs)
 	if err != nil {

@@ -8,7 +8,7 @@ const (
 	PathProfile      = "/v1/profile"       // GET: the recorded profile; POST: record one
 	PathHas          = "/v1/has"           // POST hashes: one answer byte a hash
 	PathGet          = "/v1/get"           // POST a hash: its entry, or 404
-	PathGetBatch     = "/v1/get-batch"     // POST hashes: one answer byte a hash, then the found ones' entries
+	PathGetBatch     = "/v1/get-batch"     // POST hashes (at most MaxGetBatch): one answer byte a hash, then the found ones' entries
 	PathMatch        = "/v1/match"         // POST a hash: the matching entry, or 404
 	PathPut          = "/v1/put"           // POST entries: 204
 	PathAdd          = "/v1/add"           // POST entries: one answer byte an entry, 1 new

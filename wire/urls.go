@@ -17,6 +17,11 @@ const (
 	MaxLines = 1 << 20
 )
 
+// MaxGetBatch is the most hashes one /v1/get-batch asks for: its answer
+// holds their values, which a server builds in memory, so a server
+// refuses more (a client sends larger batches in parts).
+const MaxGetBatch = 1 << 16
+
 // ContentTypeText is the Content-Type of URL batches and their answers.
 const ContentTypeText = "text/plain; charset=utf-8"
 
