@@ -350,7 +350,40 @@ func (d *delta) cloneRange(lo, hi *Key) *delta {
 		}
 		return d.cloneInto(c, lo, hi)
 	}
-	return d.cloneInto(&delta{arena: d.arena}, lo, hi)
+	c := &delta{arena: d.arena}
+	if !d.mayHoldRange(lo, hi) {
+		return c
+	}
+	return d.cloneInto(c, lo, hi)
+}
+
+// maxBitsRange is the widest range of leading bits whose bitset words
+// mayHoldRange reads (a prefix of 22 bits or more is one bit).
+const maxBitsRange = 1 << 12
+
+// mayHoldRange reports whether the delta may hold a key in [lo, hi): the
+// bitset of its keys' leading bits answers a narrow range without the
+// pass over every entry (a frontier's GetURLs scans hundreds of queues a
+// call, most of them with nothing in the delta).
+func (d *delta) mayHoldRange(lo, hi *Key) bool {
+	if d.n == 0 {
+		return false
+	}
+	if lo == nil || hi == nil || d.bits == nil {
+		return true
+	}
+	// hi is excluded; its leading bits are included, which may only
+	// answer "maybe" more often.
+	a, b := leading(lo, deltaBits), leading(hi, deltaBits)
+	if b < a || b-a > maxBitsRange {
+		return true
+	}
+	for x := a; x <= b; x++ {
+		if d.bits[x/64]&(1<<(x%64)) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *delta) cloneInto(c *delta, lo, hi *Key) *delta {

@@ -108,3 +108,103 @@ func sameEntry(a, b deltaEntry) bool {
 	return a.seq == b.seq && a.row == b.row && a.hides == b.hides && a.cols == b.cols &&
 		bytes.Equal(a.val.b, b.val.b) && a.val.f == b.val.f && a.val.ord == b.val.ord
 }
+
+// TestDeltaCloneRange: a clone of a range holds the delta's entries in it,
+// however narrow the range (the bitset of leading bits answers the
+// narrow ones without a pass) and wherever its bounds fall: ranges of
+// queue-like prefixes of 64 bits (keys sharing 8 leading bytes, as a
+// frontier's due keys), of 1 to 40 bits around held keys, and ranges
+// whose bounds are held keys.
+func TestDeltaCloneRange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	d := newDelta(0)
+	model := map[Key]bool{}
+	var held []Key
+	for q := range 40 {
+		lead := keyOf(uint64(1000 + q))
+		for i := range 1 + q%5 {
+			k := keyOf(uint64(q*100 + i))
+			copy(k[:8], lead[:8])
+			held = append(held, k)
+		}
+	}
+	for i := range 300 {
+		held = append(held, keyOf(uint64(1e6+i)))
+	}
+	for i, k := range held {
+		d.put(&k, deltaEntry{seq: uint64(i + 1), row: i%3 != 0})
+		model[k] = true
+	}
+	for i := 0; i < len(held); i += 7 {
+		d.remove(&held[i])
+		delete(model, held[i])
+	}
+	check := func(name string, lo, hi *Key) {
+		t.Helper()
+		var want []Key
+		for k := range model {
+			if (lo == nil || compareKeys(k, *lo) >= 0) && (hi == nil || compareKeys(k, *hi) < 0) {
+				want = append(want, k)
+			}
+		}
+		slices.SortFunc(want, compareKeys)
+		c := d.cloneRange(lo, hi)
+		got := slices.Clone(c.ents[:len(c.ents):len(c.ents)])
+		var keys []Key
+		for _, e := range got {
+			keys = append(keys, e.k)
+		}
+		slices.SortFunc(keys, compareKeys)
+		if !slices.Equal(keys, want) || c.len() != len(want) {
+			t.Fatalf("%s: clone of [%x, %x) holds %d keys, want %d", name, lo[:6], hi[:6], len(keys), len(want))
+		}
+		c.release()
+	}
+	for i, k := range held {
+		for _, bits := range []int{1, 8, 20, 21, 22, 23, 24, 30, 40, 64} {
+			lo, hi := prefixRange(k[:], bits)
+			if hi != nil {
+				check(fmt.Sprintf("key %d, %d bits", i, bits), &lo, hi)
+			}
+		}
+		// Bounds on held keys: k itself is in [k, k+1) and not in [k-1, k).
+		next, prev := k, k
+		incKey(&next, 1)
+		incKey(&prev, -1)
+		check(fmt.Sprintf("key %d alone", i), &k, &next)
+		check(fmt.Sprintf("key %d excluded", i), &prev, &k)
+	}
+	for i := range 2000 {
+		a, b := keyOf(uint64(rng.Uint64())), keyOf(uint64(rng.Uint64()))
+		if compareKeys(a, b) > 0 {
+			a, b = b, a
+		}
+		copy(b[:2], a[:2]) // mostly narrow
+		if compareKeys(a, b) > 0 {
+			a, b = b, a
+		}
+		check(fmt.Sprintf("random %d", i), &a, &b)
+	}
+	empty := newDelta(0)
+	lo, hi := prefixRange(held[0][:], 64)
+	if c := empty.cloneRange(&lo, hi); c.len() != 0 {
+		t.Fatalf("an empty delta's clone holds %d keys", c.len())
+	}
+}
+
+// incKey adds step (1 or -1) to k as a 256-bit big-endian number.
+func incKey(k *Key, step int) {
+	for i := len(k) - 1; i >= 0; i-- {
+		if step > 0 {
+			k[i]++
+			if k[i] != 0 {
+				return
+			}
+		} else {
+			k[i]--
+			if k[i] != 0xff {
+				return
+			}
+		}
+	}
+}
