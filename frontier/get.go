@@ -71,11 +71,14 @@ func (f *Frontier) GetURLs(ctx context.Context, p GetParams) ([]Handed, error) {
 	var err error
 	for _, pk := range picks {
 		if err = ctx.Err(); err == nil {
-			err = f.read(ctx, pk, dueBy)
+			err = f.scanDue(ctx, pk, dueBy)
 		}
 		if err != nil {
 			break
 		}
+	}
+	if err == nil {
+		err = f.readPicks(ctx, picks)
 	}
 	f.mu.Lock()
 	var b changes
@@ -181,9 +184,8 @@ func (f *Frontier) pickLocked(p *GetParams, now int64) []*pick {
 	return picks
 }
 
-// read reads a picked queue's due keys, whether their URLs are completed,
-// and their records, holding no lock.
-func (f *Frontier) read(ctx context.Context, pk *pick, dueBy int64) error {
+// scanDue reads a picked queue's due keys, holding no lock.
+func (f *Frontier) scanDue(ctx context.Context, pk *pick, dueBy int64) error {
 	pk.next = math.MaxInt64
 	// The URLs in transit keep their places at the head of the due order:
 	// read past them.
@@ -202,27 +204,54 @@ func (f *Frontier) read(ctx context.Context, pk *pick, dueBy int64) error {
 	if err != nil && err != errStop {
 		return err
 	}
-	if len(pk.keys) == 0 {
+	return nil
+}
+
+// readPicks reads, for the due keys the picks' scans found, whether their
+// URLs are completed and their records, holding no lock: one batch of
+// lookups and one of reads for all the picks (the index reads a batch
+// in key order, each value block once), not one read a URL.
+func (f *Frontier) readPicks(ctx context.Context, picks []*pick) error {
+	n := 0
+	for _, pk := range picks {
+		n += len(pk.keys)
+	}
+	if n == 0 {
 		return nil
 	}
-	done := make([]hashkey.Hash, len(pk.keys))
-	for i := range pk.keys {
-		_, u := parseDueKey(&pk.keys[i])
-		done[i] = doneKey(pk.q.done, u)
+	done := make([]hashkey.Hash, 0, n)
+	recs := make([]hashkey.Hash, 0, n)
+	for _, pk := range picks {
+		for i := range pk.keys {
+			// A URL in transit is read all the same: reading is cheaper
+			// than asking, and it may be due by the time it is handed out.
+			_, u := parseDueKey(&pk.keys[i])
+			done = append(done, doneKey(pk.q.done, u))
+			recs = append(recs, recordKey(u))
+		}
 	}
-	if pk.done, err = f.db.HasBatch(ctx, done); err != nil {
+	isDone, err := f.db.HasBatch(ctx, done)
+	if err != nil {
 		return err
 	}
-	pk.values = make([]store.Value, len(pk.keys))
-	pk.records = make([]record, len(pk.keys))
-	pk.found = make([]bool, len(pk.keys))
-	for i := range pk.keys {
-		_, u := parseDueKey(&pk.keys[i])
-		// A URL in transit is read all the same: reading is cheaper
-		// than asking, and it may be due by the time it is handed out.
-		if pk.values[i], pk.records[i], pk.found[i], err = f.getRecord(ctx, u); err != nil {
-			return err
+	values, found, err := f.db.GetBatch(ctx, recs)
+	if err != nil {
+		return err
+	}
+	k := 0
+	for _, pk := range picks {
+		m := len(pk.keys)
+		pk.done, pk.values, pk.found = isDone[k:k+m:k+m], values[k:k+m:k+m], found[k:k+m:k+m]
+		pk.records = make([]record, m)
+		for i := range m {
+			if !pk.found[i] {
+				continue
+			}
+			if pk.records[i], err = parseRecord(pk.values[i].Data); err != nil {
+				return err
+			}
 		}
+		k += m
 	}
 	return nil
 }
