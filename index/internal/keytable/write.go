@@ -239,7 +239,15 @@ func (t *Table) write(b *Batch, v *View, r *Result) (seq uint64, err error) {
 	if t.mergeErr != nil {
 		return 0, t.mergeErr
 	}
+	// Sized for the batch: grown by appends from nil, the record's
+	// slices were a tenth of what a frontier's put allocates.
 	rec := record{addedCols: b.AddedCols, opaque: b.Opaque}
+	if len(b.Set) > 0 {
+		rec.sets = make([]op, 0, len(b.Set))
+	}
+	if len(candAdd) > 0 {
+		rec.added = make([]Key, 0, len(candAdd))
+	}
 	// Repeated keys are added once: strictly ascending keys (the index's
 	// sorted batches) have none, others are checked with a set.
 	var seen map[Key]struct{}
