@@ -80,7 +80,11 @@ type prepared struct {
 }
 
 // prepare works out crawl, queue key and id of an item.
-func (f *Frontier) prepare(it *Item) (prepared, error) {
+func (f *Frontier) prepare(it *Item) (prepared, error) { return f.prepareIn(it, nil) }
+
+// prepareIn is prepare with buf (nil: a new one) as the buffer of the
+// URL's canonical form: a put reuses one for its items.
+func (f *Frontier) prepareIn(it *Item, buf *[]byte) (prepared, error) {
 	p := prepared{item: it, crawl: normCrawl(it.Info.Crawl), key: it.Info.Key}
 	if it.Info.URL == "" {
 		return p, fmt.Errorf("%w: an empty URL", ErrInvalid)
@@ -92,11 +96,14 @@ func (f *Frontier) prepare(it *Item) (prepared, error) {
 	if p.key == "" {
 		// The host of the canonical form is the queue: canonicalise once,
 		// and hash that string when the profile says how.
-		var buf [256]byte
-		canon, err := f.o.Profile.AppendHashed(buf[:0], it.Info.URL)
+		if buf == nil {
+			buf = new([]byte)
+		}
+		canon, err := f.o.Profile.AppendHashed((*buf)[:0], it.Info.URL)
 		if err != nil {
 			return p, err
 		}
+		*buf = canon
 		if p.key = hostOf(string(canon)); p.key == "" {
 			return p, fmt.Errorf("%w: URL %q has no host to queue it by: give a key", ErrInvalid, it.Info.URL)
 		}
@@ -187,9 +194,10 @@ func (f *Frontier) nextDueLocked(now time.Time, p int32) int64 {
 func (f *Frontier) Put(ctx context.Context, items []Item) ([]PutResult, error) {
 	res := make([]PutResult, len(items))
 	preps := make([]prepared, 0, len(items))
-	var discovered []int // positions in preps
+	discovered := make([]int, 0, len(items)) // positions in preps
+	buf := make([]byte, 0, 256)
 	for i := range items {
-		p, err := f.prepare(&items[i])
+		p, err := f.prepareIn(&items[i], &buf)
 		if err != nil {
 			res[i] = PutResult{Status: PutInvalid, Err: err}
 			continue
