@@ -578,6 +578,9 @@ func (vo *valueOut) commit() ([]byte, error) {
 // abort removes the value file unless committed (and not then claimed by
 // a key file: the caller removes it with the key file).
 func (vo *valueOut) abort() {
+	if !vo.done {
+		vo.w.Abort()
+	}
 	if vo.f != nil {
 		vo.f.Close()
 	}

@@ -274,6 +274,9 @@ func salvageKeyFile(disk fsys, dir string, mem *salvageFS, clean string, num uin
 	if err == nil && vw != nil {
 		_, err = vw.Close()
 	}
+	if err != nil && vw != nil {
+		vw.Abort()
+	}
 	if err != nil {
 		// Rows that were verified, in order: a writer that refuses them
 		// is a bug; the file is reported lost rather than the copy

@@ -432,3 +432,54 @@ func TestReadAt(t *testing.T) {
 		})
 	}
 }
+
+// failAt fails every write that ends past limit bytes.
+type failAt struct {
+	memFile
+	limit int64
+}
+
+var errDiskFull = errors.New("disk full")
+
+func (f *failAt) WriteAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > f.limit {
+		return 0, errDiskFull
+	}
+	return f.memFile.WriteAt(p, off)
+}
+
+// TestWriteError: a block's write that fails (blocks are written in the
+// background) fails a later Add or Close with its error; Abort after it
+// or mid-way returns, and the writer refuses more.
+func TestWriteError(t *testing.T) {
+	vs := testValues(5000, 11)
+	for _, limit := range []int64{HeaderSize, 4 << 10, 40 << 10} {
+		f := &failAt{limit: limit}
+		w := NewWriter(f, Options{NoTrain: true, BlockSize: 1024})
+		var err error
+		for _, v := range vs {
+			if _, err = w.Add(v); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			_, err = w.Close()
+		}
+		if !errors.Is(err, errDiskFull) {
+			t.Errorf("limit %d: error %v, want %v", limit, err, errDiskFull)
+		}
+	}
+	w := NewWriter(&memFile{}, Options{NoTrain: true, BlockSize: 1024})
+	for _, v := range vs[:1000] {
+		if _, err := w.Add(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Abort()
+	if _, err := w.Add(vs[0]); err == nil {
+		t.Error("Add after Abort succeeded")
+	}
+	if _, err := w.Close(); err == nil {
+		t.Error("Close after Abort succeeded")
+	}
+}
