@@ -16,9 +16,10 @@
 // a column, as an offset from the file's base, when its times span less
 // than 136 years); a lookup reads a row's columns with its key, in the
 // same pread. Values live in value files (package valuefile, one beside
-// each key file that has values: NNNNNN.values), compressed in blocks with
-// a dictionary trained on them, written in key order; lookups never read
-// them, GetBatch and ScanEntries read them block by block.
+// each key file that has values: NNNNNN.values), compressed in blocks
+// (zstd, without a dictionary: see valueBlockSize), written in key order;
+// lookups never read them, GetBatch and ScanEntries read them block by
+// block.
 //
 // # Values and their garbage
 //

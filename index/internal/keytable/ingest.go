@@ -196,9 +196,8 @@ func (in *Ingest) Commit() error {
 	}
 	defer in.putBufs()
 	h, fps, err := in.fw.finish()
-	var dict []byte
 	if err == nil && h.values > 0 {
-		dict, err = in.vo.commit()
+		err = in.vo.commit()
 	}
 	if in.vo != nil {
 		in.vo.abort()
@@ -240,9 +239,6 @@ func (in *Ingest) Commit() error {
 	t.files = append(t.files, kf)
 	t.setSearch()
 	t.mu.Unlock()
-	if dict != nil {
-		t.dict.Store(&dict)
-	}
 	t.count.Add(int64(in.n) - in.prevs)
 	return nil
 }

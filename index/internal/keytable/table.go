@@ -161,10 +161,8 @@ type Table struct {
 	builds     sync.WaitGroup
 	stopBuilds atomic.Bool
 
-	// cache holds the value files' decoders and decoded blocks; dict is
-	// the dictionary new value files are written with (nil: train one).
+	// cache holds the value files' decoders and decoded blocks.
 	cache *valuefile.Cache
-	dict  atomic.Pointer[[]byte]
 }
 
 // Open opens the key table in dir, creating it unless opts.ReadOnly.
@@ -256,10 +254,6 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 		}
 		t.files = append(t.files, f)
 		live += int64(f.hdr.count) - int64(f.hdr.deleted)
-		if f.vals != nil && f.vals.Dict() != nil {
-			d := f.vals.Dict()
-			t.dict.Store(&d) // the newest file's
-		}
 	}
 	t.count.Store(live)
 	t.deltaKeys = t.deltaKeysFor(live)

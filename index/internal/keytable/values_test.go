@@ -155,11 +155,11 @@ func TestGetBatchReadsBlocksOnce(t *testing.T) {
 	dir := t.TempDir()
 	tb := openTest(t, dir, nil)
 	var sets []Set
-	for i := range 3000 {
+	for i := range 6000 {
 		sets = append(sets, Set{Key: keyOf(uint64(i)), Value: fmt.Appendf(nil, "https://example.org/%d/%s", i, bytes.Repeat([]byte("x"), i%50))})
 	}
 	slices.SortFunc(sets, func(a, b Set) int { return compareKeys(a.Key, b.Key) })
-	in, err := tb.NewIngestOf(&IngestOptions{Keys: 3000, Values: true})
+	in, err := tb.NewIngestOf(&IngestOptions{Keys: 6000, Values: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,4 +457,124 @@ func TestValueGarbage(t *testing.T) {
 	if err := tb.Verify(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestDictionaryValueFiles: a table whose value file was written with a
+// trained dictionary (as the table wrote them before valueBlockSize)
+// opens and reads every value, by Get and GetBatch, also after a merge
+// with new values; the files the table writes next have no dictionary.
+func TestDictionaryValueFiles(t *testing.T) {
+	dir := t.TempDir()
+	sets := func(lo, hi int) []Set {
+		var ss []Set
+		for i := lo; i < hi; i++ {
+			ss = append(ss, Set{Key: keyOf(uint64(i)), Value: fmt.Appendf(nil, "https://example.org/dictionary/%d/page?q=%d", i%97, i)})
+		}
+		slices.SortFunc(ss, func(a, b Set) int { return compareKeys(a.Key, b.Key) })
+		return ss
+	}
+	ingest := func(tb *Table, ss []Set) {
+		t.Helper()
+		in, err := tb.NewIngestOf(&IngestOptions{Keys: uint64(len(ss)), Values: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range ss {
+			if _, err := in.Put(&ss[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := in.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := sets(0, 3000)
+	tb := openTest(t, dir, &Options{DeltaKeys: 50})
+	ingest(tb, old)
+	name := valueName(tb.files[0].name)
+	tb.Close()
+	// The value file again, its values in the same order, with a
+	// dictionary trained on them.
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := valuefile.Open(bytes.NewReader(b), int64(len(b)), name, valuefile.NewCache(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m memFile
+	w := valuefile.NewWriter(&m, valuefile.Options{Pair: r.Pair()})
+	cur := r.NewCursor()
+	for i := range r.Len() {
+		v, err := cur.Value(uint32(i))
+		if err == nil {
+			_, err = w.Add(v)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if info, err := w.Close(); err != nil || info.Dict == nil {
+		t.Fatalf("rewriting %s: %+v, %v (no dictionary trained)", name, info, err)
+	}
+	if err := os.WriteFile(name, m.b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	tb = openTest(t, dir, &Options{DeltaKeys: 50})
+	if tb.files[0].vals.Dict() == nil {
+		t.Fatal("the rewritten value file has no dictionary")
+	}
+	all := slices.Clone(old)
+	check := func() {
+		t.Helper()
+		keys := make([]Key, len(all))
+		for i, s := range all {
+			keys[i] = s.Key
+			if fd, v, err := tb.Get(&s.Key, nil, true); err != nil || !fd.Live || !bytes.Equal(v, s.Value) {
+				t.Fatalf("Get(%x) = %+v %q, %v; want %q", s.Key[:4], fd, v, err, s.Value)
+			}
+		}
+		found := make([]Found, len(keys))
+		if _, err := tb.GetBatch(keys, found, func(i int, v []byte) error {
+			if !bytes.Equal(v, all[i].Value) {
+				t.Fatalf("GetBatch: value %q, want %q", v, all[i].Value)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.Verify(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check()
+	// A file ingested beside it: written without a dictionary.
+	next := sets(3000, 4000)
+	ingest(tb, next)
+	all = append(all, next...)
+	slices.SortFunc(all, func(a, b Set) int { return compareKeys(a.Key, b.Key) })
+	tb.mu.RLock()
+	newest := tb.files[len(tb.files)-1]
+	tb.mu.RUnlock()
+	if newest.vals.Dict() != nil {
+		t.Errorf("%s was written with a dictionary", valueName(newest.name))
+	}
+	check()
+	// New values through the delta, merged with the files.
+	var batch Batch
+	for _, s := range sets(4000, 4200) {
+		batch.Set = append(batch.Set, s)
+	}
+	if _, err := tb.Write(&batch, nil); err != nil {
+		t.Fatal(err)
+	}
+	all = append(all, batch.Set...)
+	slices.SortFunc(all, func(a, b Set) int { return compareKeys(a.Key, b.Key) })
+	waitMerges(tb)
+	check()
+	tb.Close()
+	tb = openTest(t, dir, &Options{DeltaKeys: 50})
+	check()
 }
