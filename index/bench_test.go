@@ -14,6 +14,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/hashkey"
+	"github.com/urlhash/urlhash/internal/corpus"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -528,15 +529,22 @@ func BenchmarkBlockChecksums(b *testing.B) {
 // holds them all (one chunk), plus the same load into an index holding
 // them (every key present: the existence pass). It reports keys/s and the
 // process's peak RSS, which at 10M keys and more is the load's own.
+// The urls case loads entries with URL text (import --store-url): URLs
+// derived from the corpus as go run ./bench derives them, held in memory
+// (in the RSS) before the first run.
 func BenchmarkLoad(b *testing.B) {
 	ctx := context.Background()
 	n := benchN(b)
+	var urls []string
 	gen := func(yield func(store.Entry) bool) {
 		r := rand.New(rand.NewPCG(61, 62))
 		var e store.Entry
-		for range n {
+		for i := range n {
 			for i := 0; i < hashkey.Size; i += 8 {
 				binary.LittleEndian.PutUint64(e.Hash[i:], r.Uint64())
+			}
+			if urls != nil {
+				e.Value.Text = []byte(urls[i])
 			}
 			if !yield(e) {
 				return
@@ -547,12 +555,22 @@ func BenchmarkLoad(b *testing.B) {
 		name   string
 		budget int64
 		again  bool
+		urls   bool
 	}{
 		{name: "new/default-memory"},
 		{name: "new/one-chunk", budget: int64(n) * 2 * hashkey.Size},
 		{name: "present/default-memory", again: true},
+		{name: "new/urls/default-memory", urls: true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
+			urls = nil
+			if tc.urls {
+				base, err := corpus.ReadLines("../../shared/corpus/debian-package-urls.txt")
+				if err != nil {
+					b.Skipf("no corpus: %v", err)
+				}
+				urls = corpus.Derive(base, n, corpus.Seed)
+			}
 			var total time.Duration
 			for range b.N {
 				dir := b.TempDir()

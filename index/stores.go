@@ -1216,8 +1216,9 @@ func (st *stores) holdsNoEntries() (bool, error) {
 // (key-only full entries), in key order, into one new key file; the
 // others are Badger's, which the load writes itself (see loadWriter).
 type loadIngest struct {
-	st *stores
-	in *keytable.Ingest // nil while the entries' home is Badger
+	st  *stores
+	in  *keytable.Ingest // nil while the entries' home is Badger
+	buf []byte           // the value take puts (Put copies it)
 }
 
 // newLoadIngest starts a loadIngest of the entries o describes (the
@@ -1251,7 +1252,8 @@ func (li *loadIngest) take(key, val []byte, expiry uint64) (bool, error) {
 			return false, fmt.Errorf("%w (key %x)", err, key[1:])
 		}
 		v.Expires = store.Unix(int64(expiry))
-		s.Cols, s.Value = tableCols(&v), tableValue(&v)
+		li.buf = appendTableValue(li.buf[:0], &v)
+		s.Cols, s.Value = tableCols(&v), li.buf
 	}
 	if _, err := li.in.Put(&s); err != nil {
 		return false, fmt.Errorf("index: key table: %w", err)

@@ -21,11 +21,15 @@ func tableCols(v *store.Value) keytable.Cols {
 
 // tableValue returns the key table's value of v: its text and data
 // encoded, nil when it has neither.
-func tableValue(v *store.Value) []byte {
+func tableValue(v *store.Value) []byte { return appendTableValue(nil, v) }
+
+// appendTableValue appends tableValue(v) to b (nothing when v has
+// neither text nor data).
+func appendTableValue(b []byte, v *store.Value) []byte {
 	if len(v.Text) == 0 && len(v.Data) == 0 {
-		return nil
+		return b
 	}
-	return appendValue(nil, store.Value{Text: v.Text, Data: v.Data})
+	return appendValue(b, store.Value{Text: v.Text, Data: v.Data})
 }
 
 // fromTable returns the value of a key-table row: its columns and its

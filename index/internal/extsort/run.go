@@ -45,7 +45,7 @@ func (s *Sorter) writeRun(c *chunk) (*runFile, error) {
 	var vb [binary.MaxVarintLen64]byte
 	for i := range c.rich {
 		r := &c.rich[i]
-		richLen += int64(1 + r.n + binary.PutUvarint(vb[:], uint64(r.vlen)) + r.vlen)
+		richLen += int64(1 + int(r.n) + binary.PutUvarint(vb[:], uint64(r.vlen)) + int(r.vlen))
 	}
 	size := int64(runHeaderLen) + int64(len(c.keys))*hashkey.Size + richLen
 	if err := s.cfg.Room(size); err != nil {
@@ -70,10 +70,10 @@ func (s *Sorter) writeRun(c *chunk) (*runFile, error) {
 	var rec []byte
 	for i := range c.rich {
 		r := &c.rich[i]
-		rec = append(rec[:0], byte(r.n))
+		rec = append(rec[:0], r.n)
 		rec = append(rec, r.hash[:r.n]...)
 		rec = binary.AppendUvarint(rec, uint64(r.vlen))
-		rec = append(rec, c.vals[r.off:r.off+r.vlen]...)
+		rec = append(rec, r.value(c.vals)...)
 		w.Write(rec)
 	}
 	if err := w.Flush(); err != nil {
@@ -143,7 +143,7 @@ func (c *cursor) next() (bool, error) {
 		}
 		r := &c.c.rich[c.i]
 		c.key = r.appendKey(c.kbuf[:0], c.cfg)
-		c.val = c.c.vals[r.off : r.off+r.vlen]
+		c.val = r.value(c.c.vals)
 		c.i++
 		return true, nil
 	}

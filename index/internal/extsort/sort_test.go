@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/urlhash/urlhash/hashkey"
 	"github.com/urlhash/urlhash/store"
@@ -95,6 +96,9 @@ func TestSorterAgreesWithModel(t *testing.T) {
 		{name: "empty", n: 0, repeat: 1, budget: 8192},
 		{name: "memory/keys", n: 5000, repeat: 2, inMemory: true},
 		{name: "memory/mixed", n: 5000, repeat: 3, mixed: true, inMemory: true},
+		// Enough full entries with values for sortRich's buckets.
+		{name: "memory/mixed/buckets", n: 60_000, repeat: 3, mixed: true, inMemory: true},
+		{name: "one chunk/mixed/buckets", n: 60_000, repeat: 2, mixed: true, budget: 64 << 20},
 		{name: "one chunk/mixed", n: 1000, repeat: 2, mixed: true, budget: 1 << 20},
 		{name: "runs/keys", n: 20_000, repeat: 2, budget: 8192, spills: true},
 		{name: "runs/mixed", n: 20_000, repeat: 3, mixed: true, budget: 8192, spills: true},
@@ -241,5 +245,69 @@ func TestRemoveRuns(t *testing.T) {
 	}
 	if err := RemoveRuns(filepath.Join(dir, "missing")); err != nil {
 		t.Errorf("RemoveRuns(missing dir) = %v", err)
+	}
+}
+
+// richEntrySize is what the chunk's accounting counts a rich entry.
+func TestRichEntrySize(t *testing.T) {
+	if n := unsafe.Sizeof(richEntry{}); n != richEntrySize {
+		t.Errorf("a richEntry takes %d bytes, richEntrySize says %d", n, richEntrySize)
+	}
+}
+
+// Values fill several slabs, some larger than a slab, and come out whole
+// and in key order, kept in memory (gathered into new slabs) and spilled.
+func TestSorterSlabs(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	in := randEntries(r, 8000, 2, true)
+	for i := range in {
+		switch {
+		case i == 100 || i == 7000:
+			in[i].Value.Data = make([]byte, slabSize+1000)
+		case len(in[i].Value.Data) > 0:
+			in[i].Value.Data = make([]byte, r.IntN(4000))
+		}
+		for j := range in[i].Value.Data {
+			in[i].Value.Data[j] = byte(i + j)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		dir    string
+		budget int64
+	}{{"memory", "", 0}, {"runs", t.TempDir(), 4 << 20}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(testConfig(tc.dir, tc.budget))
+			defer s.Close()
+			for i := range in {
+				if err := s.Add(&in[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Finish(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.dir == "" && len(s.last.vals) < 4 {
+				t.Fatalf("%d slabs", len(s.last.vals))
+			}
+			m, err := s.Merge()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got [][2]string
+			for {
+				k, v, ok, err := m.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					break
+				}
+				got = append(got, [2]string{string(k), string(v)})
+			}
+			if want := modelSort(in); !slices.Equal(got, want) {
+				t.Fatalf("merged %d entries, the model %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+			}
+		})
 	}
 }
