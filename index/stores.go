@@ -669,8 +669,17 @@ func (st *stores) getSorted(hs []hashkey.Hash, idx []int, verify bool) ([]store.
 		}
 		ff := make([]keytable.Found, len(idx))
 		var errValue error
+		// The values are copied into arrays of 64 KiB shared by the
+		// values they hold, each value's slice capped at its end (a
+		// clone each was a tenth of get's CPU).
+		var arena []byte
 		_, err := st.kt.GetBatch(look, ff, func(j int, b []byte) error {
-			v, err := fromTable(ff[j].Cols, bytes.Clone(b))
+			if cap(arena)-len(arena) < len(b) {
+				arena = make([]byte, 0, max(len(b), 64<<10))
+			}
+			n := len(arena)
+			arena = append(arena, b...)
+			v, err := fromTable(ff[j].Cols, arena[n:len(arena):len(arena)])
 			if err != nil {
 				errValue = fmt.Errorf("%w (key %x)", err, look[j][:])
 				return errValue

@@ -52,6 +52,7 @@ func (o *getOptions) run(e *env, args []string) error {
 	defer ix.Close()
 	a := newAnswers(e, o.json)
 	a.perLine = true
+	var line []byte
 	return a.status(o.in.status(streamBatches(e, &o.in, args, lookupBatch, func(batch []input) error {
 		rs := resolve(ix, batch, o.in.kind())
 		got, err := getResolved(e.ctx, ix.Store(), rs)
@@ -77,11 +78,18 @@ func (o *getOptions) run(e *env, args []string) error {
 				a.json.Encode(out)
 				continue
 			}
+			// One line built in place: the strings of a concatenation
+			// were a tenth of get's CPU.
 			if present {
-				a.out.WriteString("present\t" + hexKey(&r.entry) + "\t" + string(v.Text) + valueFields(&v) + "\n")
+				line = append(line[:0], "present\t"...)
+				line = hex.AppendEncode(line, r.entry.Key())
+				line = append(append(line, '\t'), v.Text...)
+				line = appendValueFields(line, &v)
 			} else {
-				a.out.WriteString("absent\t" + hexKey(&r.entry) + "\n")
+				line = append(line[:0], "absent\t"...)
+				line = hex.AppendEncode(line, r.entry.Key())
 			}
+			a.out.Write(append(line, '\n'))
 		}
 		return a.out.Flush()
 	})))

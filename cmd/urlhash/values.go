@@ -68,21 +68,22 @@ func timeText(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// valueFields returns get's extra output fields for v: tab-separated
-// data=HEX, first_seen=, last_seen= and expires= (RFC 3339), each only
-// when set, so that a plain set entry prints as it always did.
-func valueFields(v *store.Value) string {
-	var s string
+// appendValueFields appends get's extra output fields for v to b:
+// tab-separated data=HEX, first_seen=, last_seen= and expires= (RFC 3339),
+// each only when set, so that a plain set entry prints as it always did.
+func appendValueFields(b []byte, v *store.Value) []byte {
 	if len(v.Data) > 0 {
-		s += "\tdata=" + hex.EncodeToString(v.Data)
+		b = append(b, "\tdata="...)
+		b = hex.AppendEncode(b, v.Data)
 	}
-	for _, f := range []struct {
+	for _, f := range [...]struct {
 		name string
 		t    time.Time
 	}{{"first_seen", v.FirstSeen}, {"last_seen", v.LastSeen}, {"expires", v.Expires}} {
 		if !f.t.IsZero() {
-			s += "\t" + f.name + "=" + timeText(f.t)
+			b = append(append(append(b, '\t'), f.name...), '=')
+			b = f.t.UTC().AppendFormat(b, time.RFC3339)
 		}
 	}
-	return s
+	return b
 }
