@@ -286,10 +286,19 @@ func compareRichInput(a, b richEntry) int {
 	return compareInput(&a, &b)
 }
 
+// compareFullInput is compareRichInput for full entries: their hashes
+// compared 8 bytes at a time.
+func compareFullInput(a, b richEntry) int {
+	if c := compareHashes(a.hash, b.hash); c != 0 {
+		return c
+	}
+	return compareInput(&a, &b)
+}
+
 // sortRich sorts rs by key, equal keys in input order (compareRichInput):
 // the full entries by their leading byte first, in place, then each
-// bucket (on the cores) by comparison, as sortHashes does; the prefix
-// entries (after them) by comparison. Sorting the 48-byte entries by
+// bucket (on the cores) by its second byte and comparison, as sortHashes
+// does; the prefix entries (after them) by comparison. Sorting the 48-byte entries by
 // comparison alone, on one core, was a sixth of an import --store-url's
 // CPU.
 func sortRich(rs []richEntry) {
@@ -302,16 +311,44 @@ func sortRich(rs []richEntry) {
 	}
 	slices.SortFunc(rs[full:], compareRichInput)
 	fs := rs[:full]
-	const small = 4096
+	const small = 1024
 	if len(fs) < small {
 		slices.SortFunc(fs, compareRichInput)
 		return
 	}
-	var count [256]int
-	for i := range fs {
-		count[fs[i].hash[0]]++
+	var top [257]int
+	partitionRich(fs, 0, &top)
+	var at atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			var sub [257]int
+			for b := int(at.Add(1)) - 1; b < 256; b = int(at.Add(1)) - 1 {
+				bucket := fs[top[b]:top[b+1]]
+				if len(bucket) < small {
+					slices.SortFunc(bucket, compareFullInput)
+					continue
+				}
+				partitionRich(bucket, 1, &sub)
+				for c := range 256 {
+					if sub[c+1]-sub[c] > 1 {
+						slices.SortFunc(bucket[sub[c]:sub[c+1]], compareFullInput)
+					}
+				}
+			}
+		})
 	}
-	var bounds [257]int
+	wg.Wait()
+}
+
+// partitionRich orders rs by its hashes' byte d, in place, as
+// partitionByte does hashes.
+func partitionRich(rs []richEntry, d int, bounds *[257]int) {
+	var count [256]int
+	for i := range rs {
+		count[rs[i].hash[d]]++
+	}
+	bounds[0] = 0
 	for b := range 256 {
 		bounds[b+1] = bounds[b] + count[b]
 	}
@@ -319,27 +356,17 @@ func sortRich(rs []richEntry) {
 	copy(next[:], bounds[:256])
 	for b := range 256 {
 		for next[b] < bounds[b+1] {
-			r := fs[next[b]]
-			t := int(r.hash[0])
+			r := rs[next[b]]
+			t := int(r.hash[d])
 			for t != b { // carry r to its bucket, taking the one found there
-				fs[next[t]], r = r, fs[next[t]]
+				rs[next[t]], r = r, rs[next[t]]
 				next[t]++
-				t = int(r.hash[0])
+				t = int(r.hash[d])
 			}
-			fs[next[b]] = r
+			rs[next[b]] = r
 			next[b]++
 		}
 	}
-	var at atomic.Int64
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for b := int(at.Add(1)) - 1; b < 256; b = int(at.Add(1)) - 1 {
-				slices.SortFunc(fs[bounds[b]:bounds[b+1]], compareRichInput)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // sortHashes sorts hs: in place, by its leading byte, then each bucket
