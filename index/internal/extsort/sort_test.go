@@ -122,21 +122,7 @@ func TestSorterAgreesWithModel(t *testing.T) {
 			if got := len(s.runs) > 0; got != tc.spills {
 				t.Fatalf("spilled = %v (%d runs), want %v", got, len(s.runs), tc.spills)
 			}
-			m, err := s.Merge()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got [][2]string
-			for {
-				k, v, ok, err := m.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !ok {
-					break
-				}
-				got = append(got, [2]string{string(k), string(v)})
-			}
+			got := mergeAll(t, s)
 			want := modelSort(in)
 			if !slices.Equal(got, want) {
 				t.Fatalf("merged %d entries, the model %d; first difference at %d", len(got), len(want), firstDiff(got, want))
@@ -157,6 +143,26 @@ func TestSorterAgreesWithModel(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// mergeAll returns every key and value s's merger yields, in order.
+func mergeAll(t *testing.T, s *Sorter) [][2]string {
+	t.Helper()
+	m, err := s.Merge()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][2]string
+	for {
+		k, v, ok, err := m.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return got
+		}
+		got = append(got, [2]string{string(k), string(v)})
 	}
 }
 
@@ -290,21 +296,7 @@ func TestSorterSlabs(t *testing.T) {
 			if tc.dir == "" && len(s.last.vals) < 4 {
 				t.Fatalf("%d slabs", len(s.last.vals))
 			}
-			m, err := s.Merge()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got [][2]string
-			for {
-				k, v, ok, err := m.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !ok {
-					break
-				}
-				got = append(got, [2]string{string(k), string(v)})
-			}
+			got := mergeAll(t, s)
 			if want := modelSort(in); !slices.Equal(got, want) {
 				t.Fatalf("merged %d entries, the model %d; first difference at %d", len(got), len(want), firstDiff(got, want))
 			}
