@@ -491,7 +491,9 @@ func TestDictionaryValueFiles(t *testing.T) {
 	old := sets(0, 3000)
 	tb := openTest(t, dir, &Options{DeltaKeys: 50})
 	ingest(tb, old)
+	tb.mu.RLock()
 	name := valueName(tb.files[0].name)
+	tb.mu.RUnlock()
 	tb.Close()
 	// The value file again, its values in the same order, with a
 	// dictionary trained on them.
@@ -523,7 +525,10 @@ func TestDictionaryValueFiles(t *testing.T) {
 	}
 
 	tb = openTest(t, dir, &Options{DeltaKeys: 50})
-	if tb.files[0].vals.Dict() == nil {
+	tb.mu.RLock()
+	oldDict := tb.files[0].vals.Dict()
+	tb.mu.RUnlock()
+	if oldDict == nil {
 		t.Fatal("the rewritten value file has no dictionary")
 	}
 	all := slices.Clone(old)
