@@ -152,6 +152,39 @@ func (sc *addScratch) sortUnique(keys []hashkey.Hash) {
 	sc.order = order
 }
 
+// mayHold returns the keys of sc.order (key order) the filter lets
+// through as full keys, and their places in sc.order; they are sc.work and
+// sc.workPos.
+func (db *DB) mayHold(sc *addScratch, keys []hashkey.Hash) ([]hashkey.Hash, []int32) {
+	uniq := sc.order
+	work, workPos := slices.Grow(sc.work[:0], len(uniq)), slices.Grow(sc.workPos[:0], len(uniq))
+	db.fmu.RLock()
+	for j, i := range uniq {
+		if db.f.MayHaveFull(&keys[i]) {
+			work = append(work, keys[i])
+			workPos = append(workPos, int32(j))
+		}
+	}
+	db.fmu.RUnlock()
+	sc.work, sc.workPos = work, workPos
+	return work, workPos
+}
+
+// unsettled returns the keys of sc.order (key order) not settled
+// (settled[j] for sc.order[j]) and their positions in keys; they are
+// sc.work and sc.workPos.
+func (sc *addScratch) unsettled(keys []hashkey.Hash, settled []bool) ([]hashkey.Hash, []int32) {
+	work, workPos := sc.work[:0], sc.workPos[:0]
+	for j, i := range sc.order {
+		if !settled[j] {
+			work = append(work, keys[i])
+			workPos = append(workPos, i)
+		}
+	}
+	sc.work, sc.workPos = work, workPos
+	return work, workPos
+}
+
 // bools returns b resized to n falses.
 func bools(b []bool, n int) []bool {
 	b = slices.Grow(b[:0], n)[:n]
@@ -175,17 +208,8 @@ func (db *DB) addHashes(keys []hashkey.Hash, added []bool, rec *Record) error {
 	defer db.st.putScratch(sc, len(keys))
 	sc.sortUnique(keys)
 	uniq := sc.order
-	// The keys the filter lets through (uniq[workPos[n]]), looked up
-	// without locks.
-	work, workPos := slices.Grow(sc.work[:0], len(uniq)), slices.Grow(sc.workPos[:0], len(uniq))
-	db.fmu.RLock()
-	for j, i := range uniq {
-		if db.f.MayHaveFull(&keys[i]) {
-			work = append(work, keys[i])
-			workPos = append(workPos, int32(j))
-		}
-	}
-	db.fmu.RUnlock()
+	// The keys the filter lets through, looked up without locks.
+	work, workPos := db.mayHold(sc, keys)
 	found := bools(sc.found, len(work))
 	sc.found = found
 	if err := db.st.lookupBareFirst(work, found); err != nil {
@@ -204,15 +228,8 @@ func (db *DB) addHashes(keys []hashkey.Hash, added []bool, rec *Record) error {
 	prepassAbsent := len(uniq) - len(work)
 	db.probes.absent.Add(int64(prepassAbsent))
 	db.probes.found.Add(int64(hits))
-	// The candidates: the keys not found (work[k], from keys[workPos[k]]).
-	work, workPos = work[:0], workPos[:0]
-	for j, i := range uniq {
-		if !stored[j] {
-			work = append(work, keys[i])
-			workPos = append(workPos, i)
-		}
-	}
-	sc.work, sc.workPos = work, workPos
+	// The candidates: the keys not found.
+	work, workPos = sc.unsettled(keys, stored)
 	if len(work) == 0 {
 		return db.writeRecordOnly(rec, added)
 	}

@@ -106,15 +106,7 @@ func (db *DB) visitHashes(keys []hashkey.Hash, revisitAfter time.Duration, visit
 	defer db.st.putScratch(sc, len(keys))
 	sc.sortUnique(keys)
 	uniq := sc.order
-	work, workPos := slices.Grow(sc.work[:0], len(uniq)), slices.Grow(sc.workPos[:0], len(uniq))
-	db.fmu.RLock()
-	for j, i := range uniq {
-		if db.f.MayHaveFull(&keys[i]) {
-			work = append(work, keys[i])
-			workPos = append(workPos, int32(j))
-		}
-	}
-	db.fmu.RUnlock()
+	work, workPos := db.mayHold(sc, keys)
 	now := db.opts.now().Unix()
 	settled := bools(sc.stored, len(uniq))
 	sc.stored = settled
@@ -139,14 +131,7 @@ func (db *DB) visitHashes(keys []hashkey.Hash, revisitAfter time.Duration, visit
 	db.probes.absent.Add(int64(prepassAbsent))
 	db.probes.found.Add(int64(hits))
 	// The candidates: new, or due (work[k], from keys[workPos[k]]).
-	work, workPos = work[:0], workPos[:0]
-	for j, i := range uniq {
-		if !settled[j] {
-			work = append(work, keys[i])
-			workPos = append(workPos, i)
-		}
-	}
-	sc.work, sc.workPos = work, workPos
+	work, workPos = sc.unsettled(keys, settled)
 	if len(work) == 0 {
 		return db.writeRecordOnly(rec, visited)
 	}
