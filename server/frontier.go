@@ -84,9 +84,6 @@ type enqueueLine struct {
 	Data        []byte `json:"data"` // base64
 }
 
-// maxFrontierLines bounds the lines of one frontier request.
-const maxFrontierLines = 1 << 16
-
 // lines splits a body into lines (LF; a CR before it is dropped; a last
 // line may end without LF). The lines alias body.
 func lines(body []byte) ([][]byte, error) {
@@ -94,8 +91,8 @@ func lines(body []byte) ([][]byte, error) {
 		return nil, nil
 	}
 	out := bytes.Split(bytes.TrimSuffix(body, []byte{'\n'}), []byte{'\n'})
-	if len(out) > maxFrontierLines {
-		return nil, fmt.Errorf("%w: more than %d lines", wire.ErrBadRequest, maxFrontierLines)
+	if len(out) > wire.MaxFrontierLines {
+		return nil, fmt.Errorf("%w: more than %d lines", wire.ErrBadRequest, wire.MaxFrontierLines)
 	}
 	for i, l := range out {
 		out[i] = bytes.TrimSuffix(l, []byte{'\r'})

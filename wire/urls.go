@@ -22,6 +22,10 @@ const (
 // refuses more (a client sends larger batches in parts).
 const MaxGetBatch = 1 << 16
 
+// MaxFrontierLines is the most lines one request to the frontier's
+// /v1/frontier/ endpoints holds; a server refuses more with 400.
+const MaxFrontierLines = 1 << 16
+
 // ContentTypeText is the Content-Type of URL batches and their answers.
 const ContentTypeText = "text/plain; charset=utf-8"
 

@@ -832,10 +832,10 @@ func frontierScenario() powerScenario {
 					p.t.Errorf("round %d: %d requests acked done were handed out again", st.rounds, again)
 				}
 				// Due again for the next round's claims, in requests of at
-				// most the lines a server takes (server's maxFrontierLines,
-				// 2^16: a round can hold more in transit).
+				// most the lines a server takes (a round can hold more in
+				// transit).
 				for len(release) > 0 {
-					part := release[:min(len(release), 1<<16)]
+					part := release[:min(len(release), wire.MaxFrontierLines)]
 					release = release[len(part):]
 					if code, body := srv.post(wire.PathFrontierRelease, strings.Join(part, "\n")+"\n"); code != http.StatusOK {
 						p.t.Fatalf("round %d: release: %d %s", st.rounds, code, body)
