@@ -226,8 +226,7 @@ func (db *DB) addHashes(keys []hashkey.Hash, added []bool, rec *Record) error {
 	// The filter's answers: absent, and found (the others are settled
 	// under the locks below).
 	prepassAbsent := len(uniq) - len(work)
-	db.probes.absent.Add(int64(prepassAbsent))
-	db.probes.found.Add(int64(hits))
+	db.probes.prepass(prepassAbsent, hits)
 	// The candidates: the keys not found.
 	work, workPos = sc.unsettled(keys, stored)
 	if len(work) == 0 {
@@ -273,9 +272,7 @@ func (db *DB) addHashes(keys []hashkey.Hash, added []bool, rec *Record) error {
 	}
 	// The filter's answers under the locks, for the candidates it let
 	// through before (those it did not were counted above).
-	db.probes.found.Add(int64(hits))
-	db.probes.falsePositive.Add(int64(asked - hits))
-	db.probes.absent.Add(int64(max(len(work)-asked-prepassAbsent, 0)))
+	db.probes.locked(len(work), asked, hits, prepassAbsent)
 	fresh := work[:m]
 	if len(fresh) == 0 {
 		return db.writeRecordOnly(rec, added)

@@ -10,6 +10,24 @@ type probes struct {
 	absent, found, falsePositive atomic.Int64
 }
 
+// prepass counts the filter's answers in a bare batch's lookup without
+// locks (addHashes, visitHashes): absent it ruled out, found of those it
+// let through (the others are counted by locked).
+func (p *probes) prepass(absent, found int) {
+	p.absent.Add(int64(absent))
+	p.found.Add(int64(found))
+}
+
+// locked counts the filter's answers for a bare batch's candidates looked
+// up again under their locks: asked it let through, found of those
+// stored; the candidates it ruled out beyond the prepass's absent ones
+// (counted there) are absent.
+func (p *probes) locked(candidates, asked, found, prepassAbsent int) {
+	p.found.Add(int64(found))
+	p.falsePositive.Add(int64(asked - found))
+	p.absent.Add(int64(max(candidates-asked-prepassAbsent, 0)))
+}
+
 // add counts n probes of which the filter let len(found) through; found
 // says which of those Badger had.
 func (p *probes) add(n int, found []bool) {

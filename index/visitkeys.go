@@ -128,8 +128,7 @@ func (db *DB) visitHashes(keys []hashkey.Hash, revisitAfter time.Duration, visit
 		}
 	}
 	prepassAbsent := len(uniq) - len(work)
-	db.probes.absent.Add(int64(prepassAbsent))
-	db.probes.found.Add(int64(hits))
+	db.probes.prepass(prepassAbsent, hits)
 	// The candidates: new, or due (work[k], from keys[workPos[k]]).
 	work, workPos = sc.unsettled(keys, settled)
 	if len(work) == 0 {
@@ -181,9 +180,7 @@ func (db *DB) visitHashes(keys []hashkey.Hash, revisitAfter time.Duration, visit
 		sets = append(sets, keytable.Set{Key: keytable.Key(work[k]), Cols: keytable.Cols{First: first, Last: now, Expires: c.Cols.Expires}, KeepValue: true})
 	}
 	sc.sets = sets
-	db.probes.found.Add(int64(hits))
-	db.probes.falsePositive.Add(int64(len(look) - hits))
-	db.probes.absent.Add(int64(max(len(work)-len(look)-prepassAbsent, 0)))
+	db.probes.locked(len(work), len(look), hits, prepassAbsent)
 	m := 0
 	for k := range work {
 		if found[k] {
