@@ -356,9 +356,11 @@ class SchedulerTest(unittest.TestCase):
 
     def test_delay_is_shared(self):
         a = self.scheduler(URLHASH_DELAY=60, URLHASH_PER_HOST=1)
-        b = self.scheduler(URLHASH_DELAY=None)  # sets none: the crawl's stands
         self.enqueue(a, scrapy.Request("https://polite.example/1"), scrapy.Request("https://polite.example/2"))
         first = self.hand(a)
+        # b opens once a holds the first request: opened before, its prefetch
+        # could claim it first and a would wait the minute for the second.
+        b = self.scheduler(URLHASH_DELAY=None)  # sets none: the crawl's stands
         self.finish(a, first)
         wait_until(lambda: self.stat(a, "urlhash/acked"), what="the ack")
         # The host's next request waits a minute, in either process.
