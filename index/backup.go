@@ -306,15 +306,8 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	}
 	// The whole backup is checked: the deletions it implies may go.
 	if len(gone) > 0 {
-		wb := db.st.bdb.NewWriteBatch()
-		for _, k := range gone {
-			if err := wb.Delete(k); err != nil {
-				wb.Cancel()
-				return BackupInfo{}, translate(err)
-			}
-		}
-		if err := wb.Flush(); err != nil {
-			return BackupInfo{}, translate(err)
+		if err := db.st.deleteBadger(gone); err != nil {
+			return BackupInfo{}, err
 		}
 	}
 	if err := finishKeys(); err != nil {
@@ -329,7 +322,7 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	// (version 1 to 3) restores them there, and they stay: the next
 	// incremental backup of the chain deletes by Badger's markers. A
 	// write moves such an entry into the key table (see stores.write).
-	err = db.st.bdb.Update(func(txn *badger.Txn) error {
+	err = db.st.update(func(txn *badger.Txn) error {
 		if err := txn.Set(metaKey(metaRestored), binary.BigEndian.AppendUint64(nil, info.Until)); err != nil {
 			return err
 		}

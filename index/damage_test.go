@@ -59,6 +59,7 @@ func damageOptions(c damageConfig, readOnly bool) *Options {
 	d.setCodec(&bo, c.compression, false)
 	bo.BaseTableSize = 128 << 10
 	bo.ValueLogFileSize = 1 << 20
+	bo.ValueThreshold = 4 << 10 // its large values in the value log
 	o.Badger = &bo
 	return o
 }

@@ -217,7 +217,7 @@ func (db *DB) SetProfile(ctx context.Context, name string) (err error) {
 	if err := db.prepareWrite(); err != nil {
 		return err
 	}
-	err = db.st.bdb.Update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaProfile), []byte(name)) })
+	err = db.st.update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaProfile), []byte(name)) })
 	if err != nil {
 		return translate(err)
 	}

@@ -383,7 +383,7 @@ func (db *DB) writeSnapshot() error {
 			return err
 		}
 	}
-	err = db.st.bdb.Update(func(txn *badger.Txn) error {
+	err = db.st.update(func(txn *badger.Txn) error {
 		// Every chunk, whatever header (if any) listed it: a damaged
 		// version 1 header must not leave its chunks behind for good.
 		var chunks [][]byte
@@ -398,10 +398,11 @@ func (db *DB) writeSnapshot() error {
 			}
 		}
 		// Counts too large for one value (spread over more than a few
-		// million distinct seconds) are left out: the next Open counts
-		// again, by the key-only pass that rebuilds the filter.
+		// million distinct seconds), or for the tree (see valueOrder),
+		// are left out: the next Open counts again, by the key-only pass
+		// that rebuilds the filter.
 		var errExp error
-		if e := db.encodeExpiry(hdr.State); len(e) <= maxExpiryRecord {
+		if e := db.encodeExpiry(hdr.State); len(e) <= maxExpiryRecord && !db.st.order.large(&badger.Entry{Value: e}) {
 			errExp = txn.Set(metaKey(metaExpiry), e)
 		} else {
 			errExp = txn.Delete(metaKey(metaExpiry))

@@ -47,7 +47,7 @@ func (db *DB) loadIdentity() error {
 	}
 	id = make([]byte, IdentityLen/2)
 	rand.Read(id)
-	if err := db.st.bdb.Update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaIdentity), id) }); err != nil {
+	if err := db.st.update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaIdentity), id) }); err != nil {
 		return translate(err)
 	}
 	if !db.opts.InMemory {

@@ -161,7 +161,7 @@ func (db *DB) afterFailedLoad(w *loadWriter) error {
 	}
 	var errMeta error
 	if w.meta != nil {
-		errMeta = translate(db.st.bdb.Update(func(txn *badger.Txn) error {
+		errMeta = translate(db.st.update(func(txn *badger.Txn) error {
 			for _, kv := range w.meta {
 				if err := txn.Set(kv[0], kv[1]); err != nil {
 					return err
@@ -677,13 +677,32 @@ func (db *DB) streamIncremental(w *loadWriter) error {
 // finish makes the load durable. The parts are stopped.
 func (w *loadWriter) finish() error {
 	if w.wb != nil {
-		return translate(w.wb.Flush())
+		if err := translate(w.wb.Flush()); err != nil {
+			return err
+		}
+		return w.syncValueLogs()
+	}
+	// The values the stream put in the value log are synced before its
+	// last tables are recorded (see valueOrder; the tables it recorded
+	// while it ran may point at values a power loss takes: the load is
+	// not acknowledged then).
+	if err := w.syncValueLogs(); err != nil {
+		return err
 	}
 	// No releaseTablePages after Flush: it restarts compactions, which
 	// may unmap a table between the read of /proc/self/maps and the
 	// madvise, and an anonymous mapping reusing the range would lose its
 	// pages. While a stream is open compactions are stopped.
 	return translate(w.sw.Flush())
+}
+
+// syncValueLogs syncs the value logs of an index on disk: Badger's Sync,
+// which the load's end calls, syncs only the newest.
+func (w *loadWriter) syncValueLogs() error {
+	if w.db.opts.InMemory {
+		return nil
+	}
+	return w.db.st.syncValueLogs()
 }
 
 // cancel abandons the writes not made yet. The parts are stopped.

@@ -95,6 +95,7 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	if err != nil {
 		return nil, err
 	}
+	db.st.order.threshold = db.bo.ValueThreshold
 	if db.st.bdb, err = openBadger(db.bo); err != nil {
 		return nil, err
 	}
@@ -109,6 +110,11 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	}
 	if err := db.readTTL(); err != nil {
 		return nil, err
+	}
+	if db.created && o.createCrash != nil {
+		if err := o.createCrash(); err != nil {
+			return nil, err
+		}
 	}
 	if err := db.st.openKeyTable(o.KeyTable || (db.created && !o.NoKeyTable), o.keyTableDelta); err != nil {
 		return nil, err
@@ -273,6 +279,7 @@ func (db *DB) checkBadgerFiles(opts *Options, fresh bool) (mems []string, _ erro
 	}
 	if o.Badger == nil && (opts == nil || opts.MemTableSize == 0) && o.keyTableAhead(dir, fresh) {
 		db.bo.MemTableSize = KeyTableMemTableSize
+		db.bo.ValueThreshold = min(db.bo.ValueThreshold, maxTreeValue(db.bo.MemTableSize))
 	}
 	db.st.guard = integrity.NewGuard(dir, db.bo.BlockSize, tables)
 	if err := integrity.CheckKeyRegistry(dir, &db.bo); err != nil {
@@ -347,7 +354,11 @@ func (db *DB) readMeta() error {
 		if db.opts.ReadOnly {
 			return fmt.Errorf("%w: %s", store.ErrNoIndex, db.path)
 		}
-		if err := db.writeMeta(true); err != nil {
+		// A new index with a key table records its format once the key
+		// table exists (openKeyTable): recorded here, a power loss before
+		// that would leave format 1 durable, and the index would open
+		// without a key table for good.
+		if err := db.writeMeta(db.st.dir == "" || db.opts.NoKeyTable); err != nil {
 			return err
 		}
 		db.st.format = formatBadger
@@ -380,7 +391,7 @@ func (db *DB) writeMeta(format bool) error {
 	if db.opts.Profile != "" {
 		db.profile = db.opts.Profile
 	}
-	err := db.st.bdb.Update(func(txn *badger.Txn) error {
+	err := db.st.update(func(txn *badger.Txn) error {
 		if format {
 			if err := txn.Set(metaKey(metaFormat), binary.AppendUvarint(nil, formatBadger)); err != nil {
 				return err

@@ -141,6 +141,15 @@ type Options struct {
 	// an error stands for a crash there).
 	upgradeCrash func() error
 
+	// valueThreshold, when set, is Badger's value threshold on disk
+	// (tests: values from this size go to the value log).
+	valueThreshold int64
+
+	// createCrash, when set, is called by the Open that creates an index
+	// before it makes the key table (tests: an error stands for a crash
+	// there).
+	createCrash func() error
+
 	// beforeFilterLoad, when set, is called by the background load of the
 	// filter before it reads the snapshot file (tests: it holds the load).
 	beforeFilterLoad func()
@@ -218,13 +227,16 @@ func (o *Options) badgerOptions(dir string) badger.Options {
 		bo.SyncWrites = o.SyncWrites
 		// Writers are serialised by the index's own locks.
 		bo.DetectConflicts = false
-		// Large metadata values (filter chunks) go to the value log, so a
-		// snapshot fits in one transaction; entries stay in the LSM tree.
-		bo.ValueThreshold = 4 << 10
-		if o.InMemory {
-			// In memory there is no value log: every value stays in the
-			// tree, up to Badger's largest threshold.
-			bo.ValueThreshold = maxInMemoryValue(bo.MemTableSize)
+		// Values stay in the tree up to Badger's largest threshold: its
+		// tables are synced when written, its memtable logs by the
+		// index's sync, while a memtable flush never syncs the value log
+		// (a power loss could keep a table whose values it lost). A value
+		// above it goes to the value log, in a write ordered against the
+		// others (see stores.badgerWrite). In memory there is no value
+		// log: such a value is refused (see DB.check).
+		bo.ValueThreshold = maxTreeValue(bo.MemTableSize)
+		if o.valueThreshold > 0 && !o.InMemory {
+			bo.ValueThreshold = o.valueThreshold
 		}
 		bo.NumVersionsToKeep = 1
 		// Badger's StreamWriter builds tables of BaseTableSize x 2^5 in
@@ -237,9 +249,9 @@ func (o *Options) badgerOptions(dir string) badger.Options {
 		// The roaring filter answers most absent lookups; Badger's
 		// per-table blooms still help present lookups skip upper levels.
 		bo.BloomFalsePositive = 0.01
-		// Values above ValueThreshold (filter chunks, rare large values)
-		// go to the value log; small files keep its sparse allocation
-		// inside the disk reserve (see space.go).
+		// Values above ValueThreshold (rare) go to the value log; small
+		// files keep its sparse allocation inside the disk reserve (see
+		// space.go).
 		bo.ValueLogFileSize = DefaultValueLogFileSize
 	}
 	// Every table block read from disk is checked against its checksum
@@ -264,10 +276,10 @@ func (o *Options) badgerOptions(dir string) badger.Options {
 	return bo
 }
 
-// maxInMemoryValue is the largest encoded value an in-memory index holds:
-// Badger's cap on the value threshold (1 MiB), and at most the 15% of a
-// memtable that one write batch may take.
-func maxInMemoryValue(memTableSize int64) int64 {
+// maxTreeValue is Badger's largest value threshold for memtables of
+// memTableSize: its cap (1 MiB), and at most the 15% of a memtable that
+// one write batch may take. A value shorter stays in the tree.
+func maxTreeValue(memTableSize int64) int64 {
 	return min(1<<20, 15*memTableSize/100)
 }
 

@@ -38,7 +38,7 @@ func buildKeyTableSource(t *testing.T) *keyTableSource {
 	ks := &keyTableSource{dir: filepath.Join(t.TempDir(), "src"), valued: map[hashkey.Hash]store.Value{}, records: map[string]string{}}
 	hs := randHashes(rand.New(rand.NewPCG(341, 342)), 3760)
 	ks.old, ks.newer, ks.logged = hs[:3000], hs[3000:3500], hs[3500:3560]
-	db := mustOpen(t, ks.dir, &Options{KeyTable: true})
+	db := mustOpen(t, ks.dir, &Options{KeyTable: true, valueThreshold: 4 << 10})
 	if _, err := db.Load(ctx, slices.Values(entriesOf(ks.old))); err != nil {
 		t.Fatal(err)
 	}

@@ -80,6 +80,10 @@ type stores struct {
 	// format is the format version the index records.
 	format uint64
 
+	// order orders Badger's writes against those of values that go to
+	// its value log (see valueorder.go).
+	order valueOrder
+
 	// acked is Badger's side of what Sync acknowledged (see synced.go).
 	acked syncMark
 	// staleMarked is set once the persisted filter snapshot is marked
@@ -365,7 +369,7 @@ func (st *stores) moveBadgerFull() (bool, error) {
 				return false, err
 			}
 		}
-		if err := st.bdb.DropPrefix([]byte{tagFull}); err != nil {
+		if err := st.batch(func() error { return st.bdb.DropPrefix([]byte{tagFull}) }); err != nil {
 			return false, translate(err)
 		}
 	}
@@ -374,7 +378,7 @@ func (st *stores) moveBadgerFull() (bool, error) {
 
 // recordFormat records the format version, durably.
 func (st *stores) recordFormat(v uint64) error {
-	err := st.bdb.Update(func(txn *badger.Txn) error {
+	err := st.update(func(txn *badger.Txn) error {
 		return txn.Set(metaKey(metaFormat), binary.AppendUvarint(nil, v))
 	})
 	if err == nil {
@@ -495,7 +499,7 @@ func (st *stores) markSnapshotStale() error {
 	if st.staleMarked.Load() || !st.staleMarked.CompareAndSwap(false, true) {
 		return nil
 	}
-	err := st.bdb.Update(func(txn *badger.Txn) error {
+	err := st.update(func(txn *badger.Txn) error {
 		return txn.Set(metaKey(metaSnapshotStale), binary.AppendUvarint(nil, st.committed()))
 	})
 	if err == nil {

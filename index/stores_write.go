@@ -190,44 +190,29 @@ func (st *stores) unfinishBadger(keys [][]byte) {
 }
 
 // writeBadger writes rec (with answer) and then the entries in one
-// Badger batch; nothing when there is neither.
+// ordered Badger write; nothing when there is neither.
 func (st *stores) writeBadger(entries []*badger.Entry, rec *Record, answer []byte) error {
 	if len(entries) == 0 && rec == nil {
 		return nil
 	}
-	if len(entries) == 1 && rec == nil {
-		txn := st.bdb.NewTransaction(true)
-		defer txn.Discard()
-		if err := txn.SetEntry(entries[0]); err != nil {
-			return translate(err)
-		}
-		return translate(txn.Commit())
-	}
-	wb := st.bdb.NewWriteBatch()
-	defer wb.Cancel()
 	if rec != nil {
-		if err := wb.SetEntry(rec.entry(answer)); err != nil {
-			return translate(err)
-		}
+		entries = append([]*badger.Entry{rec.entry(answer)}, entries...)
 	}
-	for _, e := range entries {
-		if err := wb.SetEntry(e); err != nil {
-			return translate(err)
-		}
-	}
-	return translate(wb.Flush())
+	return st.writeEntries(entries)
 }
 
 // deleteBadger deletes Badger keys in one batch.
 func (st *stores) deleteBadger(keys [][]byte) error {
-	wb := st.bdb.NewWriteBatch()
-	defer wb.Cancel()
-	for _, k := range keys {
-		if err := wb.Delete(k); err != nil {
-			return translate(err)
+	return st.batch(func() error {
+		wb := st.bdb.NewWriteBatch()
+		defer wb.Cancel()
+		for _, k := range keys {
+			if err := wb.Delete(k); err != nil {
+				return translate(err)
+			}
 		}
-	}
-	return translate(wb.Flush())
+		return translate(wb.Flush())
+	})
 }
 
 // changeKeyTable applies b to the key table, the persisted filter
@@ -310,15 +295,18 @@ func (st *stores) deletePrefix(ctx context.Context, prefix []byte, bits int) (ta
 		}
 		rest, ktExp = rest[m:], ktExp[m:]
 	}
-	wb := st.bdb.NewWriteBatch()
-	defer wb.Cancel()
-	err := st.scanBadger(context.WithoutCancel(ctx), prefix, bits, false, func(key []byte, e *store.Entry) error {
-		t.change(e.IsPrefix(), true, expiresAt(&e.Value), false, 0)
-		return wb.Delete(bytes.Clone(key))
+	err := st.batch(func() error {
+		wb := st.bdb.NewWriteBatch()
+		defer wb.Cancel()
+		err := st.scanBadger(context.WithoutCancel(ctx), prefix, bits, false, func(key []byte, e *store.Entry) error {
+			t.change(e.IsPrefix(), true, expiresAt(&e.Value), false, 0)
+			return wb.Delete(bytes.Clone(key))
+		})
+		if err == nil {
+			err = wb.Flush()
+		}
+		return err
 	})
-	if err == nil {
-		err = wb.Flush()
-	}
 	return t, translate(err)
 }
 
@@ -484,7 +472,7 @@ func (st *stores) putNotedRecord(rec *Record, expires int64, answer []byte) erro
 	e := badger.NewEntry(metaKey(metaRecord+rec.Key), answer)
 	e.ExpiresAt = uint64(expires)
 	st.recMu.RLock()
-	err := st.bdb.Update(func(txn *badger.Txn) error { return txn.SetEntry(e) })
+	err := st.writeEntries([]*badger.Entry{e})
 	if err == nil {
 		st.recordVersions.Add(1)
 	}
@@ -498,7 +486,7 @@ func (st *stores) putNotedRecord(rec *Record, expires int64, answer []byte) erro
 
 // putRecord stores rec with answer alone.
 func (st *stores) putRecord(rec *Record, answer []byte) error {
-	return translate(st.bdb.Update(func(txn *badger.Txn) error { return txn.SetEntry(rec.entry(answer)) }))
+	return st.writeEntries([]*badger.Entry{rec.entry(answer)})
 }
 
 // recorded returns the bytes of the idempotency record named key.
@@ -579,26 +567,24 @@ func decodeRecordNotes(b []byte, fn func(key string, expires int64, answer []byt
 // merge drops the log (see syncRecords).
 func (st *stores) restoreRecords(notes []byte) error {
 	now := time.Now().Unix()
-	wb := st.bdb.NewWriteBatch()
-	defer wb.Cancel()
-	n := 0
+	var es []*badger.Entry
 	err := decodeRecordNotes(notes, func(key string, expires int64, answer []byte) error {
 		if expires <= now {
 			return nil
 		}
-		e := badger.NewEntry(metaKey(metaRecord+key), bytes.Clone(answer))
+		e := badger.NewEntry(metaKey(metaRecord+key), answer) // notes outlive the write
 		e.ExpiresAt = uint64(expires)
-		n++
-		return wb.SetEntry(e)
+		es = append(es, e)
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if n == 0 {
+	if len(es) == 0 {
 		return nil
 	}
-	if err := wb.Flush(); err != nil {
-		return translate(err)
+	if err := st.writeEntries(es); err != nil {
+		return err
 	}
 	st.recordsPending.Store(true)
 	return nil
@@ -632,8 +618,7 @@ func (st *stores) putRecords(recs []recovered, now time.Time) error {
 	for i := range recs {
 		last[recs[i].key] = i
 	}
-	wb := st.bdb.NewWriteBatch()
-	defer wb.Cancel()
+	var es []*badger.Entry
 	for i := range recs {
 		rec := &recs[i]
 		if last[rec.key] != i || rec.expires != 0 && rec.expires <= uint64(now.Unix()) {
@@ -641,9 +626,10 @@ func (st *stores) putRecords(recs []recovered, now time.Time) error {
 		}
 		e := badger.NewEntry(metaKey(metaRecord+rec.key), rec.answer)
 		e.ExpiresAt = rec.expires
-		if err := wb.SetEntry(e); err != nil {
-			return translate(err)
-		}
+		es = append(es, e)
 	}
-	return translate(wb.Flush())
+	if len(es) == 0 {
+		return nil
+	}
+	return st.writeEntries(es)
 }

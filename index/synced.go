@@ -127,7 +127,7 @@ func (st *stores) markSync() (uint64, error) {
 		return st.acked.seq, nil
 	}
 	seq := st.acked.seq + 1
-	err := st.bdb.Update(func(txn *badger.Txn) error {
+	err := st.update(func(txn *badger.Txn) error {
 		return txn.Set(metaKey(metaSynced), binary.BigEndian.AppendUint64(nil, seq))
 	})
 	if err != nil {

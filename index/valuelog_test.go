@@ -54,7 +54,7 @@ func TestHeaderlessValueLog(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			db := mustOpen(t, dir, nil)
+			db := mustOpen(t, dir, &Options{valueThreshold: 4 << 10})
 			big := bytes.Repeat([]byte("v"), 6000) // over the value threshold: in the value log
 			hs := randHashes(rand.New(rand.NewPCG(7, 8)), 50)
 			for i, h := range hs {

@@ -54,7 +54,7 @@ func (db *DB) markTTL() error {
 	if db.ttl.Load() {
 		return nil
 	}
-	if err := db.st.bdb.Update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaTTL), nil) }); err != nil {
+	if err := db.st.update(func(txn *badger.Txn) error { return txn.Set(metaKey(metaTTL), nil) }); err != nil {
 		return translate(err)
 	}
 	db.ttl.Store(true)
