@@ -18,9 +18,9 @@ import (
 // then keep a table whose entry points at value-log bytes the disk never
 // got: an entry that cannot be read, and, when it replaced an
 // acknowledged value (a compaction dropping the older version), that value
-// lost. LazyFS showed it: a frontier index that a crash during its
-// creation had left without a key table (every entry in Badger, see
-// readMeta) would not open after a later power loss.
+// lost. LazyFS showed such an entry: a frontier index would not open
+// after a power loss (likely one that a crash during its creation had
+// left without a key table, every entry in Badger: see readMeta).
 //
 // The index keeps values in the tree up to Badger's largest threshold
 // (see Options.badgerOptions), and orders the rare write of a longer one:
