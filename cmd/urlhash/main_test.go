@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("URLHASH_TEST_MAIN") == "1" {
 		runAsMain()
 	}
+	if dir := os.Getenv(valueLogWriterEnv); dir != "" {
+		runValueLogWriter(dir)
+	}
 	// Child processes keep dedupe's journals out of the user's cache
 	// directory (testscript.Main exits: one fixed directory, which the
 	// journals' locks let runs share, rather than one left per run).

@@ -46,7 +46,11 @@ import (
 //     requests enqueued, claimed and acked done over HTTP;
 //   - sync: "urlhash sync" of a threat list from a local fake endpoint;
 //   - backup: an add, a backup (--state) and a restore of the chain, the
-//     power cut anywhere in them.
+//     power cut anywhere in them;
+//   - valuelog: batches of entries rewritten and synced, a quarter of
+//     their values in Badger's value log (an index without a key table,
+//     small memtables and value-log files), the power cut after a random
+//     batch.
 //
 // Each round: the writers run, the power goes (SIGSTOP, drop, SIGKILL,
 // drop), the mount is cycled; the first open after the loss must succeed
@@ -67,7 +71,7 @@ func TestPowerLoss(t *testing.T) {
 	if d, err := time.ParseDuration(os.Getenv("URLHASH_POWERLOSS_TIME")); err == nil {
 		budget = d
 	}
-	scenarios := []powerScenario{dedupeScenario(), serveScenario(), mergeScenario(), moveScenario(), frontierScenario(), syncScenario(), backupScenario()}
+	scenarios := []powerScenario{dedupeScenario(), serveScenario(), mergeScenario(), moveScenario(), frontierScenario(), syncScenario(), backupScenario(), valueLogScenario()}
 	if only := os.Getenv("URLHASH_POWERLOSS_ONLY"); only != "" {
 		scenarios = slices.DeleteFunc(scenarios, func(s powerScenario) bool { return !slices.Contains(strings.Split(only, ","), s.name) })
 	}
