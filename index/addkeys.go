@@ -283,11 +283,11 @@ func (db *DB) addHashes(keys []hashkey.Hash, added []bool, rec *Record) error {
 	if rec != nil {
 		answer = rec.Answer(added)
 	}
-	t, err := db.st.addBare(fresh, view, rec, answer)
-	if err != nil {
+	if err := db.st.addBare(fresh, view, rec, answer); err != nil {
 		clear(added)
 		return err
 	}
+	var t tally
 	t.n[kindFull] += int64(len(fresh))
 	db.apply(&t)
 	return nil

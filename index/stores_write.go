@@ -42,8 +42,7 @@ func sortKeys(ks []keytable.Key) {
 // log entry with them and then in Badger (see addBare): no entry of the
 // write is stored without its idempotency record (see Record). The caller
 // holds the entries' write locks and has admitted new keys to the
-// filter. The tally returned is what the counts learn from the write
-// beyond locate's answers: the expired key-table rows it replaced.
+// filter; the counts learn what the write changes from locate's answers.
 //
 // The steps, in order: Badger (the record, the entries at home there),
 // the key table (the entries at home there, and the key-table copies of
@@ -52,7 +51,7 @@ func sortKeys(ks []keytable.Key) {
 // half of those moves). A key both stores hold is Badger's, so a crash
 // between two steps finishes a move into Badger and takes back a move out
 // of it (see reconcile).
-func (st *stores) write(entries []store.Entry, order []int, put, keep []bool, f *found, rec *Record, answer []byte) (tally, error) {
+func (st *stores) write(entries []store.Entry, order []int, put, keep []bool, f *found, rec *Record, answer []byte) error {
 	var toBadger []*badger.Entry
 	var kb keytable.Batch    // kb.Deleted: second halves of moves into Badger
 	var badgerDel [][]byte   // second halves of moves into the key table
@@ -94,74 +93,63 @@ func (st *stores) write(entries []store.Entry, order []int, put, keep []bool, f 
 	noted := rec != nil && ktWrites && len(toBadger) == 0
 	if !noted {
 		if err := st.writeBadger(toBadger, rec, answer); err != nil {
-			return tally{}, err
+			return err
 		}
 	}
-	var t tally
 	if ktWrites {
 		if err := st.moveHalf(len(kb.Deleted) > 0); err != nil {
 			st.unfinish(kb.Deleted)
-			return tally{}, err
+			return err
 		}
 		var expires int64
 		if noted {
 			expires = time.Now().Add(rec.TTL).Unix()
 			kb.Opaque = appendRecordNote(nil, rec.Key, expires, answer)
 		}
-		var err error
-		if t, err = st.keyTableWrite(&kb, nil); err != nil {
+		if err := st.keyTableWrite(&kb, nil); err != nil {
 			st.unfinish(kb.Deleted)
-			return tally{}, err
+			return err
 		}
 		if noted {
 			if err := st.putNotedRecord(rec, expires, answer); err != nil {
-				return tally{}, err
+				return err
 			}
 		}
 	}
 	if len(badgerDel) > 0 {
 		if err := st.moveHalf(true); err != nil {
 			st.unfinishBadger(badgerDel)
-			return tally{}, err
+			return err
 		}
 		if err := st.deleteBadger(badgerDel); err != nil {
 			st.unfinishBadger(badgerDel)
-			return tally{}, err
+			return err
 		}
 	}
 	for i := range moved {
 		st.unfinished.remove(&moved[i])
 	}
-	return t, nil
+	return nil
 }
 
 // keyTableWrite writes b to the key table (after view, when not nil: see
 // keytable.Table.WriteAfter), the persisted filter snapshot marked stale
-// first, and returns what the counts learn from it beyond the caller's
-// lookups: each expired row it replaced or deleted leaves the counts.
-func (st *stores) keyTableWrite(b *keytable.Batch, view *bareView) (tally, error) {
+// first. What the counts learn from it is in the caller's lookups: an
+// expired row they found is not live.
+func (st *stores) keyTableWrite(b *keytable.Batch, view *bareView) error {
 	if err := st.markSnapshotStale(); err != nil {
-		return tally{}, err
+		return err
 	}
-	var res keytable.Result
 	var err error
 	if view != nil {
-		_, err = st.kt.WriteAfter(b, *view, &res)
+		_, err = st.kt.WriteAfter(b, *view, nil)
 	} else {
-		_, err = st.kt.Write(b, &res)
+		_, err = st.kt.Write(b, nil)
 	}
 	if err != nil {
-		return tally{}, fmt.Errorf("index: key table: %w", err)
+		return fmt.Errorf("index: key table: %w", err)
 	}
-	var t tally
-	for _, prevs := range [][]keytable.Prev{res.Added, res.Set, res.Deleted} {
-		for _, p := range prevs {
-			if !p.Live && p.Removed {
-				t.change(false, true, uint64(p.Expires), false, 0)
-			}
-		}
-	}
-	return t, nil
+	return nil
 }
 
 // moveHalf runs the test hook between the two halves of a move.
@@ -387,17 +375,15 @@ func (st *stores) lookupBare(cands []hashkey.Hash, maybe, found []bool, sc *addS
 // under their write locks, admitted to the filter), at their home, with
 // rec (when not nil) and its answer. In the key table the record rides in
 // the same log entry as the keys (see restoreRecords) and then goes to
-// Badger; in Badger it is written ahead of the keys. The tally returned
-// is what the counts learn beyond the keys added: the expired rows they
-// replaced (see keyTableWrite).
-func (st *stores) addBare(fresh []hashkey.Hash, view bareView, rec *Record, answer []byte) (tally, error) {
+// Badger; in Badger it is written ahead of the keys.
+func (st *stores) addBare(fresh []hashkey.Hash, view bareView, rec *Record, answer []byte) error {
 	if st.bareHome() == homeBadger {
 		entries := make([]*badger.Entry, len(fresh))
 		for i := range fresh {
 			k := fullKey(&fresh[i])
 			entries[i] = badger.NewEntry(k[:], nil)
 		}
-		return tally{}, st.writeBadger(entries, rec, answer)
+		return st.writeBadger(entries, rec, answer)
 	}
 	return st.keyTableWriteNoted(&keytable.Batch{Added: asKeys(fresh)}, view, rec, answer)
 }
@@ -405,20 +391,16 @@ func (st *stores) addBare(fresh []hashkey.Hash, view bareView, rec *Record, answ
 // keyTableWriteNoted writes b to the key table after view, with rec (when
 // not nil) and its answer riding in the same log entry and then written
 // to Badger (see addBare).
-func (st *stores) keyTableWriteNoted(b *keytable.Batch, view bareView, rec *Record, answer []byte) (tally, error) {
+func (st *stores) keyTableWriteNoted(b *keytable.Batch, view bareView, rec *Record, answer []byte) error {
 	var expires int64
 	if rec != nil {
 		expires = time.Now().Add(rec.TTL).Unix()
 		b.Opaque = appendRecordNote(nil, rec.Key, expires, answer)
 	}
-	t, err := st.keyTableWrite(b, &view)
-	if err != nil {
-		return tally{}, err
+	if err := st.keyTableWrite(b, &view); err != nil || rec == nil {
+		return err
 	}
-	if rec == nil {
-		return t, nil
-	}
-	return t, st.putNotedRecord(rec, expires, answer)
+	return st.putNotedRecord(rec, expires, answer)
 }
 
 // visitsBare reports whether a visit of key-only full entries may take
@@ -454,7 +436,7 @@ func (st *stores) lookupCols(keys []hashkey.Hash, cols []keytable.Found) (bareVi
 // (key order, stored nowhere, admitted to the filter) added with first and
 // last seen now (unix seconds), due rows set with their value kept, and
 // rec (when not nil) with answer, as addBare writes it.
-func (st *stores) visitBare(fresh []hashkey.Hash, now int64, due []keytable.Set, view bareView, rec *Record, answer []byte) (tally, error) {
+func (st *stores) visitBare(fresh []hashkey.Hash, now int64, due []keytable.Set, view bareView, rec *Record, answer []byte) error {
 	b := keytable.Batch{Added: asKeys(fresh), AddedCols: keytable.Cols{First: now, Last: now}, Set: due}
 	return st.keyTableWriteNoted(&b, view, rec, answer)
 }

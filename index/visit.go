@@ -186,12 +186,10 @@ func (db *DB) visitLocked(entries []store.Entry, revisitAfter time.Duration, rec
 	if rec != nil {
 		answer = rec.Answer(out)
 	}
-	more, err := db.st.write(ws, p.order, put, keep, &p.found, rec, answer)
-	if err != nil {
+	if err := db.st.write(ws, p.order, put, keep, &p.found, rec, answer); err != nil {
 		return nil, err
 	}
 	db.apply(&t)
-	db.apply(&more)
 	return out, nil
 }
 

@@ -199,11 +199,11 @@ func (db *DB) visitHashes(keys []hashkey.Hash, revisitAfter time.Duration, visit
 	if rec != nil {
 		answer = rec.Answer(visited)
 	}
-	t, err := db.st.visitBare(fresh, now, sets, view, rec, answer)
-	if err != nil {
+	if err := db.st.visitBare(fresh, now, sets, view, rec, answer); err != nil {
 		clear(visited)
 		return err
 	}
+	var t tally
 	t.n[kindFull] += int64(len(fresh))
 	db.apply(&t)
 	return nil

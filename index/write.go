@@ -193,12 +193,10 @@ func (db *DB) writeLocked(entries []store.Entry, ifAbsent bool, rec *Record) ([]
 			rec = nil
 		}
 	}
-	more, err := db.st.write(entries, p.order, put, nil, &p.found, rec, answer)
-	if err != nil {
+	if err := db.st.write(entries, p.order, put, nil, &p.found, rec, answer); err != nil {
 		return nil, err
 	}
 	db.apply(&t)
-	db.apply(&more)
 	return result, nil
 }
 
