@@ -340,7 +340,7 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 		db.profileMu.Unlock()
 	}
 	// The entries came in below the filter and the counts: rebuild both.
-	if err := db.rebuildFilter(db.f.Bits()); err != nil {
+	if err := db.rebuildFilter(db.f.Bits(), nil); err != nil {
 		return BackupInfo{}, err
 	}
 	// The backup's entries may expire, and the record that says the index

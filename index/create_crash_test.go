@@ -55,6 +55,9 @@ func TestCreateCrash(t *testing.T) {
 				if st, err := db.Stats(ctx); err != nil || st.FormatVersion != tc.format || st.Entries != 1 {
 					t.Errorf("%s reopened: %+v, %v", d, st, err)
 				}
+				if err := db.Close(); err != nil {
+					t.Fatal(err)
+				}
 			}
 		})
 	}

@@ -63,6 +63,9 @@ type DB struct {
 	fhdr   snapshotHeader
 	fstop  atomic.Bool
 	fwg    sync.WaitGroup
+	// rebuilding is set when no snapshot was current and the filter is
+	// rebuilt in the background (see rebuildsInBackground).
+	rebuilding atomic.Bool
 
 	growing  atomic.Bool // a background filter growth runs
 	stopGrow atomic.Bool // Close asks it to stop

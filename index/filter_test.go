@@ -159,7 +159,7 @@ func TestRebuildFilterStreamsKeyTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.mu.Lock()
-	err := db.rebuildFilter(0)
+	err := db.rebuildFilter(0, nil)
 	db.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)

@@ -109,7 +109,7 @@ func (db *DB) Load(ctx context.Context, seq iter.Seq[store.Entry]) (_ store.Load
 	}
 	// Widen the filter first if the load may outgrow it.
 	if k := filter.BitsFor(uint64(db.entries.Load() + s.Full())); k > db.f.Bits() {
-		if err := db.rebuildFilter(k); err != nil {
+		if err := db.rebuildFilter(k, nil); err != nil {
 			return store.LoadResult{}, err
 		}
 	}
@@ -170,7 +170,7 @@ func (db *DB) afterFailedLoad(w *loadWriter) error {
 			return nil
 		}))
 	}
-	return joinErr(errMeta, db.rebuildFilter(db.f.Bits()))
+	return joinErr(errMeta, db.rebuildFilter(db.f.Bits(), nil))
 }
 
 // joinErr returns a, with b (an error while cleaning up after it) in its
@@ -329,7 +329,7 @@ func (db *DB) mergeInto(s *extsort.Sorter, cols *keytable.IngestOptions) (n adde
 	finished = true
 	if err := in.commit(); err != nil {
 		// The Badger part is in: recount and refilter from the keys.
-		return n, false, joinErr(err, db.rebuildFilter(db.f.Bits()))
+		return n, false, joinErr(err, db.rebuildFilter(db.f.Bits(), nil))
 	}
 	return n, streamed || in.len() > 0, nil
 }

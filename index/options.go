@@ -145,13 +145,17 @@ type Options struct {
 	// (tests: values from this size go to the value log).
 	valueThreshold int64
 
+	// backgroundRebuild rebuilds the filter in the background whatever
+	// the key table's size (tests; see rebuildsInBackground).
+	backgroundRebuild bool
+
 	// createCrash, when set, is called by the Open that creates an index
 	// before it makes the key table (tests: an error stands for a crash
 	// there).
 	createCrash func() error
 
-	// beforeFilterLoad, when set, is called by the background load of the
-	// filter before it reads the snapshot file (tests: it holds the load).
+	// beforeFilterLoad, when set, is called by the background load or
+	// rebuild of the filter before it starts (tests: it holds it).
 	beforeFilterLoad func()
 
 	// noBlockChecksums turns block checksum verification off (tests:

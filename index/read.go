@@ -22,9 +22,15 @@ func (db *DB) Get(ctx context.Context, h hashkey.Hash) (v store.Value, err error
 	}
 	defer db.mu.RUnlock()
 	if !db.fin.Load() {
-		// The filter is loading: a stored key is answered without it.
-		if v, ok, err := db.st.get(&h, false); ok || err != nil {
+		// The filter is loading: a stored key is answered without it;
+		// while it is rebuilt, an absent one too.
+		unfiltered := db.readsUnfiltered()
+		v, ok, err := db.st.get(&h, unfiltered)
+		switch {
+		case ok || err != nil:
 			return v, err
+		case unfiltered:
+			return store.Value{}, store.ErrNotFound
 		}
 		if err := db.waitFilter(); err != nil {
 			return store.Value{}, err
@@ -60,6 +66,22 @@ func (db *DB) GetBatch(ctx context.Context, hs []hashkey.Hash) (_ []store.Value,
 		return nil, nil, err
 	}
 	defer db.mu.RUnlock()
+	if db.readsUnfiltered() {
+		all := make([]int, len(hs))
+		for i := range all {
+			all[i] = i
+		}
+		sortByHash(hs, all)
+		got, found, err := db.st.getSorted(hs, all, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		vs, ok := make([]store.Value, len(hs)), make([]bool, len(hs))
+		for j, i := range all {
+			vs[i], ok[i] = got[j], found[j]
+		}
+		return vs, ok, nil
+	}
 	if !db.fin.Load() {
 		if err := db.waitFilter(); err != nil {
 			return nil, nil, err
@@ -93,8 +115,10 @@ func (db *DB) Has(ctx context.Context, h hashkey.Hash) (ok bool, err error) {
 	}
 	defer db.mu.RUnlock()
 	if !db.fin.Load() {
-		// The filter is loading: a stored key is answered without it.
-		if ok, err := db.st.has(&h, false); ok || err != nil {
+		// The filter is loading: a stored key is answered without it;
+		// while it is rebuilt, an absent one too.
+		unfiltered := db.readsUnfiltered()
+		if ok, err := db.st.has(&h, unfiltered); ok || err != nil || unfiltered {
 			return ok, err
 		}
 		if err := db.waitFilter(); err != nil {
@@ -123,6 +147,9 @@ func (db *DB) HasBatch(ctx context.Context, hs []hashkey.Hash) (_ []bool, err er
 	}
 	defer db.mu.RUnlock()
 	out := make([]bool, len(hs))
+	if db.readsUnfiltered() {
+		return db.hasBatchUnfiltered(hs, out, true)
+	}
 	if !db.fin.Load() {
 		if len(hs) <= loadingBatch {
 			return db.hasBatchLoading(hs, out)
@@ -165,19 +192,14 @@ func (db *DB) hasBatch(hs []hashkey.Hash, out []bool) ([]bool, error) {
 // up in the stores at once; those not found wait for the filter, which
 // answers them as HasBatch does.
 func (db *DB) hasBatchLoading(hs []hashkey.Hash, out []bool) ([]bool, error) {
-	all := make([]int, len(hs))
-	for i := range all {
-		all[i] = i
-	}
-	sortByHash(hs, all)
-	found, err := db.st.hasSorted(hs, all, false)
+	found, err := db.hasBatchUnfiltered(hs, out, false)
 	if err != nil {
 		return nil, err
 	}
 	var missed []hashkey.Hash
 	var at []int
-	for j, i := range all {
-		if out[i] = found[j]; !found[j] {
+	for i, ok := range found {
+		if !ok {
 			missed = append(missed, hs[i])
 			at = append(at, i)
 		}
@@ -194,6 +216,25 @@ func (db *DB) hasBatchLoading(hs []hashkey.Hash, out []bool) ([]bool, error) {
 	}
 	for n, i := range at {
 		out[i] = got[n]
+	}
+	return out, nil
+}
+
+// hasBatchUnfiltered answers HasBatch from the stores alone, verifying
+// what they do not find when verify is set (the filter is being rebuilt:
+// see readsUnfiltered).
+func (db *DB) hasBatchUnfiltered(hs []hashkey.Hash, out []bool, verify bool) ([]bool, error) {
+	all := make([]int, len(hs))
+	for i := range all {
+		all[i] = i
+	}
+	sortByHash(hs, all)
+	found, err := db.st.hasSorted(hs, all, verify)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range all {
+		out[i] = found[j]
 	}
 	return out, nil
 }
@@ -244,12 +285,15 @@ func (db *DB) Match(ctx context.Context, h hashkey.Hash) (_ store.Match, _ bool,
 		return store.Match{}, false, err
 	}
 	defer db.mu.RUnlock()
-	if err := db.waitFilter(); err != nil {
-		return store.Match{}, false, err
+	full, short := true, true // while the filter is rebuilt, every store is asked
+	if !db.readsUnfiltered() {
+		if err := db.waitFilter(); err != nil {
+			return store.Match{}, false, err
+		}
+		db.fmu.RLock()
+		full, short = db.f.MayHaveFull(&h), db.f.MayHavePrefixOf(&h)
+		db.fmu.RUnlock()
 	}
-	db.fmu.RLock()
-	full, short := db.f.MayHaveFull(&h), db.f.MayHavePrefixOf(&h)
-	db.fmu.RUnlock()
 	if !full && !short {
 		db.probes.one(false, false)
 		return store.Match{}, false, nil

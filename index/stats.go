@@ -61,6 +61,12 @@ func (db *DB) DetailedStats(ctx context.Context) (_ Stats, err error) {
 		return Stats{}, err
 	}
 	defer db.mu.RUnlock()
+	if db.readsUnfiltered() {
+		// The counts come with the filter's rebuild.
+		if err := db.waitFilter(); err != nil {
+			return Stats{}, err
+		}
+	}
 	s := Stats{Stats: store.Stats{FormatVersion: int(db.st.format), Profile: db.profileName()}, Tables: len(db.st.bdb.Tables())}
 	s.Entries, s.PrefixEntries, s.Expiring = db.liveCounts()
 	if db.fin.Load() {

@@ -10,6 +10,7 @@ import (
 	"hash/crc32"
 	"io"
 	"iter"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/urlhash/urlhash/hashkey"
@@ -268,7 +269,9 @@ type keyCount struct {
 // order: holding them all, 8 bytes a key, cost 800 MB at 100M entries;
 // then Badger's), and prefix the first 4 bytes of every prefix entry. A
 // key both stores hold counts once. full may reuse the batch it gets.
-func (st *stores) keyPass(sized func(full uint64), full func(leads []uint64), prefix func(shorts []uint32)) (keyCount, error) {
+// stop (may be nil), once set, ends the pass with store.ErrClosed.
+func (st *stores) keyPass(stop *atomic.Bool, sized func(full uint64), full func(leads []uint64), prefix func(shorts []uint32)) (keyCount, error) {
+	stopped := func() bool { return stop != nil && stop.Load() }
 	var leads []uint64
 	var shorts []uint32
 	exp := &expiryCounts{}
@@ -277,6 +280,9 @@ func (st *stores) keyPass(sized func(full uint64), full func(leads []uint64), pr
 			key := item.Key()
 			if len(key) != fullKeyLen {
 				return fmt.Errorf("%w: full key of %d bytes", store.ErrCorrupt, len(key))
+			}
+			if stopped() {
+				return store.ErrClosed
 			}
 			leads = append(leads, binary.BigEndian.Uint64(key[1:]))
 			if x := item.ExpiresAt(); x != 0 {
@@ -315,6 +321,9 @@ func (st *stores) keyPass(sized func(full uint64), full func(leads []uint64), pr
 		err := st.kt.ScanEntries(nil, 0, keytable.ScanOptions{Expired: true}, func(e *keytable.Entry) error {
 			if st.unfinished.has((*hashkey.Hash)(&e.Key)) {
 				return nil // Badger's
+			}
+			if stopped() {
+				return store.ErrClosed
 			}
 			if batch = append(batch, binary.BigEndian.Uint64(e.Key[:8])); len(batch) == cap(batch) {
 				full(batch)
