@@ -51,8 +51,9 @@ import (
 //  14. stores.upgradeValues: a writable index of format 2 becomes format
 //     3, Badger's full entries moved into the key table
 //  15. loadFilter: the filter and the counts, from the snapshot or rebuilt
-//     (a snapshot file's filter loads in the background: Open returns
-//     without reading it, see loadFilter)
+//     (a snapshot file's filter loads in the background, and so does the
+//     rebuild of a large key table's: Open returns without them, see
+//     loadFilter)
 //
 // An index in memory takes steps 6, 8, 9, 10 and 15.
 func Open(dir string, opts *Options) (_ *DB, err error) {
