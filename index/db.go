@@ -129,8 +129,12 @@ func (db *DB) Close() (err error) {
 		return nil
 	}
 	db.closed = true
-	// No operation runs: a filter still loading is not needed.
-	db.fstop.Store(true)
+	// No operation runs: a filter still loading is not needed. A rebuild
+	// of a writable index is let finish: its snapshot, written below,
+	// spares the next Open the pass (which Open itself once made).
+	if db.opts.ReadOnly || !db.rebuilding.Load() {
+		db.fstop.Store(true)
+	}
 	db.fwg.Wait()
 	st := &db.st
 	// A move this process left unfinished is finished first: the

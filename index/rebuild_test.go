@@ -131,3 +131,38 @@ func TestFilterRebuildsInBackground(t *testing.T) {
 		t.Errorf("Stats = %+v, %v; want 2002 full, 1 prefix", s, err)
 	}
 }
+
+// TestCloseFinishesRebuild: a writable index closed while its filter is
+// rebuilt in the background lets the rebuild finish and writes the
+// snapshot, so that the next Open needs no pass (stopped, every later
+// Open would rebuild again).
+func TestCloseFinishesRebuild(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	hs := randHashes(rand.New(rand.NewPCG(63, 64)), 1000)
+	db := mustOpen(t, dir, nil)
+	if _, err := db.AddBatch(ctx, entriesOf(hs)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	crashed := copyDir(t, dir)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	db = mustOpen(t, crashed, &Options{backgroundRebuild: true, beforeFilterLoad: func() { close(started) }})
+	<-started
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = mustOpen(t, crashed, &Options{ReadOnly: true, backgroundRebuild: true})
+	defer db.Close()
+	if db.rebuilding.Load() {
+		t.Error("the Open after a Close during the rebuild rebuilds again")
+	}
+	if s, err := db.Stats(ctx); err != nil || s.Entries != int64(len(hs)) {
+		t.Errorf("Stats = %+v, %v; want %d entries", s, err, len(hs))
+	}
+}
