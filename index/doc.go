@@ -138,7 +138,9 @@
 // table of 2^20 keys or more runs in the background too (a pass over every
 // key: about 0.4 s a million): meanwhile every lookup answers from the
 // stores alone, verifying what it does not find, and writes and Stats wait
-// for the pass. A Close that writes nothing leaves the snapshot current.
+// for the pass, and so does Close on a writable index (to write the
+// snapshot the pass makes). A Close that writes nothing leaves the
+// snapshot current.
 //
 // # Bulk loads
 //
