@@ -469,15 +469,20 @@ func (st *stores) committed() uint64 {
 // covers only the active memtable; one rotated out but not yet flushed to a
 // table holds acknowledged writes that a power loss would otherwise take.
 // (A killed process loses none of them: the pages are in the OS's cache.)
-func (st *stores) syncMemtables() error {
-	logs, err := filepath.Glob(filepath.Join(st.dir, "*.mem"))
+func (st *stores) syncMemtables() error { return st.syncFiles("*.mem") }
+
+// syncFiles fsyncs every file of the index directory that pattern
+// matches; one removed meanwhile (a memtable flushed, a value log
+// collected) is skipped.
+func (st *stores) syncFiles(pattern string) error {
+	names, err := filepath.Glob(filepath.Join(st.dir, pattern))
 	if err != nil {
 		return fmt.Errorf("index: sync: %w", err)
 	}
-	for _, name := range logs {
+	for _, name := range names {
 		f, err := os.OpenFile(name, os.O_RDWR, 0)
 		if errors.Is(err, os.ErrNotExist) {
-			continue // flushed and removed meanwhile
+			continue
 		}
 		if err != nil {
 			return fmt.Errorf("index: sync: %w", err)

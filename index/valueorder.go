@@ -2,9 +2,6 @@ package index
 
 import (
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
@@ -119,24 +116,4 @@ func (st *stores) commitSynced(txn *badger.Txn) error {
 
 // syncValueLogs fsyncs every value-log file: Badger's Sync covers only
 // the newest, and a write may have filled one and gone on in the next.
-func (st *stores) syncValueLogs() error {
-	logs, err := filepath.Glob(filepath.Join(st.dir, "*.vlog"))
-	if err != nil {
-		return fmt.Errorf("index: sync: %w", err)
-	}
-	for _, name := range logs {
-		f, err := os.OpenFile(name, os.O_RDWR, 0)
-		if errors.Is(err, os.ErrNotExist) {
-			continue // removed by Badger's value-log GC meanwhile
-		}
-		if err != nil {
-			return fmt.Errorf("index: sync: %w", err)
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("index: sync %s: %w", name, err)
-		}
-	}
-	return nil
-}
+func (st *stores) syncValueLogs() error { return st.syncFiles("*.vlog") }
