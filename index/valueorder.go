@@ -87,19 +87,20 @@ func (st *stores) writeOrdered(es []*badger.Entry) error {
 	defer st.order.mu.Unlock()
 	txn := st.bdb.NewTransaction(true)
 	defer func() { txn.Discard() }()
+	held := 0 // entries in txn
 	for i := 0; i < len(es); {
 		err := txn.SetEntry(es[i])
-		if errors.Is(err, badger.ErrTxnTooBig) {
+		if errors.Is(err, badger.ErrTxnTooBig) && held > 0 {
 			if err := st.commitSynced(txn); err != nil {
 				return err
 			}
-			txn = st.bdb.NewTransaction(true)
+			txn, held = st.bdb.NewTransaction(true), 0
 			continue
 		}
 		if err != nil {
 			return translate(err)
 		}
-		i++
+		i, held = i+1, held+1
 	}
 	return st.commitSynced(txn)
 }
