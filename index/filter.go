@@ -439,7 +439,7 @@ func (db *DB) writeSnapshot() error {
 		// are left out: the next Open counts again, by the key-only pass
 		// that rebuilds the filter.
 		var errExp error
-		if e := db.encodeExpiry(hdr.State); len(e) <= maxExpiryRecord && !db.st.order.large(&badger.Entry{Value: e}) {
+		if e := db.encodeExpiry(hdr.State); len(e) <= maxExpiryRecord && !db.st.order.large(len(e)) {
 			errExp = txn.Set(metaKey(metaExpiry), e)
 		} else {
 			errExp = txn.Delete(metaKey(metaExpiry))

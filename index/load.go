@@ -680,13 +680,13 @@ func (w *loadWriter) finish() error {
 		if err := translate(w.wb.Flush()); err != nil {
 			return err
 		}
-		return w.syncValueLogs()
+		return w.db.st.syncValueLogs()
 	}
 	// The values the stream put in the value log are synced before its
 	// last tables are recorded (see valueOrder; the tables it recorded
 	// while it ran may point at values a power loss takes: the load is
 	// not acknowledged then).
-	if err := w.syncValueLogs(); err != nil {
+	if err := w.db.st.syncValueLogs(); err != nil {
 		return err
 	}
 	// No releaseTablePages after Flush: it restarts compactions, which
@@ -694,15 +694,6 @@ func (w *loadWriter) finish() error {
 	// madvise, and an anonymous mapping reusing the range would lose its
 	// pages. While a stream is open compactions are stopped.
 	return translate(w.sw.Flush())
-}
-
-// syncValueLogs syncs the value logs of an index on disk: Badger's Sync,
-// which the load's end calls, syncs only the newest.
-func (w *loadWriter) syncValueLogs() error {
-	if w.db.opts.InMemory {
-		return nil
-	}
-	return w.db.st.syncValueLogs()
 }
 
 // cancel abandons the writes not made yet. The parts are stopped.

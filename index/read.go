@@ -67,11 +67,7 @@ func (db *DB) GetBatch(ctx context.Context, hs []hashkey.Hash) (_ []store.Value,
 	}
 	defer db.mu.RUnlock()
 	if db.readsUnfiltered() {
-		all := make([]int, len(hs))
-		for i := range all {
-			all[i] = i
-		}
-		sortByHash(hs, all)
+		all := sortedPositions(hs)
 		got, found, err := db.st.getSorted(hs, all, true)
 		if err != nil {
 			return nil, nil, err
@@ -224,11 +220,7 @@ func (db *DB) hasBatchLoading(hs []hashkey.Hash, out []bool) ([]bool, error) {
 // what they do not find when verify is set (the filter is being rebuilt:
 // see readsUnfiltered).
 func (db *DB) hasBatchUnfiltered(hs []hashkey.Hash, out []bool, verify bool) ([]bool, error) {
-	all := make([]int, len(hs))
-	for i := range all {
-		all[i] = i
-	}
-	sortByHash(hs, all)
+	all := sortedPositions(hs)
 	found, err := db.st.hasSorted(hs, all, verify)
 	if err != nil {
 		return nil, err
@@ -237,6 +229,16 @@ func (db *DB) hasBatchUnfiltered(hs []hashkey.Hash, out []bool, verify bool) ([]
 		out[i] = found[j]
 	}
 	return out, nil
+}
+
+// sortedPositions returns every position of hs, sorted by hs[i].
+func sortedPositions(hs []hashkey.Hash) []int {
+	all := make([]int, len(hs))
+	for i := range all {
+		all[i] = i
+	}
+	sortByHash(hs, all)
+	return all
 }
 
 // sortByHash sorts idx, positions in hs, by hs[idx[j]].

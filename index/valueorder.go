@@ -34,9 +34,9 @@ type valueOrder struct {
 	threshold int64
 }
 
-// large reports whether e's value goes to the value log.
-func (o *valueOrder) large(e *badger.Entry) bool {
-	return o.threshold > 0 && int64(len(e.Value)) >= o.threshold
+// large reports whether a value of n bytes goes to the value log.
+func (o *valueOrder) large(n int) bool {
+	return o.threshold > 0 && int64(n) >= o.threshold
 }
 
 // update is Badger's Update for a write of values that stay in the tree.
@@ -60,7 +60,7 @@ func (st *stores) batch(fn func() error) error {
 // writeOrdered).
 func (st *stores) writeEntries(es []*badger.Entry) error {
 	for _, e := range es {
-		if st.order.large(e) {
+		if st.order.large(len(e.Value)) {
 			return st.writeOrdered(es)
 		}
 	}
@@ -117,4 +117,10 @@ func (st *stores) commitSynced(txn *badger.Txn) error {
 
 // syncValueLogs fsyncs every value-log file: Badger's Sync covers only
 // the newest, and a write may have filled one and gone on in the next.
-func (st *stores) syncValueLogs() error { return st.syncFiles("*.vlog") }
+// In memory there is none.
+func (st *stores) syncValueLogs() error {
+	if st.dir == "" {
+		return nil
+	}
+	return st.syncFiles("*.vlog")
+}
