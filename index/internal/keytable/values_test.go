@@ -192,6 +192,68 @@ func TestGetBatchReadsBlocksOnce(t *testing.T) {
 	}
 }
 
+// TestScanReadsBlocksOnce: a scan with values of a file merged many
+// times (its values in as many runs, as a frontier's queue entries are)
+// reads each value block once per window of the scan (scanWindowEntries),
+// and yields every value in key order. A cursor of a few blocks read one
+// block for almost every value.
+func TestScanReadsBlocksOnce(t *testing.T) {
+	for _, c := range []struct{ runs, perRun, windows int }{
+		{24, 100, 1},
+		{24, 250, 2}, // more entries than a window holds
+	} {
+		t.Run(fmt.Sprintf("%dx%d", c.runs, c.perRun), func(t *testing.T) {
+			dir := t.TempDir()
+			tb := openTest(t, dir, &Options{DeltaKeys: c.perRun})
+			want := map[Key][]byte{}
+			for r := range c.runs {
+				var b Batch
+				for j := range c.perRun {
+					i := uint64(r*c.perRun + j)
+					s := Set{Key: keyOf(i), Value: fmt.Appendf(nil, "https://example.org/%d/%s", i, bytes.Repeat([]byte("y"), int(i%40)))}
+					want[s.Key] = s.Value
+					b.Set = append(b.Set, s)
+				}
+				if _, err := tb.Write(&b, nil); err != nil {
+					t.Fatal(err)
+				}
+				waitMerges(tb)
+			}
+			reads, blocks := 0, 0
+			for _, f := range tb.files {
+				f.vals = reopenCounting(t, f, &reads)
+				blocks += f.vals.Blocks()
+			}
+			if blocks < c.runs {
+				t.Fatalf("%d value blocks in %d files: want at least a block a run", blocks, len(tb.files))
+			}
+			reads = 0
+			var last *Key
+			n := 0
+			if err := tb.ScanEntries(nil, 0, ScanOptions{Values: true}, func(e *Entry) error {
+				if last != nil && compareKeys(*last, e.Key) >= 0 {
+					t.Fatalf("key %x after %x", e.Key, *last)
+				}
+				k := e.Key
+				last = &k
+				if !bytes.Equal(e.Value, want[e.Key]) {
+					t.Fatalf("value %q, want %q", e.Value, want[e.Key])
+				}
+				n++
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if n != len(want) {
+				t.Fatalf("scanned %d entries, want %d", n, len(want))
+			}
+			if reads > c.windows*blocks {
+				t.Fatalf("a scan of every value in %d windows read %d blocks; the value files have %d", c.windows, reads, blocks)
+			}
+		})
+	}
+}
+
 // reopenCounting reopens f's value file through a reader that counts its
 // reads in n.
 func reopenCounting(t *testing.T, f *keyFile, n *int) *valuefile.Reader {
