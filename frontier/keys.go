@@ -36,17 +36,17 @@ const (
 )
 
 func sum(sep string, parts ...string) [sha256.Size]byte {
-	h := sha256.New()
-	h.Write([]byte(sep))
+	// One buffer and sha256.Sum256: the hash.Hash of sha256.New escapes
+	// and costs allocations, and Open hashes every queue's names.
+	var stack [256]byte
+	b := append(stack[:0], sep...)
 	for i, p := range parts {
 		if i > 0 {
-			h.Write([]byte{0})
+			b = append(b, 0)
 		}
-		h.Write([]byte(p))
+		b = append(b, p...)
 	}
-	var out [sha256.Size]byte
-	h.Sum(out[:0])
-	return out
+	return sha256.Sum256(b)
 }
 
 // nonZero keeps the first 4 bytes of b off zero, the meta keys' range.
