@@ -74,6 +74,7 @@ func frontierURLs(w *work) ([]string, int, error) {
 type phase struct {
 	put, drain time.Duration
 	rss        int64
+	anon, file int64 // peaks of RssAnon and RssFile (urlhash only)
 	disk       int64
 	handed     int64
 	restart    time.Duration // clean restart to the first URL
@@ -111,9 +112,17 @@ func frontierBench(w *work) error {
 	}
 	fmt.Printf("urlhash / Redis: throughput %.2fx, peak RSS %.2fx\n",
 		(redis.put+redis.drain).Seconds()/(ours.put+ours.drain).Seconds(), float64(ours.rss)/float64(redis.rss))
+	fmt.Printf("urlhash peak RssAnon %.0f MiB (heap, stacks), RssFile %.0f MiB (mapped files), each at its own moment\n",
+		float64(ours.anon)/(1<<20), float64(ours.file)/(1<<20))
 	fmt.Printf("urlhash restart with %d URLs queued, to the first URL of GetURLs: %.3f s (SIGTERM), %.3f s (kill -9)\n",
 		distinct, ours.restart.Seconds(), ours.killed.Seconds())
 	return nil
+}
+
+// split keeps the peaks of a stopped server's RssAnon and RssFile.
+func (p *phase) split(srv *proc.Server) {
+	a, f := srv.PeakSplit()
+	p.anon, p.file = max(p.anon, a), max(p.file, f)
 }
 
 func dirBytes(dir string) int64 {
@@ -178,6 +187,7 @@ func frontierOurs(w *work, urls []string) (phase, error) {
 		return p, err
 	}
 	p.rss = srv.Kill()
+	p.split(srv)
 	p.disk = dirBytes(filepath.Join(db, "urlhash.frontier"))
 	// Restarts: after kill -9, then after a clean stop, each to the first
 	// URL handed out.
@@ -208,6 +218,7 @@ func frontierOurs(w *work, urls []string) (phase, error) {
 		} else {
 			p.killed = d
 			p.rss = max(p.rss, srv.Stop())
+			p.split(srv)
 		}
 		if err != nil {
 			srv.Stop()
@@ -229,6 +240,7 @@ func frontierOurs(w *work, urls []string) (phase, error) {
 	p.drain = time.Since(start)
 	p.handed = handed.Load()
 	p.rss = max(p.rss, srv.Stop())
+	p.split(srv)
 	return p, errors.Join(errs...)
 }
 
