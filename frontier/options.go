@@ -36,8 +36,9 @@ type Options struct {
 	// records.
 	Profile hashkey.Profile
 	// Index configures the frontier's own index (its directory is
-	// Open's). Default: index.Options with 16 MiB caches, the key table,
-	// and Profile recorded.
+	// Open's). Default: index.Options with a 64 MiB value cache, a 16 MiB
+	// index cache, value blocks of 4 KiB, the key table, and Profile
+	// recorded.
 	Index *index.Options
 	// Logger receives the frontier's log lines. Default slog.Default().
 	Logger *slog.Logger

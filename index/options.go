@@ -19,6 +19,10 @@ const (
 	// table indexes and Badger bloom filters beyond it are evicted and
 	// re-read, so memory stays bounded however large the index grows.
 	DefaultIndexCacheSize = 64 << 20
+	// MinValueBlockSize is the smallest Options.ValueBlockSize (1 KiB).
+	MinValueBlockSize = 1 << 10
+	// MaxValueBlockSize is the largest Options.ValueBlockSize (1 MiB).
+	MaxValueBlockSize = 1 << 20
 	// DefaultMemTableSize is the default Options.MemTableSize (16 MiB):
 	// inserting random keys into a memtable is a walk of cache misses down
 	// its skiplist, and a smaller one stays in the processor caches (a
@@ -65,6 +69,14 @@ type Options struct {
 	// the blocks it decoded for the next). Default 64 MiB
 	// (DefaultBlockCacheSize); a negative value disables both.
 	BlockCacheSize int64
+
+	// ValueBlockSize is the decoded size, in bytes, of the blocks the key
+	// table compresses the values of its entries in (their text and
+	// data). A read of one value decodes its block: smaller blocks cost
+	// less a read of values from random places (a crawl frontier hands
+	// out its URLs' records so) and compress less. Blocks already written
+	// keep their size. Default 16 KiB (4 KiB for package frontier's index).
+	ValueBlockSize int
 
 	// IndexCacheSize bounds the memory Badger spends on table indexes and
 	// per-table bloom filters, in bytes. Default 64 MiB
@@ -179,6 +191,9 @@ func (o *Options) Validate() error {
 	}
 	if o.LoadMemory < 0 {
 		return fmt.Errorf("%w: negative LoadMemory %d", store.ErrInvalidOptions, o.LoadMemory)
+	}
+	if o.ValueBlockSize != 0 && (o.ValueBlockSize < MinValueBlockSize || o.ValueBlockSize > MaxValueBlockSize) {
+		return fmt.Errorf("%w: ValueBlockSize %d: want 0 (the default) or %d to %d", store.ErrInvalidOptions, o.ValueBlockSize, MinValueBlockSize, MaxValueBlockSize)
 	}
 	if o.MemTableSize < 0 {
 		return fmt.Errorf("%w: negative MemTableSize %d", store.ErrInvalidOptions, o.MemTableSize)

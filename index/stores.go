@@ -72,6 +72,9 @@ type stores struct {
 	// Badger's block cache has for compressed tables (which an index
 	// whose key table holds the values hardly reads).
 	valueCache int64
+	// valueBlockSize is the decoded size of the key table's new value
+	// blocks (Options.ValueBlockSize; 0: its default).
+	valueBlockSize int
 	// now is the index's clock: an entry expires at it.
 	now func() time.Time
 	// fullCount returns the index's full entries, for the keyFinder's
@@ -245,9 +248,10 @@ func (st *stores) openKeyTable(want bool, deltaKeys int) error {
 	}
 	var notes []byte // idempotency records replayed from the log
 	kt, err := keytable.Open(dir, &keytable.Options{
-		ReadOnly:   st.readOnly,
-		DeltaKeys:  deltaKeys,
-		ValueCache: st.valueCache,
+		ReadOnly:       st.readOnly,
+		DeltaKeys:      deltaKeys,
+		ValueCache:     st.valueCache,
+		ValueBlockSize: st.valueBlockSize,
 		Replay: func(opaque []byte) error {
 			notes = append(notes, opaque...)
 			return nil

@@ -17,7 +17,7 @@
 // than 136 years); a lookup reads a row's columns with its key, in the
 // same pread. Values live in value files (package valuefile, one beside
 // each key file that has values: NNNNNN.values), compressed in blocks
-// (zstd, without a dictionary: see valueBlockSize), written in key order;
+// (zstd, without a dictionary: see DefaultValueBlockSize), written in key order;
 // lookups never read them, GetBatch and ScanEntries read them block by
 // block.
 //

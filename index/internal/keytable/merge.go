@@ -524,7 +524,7 @@ func (t *Table) newValueOut(num uint64) (*valueOut, error) {
 		return nil, fmt.Errorf("keytable: %w", err)
 	}
 	vo := &valueOut{t: t, name: name, f: f, pair: rand.Uint64() | 1}
-	vo.w = valuefile.NewWriter(f, valueOptions(vo.pair))
+	vo.w = valuefile.NewWriter(f, valueOptions(vo.pair, vo.t.opts.ValueBlockSize))
 	return vo, nil
 }
 
@@ -562,8 +562,8 @@ func (vo *valueOut) commit() error {
 	return nil
 }
 
-// valueBlockSize is the decoded size the table's value blocks are cut at.
-// They are compressed without a dictionary: zstd decodes a block with
+// DefaultValueBlockSize is the decoded size the table's value blocks are
+// cut at (Options.ValueBlockSize). They are compressed without a dictionary: zstd decodes a block with
 // one through its generic code, without one through its assembly, and
 // the dictionary's tables are copied in before each block is encoded.
 // On 200,000 URLs derived from the corpus (as go run ./bench derives
@@ -574,12 +574,16 @@ func (vo *valueOut) commit() error {
 // a value), 32 KiB 0.441 and 98 µs; encoding took about half the time
 // without. Files written with a dictionary (before) still read, and a
 // merge copies their blocks as they are.
-const valueBlockSize = 16 << 10
+//
+// A read of one value decodes its whole block: a reader whose values are
+// read one at a time from random places (a crawl frontier's records) is
+// better served by smaller blocks.
+const DefaultValueBlockSize = 16 << 10
 
 // valueOptions are the options of the value files the table writes,
-// paired with their key file by pair.
-func valueOptions(pair uint64) valuefile.Options {
-	return valuefile.Options{Pair: pair, NoTrain: true, BlockSize: valueBlockSize}
+// paired with their key file by pair, cut in blocks of blockSize.
+func valueOptions(pair uint64, blockSize int) valuefile.Options {
+	return valuefile.Options{Pair: pair, NoTrain: true, BlockSize: blockSize}
 }
 
 // abort removes the value file unless committed (and not then claimed by

@@ -83,6 +83,10 @@ type Options struct {
 	// ValueCache is the bytes of decoded value blocks kept for single
 	// reads (Get). Default DefaultValueCache; negative: none.
 	ValueCache int64
+	// ValueBlockSize is the decoded size of the value blocks merges and
+	// ingests write (the blocks a merge copies keep theirs). Default
+	// DefaultValueBlockSize.
+	ValueBlockSize int
 	// Replay is called at Open with the opaque bytes of each logged batch
 	// not yet merged, in log order (see Batch.Opaque). Default nil.
 	Replay func(opaque []byte) error
@@ -181,6 +185,9 @@ func Open(dir string, opts *Options) (_ *Table, err error) {
 	t.opts.DeltaKeys = min(t.opts.DeltaKeys, maxDeltaKeys)
 	if t.opts.DeltaBytes <= 0 {
 		t.opts.DeltaBytes = DefaultDeltaBytes
+	}
+	if t.opts.ValueBlockSize <= 0 {
+		t.opts.ValueBlockSize = DefaultValueBlockSize
 	}
 	switch {
 	case t.opts.ValueCache == 0:

@@ -645,3 +645,43 @@ func TestDictionaryValueFiles(t *testing.T) {
 	tb = openTest(t, dir, &Options{DeltaKeys: 50})
 	check()
 }
+
+// TestValueBlockSize: Options.ValueBlockSize cuts the value blocks merges
+// write: a quarter of the default size makes about four times the
+// blocks, and every value reads back.
+func TestValueBlockSize(t *testing.T) {
+	blocks := map[int]int{}
+	for _, size := range []int{0, DefaultValueBlockSize / 4} {
+		tb := openTest(t, t.TempDir(), &Options{ValueBlockSize: size})
+		var b Batch
+		for i := range 3000 {
+			b.Set = append(b.Set, Set{Key: keyOf(uint64(i)), Value: fmt.Appendf(nil, "https://example.org/%d/%s", i, bytes.Repeat([]byte("z"), i%60))})
+		}
+		if _, err := tb.Write(&b, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitMerges(tb)
+		for _, f := range tb.files {
+			blocks[size] += f.vals.Blocks()
+		}
+		read := 0
+		for _, s := range b.Set {
+			found := make([]Found, 1)
+			if _, err := tb.GetBatch([]Key{s.Key}, found, func(_ int, v []byte) error {
+				if !bytes.Equal(v, s.Value) {
+					t.Fatalf("value %q, want %q", v, s.Value)
+				}
+				read++
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if read != len(b.Set) {
+			t.Fatalf("%d values read of %d", read, len(b.Set))
+		}
+	}
+	if small, def := blocks[DefaultValueBlockSize/4], blocks[0]; def < 5 || small < 3*def {
+		t.Fatalf("%d blocks of 4 KiB against %d of the default", small, def)
+	}
+}
