@@ -423,12 +423,32 @@ func (t *Table) writeMerged(num uint64, srcs []*source, bottom bool, now int64) 
 	fw := newFileWriter(f, maxLive, layoutOf(span, values), vw.writer(), vw.pairing())
 	var werr error
 	drops := map[int64]int64{}
-	cursors := map[*keyFile]*valuefile.Cursor{}
+	writeRow := func(e *Entry, v *dval) error {
+		if b, ok := base[v.f]; ok && v.f != nil {
+			return fw.addRef(&e.Key, &e.Cols, b+v.ord-1)
+		}
+		return fw.add(&e.Key, &e.Cols, e.Value)
+	}
+	// The values of files rewritten are read through a window (each
+	// block once); rows before the first such value, and while none is
+	// held, are written at once.
+	rows := newValueWindow(writeRow)
+	put := func(e *Entry, v dval) error {
+		_, copied := base[v.f]
+		read := v.has() && !(copied && v.f != nil)
+		if (read && v.f != nil) || rows.holds() {
+			return rows.add(e, v, read)
+		}
+		if read {
+			e.Value = v.b
+		}
+		return writeRow(e, &v)
+	}
 	rerr := mergeSources(srcs, bottom, func(k *Key, src *source, i int, dead bool) bool {
 		switch {
 		case src == nil:
 		case !src.hasCols():
-			werr = fw.add(k, &Cols{}, nil)
+			werr = put(&Entry{Key: *k}, dval{})
 		default:
 			c := src.cols(i)
 			if expired(c.Expires, now) {
@@ -436,21 +456,16 @@ func (t *Table) writeMerged(num uint64, srcs []*source, bottom bool, now int64) 
 				res.expired++
 				break
 			}
-			v := src.val(i)
-			if b, ok := base[v.f]; ok && v.f != nil {
-				werr = fw.addRef(k, &c, b+v.ord-1)
-				break
-			}
-			var vb []byte
-			if vb, werr = readValue(v, cursors); werr == nil {
-				werr = fw.add(k, &c, vb)
-			}
+			werr = put(&Entry{Key: *k, Cols: c}, src.val(i))
 		}
 		if dead && werr == nil {
 			werr = fw.tombstone(k)
 		}
 		return werr == nil
 	})
+	if rerr == nil && werr == nil {
+		werr = rows.flush()
+	}
 	if rerr != nil {
 		return res, rerr
 	}
@@ -489,20 +504,6 @@ func (t *Table) writeMerged(num uint64, srcs []*source, bottom bool, now int64) 
 	}
 	res.fps = fps
 	return res, syncDir(t.fs, t.dir)
-}
-
-// readValue returns the bytes of v (a delta's, or a file's read through
-// its cursor in cursors), valid until the next read of the same file.
-func readValue(v dval, cursors map[*keyFile]*valuefile.Cursor) ([]byte, error) {
-	if v.f == nil {
-		return v.b, nil
-	}
-	c := cursors[v.f]
-	if c == nil {
-		c = v.f.vals.NewCursor()
-		cursors[v.f] = c
-	}
-	return c.Value(v.ord - 1)
 }
 
 // valueOut is a value file being written beside a key file: NNNNNN.values,

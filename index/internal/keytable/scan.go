@@ -3,7 +3,6 @@ package keytable
 import (
 	"bytes"
 
-	"github.com/urlhash/urlhash/index/internal/valuefile"
 	"github.com/urlhash/urlhash/store"
 )
 
@@ -131,9 +130,9 @@ func (p *Pinned) ScanEntries(prefix []byte, bits int, o ScanOptions, fn func(e *
 		}
 	}
 	var err error
-	var sw *scanWindow
+	var vw *valueWindow
 	if o.Values {
-		sw = &scanWindow{windows: map[*keyFile]*valuefile.Window{}, fn: fn}
+		vw = newValueWindow(func(e *Entry, _ *dval) error { return fn(e) })
 	}
 	var e Entry
 	if rerr := mergeSources(srcs, true, func(k *Key, src *source, i int, _ bool) bool {
@@ -154,8 +153,8 @@ func (p *Pinned) ScanEntries(prefix []byte, bits int, o ScanOptions, fn func(e *
 			v = src.val(i)
 		}
 		e.HasValue = v.has()
-		if sw != nil {
-			err = sw.add(&e, v)
+		if vw != nil {
+			err = vw.add(&e, v, e.HasValue)
 		} else {
 			err = fn(&e)
 		}
@@ -163,84 +162,9 @@ func (p *Pinned) ScanEntries(prefix []byte, bits int, o ScanOptions, fn func(e *
 	}); rerr != nil {
 		return rerr
 	}
-	if err == nil && sw != nil {
-		err = sw.flush()
+	if err == nil && vw != nil {
+		err = vw.flush()
 	}
-	return err
-}
-
-// scanWindow is a scan that reads values: it holds up to
-// scanWindowEntries entries, or the entries whose values' blocks decode
-// to scanWindowBytes, reads their values file by file in ordinal order
-// (each block once), then yields them in key order. A key-order read
-// through a cursor would decode a block for almost every value of a file
-// merged many times (its values are in as many runs), as the frontier's
-// queue entries are at each Open.
-type scanWindow struct {
-	entries []Entry
-	vals    []dval
-	windows map[*keyFile]*valuefile.Window
-	bytes   int64 // decoded bytes planned, all windows
-	fn      func(e *Entry) error
-}
-
-const (
-	scanWindowEntries = 4096
-	scanWindowBytes   = 4 << 20
-)
-
-// add holds e, whose value is v, and yields what it holds once full.
-func (sw *scanWindow) add(e *Entry, v dval) error {
-	if e.HasValue && v.f != nil {
-		w := sw.windows[v.f]
-		if w == nil {
-			w = v.f.vals.NewWindow()
-			sw.windows[v.f] = w
-		}
-		before := w.Planned()
-		after, err := w.Plan(v.ord - 1)
-		if err != nil {
-			return err
-		}
-		sw.bytes += after - before
-	}
-	sw.entries = append(sw.entries, *e)
-	sw.vals = append(sw.vals, v)
-	if len(sw.entries) >= scanWindowEntries || sw.bytes >= scanWindowBytes {
-		return sw.flush()
-	}
-	return nil
-}
-
-// flush reads the values held and yields the entries in key order.
-func (sw *scanWindow) flush() error {
-	for _, w := range sw.windows {
-		if err := w.Load(); err != nil {
-			return err
-		}
-	}
-	var err error
-	for j := range sw.entries {
-		e, v := &sw.entries[j], &sw.vals[j]
-		switch {
-		case !e.HasValue:
-		case v.f == nil:
-			e.Value = v.b
-		default:
-			e.Value, err = sw.windows[v.f].Value(v.ord - 1)
-		}
-		if err == nil {
-			err = sw.fn(e)
-		}
-		if err != nil {
-			break
-		}
-	}
-	for _, w := range sw.windows {
-		w.Reset()
-	}
-	clear(sw.entries)
-	sw.entries, sw.vals, sw.bytes = sw.entries[:0], sw.vals[:0], 0
 	return err
 }
 

@@ -685,3 +685,88 @@ func TestValueBlockSize(t *testing.T) {
 		t.Fatalf("%d blocks of 4 KiB against %d of the default", small, def)
 	}
 }
+
+// TestMergeRewriteReadsBlocksOnce: a merge that rewrites a value file
+// (fewer than half its values live) of many runs reads each of its
+// blocks once, and keeps every live value.
+func TestMergeRewriteReadsBlocksOnce(t *testing.T) {
+	dir := t.TempDir()
+	const runs, perRun = 24, 100
+	tb := openTest(t, dir, &Options{DeltaKeys: perRun})
+	want := map[Key][]byte{}
+	for r := range runs {
+		var b Batch
+		for j := range perRun {
+			i := uint64(r*perRun + j)
+			s := Set{Key: keyOf(i), Value: fmt.Appendf(nil, "https://example.org/%d/%s", i, bytes.Repeat([]byte("w"), int(i%40)))}
+			want[s.Key] = s.Value
+			b.Set = append(b.Set, s)
+		}
+		if _, err := tb.Write(&b, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitMerges(tb)
+	}
+	// Three of every five deleted: the merge that applies the deletions
+	// copies the value blocks (their file's rows all had values), and
+	// the next rewrites them.
+	var b Batch
+	for i := range uint64(runs * perRun) {
+		if i%5 < 3 {
+			k := keyOf(i)
+			b.Deleted = append(b.Deleted, k)
+			delete(want, k)
+		}
+	}
+	if _, err := tb.Write(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitMerges(tb)
+	reads, blocks := 0, 0
+	for _, f := range tb.files {
+		f.vals = reopenCounting(t, f, &reads)
+		blocks += f.vals.Blocks()
+	}
+	reads = 0
+	// Deltas of new keys until a merge takes in the file (see planMerge).
+	rewritten := func() bool { return len(tb.files) == 1 && tb.files[0].vals.Len() == tb.files[0].hdr.values }
+	for r := 0; !rewritten(); r++ {
+		if r == 10 {
+			t.Fatalf("no merge took in the file after %d deltas", r)
+		}
+		var b Batch
+		for j := range perRun {
+			i := uint64(1<<40 + r*perRun + j)
+			s := Set{Key: keyOf(i), Value: fmt.Appendf(nil, "https://example.org/new/%d", i)}
+			want[s.Key] = s.Value
+			b.Set = append(b.Set, s)
+		}
+		if _, err := tb.Write(&b, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitMerges(tb)
+	}
+	values := uint64(0)
+	for _, f := range tb.files {
+		values += f.vals.Len()
+	}
+	if values != uint64(len(want)) {
+		t.Fatalf("the files hold %d values after the merge, want %d (rewritten)", values, len(want))
+	}
+	if reads == 0 || reads > blocks {
+		t.Fatalf("the merge read %d blocks; the value files had %d", reads, blocks)
+	}
+	n := 0
+	if err := tb.ScanEntries(nil, 0, ScanOptions{Values: true}, func(e *Entry) error {
+		if !bytes.Equal(e.Value, want[e.Key]) {
+			t.Fatalf("value %q, want %q", e.Value, want[e.Key])
+		}
+		n++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(want) {
+		t.Fatalf("scanned %d entries, want %d", n, len(want))
+	}
+}

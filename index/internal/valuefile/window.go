@@ -86,7 +86,7 @@ func (w *Window) Value(ord uint32) ([]byte, error) {
 // next.
 func (w *Window) Reset() {
 	for i, d := range w.held {
-		if d != nil && !w.shared[i] {
+		if d != nil && !w.shared[i] && len(w.free) < windowFree {
 			w.free = append(w.free, d)
 		}
 	}
@@ -94,6 +94,9 @@ func (w *Window) Reset() {
 	clear(w.shared)
 	w.want, w.bytes = w.want[:0], 0
 }
+
+// windowFree bounds the decoded blocks a window keeps for reuse.
+const windowFree = 64
 
 // Planned returns the decoded bytes of the blocks planned.
 func (w *Window) Planned() int64 { return w.bytes }
