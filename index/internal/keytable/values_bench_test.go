@@ -505,3 +505,37 @@ func BenchmarkMergeValues(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScanValues scans every entry with its value of a table written
+// in 64 deltas of 4,096 URLs, so that its file holds its values in many
+// runs (as a frontier's queue entries are): each block is decoded once a
+// window of the scan.
+func BenchmarkScanValues(b *testing.B) {
+	const runs, perRun = 64, 4096
+	tb := openTest(b, b.TempDir(), &Options{DeltaKeys: perRun})
+	for r := range runs {
+		var bt Batch
+		for j := range perRun {
+			i := uint64(r*perRun + j)
+			bt.Set = append(bt.Set, Set{Key: keyOf(i), Value: fmt.Appendf(nil, "https://h%d.example/path/%d", i%997, i)})
+		}
+		if _, err := tb.Write(&bt, nil); err != nil {
+			b.Fatal(err)
+		}
+		waitMerges(tb)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		if err := tb.ScanEntries(nil, 0, ScanOptions{Values: true}, func(e *Entry) error {
+			n += len(e.Value)
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		if n == 0 {
+			b.Fatal("no values scanned")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*runs*perRun), "ns/entry")
+}

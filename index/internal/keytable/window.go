@@ -21,7 +21,7 @@ type valueWindow struct {
 }
 
 const (
-	valueWindowEntries = 4096
+	valueWindowEntries = 1 << 15
 	valueWindowBytes   = 4 << 20
 )
 
