@@ -17,9 +17,12 @@
 // than 136 years); a lookup reads a row's columns with its key, in the
 // same pread. Values live in value files (package valuefile, one beside
 // each key file that has values: NNNNNN.values), compressed in blocks
-// (zstd, without a dictionary: see DefaultValueBlockSize), written in key order;
-// lookups never read them, GetBatch and ScanEntries read them block by
-// block.
+// (zstd, without a dictionary, of Options.ValueBlockSize: see
+// DefaultValueBlockSize), written in key order; lookups never read them,
+// GetBatch reads them in ordinal order and ScanEntries and rewriting
+// merges through windows (see valueWindow), each block once. A merge
+// copies the blocks of files it keeps as they are, so a file merged many
+// times holds its values in as many runs of ordinals.
 //
 // # Values and their garbage
 //
