@@ -221,7 +221,28 @@ const metaRestored = "restored"
 // it). A damaged or cut backup is an error wrapping store.ErrCorrupt; the
 // entries read before the damage are kept, so restore into a new index and
 // remove it when Restore fails. Other operations wait while it runs.
-func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
+func (db *DB) Restore(r io.Reader) (BackupInfo, error) { return db.restore(r, true) }
+
+// RestoreChain restores backups in order, as Restore each (a full backup,
+// then the incremental backups of its chain), under one restoring mark,
+// and returns the BackupInfo of each it restored. The mark (see Open)
+// stays from the first until the last has restored: a restore cut or
+// failed between two of them leaves it, so that no command takes the
+// backups restored so far for the whole chain.
+func (db *DB) RestoreChain(rs ...io.Reader) ([]BackupInfo, error) {
+	infos := make([]BackupInfo, 0, len(rs))
+	for i, r := range rs {
+		info, err := db.restore(r, i == len(rs)-1)
+		if err != nil {
+			return infos, err
+		}
+		infos = append(infos, info)
+	}
+	return infos, nil
+}
+
+// restore is Restore, leaving the restoring mark in place unless last.
+func (db *DB) restore(r io.Reader, last bool) (_ BackupInfo, err error) {
 	defer db.catch(&err)
 	br := bufio.NewReaderSize(r, 256<<10)
 	info, header, err := readBackupHeader(br)
@@ -355,6 +376,9 @@ func (db *DB) Restore(r io.Reader) (_ BackupInfo, err error) {
 	}
 	if err := db.syncLocked(); err != nil {
 		return BackupInfo{}, err
+	}
+	if !last {
+		return info, nil
 	}
 	return info, db.unmarkRestoring()
 }

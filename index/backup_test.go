@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -310,6 +311,58 @@ func TestUnfinishedRestoreRefused(t *testing.T) {
 	db = mustOpen(t, whole, nil)
 	if _, err := db.Restore(bytes.NewReader(b.Bytes())); err != nil {
 		t.Fatal(err)
+	}
+	db.Close()
+	db = mustOpen(t, whole, nil)
+	defer db.Close()
+	if s, _ := db.Stats(ctx); s.Entries != 2000 {
+		t.Errorf("restored %d entries, want 2000", s.Entries)
+	}
+}
+
+// TestRestoreChainMarked: a chain restored with RestoreChain keeps the
+// restoring mark from its first backup until its last has restored, so
+// that a chain stopped between two backups (here: the second unreadable,
+// as a power cut between them would leave it) is refused rather than
+// served as the whole chain; a chain that ends removes the mark.
+func TestRestoreChainMarked(t *testing.T) {
+	ctx := context.Background()
+	src := openTestDB(t, true, nil)
+	for i := range 1000 {
+		if err := src.Put(ctx, hashOf(strconv.Itoa(i)), store.Value{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var full, incr bytes.Buffer
+	info, err := src.Backup(&full, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1000; i < 2000; i++ {
+		if err := src.Put(ctx, hashOf(strconv.Itoa(i)), store.Value{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := src.Backup(&incr, info.Until); err != nil {
+		t.Fatal(err)
+	}
+	stopped := filepath.Join(t.TempDir(), "stopped")
+	db := mustOpen(t, stopped, nil)
+	infos, err := db.RestoreChain(bytes.NewReader(full.Bytes()), iotest.ErrReader(errors.New("the power went")))
+	if err == nil || len(infos) != 1 || infos[0].Until != info.Until {
+		t.Fatalf("RestoreChain = %+v, %v; want the full backup restored and the error", infos, err)
+	}
+	db.Close()
+	if db, err := Open(stopped, nil); err == nil {
+		db.Close()
+		t.Fatal("Open of a chain stopped between two backups succeeded")
+	} else if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "unfinished restore") {
+		t.Errorf("Open = %v, want ErrCorrupt naming the unfinished restore", err)
+	}
+	whole := filepath.Join(t.TempDir(), "whole")
+	db = mustOpen(t, whole, nil)
+	if infos, err := db.RestoreChain(bytes.NewReader(full.Bytes()), bytes.NewReader(incr.Bytes())); err != nil || len(infos) != 2 {
+		t.Fatalf("RestoreChain = %+v, %v", infos, err)
 	}
 	db.Close()
 	db = mustOpen(t, whole, nil)

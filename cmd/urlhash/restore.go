@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urlhash/urlhash/backend"
@@ -56,21 +56,27 @@ func (o *restoreOptions) run(e *env, files []string) error {
 	}
 	defer st.Close()
 	b := st.(*index.DB)
-	for _, name := range files {
+	// One chain, one restoring mark: a cut between two files must not
+	// leave the files before it looking like the whole chain.
+	rs := make([]io.Reader, len(files))
+	for i, name := range files {
 		f, err := os.Open(name)
 		if err != nil {
 			return err
 		}
-		info, err := b.Restore(bufio.NewReaderSize(f, 1<<20))
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
+		defer f.Close()
+		rs[i] = f // Restore reads through a buffer of its own
+	}
+	infos, err := b.RestoreChain(rs...)
+	for i, info := range infos {
 		kind := "full"
 		if info.Since > 0 {
 			kind = fmt.Sprintf("changes after %d", info.Since)
 		}
-		fmt.Fprintf(e.stderr, "urlhash: restore: %s: %s, up to %d\n", name, kind, info.Until)
+		fmt.Fprintf(e.stderr, "urlhash: restore: %s: %s, up to %d\n", files[i], kind, info.Until)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", files[len(infos)], err)
 	}
 	return st.Close()
 }
