@@ -423,26 +423,17 @@ func (t *Table) writeMerged(num uint64, srcs []*source, bottom bool, now int64) 
 	fw := newFileWriter(f, maxLive, layoutOf(span, values), vw.writer(), vw.pairing())
 	var werr error
 	drops := map[int64]int64{}
-	writeRow := func(e *Entry, v *dval) error {
-		if b, ok := base[v.f]; ok && v.f != nil {
+	// The values of files rewritten are read through a window (each
+	// block once); a copied value is referred to, not read.
+	rows := newValueWindow(func(e *Entry, v dval) error {
+		if b, ok := base[v.f]; ok {
 			return fw.addRef(&e.Key, &e.Cols, b+v.ord-1)
 		}
 		return fw.add(&e.Key, &e.Cols, e.Value)
-	}
-	// The values of files rewritten are read through a window (each
-	// block once); rows before the first such value, and while none is
-	// held, are written at once.
-	rows := newValueWindow(writeRow)
+	})
 	put := func(e *Entry, v dval) error {
-		_, copied := base[v.f]
-		read := v.has() && !(copied && v.f != nil)
-		if (read && v.f != nil) || rows.holds() {
-			return rows.add(e, v, read)
-		}
-		if read {
-			e.Value = v.b
-		}
-		return writeRow(e, &v)
+		_, copied := base[v.f] // v.f is nil without a value in a file
+		return rows.add(e, v, !copied)
 	}
 	var e Entry // one for every row: put copies what it holds
 	rerr := mergeSources(srcs, bottom, func(k *Key, src *source, i int, dead bool) bool {

@@ -132,7 +132,7 @@ func (p *Pinned) ScanEntries(prefix []byte, bits int, o ScanOptions, fn func(e *
 	var err error
 	var vw *valueWindow
 	if o.Values {
-		vw = newValueWindow(func(e *Entry, _ *dval) error { return fn(e) })
+		vw = newValueWindow(func(e *Entry, _ dval) error { return fn(e) })
 	}
 	var e Entry
 	if rerr := mergeSources(srcs, true, func(k *Key, src *source, i int, _ bool) bool {

@@ -17,7 +17,7 @@ type valueWindow struct {
 	read    []bool // the entry's value is read from its file
 	windows map[*keyFile]*valuefile.Window
 	bytes   int64 // decoded bytes planned, all windows
-	fn      func(e *Entry, v *dval) error
+	fn      func(e *Entry, v dval) error
 }
 
 const (
@@ -25,15 +25,24 @@ const (
 	valueWindowBytes   = 4 << 20
 )
 
-func newValueWindow(fn func(e *Entry, v *dval) error) *valueWindow {
+func newValueWindow(fn func(e *Entry, v dval) error) *valueWindow {
 	return &valueWindow{windows: map[*keyFile]*valuefile.Window{}, fn: fn}
 }
 
-// add holds e, whose value is v, to be yielded with e.Value set when
-// read: read from its file when v is in one, the delta's bytes when not.
-// It yields what it holds once full.
-func (vw *valueWindow) add(e *Entry, v dval, read bool) error {
-	read = read && v.has()
+// add yields e, whose value is v, with e.Value set when want is and it
+// has one: read from its file when v is in one, the delta's bytes when
+// not. An entry whose value is in a file is held until the window is full,
+// and so is every entry after it; one that reads nothing from a file goes
+// at once while nothing is held (a scan of key-only entries, a merge that
+// copies its blocks, never wait).
+func (vw *valueWindow) add(e *Entry, v dval, want bool) error {
+	read := want && v.has()
+	if !vw.holds() && !(read && v.f != nil) {
+		if read {
+			e.Value = v.b
+		}
+		return vw.fn(e, v)
+	}
 	if read && v.f != nil {
 		w := vw.windows[v.f]
 		if w == nil {
@@ -74,7 +83,7 @@ func (vw *valueWindow) flush() error {
 			e.Value, err = vw.windows[v.f].Value(v.ord - 1)
 		}
 		if err == nil {
-			err = vw.fn(e, v)
+			err = vw.fn(e, *v)
 		}
 		if err != nil {
 			break
