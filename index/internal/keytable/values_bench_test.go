@@ -513,17 +513,7 @@ func BenchmarkMergeValues(b *testing.B) {
 func BenchmarkScanValues(b *testing.B) {
 	const runs, perRun = 64, 4096
 	tb := openTest(b, b.TempDir(), &Options{DeltaKeys: perRun})
-	for r := range runs {
-		var bt Batch
-		for j := range perRun {
-			i := uint64(r*perRun + j)
-			bt.Set = append(bt.Set, Set{Key: keyOf(i), Value: fmt.Appendf(nil, "https://h%d.example/path/%d", i%997, i)})
-		}
-		if _, err := tb.Write(&bt, nil); err != nil {
-			b.Fatal(err)
-		}
-		waitMerges(tb)
-	}
+	writeRuns(b, tb, 0, runs, perRun, nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0

@@ -206,24 +206,9 @@ func TestScanReadsBlocksOnce(t *testing.T) {
 			dir := t.TempDir()
 			tb := openTest(t, dir, &Options{DeltaKeys: c.perRun})
 			want := map[Key][]byte{}
-			for r := range c.runs {
-				var b Batch
-				for j := range c.perRun {
-					i := uint64(r*c.perRun + j)
-					s := Set{Key: keyOf(i), Value: fmt.Appendf(nil, "https://example.org/%d/%s", i, bytes.Repeat([]byte("y"), int(i%40)))}
-					want[s.Key] = s.Value
-					b.Set = append(b.Set, s)
-				}
-				if _, err := tb.Write(&b, nil); err != nil {
-					t.Fatal(err)
-				}
-				waitMerges(tb)
-			}
-			reads, blocks := 0, 0
-			for _, f := range tb.files {
-				f.vals = reopenCounting(t, f, &reads)
-				blocks += f.vals.Blocks()
-			}
+			writeRuns(t, tb, 0, c.runs, c.perRun, want)
+			reads := 0
+			blocks := countReads(t, tb, &reads)
 			if blocks < c.runs {
 				t.Fatalf("%d value blocks in %d files: want at least a block a run", blocks, len(tb.files))
 			}
@@ -252,6 +237,40 @@ func TestScanReadsBlocksOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeRuns writes runs deltas of perRun keys from first on, each with a
+// value (noted in want when not nil) and merged before the next, so that
+// the table's files hold their values in as many runs.
+func writeRuns(t testing.TB, tb *Table, first uint64, runs, perRun int, want map[Key][]byte) {
+	t.Helper()
+	for r := range runs {
+		var b Batch
+		for j := range perRun {
+			i := first + uint64(r*perRun+j)
+			s := Set{Key: keyOf(i), Value: fmt.Appendf(nil, "https://h%d.example/%d/%s", i%997, i, bytes.Repeat([]byte("y"), int(i%40)))}
+			if want != nil {
+				want[s.Key] = s.Value
+			}
+			b.Set = append(b.Set, s)
+		}
+		if _, err := tb.Write(&b, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitMerges(tb)
+	}
+}
+
+// countReads reopens every file's values through a reader that counts
+// its reads in reads, and returns their blocks.
+func countReads(t *testing.T, tb *Table, reads *int) (blocks int) {
+	t.Helper()
+	for _, f := range tb.files {
+		f.vals = reopenCounting(t, f, reads)
+		blocks += f.vals.Blocks()
+	}
+	*reads = 0
+	return blocks
 }
 
 // reopenCounting reopens f's value file through a reader that counts its
@@ -694,19 +713,7 @@ func TestMergeRewriteReadsBlocksOnce(t *testing.T) {
 	const runs, perRun = 24, 100
 	tb := openTest(t, dir, &Options{DeltaKeys: perRun})
 	want := map[Key][]byte{}
-	for r := range runs {
-		var b Batch
-		for j := range perRun {
-			i := uint64(r*perRun + j)
-			s := Set{Key: keyOf(i), Value: fmt.Appendf(nil, "https://example.org/%d/%s", i, bytes.Repeat([]byte("w"), int(i%40)))}
-			want[s.Key] = s.Value
-			b.Set = append(b.Set, s)
-		}
-		if _, err := tb.Write(&b, nil); err != nil {
-			t.Fatal(err)
-		}
-		waitMerges(tb)
-	}
+	writeRuns(t, tb, 0, runs, perRun, want)
 	// Three of every five deleted: the merge that applies the deletions
 	// copies the value blocks (their file's rows all had values), and
 	// the next rewrites them.
@@ -722,29 +729,15 @@ func TestMergeRewriteReadsBlocksOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitMerges(tb)
-	reads, blocks := 0, 0
-	for _, f := range tb.files {
-		f.vals = reopenCounting(t, f, &reads)
-		blocks += f.vals.Blocks()
-	}
-	reads = 0
+	reads := 0
+	blocks := countReads(t, tb, &reads)
 	// Deltas of new keys until a merge takes in the file (see planMerge).
 	rewritten := func() bool { return len(tb.files) == 1 && tb.files[0].vals.Len() == tb.files[0].hdr.values }
 	for r := 0; !rewritten(); r++ {
 		if r == 10 {
 			t.Fatalf("no merge took in the file after %d deltas", r)
 		}
-		var b Batch
-		for j := range perRun {
-			i := uint64(1<<40 + r*perRun + j)
-			s := Set{Key: keyOf(i), Value: fmt.Appendf(nil, "https://example.org/new/%d", i)}
-			want[s.Key] = s.Value
-			b.Set = append(b.Set, s)
-		}
-		if _, err := tb.Write(&b, nil); err != nil {
-			t.Fatal(err)
-		}
-		waitMerges(tb)
+		writeRuns(t, tb, uint64(1<<40+r*perRun), 1, perRun, want)
 	}
 	values := uint64(0)
 	for _, f := range tb.files {
@@ -768,5 +761,28 @@ func TestMergeRewriteReadsBlocksOnce(t *testing.T) {
 	}
 	if n != len(want) {
 		t.Fatalf("scanned %d entries, want %d", n, len(want))
+	}
+}
+
+// TestValueWindowYieldsAtOnce: an entry that reads nothing from a file
+// goes to fn at once while the window holds nothing (a frontier's scan
+// of a queue's key-only due order stops after a few), with the delta's
+// value when it has one.
+func TestValueWindowYieldsAtOnce(t *testing.T) {
+	var got []Entry
+	vw := newValueWindow(func(e *Entry, _ dval) error {
+		got = append(got, *e)
+		return nil
+	})
+	for i, v := range []dval{{}, {b: []byte("in the delta")}} {
+		if err := vw.add(&Entry{Key: keyOf(uint64(i))}, v, true); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != i+1 || vw.holds() {
+			t.Fatalf("after entry %d: %d yielded, holds %v; want it yielded at once", i, len(got), vw.holds())
+		}
+	}
+	if string(got[1].Value) != "in the delta" {
+		t.Fatalf("value %q, want the delta's", got[1].Value)
 	}
 }
