@@ -45,19 +45,8 @@ func (o *restoreOptions) run(e *env, files []string) error {
 	if o.db.dir == "" || backend.IsPostgres(o.db.dir) || remote.IsLocation(o.db.dir) {
 		return usagef("--db DIR, an index directory, is required (restore into a directory, then serve it)")
 	}
-	for _, name := range files {
-		if _, err := os.Stat(name); err != nil {
-			return err // before the index is created
-		}
-	}
-	st, err := o.db.openStore(e, &backend.Options{})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	b := st.(*index.DB)
-	// One chain, one restoring mark: a cut between two files must not
-	// leave the files before it looking like the whole chain.
+	// Every file opened before the index is created (a name that is not
+	// one leaves no directory behind), read through Restore's own buffer.
 	rs := make([]io.Reader, len(files))
 	for i, name := range files {
 		f, err := os.Open(name)
@@ -65,8 +54,16 @@ func (o *restoreOptions) run(e *env, files []string) error {
 			return err
 		}
 		defer f.Close()
-		rs[i] = f // Restore reads through a buffer of its own
+		rs[i] = f
 	}
+	st, err := o.db.openStore(e, &backend.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	// One chain, one restoring mark: a cut between two files must not
+	// leave the files before it looking like the whole chain.
+	b := st.(*index.DB)
 	infos, err := b.RestoreChain(rs...)
 	for i, info := range infos {
 		kind := "full"
