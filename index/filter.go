@@ -8,6 +8,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"slices"
 	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
@@ -366,6 +367,7 @@ func (db *DB) fillFilter(txn *badger.Txn, f *filter.Filter) (ok bool) {
 	}
 	batch := make([]uint64, 0, 1<<16)
 	flush := func() {
+		slices.Sort(batch) // the key table's come in no order
 		db.fmu.Lock()
 		f.AddLeads(batch, batch[:0])
 		db.fmu.Unlock()

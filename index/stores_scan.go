@@ -346,8 +346,10 @@ func (st *stores) keyPass(stop *atomic.Bool, sized func(full uint64), full func(
 }
 
 // fullLeads calls fn with the leading 8 bytes of every full key: Badger's
-// visible to txn, then the key table's (its writes after txn's snapshot
-// are the caller's to cover). It stops, returning false, when fn does.
+// visible to txn in order, then the key table's in no order, with some it
+// no longer holds (keytable.Table.Leads: a filter's superset; its writes
+// after txn's snapshot are the caller's to cover). It stops, returning
+// false, when fn does or a read fails.
 func (st *stores) fullLeads(txn *badger.Txn, fn func(lead uint64) bool) bool {
 	err := eachKey(txn, tagFull, func(item *badger.Item) error {
 		if key := item.Key(); len(key) == fullKeyLen && !fn(binary.BigEndian.Uint64(key[1:])) {
@@ -358,12 +360,15 @@ func (st *stores) fullLeads(txn *badger.Txn, fn func(lead uint64) bool) bool {
 	if err != nil {
 		return false
 	}
-	for k, err := range st.keyTableKeys(nil, 0) {
-		if err != nil || !fn(binary.BigEndian.Uint64(k[:8])) {
-			return false
-		}
+	if st.kt == nil {
+		return true
 	}
-	return true
+	done := true
+	err = st.kt.Leads(func(lead uint64) bool {
+		done = fn(lead)
+		return done
+	})
+	return err == nil && done
 }
 
 // inBoth calls fn for each key both stores hold (Badger's copy live):

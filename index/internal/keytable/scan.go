@@ -2,6 +2,8 @@ package keytable
 
 import (
 	"bytes"
+	"encoding/binary"
+	"slices"
 
 	"github.com/urlhash/urlhash/store"
 )
@@ -71,6 +73,70 @@ func (t *Table) pin(lo, hi *Key) (*Pinned, error) {
 	}
 	t.readers.Add(1)
 	return p, nil
+}
+
+// Leads calls fn with the leading 8 bytes of the key of every row the
+// table holds, in no order, until fn returns false; it may also yield
+// rows the table no longer holds (deleted, expired, replaced), so what it
+// yields is a superset (a filter's). It copies the deltas' leads, 8 bytes
+// a key (a scan copies a delta's entries, 40 bytes and 24 more with
+// times: at a filter's growth the largest transient of a revisiting
+// server), then reads the files' keys in file order, holding no lock
+// writers wait for.
+func (t *Table) Leads(fn func(lead uint64) bool) error {
+	t.mu.RLock()
+	if t.closed {
+		t.mu.RUnlock()
+		return store.ErrClosed
+	}
+	deltas := []*delta{t.delta, t.frozen}
+	n := 0
+	for _, d := range deltas {
+		if d != nil {
+			n += d.len()
+		}
+	}
+	leads := make([]uint64, 0, n)
+	for _, d := range deltas {
+		if d == nil {
+			continue
+		}
+		for i := range d.ents {
+			if st := d.ents[i].state; st&slotHeld != 0 && st&slotRow != 0 {
+				leads = append(leads, binary.BigEndian.Uint64(d.ents[i].k[:8]))
+			}
+		}
+	}
+	files := slices.Clone(t.files)
+	for _, f := range files {
+		f.acquire()
+	}
+	t.readers.Add(1)
+	t.mu.RUnlock()
+	defer func() {
+		for _, f := range files {
+			f.release()
+		}
+		t.readers.Done()
+	}()
+	for _, l := range leads {
+		if !fn(l) {
+			return nil
+		}
+	}
+	for _, f := range files {
+		w := &keyWindow{f: f}
+		for i := range int(f.hdr.count) {
+			row := w.at(i)
+			if row == nil {
+				return w.err
+			}
+			if !fn(binary.BigEndian.Uint64(row[:8])) {
+				return nil
+			}
+		}
+	}
+	return nil
 }
 
 // Release lets the pinned files and delta go. Releasing twice does

@@ -527,3 +527,71 @@ func TestRepeatedKeys(t *testing.T) {
 		t.Fatalf("deleted %v, Len %d", deleted, tb.Len())
 	}
 }
+
+// TestLeads: the leads of every live row, wherever it is (merged files,
+// the frozen delta a merge holds, the delta), and of rows with times; the
+// rows deleted may be yielded too, but nothing else.
+func TestLeads(t *testing.T) {
+	dir := t.TempDir()
+	tb := openTest(t, dir, &Options{DeltaKeys: 50})
+	model := map[Key]bool{}
+	for i := range 400 {
+		k := keyOf(uint64(i))
+		b := &Batch{Added: []Key{k}}
+		if i%3 == 0 {
+			b.AddedCols = Cols{First: int64(i + 1), Last: int64(i + 1)}
+		}
+		if _, err := tb.Add(b, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		model[k] = true
+	}
+	for i := 0; i < 400; i += 7 {
+		k := keyOf(uint64(i))
+		tb.Add(&Batch{Deleted: []Key{k}}, nil, nil)
+		model[k] = false
+	}
+	tb.Close()
+	// Reopened without merges: the delta is frozen by hand, as a merge
+	// would, and a new one takes more keys.
+	tb = openTest(t, dir, &Options{DeltaKeys: 50, noMerge: true})
+	add := func(from, to int) {
+		for i := from; i < to; i++ {
+			k := keyOf(uint64(i))
+			tb.Add(&Batch{Added: []Key{k}}, nil, nil)
+			model[k] = true
+		}
+	}
+	add(400, 430)
+	tb.mu.Lock()
+	tb.frozen, tb.delta = tb.delta, newDelta(50)
+	tb.mu.Unlock()
+	add(430, 460)
+	if len(tb.files) < 2 || tb.frozen.len() != 30 || tb.delta.len() != 30 {
+		t.Fatalf("%d files, frozen %d keys, delta %d: want keys in each place", len(tb.files), tb.frozen.len(), tb.delta.len())
+	}
+	byLead := map[uint64]Key{}
+	for k := range model {
+		byLead[binary.BigEndian.Uint64(k[:8])] = k
+	}
+	yielded := map[uint64]bool{}
+	if err := tb.Leads(func(lead uint64) bool {
+		if _, ok := byLead[lead]; !ok {
+			t.Fatalf("lead %x of no key put", lead)
+		}
+		yielded[lead] = true
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for k, live := range model {
+		if live && !yielded[binary.BigEndian.Uint64(k[:8])] {
+			t.Fatalf("the lead of live key %x missing", k[:8])
+		}
+	}
+	n := 0
+	tb.Leads(func(uint64) bool { n++; return n < 5 })
+	if n != 5 {
+		t.Fatalf("Leads went on after fn returned false: %d calls", n)
+	}
+}
