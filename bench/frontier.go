@@ -75,6 +75,10 @@ type phase struct {
 	put, drain time.Duration
 	rss        int64
 	anon, file int64 // peaks of RssAnon and RssFile (urlhash only)
+	// The peaks of the put's server and of the restarted one that
+	// drains, and the resident set of a server that restarted with every
+	// URL queued, once it handed out the first (urlhash only).
+	putRSS, drainRSS, openRSS int64
 	disk       int64
 	handed     int64
 	restart    time.Duration // clean restart to the first URL
@@ -114,6 +118,8 @@ func frontierBench(w *work) error {
 		(redis.put+redis.drain).Seconds()/(ours.put+ours.drain).Seconds(), float64(ours.rss)/float64(redis.rss))
 	fmt.Printf("urlhash peak RssAnon %.0f MiB (heap, stacks), RssFile %.0f MiB (mapped files), each at its own moment\n",
 		float64(ours.anon)/(1<<20), float64(ours.file)/(1<<20))
+	fmt.Printf("urlhash peak RSS of the put's server %.0f MiB, of the restarted server that drains %.0f MiB; restarted with every URL queued, after its first URL: %.0f MiB\n",
+		float64(ours.putRSS)/(1<<20), float64(ours.drainRSS)/(1<<20), float64(ours.openRSS)/(1<<20))
 	fmt.Printf("urlhash restart with %d URLs queued, to the first URL of GetURLs: %.3f s (SIGTERM), %.3f s (kill -9)\n",
 		distinct, ours.restart.Seconds(), ours.killed.Seconds())
 	return nil
@@ -187,6 +193,7 @@ func frontierOurs(w *work, urls []string) (phase, error) {
 		return p, err
 	}
 	p.rss = srv.Kill()
+	p.putRSS = p.rss
 	p.split(srv)
 	p.disk = dirBytes(filepath.Join(db, "urlhash.frontier"))
 	// Restarts: after kill -9, then after a clean stop, each to the first
@@ -215,6 +222,7 @@ func frontierOurs(w *work, urls []string) (phase, error) {
 		conn.Close()
 		if clean {
 			p.restart = d
+			p.openRSS = proc.RSS(srv.Pid())
 		} else {
 			p.killed = d
 			p.rss = max(p.rss, srv.Stop())
@@ -239,7 +247,8 @@ func frontierOurs(w *work, urls []string) (phase, error) {
 	wg.Wait()
 	p.drain = time.Since(start)
 	p.handed = handed.Load()
-	p.rss = max(p.rss, srv.Stop())
+	p.drainRSS = srv.Stop()
+	p.rss = max(p.rss, p.drainRSS)
 	p.split(srv)
 	return p, errors.Join(errs...)
 }

@@ -31,6 +31,16 @@ func PeakRSS(pid int) int64 {
 	return 0
 }
 
+// RSS returns the resident set of process pid now in bytes (VmRSS), or 0
+// when it cannot be read.
+func RSS(pid int) int64 {
+	kb, ok := statusKB(pid, "VmRSS")
+	if !ok {
+		return 0
+	}
+	return kb[0] << 10
+}
+
 // statusKB returns the fields of /proc/PID/status named (in kB, 0 when
 // absent), or false when it cannot be read.
 func statusKB(pid int, names ...string) ([]int64, bool) {
