@@ -3,6 +3,7 @@ package keytable
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -13,8 +14,12 @@ import (
 // A fileWriter writes a key file (version 2) in one pass over its rows in
 // ascending key order, and its tombstones in ascending order (a key may
 // have both: written over an older row). The tombstones are held in memory
-// until the rows are written (an open file holds them in memory too). The
-// values of the rows go to a value file writer, in the same order.
+// until the rows are written (an open file holds them in memory too): a
+// merge's as references to its inputs' (refTombstones), which stay open
+// until the file is written, 8 bytes each where a key takes 32. Before
+// references, the merge that moved a drained frontier's tombstones held a
+// copy of them grown by doubling, beside the inputs' own. The values of
+// the rows go to a value file writer, in the same order.
 type fileWriter struct {
 	w       io.WriterAt
 	h       fileHeader
@@ -26,6 +31,11 @@ type fileWriter struct {
 	pageN   uint64 // its rows
 	pageNo  uint64
 	dels    []byte
+	// refs are the tombstones by reference (refTombstones), each a
+	// source's position << 32 | the tombstone's number there; deadKey
+	// resolves one.
+	refs    []uint64
+	deadKey func(pos, i int) *Key
 	prev    Key
 	vw      *valuefile.Writer
 	err     error
@@ -134,6 +144,10 @@ func (fw *fileWriter) tombstone(k *Key) error {
 	if fw.err != nil {
 		return fw.err
 	}
+	if fw.deadKey != nil {
+		fw.err = errors.New("keytable: a tombstone by key to a writer of references")
+		return fw.err
+	}
 	if n := len(fw.dels); n > 0 && bytes.Compare(k[:], fw.dels[n-KeySize:]) <= 0 {
 		fw.err = fmt.Errorf("keytable: tombstones out of order writing a file (%x after %x)", k[:], fw.dels[n-KeySize:])
 		return fw.err
@@ -144,6 +158,45 @@ func (fw *fileWriter) tombstone(k *Key) error {
 	}
 	fw.dels = append(fw.dels, k[:]...)
 	return nil
+}
+
+// refTombstones makes the writer take its tombstones by reference
+// (tombstoneAt), at most n of them, each resolved to its key by deadKey,
+// which must answer until finish returns.
+func (fw *fileWriter) refTombstones(n int, deadKey func(pos, i int) *Key) {
+	fw.refs = make([]uint64, 0, n)
+	fw.deadKey = deadKey
+}
+
+// tombstoneAt adds a tombstone of the key deadKey(pos, i) (see
+// refTombstones).
+func (fw *fileWriter) tombstoneAt(pos, i int) error {
+	if fw.err != nil {
+		return fw.err
+	}
+	if fw.deadKey == nil {
+		fw.err = errors.New("keytable: a tombstone by reference to a writer of keys")
+		return fw.err
+	}
+	k := fw.deadKey(pos, i)
+	if n := len(fw.refs); n > 0 {
+		if prev := fw.ref(n - 1); bytes.Compare(k[:], prev[:]) <= 0 {
+			fw.err = fmt.Errorf("keytable: tombstones out of order writing a file (%x after %x)", k[:], prev[:])
+			return fw.err
+		}
+	}
+	if uint64(len(fw.refs))+1 > maxFileEntries {
+		fw.err = fmt.Errorf("keytable: too many tombstones for one file")
+		return fw.err
+	}
+	fw.refs = append(fw.refs, uint64(pos)<<32|uint64(i))
+	return nil
+}
+
+// ref returns the key of tombstone reference n.
+func (fw *fileWriter) ref(n int) *Key {
+	r := fw.refs[n]
+	return fw.deadKey(int(r>>32), int(uint32(r)))
 }
 
 // finish writes the tombstones, the bucket array and the header, and
@@ -163,10 +216,21 @@ func (fw *fileWriter) finish() (fileHeader, []byte, error) {
 	for ; fw.nb < uint64(len(fw.buckets)); fw.nb++ {
 		fw.buckets[fw.nb] = uint32(h.count)
 	}
-	h.deleted = uint64(len(fw.dels) / KeySize)
-	h.tombCRC = crc32.Checksum(fw.dels, castagnoli)
-	if err := fw.bw.write(fw.dels); err != nil {
-		return *h, nil, err
+	if fw.deadKey != nil {
+		h.deleted = uint64(len(fw.refs))
+		for n := range fw.refs {
+			k := fw.ref(n)
+			h.tombCRC = crc32.Update(h.tombCRC, castagnoli, k[:])
+			if err := fw.bw.write(k[:]); err != nil {
+				return *h, nil, err
+			}
+		}
+	} else {
+		h.deleted = uint64(len(fw.dels) / KeySize)
+		h.tombCRC = crc32.Checksum(fw.dels, castagnoli)
+		if err := fw.bw.write(fw.dels); err != nil {
+			return *h, nil, err
+		}
 	}
 	bb := make([]byte, 0, 4*len(fw.buckets))
 	for _, o := range fw.buckets {

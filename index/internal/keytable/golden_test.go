@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/urlhash/urlhash/index/internal/valuefile"
@@ -319,7 +320,7 @@ func FuzzParseFile(f *testing.F) {
 		})
 		kf.verify()
 		s := fileSource(kf)
-		mergeSources([]*source{s}, true, func(_ *Key, src *source, i int, _ bool) bool {
+		mergeSources([]*source{s}, true, func(_ *Key, src *source, i int, _ *source, _ int) bool {
 			if src != nil {
 				src.cols(i)
 				src.val(i)
@@ -391,4 +392,64 @@ func FuzzManifest(f *testing.F) {
 			t.Fatal("a manifest that decodes does not re-encode to its bytes")
 		}
 	})
+}
+
+// TestTombstoneRefs: a merge's writer takes tombstones by reference
+// (fileWriter.refTombstones) and writes the same bytes as one given the
+// keys; references out of order, or mixed with keys, fail the file.
+func TestTombstoneRefs(t *testing.T) {
+	live, dead := goldenKeys()
+	var byKey memFile
+	if _, _, err := writeFile(&byKey, uint64(len(live)), entriesOf(live, dead)); err != nil {
+		t.Fatal(err)
+	}
+	// The tombstones in two "sources", interleaved as a merge's are.
+	srcs := [2][]Key{}
+	var refs [][2]int
+	for i, k := range dead {
+		s := i % 2
+		refs = append(refs, [2]int{s, len(srcs[s])})
+		srcs[s] = append(srcs[s], k)
+	}
+	deadKey := func(pos, i int) *Key { return &srcs[pos][i] }
+	write := func(refs [][2]int, byKeyToo bool) ([]byte, error) {
+		var m memFile
+		fw := newFileWriter(&m, uint64(len(live)), keyOnly, nil, 0)
+		fw.refTombstones(len(refs), deadKey)
+		for i := range live {
+			if err := fw.add(&live[i], &Cols{}, nil); err != nil {
+				return nil, err
+			}
+		}
+		for _, r := range refs {
+			if err := fw.tombstoneAt(r[0], r[1]); err != nil {
+				return nil, err
+			}
+		}
+		if byKeyToo {
+			if err := fw.tombstone(&dead[0]); err != nil {
+				return nil, err
+			}
+		}
+		_, _, err := fw.finish()
+		return m.b, err
+	}
+	b, err := write(refs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, byKey.b) {
+		t.Fatal("a file written with tombstones by reference differs from one written with their keys")
+	}
+	if len(refs) < 2 {
+		t.Fatal("the golden keys have fewer than two tombstones")
+	}
+	swapped := slices.Clone(refs)
+	swapped[0], swapped[1] = swapped[1], swapped[0]
+	if _, err := write(swapped, false); err == nil || !strings.Contains(err.Error(), "out of order") {
+		t.Fatalf("tombstones by reference out of order: %v", err)
+	}
+	if _, err := write(refs[:0], true); err == nil {
+		t.Fatal("a tombstone by key to a writer of references was taken")
+	}
 }

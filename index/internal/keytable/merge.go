@@ -93,6 +93,9 @@ type source struct {
 	// the next ones.
 	nLive, nDead int
 	li, di       int
+	// pos is the source's place among a merge's (its tombstones'
+	// references: see fileWriter.tombstoneAt).
+	pos int
 }
 
 // key returns row i's key.
@@ -222,7 +225,11 @@ func deltaSource(d *delta) *source {
 // tombstone and bottom is false. A source's read error ends the walk and
 // is returned (fn has then been called with the keys before it only).
 // k is valid until fn returns.
-func mergeSources(srcs []*source, bottom bool, fn func(k *Key, src *source, i int, dead bool) bool) error {
+//
+// The tombstone is passed as its source and its number there (dead nil:
+// none), which a merge's writer keeps instead of the key (see
+// fileWriter.tombstoneAt).
+func mergeSources(srcs []*source, bottom bool, fn func(k *Key, src *source, i int, dead *source, di int) bool) error {
 	var k Key // one for the walk: a key each escaped to the heap
 	for {
 		var min *Key
@@ -240,9 +247,8 @@ func mergeSources(srcs []*source, bottom bool, fn func(k *Key, src *source, i in
 		}
 		k = *min
 		first := true
-		var src *source
-		row := 0
-		var dead bool
+		var src, dead *source
+		row, di := 0, 0
 		for _, s := range srcs {
 			sk, l, d := s.peek()
 			if sk == nil || *sk != k {
@@ -254,10 +260,14 @@ func mergeSources(srcs []*source, bottom bool, fn func(k *Key, src *source, i in
 				}
 				first = false
 			}
-			dead = d // the oldest holder's tombstone is the one that counts
+			// The oldest holder's tombstone is the one that counts.
+			dead = nil
+			if d && !bottom {
+				dead, di = s, s.di
+			}
 			s.advance(l, d)
 		}
-		if !fn(&k, src, row, dead && !bottom) {
+		if !fn(&k, src, row, dead, di) {
 			return nil
 		}
 	}
@@ -421,6 +431,14 @@ func (t *Table) writeMerged(num uint64, srcs []*source, bottom bool, now int64) 
 		}
 	}
 	fw := newFileWriter(f, maxLive, layoutOf(span, values), vw.writer(), vw.pairing())
+	maxDead := 0 // the tombstones if no two sources share one
+	for n, s := range srcs {
+		s.pos = n
+		maxDead += s.nDead
+	}
+	if !bottom {
+		fw.refTombstones(maxDead, func(pos, i int) *Key { return srcs[pos].deadKey(i) })
+	}
 	var werr error
 	drops := map[int64]int64{}
 	// The values of files rewritten are read through a window (each
@@ -436,7 +454,7 @@ func (t *Table) writeMerged(num uint64, srcs []*source, bottom bool, now int64) 
 		return rows.add(e, v, !copied)
 	}
 	var e Entry // one for every row: put copies what it holds
-	rerr := mergeSources(srcs, bottom, func(k *Key, src *source, i int, dead bool) bool {
+	rerr := mergeSources(srcs, bottom, func(k *Key, src *source, i int, dead *source, di int) bool {
 		switch {
 		case src == nil:
 		case !src.hasCols():
@@ -452,8 +470,8 @@ func (t *Table) writeMerged(num uint64, srcs []*source, bottom bool, now int64) 
 			e = Entry{Key: *k, Cols: c}
 			werr = put(&e, src.val(i))
 		}
-		if dead && werr == nil {
-			werr = fw.tombstone(k)
+		if dead != nil && werr == nil {
+			werr = fw.tombstoneAt(dead.pos, di)
 		}
 		return werr == nil
 	})

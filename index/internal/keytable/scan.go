@@ -201,7 +201,7 @@ func (p *Pinned) ScanEntries(prefix []byte, bits int, o ScanOptions, fn func(e *
 		vw = newValueWindow(func(e *Entry, _ dval) error { return fn(e) })
 	}
 	var e Entry
-	if rerr := mergeSources(srcs, true, func(k *Key, src *source, i int, _ bool) bool {
+	if rerr := mergeSources(srcs, true, func(k *Key, src *source, i int, _ *source, _ int) bool {
 		if src == nil {
 			return true
 		}
