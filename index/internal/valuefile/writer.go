@@ -66,20 +66,22 @@ type Writer struct {
 	enc     *zstd.Encoder
 	buf     []byte // values of the block being filled, or buffered to train
 	lens    []uint32
-	raws    [2][]byte // a block's decoded bytes: one filled while the other is compressed
-	// A block is compressed and written in the background while Add fills
-	// the next (on two cores zstd was a fifth of import --store-url's CPU,
-	// in line with the merge that feeds the writer): inflight reports the
-	// one being written (nil: none), whose goroutine alone uses off,
-	// frame, index, blocks and enc until it is received from.
-	inflight chan error
-	off      int64 // where the next block goes
-	frame    []byte
-	index    []byte
-	values   uint64
-	bytes    int64 // the values' bytes
-	blocks   uint32
-	added    bool // Add was called: CopyBlocks no longer can
+	// Blocks are compressed in the background while Add fills the next,
+	// up to maxInflight at once, and written in order (on two cores zstd
+	// was a fifth of import --store-url's CPU, in line with the merge that
+	// feeds the writer, and one block at a time left it behind): jobs are
+	// those in flight, oldest first, whose goroutines alone use off,
+	// index and blocks until the last is waited for; spare holds the
+	// buffers of jobs done (a job itself is not reused: the one after it
+	// reads it).
+	jobs   []*blockJob
+	spare  [][2][]byte // raw, frame
+	off    int64       // where the next block goes
+	index  []byte
+	values uint64
+	bytes  int64 // the values' bytes
+	blocks uint32
+	added  bool // Add was called: CopyBlocks no longer can
 	// training: values buffered before a dictionary is chosen
 	training bool
 	trained  uint32
@@ -122,7 +124,7 @@ func (w *Writer) dictionary(d []byte) (uint32, error) {
 // encoder.
 func (w *Writer) start(d []byte) {
 	w.training = false
-	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+	opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(maxInflight),
 		zstd.WithEncoderCRC(false), zstd.WithZeroFrames(true)}
 	var enc *zstd.Encoder
 	var err error
@@ -282,50 +284,85 @@ func buildDict(samples [][]byte) (d []byte) {
 	return d
 }
 
+// maxInflight is how many blocks a writer compresses at once.
+const maxInflight = 2
+
+// A blockJob is a block compressed and written in the background.
+type blockJob struct {
+	raw, frame []byte
+	written    chan struct{} // closed once written, or failed (err)
+	err        error
+}
+
 // flush writes the first n buffered values as a block: it hands the
-// block to a goroutine that compresses and writes it, once the block
+// block to a goroutine that compresses it and writes it once the block
 // before is written.
 func (w *Writer) flush(n int) {
-	if w.wait(); w.err != nil || n == 0 {
+	if len(w.jobs) == maxInflight {
+		w.waitOldest()
+	}
+	if w.err != nil || n == 0 {
 		return
 	}
-	raw := binary.AppendUvarint(w.raws[0][:0], uint64(n))
+	j := &blockJob{written: make(chan struct{})}
+	if k := len(w.spare); k > 0 {
+		j.raw, j.frame = w.spare[k-1][0], w.spare[k-1][1]
+		w.spare = w.spare[:k-1]
+	}
+	raw := binary.AppendUvarint(j.raw[:0], uint64(n))
 	size := 0
 	for _, l := range w.lens[:n] {
 		raw = binary.AppendUvarint(raw, uint64(l))
 		size += int(l)
 	}
-	raw = append(raw, w.buf[:size]...)
-	w.raws[0], w.raws[1] = w.raws[1], raw
-	done := make(chan error, 1)
-	w.inflight = done
-	go func() { done <- w.writeBlock(raw, uint32(n)) }()
+	j.raw = append(raw, w.buf[:size]...)
+	var prev *blockJob
+	if k := len(w.jobs); k > 0 {
+		prev = w.jobs[k-1]
+	}
+	w.jobs = append(w.jobs, j)
+	go func() {
+		defer close(j.written)
+		j.frame = w.enc.EncodeAll(j.raw, j.frame[:0])
+		if prev != nil {
+			if <-prev.written; prev.err != nil {
+				j.err = prev.err // nothing after a block that failed
+				return
+			}
+		}
+		j.err = w.writeFrame(j, uint32(n))
+	}()
 	w.buf = append(w.buf[:0], w.buf[size:]...)
 	w.lens = append(w.lens[:0], w.lens[n:]...)
 }
 
-// writeBlock compresses raw, the decoded block of n values, and writes it
-// at w.off.
-func (w *Writer) writeBlock(raw []byte, n uint32) error {
-	w.frame = w.enc.EncodeAll(raw, w.frame[:0])
-	fn := len(w.frame)
-	w.frame = binary.LittleEndian.AppendUint32(w.frame, blockCRC(w.blocks, w.frame))
-	if _, err := w.w.WriteAt(w.frame, w.off); err != nil {
+// writeFrame writes j's compressed block of n values at w.off.
+func (w *Writer) writeFrame(j *blockJob, n uint32) error {
+	fn := len(j.frame)
+	j.frame = binary.LittleEndian.AppendUint32(j.frame, blockCRC(w.blocks, j.frame))
+	if _, err := w.w.WriteAt(j.frame, w.off); err != nil {
 		return fmt.Errorf("valuefile: %w", err)
 	}
-	w.appendIndex(uint32(fn), uint32(len(raw)), n, w.own)
+	w.appendIndex(uint32(fn), uint32(len(j.raw)), n, w.own)
 	return nil
 }
 
-// wait waits for the block being written, if any.
+// waitOldest waits for the oldest block in flight to be written.
+func (w *Writer) waitOldest() {
+	j := w.jobs[0]
+	<-j.written
+	if j.err != nil && w.err == nil {
+		w.err = j.err
+	}
+	w.jobs = append(w.jobs[:0], w.jobs[1:]...)
+	w.spare = append(w.spare, [2][]byte{j.raw, j.frame})
+}
+
+// wait waits for every block in flight to be written.
 func (w *Writer) wait() {
-	if w.inflight == nil {
-		return
+	for len(w.jobs) > 0 {
+		w.waitOldest()
 	}
-	if err := <-w.inflight; err != nil && w.err == nil {
-		w.err = err
-	}
-	w.inflight = nil
 }
 
 // Abort waits for the block being written, if any, for a caller that
