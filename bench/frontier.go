@@ -79,10 +79,10 @@ type phase struct {
 	// drains, and the resident set of a server that restarted with every
 	// URL queued, once it handed out the first (urlhash only).
 	putRSS, drainRSS, openRSS int64
-	disk       int64
-	handed     int64
-	restart    time.Duration // clean restart to the first URL
-	killed     time.Duration // restart after kill -9 to the first URL
+	disk                      int64
+	handed                    int64
+	restart                   time.Duration // clean restart to the first URL
+	killed                    time.Duration // restart after kill -9 to the first URL
 }
 
 func frontierBench(w *work) error {
