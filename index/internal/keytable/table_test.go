@@ -567,7 +567,9 @@ func TestLeads(t *testing.T) {
 	tb.frozen, tb.delta = tb.delta, newDelta(50)
 	tb.mu.Unlock()
 	add(430, 460)
-	if len(tb.files) < 2 || tb.frozen.len() != 30 || tb.delta.len() != 30 {
+	// The frozen delta also holds what the reopening replayed from the
+	// log (the keys a merge had not written when the table closed).
+	if len(tb.files) < 2 || tb.frozen.len() < 30 || tb.delta.len() != 30 {
 		t.Fatalf("%d files, frozen %d keys, delta %d: want keys in each place", len(tb.files), tb.frozen.len(), tb.delta.len())
 	}
 	byLead := map[uint64]Key{}
