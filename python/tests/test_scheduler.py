@@ -313,9 +313,11 @@ class SchedulerTest(unittest.TestCase):
         # process's: renewed every third of its lease, never handed to
         # another process, acked once done.
         a = self.scheduler(URLHASH_LEASE=1)
-        b = self.scheduler(URLHASH_LEASE=1)
         self.enqueue(a, scrapy.Request("https://renew.example/slow"))
         r = self.hand(a)
+        # The other process opens once a holds it: open before, it could
+        # claim the request first (its prefetch), and a would wait for it.
+        b = self.scheduler(URLHASH_LEASE=1)
         time.sleep(3.0)
         self.assertIsNone(call(b.next_request), "a request held and renewed was handed to another process")
         self.assertEqual(self.frontier().status()["in_transit"], 1)
