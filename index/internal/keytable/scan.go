@@ -3,7 +3,6 @@ package keytable
 import (
 	"bytes"
 	"encoding/binary"
-	"slices"
 
 	"github.com/urlhash/urlhash/store"
 )
@@ -63,16 +62,24 @@ func (t *Table) pin(lo, hi *Key) (*Pinned, error) {
 	}
 	// The delta changes under writers: a copy of it. The frozen one does
 	// not, but the merge drops it: counted, as the files are.
-	p := &Pinned{t: t, deltas: []*delta{t.delta.cloneRange(lo, hi)}}
+	p := t.pinFilesLocked()
+	p.deltas = []*delta{t.delta.cloneRange(lo, hi)}
 	if t.frozen != nil {
 		p.deltas = append(p.deltas, t.frozen.cloneRange(lo, hi))
 	}
+	return p, nil
+}
+
+// pinFilesLocked returns a Pinned of the table's files alone, newest
+// first. The caller holds mu.
+func (t *Table) pinFilesLocked() *Pinned {
+	p := &Pinned{t: t}
 	for i := len(t.files) - 1; i >= 0; i-- {
 		t.files[i].acquire()
 		p.files = append(p.files, t.files[i])
 	}
 	t.readers.Add(1)
-	return p, nil
+	return p
 }
 
 // Leads calls fn with the leading 8 bytes of the key of every row the
@@ -107,24 +114,15 @@ func (t *Table) Leads(fn func(lead uint64) bool) error {
 			}
 		}
 	}
-	files := slices.Clone(t.files)
-	for _, f := range files {
-		f.acquire()
-	}
-	t.readers.Add(1)
+	p := t.pinFilesLocked()
 	t.mu.RUnlock()
-	defer func() {
-		for _, f := range files {
-			f.release()
-		}
-		t.readers.Done()
-	}()
+	defer p.Release()
 	for _, l := range leads {
 		if !fn(l) {
 			return nil
 		}
 	}
-	for _, f := range files {
+	for _, f := range p.files {
 		w := &keyWindow{f: f}
 		for i := range int(f.hdr.count) {
 			row := w.at(i)
