@@ -141,19 +141,10 @@ func (fw *fileWriter) flushPage() {
 
 // tombstone adds a tombstone of k.
 func (fw *fileWriter) tombstone(k *Key) error {
-	if fw.err != nil {
-		return fw.err
-	}
-	if fw.deadKey != nil {
+	if fw.deadKey != nil && fw.err == nil {
 		fw.err = errors.New("keytable: a tombstone by key to a writer of references")
-		return fw.err
 	}
-	if n := len(fw.dels); n > 0 && bytes.Compare(k[:], fw.dels[n-KeySize:]) <= 0 {
-		fw.err = fmt.Errorf("keytable: tombstones out of order writing a file (%x after %x)", k[:], fw.dels[n-KeySize:])
-		return fw.err
-	}
-	if uint64(len(fw.dels)/KeySize)+1 > maxFileEntries {
-		fw.err = fmt.Errorf("keytable: too many tombstones for one file")
+	if fw.checkTombstone(k) != nil {
 		return fw.err
 	}
 	fw.dels = append(fw.dels, k[:]...)
@@ -171,32 +162,53 @@ func (fw *fileWriter) refTombstones(n int, deadKey func(pos, i int) *Key) {
 // tombstoneAt adds a tombstone of the key deadKey(pos, i) (see
 // refTombstones).
 func (fw *fileWriter) tombstoneAt(pos, i int) error {
-	if fw.err != nil {
-		return fw.err
-	}
 	if fw.deadKey == nil {
-		fw.err = errors.New("keytable: a tombstone by reference to a writer of keys")
+		if fw.err == nil {
+			fw.err = errors.New("keytable: a tombstone by reference to a writer of keys")
+		}
 		return fw.err
 	}
-	k := fw.deadKey(pos, i)
-	if n := len(fw.refs); n > 0 {
-		if prev := fw.ref(n - 1); bytes.Compare(k[:], prev[:]) <= 0 {
-			fw.err = fmt.Errorf("keytable: tombstones out of order writing a file (%x after %x)", k[:], prev[:])
-			return fw.err
-		}
-	}
-	if uint64(len(fw.refs))+1 > maxFileEntries {
-		fw.err = fmt.Errorf("keytable: too many tombstones for one file")
+	if fw.checkTombstone(fw.deadKey(pos, i)) != nil {
 		return fw.err
 	}
 	fw.refs = append(fw.refs, uint64(pos)<<32|uint64(i))
 	return nil
 }
 
-// ref returns the key of tombstone reference n.
-func (fw *fileWriter) ref(n int) *Key {
-	r := fw.refs[n]
-	return fw.deadKey(int(r>>32), int(uint32(r)))
+// checkTombstone fails the writer unless k may follow the tombstones
+// added.
+func (fw *fileWriter) checkTombstone(k *Key) error {
+	if fw.err != nil {
+		return fw.err
+	}
+	n := fw.deadLen()
+	if n > 0 {
+		if prev := fw.deadAt(n - 1); bytes.Compare(k[:], prev[:]) <= 0 {
+			fw.err = fmt.Errorf("keytable: tombstones out of order writing a file (%x after %x)", k[:], prev[:])
+			return fw.err
+		}
+	}
+	if uint64(n)+1 > maxFileEntries {
+		fw.err = fmt.Errorf("keytable: too many tombstones for one file")
+	}
+	return fw.err
+}
+
+// deadLen returns the number of tombstones added.
+func (fw *fileWriter) deadLen() int {
+	if fw.deadKey != nil {
+		return len(fw.refs)
+	}
+	return len(fw.dels) / KeySize
+}
+
+// deadAt returns tombstone n.
+func (fw *fileWriter) deadAt(n int) *Key {
+	if fw.deadKey != nil {
+		r := fw.refs[n]
+		return fw.deadKey(int(r>>32), int(uint32(r)))
+	}
+	return (*Key)(fw.dels[n*KeySize : (n+1)*KeySize])
 }
 
 // finish writes the tombstones, the bucket array and the header, and
@@ -216,19 +228,11 @@ func (fw *fileWriter) finish() (fileHeader, []byte, error) {
 	for ; fw.nb < uint64(len(fw.buckets)); fw.nb++ {
 		fw.buckets[fw.nb] = uint32(h.count)
 	}
-	if fw.deadKey != nil {
-		h.deleted = uint64(len(fw.refs))
-		for n := range fw.refs {
-			k := fw.ref(n)
-			h.tombCRC = crc32.Update(h.tombCRC, castagnoli, k[:])
-			if err := fw.bw.write(k[:]); err != nil {
-				return *h, nil, err
-			}
-		}
-	} else {
-		h.deleted = uint64(len(fw.dels) / KeySize)
-		h.tombCRC = crc32.Checksum(fw.dels, castagnoli)
-		if err := fw.bw.write(fw.dels); err != nil {
+	h.deleted = uint64(fw.deadLen())
+	for n := range fw.deadLen() {
+		k := fw.deadAt(n)
+		h.tombCRC = crc32.Update(h.tombCRC, castagnoli, k[:])
+		if err := fw.bw.write(k[:]); err != nil {
 			return *h, nil, err
 		}
 	}
