@@ -277,3 +277,56 @@ func BenchmarkScanPrefix(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFindQueued looks up sorted batches in a key file of 1M keys
+// in groups of 100 that share their leading 8 bytes (a frontier's queues:
+// queue[8] due[8] uid[16]), 64 at a time: present keys, and absent keys
+// of the same queues (the due keys a put adds), with and without the file's
+// fingerprints. It reports the reads a key.
+func BenchmarkFindQueued(b *testing.B) {
+	const n, perQueue, size = 1 << 20, 100, 64 // a put of a page's outlinks
+	rng := rand.New(rand.NewPCG(4, 5))
+	queueKey := func(q uint64) Key {
+		var k Key
+		binary.BigEndian.PutUint64(k[:], q*0x9e3779b97f4a7c15)
+		for j := 8; j < KeySize; j += 8 {
+			binary.BigEndian.PutUint64(k[j:], rng.Uint64())
+		}
+		return k
+	}
+	keys := make([]Key, n)
+	for i := range keys {
+		keys[i] = queueKey(uint64(i / perQueue))
+	}
+	slices.SortFunc(keys, compareKeys)
+	var reads int
+	for _, withFP := range []bool{false, true} {
+		kf := writeTestFile(b, b.TempDir(), keys, nil, withFP, &reads)
+		for _, present := range []bool{true, false} {
+			batch := make([]Key, size)
+			for i := range batch {
+				if present {
+					batch[i] = keys[rng.IntN(n)]
+				} else {
+					batch[i] = queueKey(uint64(rng.IntN(n / perQueue)))
+				}
+			}
+			slices.SortFunc(batch, compareKeys)
+			pending := make([]int, size)
+			var lb lookupBufs
+			b.Run(fmt.Sprintf("fingerprints=%v/present=%v", withFP, present), func(b *testing.B) {
+				reads = 0
+				for b.Loop() {
+					for i := range pending {
+						pending[i] = i
+					}
+					if _, err := kf.findBatch(batch, pending, &lb, func(int, int, []byte) {}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*size), "ns/key")
+				b.ReportMetric(float64(reads)/float64(b.N*size), "reads/key")
+			})
+		}
+	}
+}

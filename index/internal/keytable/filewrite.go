@@ -114,7 +114,7 @@ func (fw *fileWriter) addRow(k *Key, c *Cols, value []byte, ref uint32) error {
 		fw.buckets[fw.nb] = uint32(h.count)
 		fw.nb++
 	}
-	fw.fps = append(fw.fps, fingerprint(k, h.bits))
+	fw.fps = append(fw.fps, fingerprint(k))
 	n := len(fw.page)
 	fw.page = fw.page[:n+h.lay.rw]
 	h.lay.putRow(fw.page[n:], k, c, ref)

@@ -71,7 +71,7 @@ func TestFingerprintsBuilt(t *testing.T) {
 		w := &keyWindow{f: f}
 		fps := *f.fp.Load()
 		for i := range int(f.hdr.count) {
-			if got, want := fps[i], fingerprint((*Key)(w.at(i)), f.hdr.bits); got != want {
+			if got, want := fps[i], fingerprint((*Key)(w.at(i))); got != want {
 				t.Fatalf("%s: key %d: fingerprint %#x, want %#x", f.name, i, got, want)
 			}
 		}

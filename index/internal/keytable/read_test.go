@@ -25,7 +25,7 @@ func clusterKey(i uint64) Key {
 // writeTestFile writes a key file of the sorted distinct keys (and the
 // tombstones dead) under dir and opens it, with the fingerprints writeFile
 // returns when withFP, and its reads counted in reads.
-func writeTestFile(t *testing.T, dir string, keys, dead []Key, withFP bool, reads *int) *keyFile {
+func writeTestFile(t testing.TB, dir string, keys, dead []Key, withFP bool, reads *int) *keyFile {
 	t.Helper()
 	name := filepath.Join(dir, "000001.keys")
 	f, err := os.Create(name)
