@@ -19,8 +19,9 @@ import (
 // each made at the first entry that needs it: a delta of key-only entries
 // costs what it did before columns, one of entries with times (a
 // revisiting crawler's) no more than their columns. Values are copied into an
-// arena (bytes a value replaced leaves are reclaimed when the delta is
-// dropped), or, for a value kept from a key file (Set.KeepValue), are that
+// arena of chunks (bytes a value replaced leaves are reclaimed when the
+// delta is dropped; a chunk is never moved, so that a growing arena copies
+// nothing and a clone shares it), or, for a value kept from a key file (Set.KeepValue), are that
 // file's ordinal: the delta holds the file open until it is dropped.
 //
 // A bitset over the leading deltaBits bits of every key put answers most
@@ -32,7 +33,7 @@ type delta struct {
 	ents  []deltaSlot // in the order keys were first put
 	cols  []Cols      // nil, or as long as ents
 	vals  []deltaVal  // nil, or as long as ents
-	arena []byte
+	arena arena
 	index []uint32 // entry number + 1; 0: empty
 	n     int      // entries not removed
 	seed  maphash.Seed
@@ -56,8 +57,8 @@ const (
 	slotHides = 4
 )
 
-// deltaVal is where an entry's value is: none, the arena's [voff,
-// voff+vn), or ordinal vord-1 of the key file vf.
+// deltaVal is where an entry's value is: none, the arena's vn bytes at
+// voff (see arena.at), or ordinal vord-1 of the key file vf.
 type deltaVal struct {
 	voff uint64
 	vn   uint32
@@ -105,7 +106,7 @@ func (d *delta) bytes() int64 {
 	if d == nil {
 		return 0
 	}
-	return int64(len(d.ents))*40 + int64(len(d.cols))*24 + int64(len(d.vals))*24 + int64(len(d.arena))
+	return int64(len(d.ents))*40 + int64(len(d.cols))*24 + int64(len(d.vals))*24 + d.arena.bytes()
 }
 
 // slot returns the index slot of k: the one that holds its entry, or the
@@ -153,7 +154,7 @@ func (d *delta) entry(i int) (deltaEntry, bool) {
 		case x.vf != nil:
 			e.val = dval{f: x.vf, ord: x.vord}
 		case x.vn > 0:
-			e.val = dval{b: d.arena[x.voff : x.voff+uint64(x.vn) : x.voff+uint64(x.vn)]}
+			e.val = dval{b: d.arena.at(x.voff, x.vn)}
 		}
 	}
 	return e, st&slotHeld != 0
@@ -227,8 +228,7 @@ func (d *delta) put(k *Key, e deltaEntry) {
 			d.files = append(d.files, e.val.f)
 		}
 	case len(e.val.b) > 0:
-		x.voff, x.vn = uint64(len(d.arena)), uint32(len(e.val.b))
-		d.arena = append(d.arena, e.val.b...)
+		x.voff, x.vn = d.arena.add(e.val.b), uint32(len(e.val.b))
 	}
 	d.vals[i] = x
 }
@@ -441,4 +441,44 @@ func (d *delta) ranges() (colRange, bool) {
 		}
 	}
 	return r, values
+}
+
+// arenaChunk is the size of an arena's chunks (a larger value has a chunk
+// of its own).
+const arenaChunk = 1 << 20
+
+// An arena holds a delta's values in chunks that never move: a value is
+// at chunk off>>32, byte off&(1<<32-1). The chunks' slice headers are
+// never rewritten (used counts the last one's bytes), so that a clone
+// (which copies the arena) reads the values it holds while the delta adds
+// more.
+type arena struct {
+	chunks [][]byte
+	used   int
+}
+
+// add copies b (not empty) into the arena and returns its offset.
+func (a *arena) add(b []byte) uint64 {
+	if len(a.chunks) == 0 || a.used+len(b) > len(a.chunks[len(a.chunks)-1]) {
+		a.chunks = append(a.chunks, make([]byte, max(arenaChunk, len(b))))
+		a.used = 0
+	}
+	off := uint64(len(a.chunks)-1)<<32 | uint64(a.used)
+	a.used += copy(a.chunks[len(a.chunks)-1][a.used:], b)
+	return off
+}
+
+// at returns the n bytes at off, which add returned.
+func (a *arena) at(off uint64, n uint32) []byte {
+	c, o := a.chunks[off>>32], off&(1<<32-1)
+	return c[o : o+uint64(n) : o+uint64(n)]
+}
+
+// bytes returns the bytes the arena holds, its unused tail included.
+func (a *arena) bytes() int64 {
+	var n int64
+	for _, c := range a.chunks {
+		n += int64(len(c))
+	}
+	return n
 }

@@ -10,7 +10,8 @@ import (
 
 // TestDelta runs random puts and removes on deltas made for fewer keys
 // than they get (they grow) and for more, against a map, then checks
-// their sorted order.
+// their sorted order; values of up to two arena chunks are among the
+// puts.
 func TestDelta(t *testing.T) {
 	for _, want := range []int{0, 10, 5000} {
 		d := newDelta(want)
@@ -32,6 +33,11 @@ func TestDelta(t *testing.T) {
 					}
 					if rng.IntN(3) == 0 {
 						e.val.b = fmt.Appendf(nil, "value %d", op)
+						if rng.IntN(50) == 0 {
+							// Up to two arena chunks: values that end a
+							// chunk and values with a chunk of their own.
+							e.val.b = append(e.val.b, bytes.Repeat([]byte{byte(op)}, rng.IntN(2*arenaChunk))...)
+						}
 					}
 				}
 				d.put(k, e)
