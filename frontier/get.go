@@ -82,7 +82,11 @@ func (f *Frontier) GetURLs(ctx context.Context, p GetParams) ([]Handed, error) {
 	}
 	f.mu.Lock()
 	var b changes
-	var out []Handed
+	n := 0
+	for _, pk := range picks {
+		n += len(pk.keys)
+	}
+	out := make([]Handed, 0, n) // at most
 	for _, pk := range picks {
 		if err == nil {
 			err = f.handLocked(ctx, pk, &b, &out, &p, now)

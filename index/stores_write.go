@@ -56,6 +56,9 @@ func (st *stores) write(entries []store.Entry, order []int, put, keep []bool, f 
 	var kb keytable.Batch    // kb.Deleted: second halves of moves into Badger
 	var badgerDel [][]byte   // second halves of moves into the key table
 	var moved []hashkey.Hash // keys whose move this write makes
+	if n := len(order); n > 0 && !allKeyOnly(entries) {
+		kb.Set = make([]keytable.Set, 0, n) // at most; not grown by doubling
+	}
 	for j, i := range order {
 		if !put[j] {
 			continue

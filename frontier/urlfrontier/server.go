@@ -205,7 +205,11 @@ func (s *Server) PutURLs(stream grpc.BidiStreamingServer[URLItem, AckMessage]) e
 func (s *Server) PutDiscovered(stream grpc.BidiStreamingServer[DiscoveredBatch, BatchAck]) error {
 	ctx := stream.Context()
 	return batches(ctx, stream.Recv, func(msgs []*DiscoveredBatch) error {
-		var items []frontier.Item
+		n := 0
+		for _, m := range msgs {
+			n += len(m.GetItems())
+		}
+		items := make([]frontier.Item, 0, n)
 		for _, m := range msgs {
 			for _, in := range m.GetItems() {
 				items = append(items, frontier.Item{Info: fromInfo(in)})
