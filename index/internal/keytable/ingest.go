@@ -180,7 +180,7 @@ func (in *Ingest) Abort() {
 
 func (in *Ingest) putBufs() {
 	if in.lb != nil {
-		in.t.bufs.Put(in.lb)
+		in.t.bufs.put(in.lb)
 		in.lb = nil
 	}
 }

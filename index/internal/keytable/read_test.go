@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -363,5 +364,33 @@ func TestHasAllocs(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Fatalf("%v allocations a lookup, want 0", n)
+	}
+}
+
+// TestLookupBufList: a lookup's buffers outlive a collection (a sync.Pool
+// would have let them go), at most lookupBufsKept of them, and a batch's
+// outsized candidate ranges are not kept.
+func TestLookupBufList(t *testing.T) {
+	var l lookupBufList
+	var put []*lookupBufs
+	for range lookupBufsKept + 2 {
+		lb := &lookupBufs{keys: make([]byte, 0, maxReadKeys*KeySize)}
+		put = append(put, lb)
+		l.put(lb)
+	}
+	l.put(&lookupBufs{spans: make([]span, 0, lookupBufsMaxSpans+1)})
+	runtime.GC()
+	runtime.GC()
+	var got []*lookupBufs
+	for lb := l.get(); lb != nil; lb = l.get() {
+		got = append(got, lb)
+	}
+	if len(got) != lookupBufsKept {
+		t.Fatalf("%d buffers kept, want %d", len(got), lookupBufsKept)
+	}
+	for _, lb := range got {
+		if !slices.Contains(put[:lookupBufsKept], lb) {
+			t.Fatalf("got buffers that were not put, or past the first %d", lookupBufsKept)
+		}
 	}
 }
