@@ -56,8 +56,11 @@ func (st *stores) write(entries []store.Entry, order []int, put, keep []bool, f 
 	var kb keytable.Batch    // kb.Deleted: second halves of moves into Badger
 	var badgerDel [][]byte   // second halves of moves into the key table
 	var moved []hashkey.Hash // keys whose move this write makes
-	if n := len(order); n > 0 && !allKeyOnly(entries) {
-		kb.Set = make([]keytable.Set, 0, n) // at most; not grown by doubling
+	addSet := func(set keytable.Set, left int) {
+		if kb.Set == nil {
+			kb.Set = make([]keytable.Set, 0, left) // at most: not grown by doubling
+		}
+		kb.Set = append(kb.Set, set)
 	}
 	for j, i := range order {
 		if !put[j] {
@@ -70,13 +73,13 @@ func (st *stores) write(entries []store.Entry, order []int, put, keep []bool, f 
 			keepValue := keep != nil && keep[j] && inKT && f.at[j]&inBadger == 0
 			switch {
 			case keepValue || !isKeyOnly(e):
-				kb.Set = append(kb.Set, keytable.Set{Key: keytable.Key(e.Hash), Cols: tableCols(&e.Value), Value: tableValue(&e.Value), KeepValue: keepValue})
+				addSet(keytable.Set{Key: keytable.Key(e.Hash), Cols: tableCols(&e.Value), Value: tableValue(&e.Value), KeepValue: keepValue}, len(order)-j)
 			case !inKT:
 				kb.Added = append(kb.Added, keytable.Key(e.Hash))
 			case f.cols[j] != (keytable.Cols{}) || f.valued[j]:
 				// A key-only entry over a row with columns or a value:
 				// written bare.
-				kb.Set = append(kb.Set, keytable.Set{Key: keytable.Key(e.Hash)})
+				addSet(keytable.Set{Key: keytable.Key(e.Hash)}, len(order)-j)
 			}
 			if f.at[j]&inBadger != 0 {
 				badgerDel = append(badgerDel, dbKey(e))

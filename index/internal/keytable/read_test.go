@@ -372,13 +372,18 @@ func TestHasAllocs(t *testing.T) {
 // outsized candidate ranges are not kept.
 func TestLookupBufList(t *testing.T) {
 	var l lookupBufList
+	// Outsized buffers are let go, even into an empty list.
+	l.put(&lookupBufs{spans: make([]span, 0, lookupBufsMaxSpans+1)})
+	l.put(&lookupBufs{keys: make([]byte, 0, 2*maxReadKeys*KeySize+1)})
+	if lb := l.get(); lb != nil {
+		t.Fatalf("kept a buffer of %d spans and %d key bytes", cap(lb.spans), cap(lb.keys))
+	}
 	var put []*lookupBufs
 	for range lookupBufsKept + 2 {
 		lb := &lookupBufs{keys: make([]byte, 0, maxReadKeys*KeySize)}
 		put = append(put, lb)
 		l.put(lb)
 	}
-	l.put(&lookupBufs{spans: make([]span, 0, lookupBufsMaxSpans+1)})
 	runtime.GC()
 	runtime.GC()
 	var got []*lookupBufs
