@@ -62,7 +62,7 @@ func Open(dir string, opts *Options) (_ *DB, err error) {
 	}
 	o := opts.withDefaults()
 	db := &DB{path: dir, opts: o, bo: o.badgerOptions(dir), fready: make(chan struct{})}
-	db.st = stores{dir: dir, readOnly: o.ReadOnly, now: o.now, fullCount: db.entries.Load, dropped: db.dropExpired, valueCache: o.BlockCacheSize, valueBlockSize: o.ValueBlockSize, testUpgradeCrash: o.upgradeCrash}
+	db.st = stores{dir: dir, readOnly: o.ReadOnly, now: o.now, fullCount: db.entries.Load, dropped: db.dropExpired, valueCache: o.BlockCacheSize, valueBlockSize: o.ValueBlockSize, storedValues: o.StoredValues, testUpgradeCrash: o.upgradeCrash}
 	if o.InMemory {
 		db.path, db.st.dir = "", ""
 		return db, db.openMemory()

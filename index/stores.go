@@ -75,6 +75,8 @@ type stores struct {
 	// valueBlockSize is the decoded size of the key table's new value
 	// blocks (Options.ValueBlockSize; 0: its default).
 	valueBlockSize int
+	// storedValues writes them uncompressed (Options.StoredValues).
+	storedValues bool
 	// now is the index's clock: an entry expires at it.
 	now func() time.Time
 	// fullCount returns the index's full entries, for the keyFinder's
@@ -252,6 +254,7 @@ func (st *stores) openKeyTable(want bool, deltaKeys int) error {
 		DeltaKeys:      deltaKeys,
 		ValueCache:     st.valueCache,
 		ValueBlockSize: st.valueBlockSize,
+		StoredValues:   st.storedValues,
 		Replay: func(opaque []byte) error {
 			notes = append(notes, opaque...)
 			return nil

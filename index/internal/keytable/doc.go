@@ -18,7 +18,8 @@
 // same pread. Values live in value files (package valuefile, one beside
 // each key file that has values: NNNNNN.values), compressed in blocks
 // (zstd, without a dictionary, of Options.ValueBlockSize: see
-// DefaultValueBlockSize), written in key order; lookups never read them,
+// DefaultValueBlockSize), or stored uncompressed (Options.StoredValues),
+// written in key order; lookups never read them,
 // GetBatch reads them in ordinal order and ScanEntries and rewriting
 // merges through windows (see valueWindow), each block once. A merge
 // copies the blocks of files it keeps as they are, so a file merged many

@@ -537,7 +537,7 @@ func (t *Table) newValueOut(num uint64) (*valueOut, error) {
 		return nil, fmt.Errorf("keytable: %w", err)
 	}
 	vo := &valueOut{t: t, name: name, f: f, pair: rand.Uint64() | 1}
-	vo.w = valuefile.NewWriter(f, valueOptions(vo.pair, vo.t.opts.ValueBlockSize))
+	vo.w = valuefile.NewWriter(f, valueOptions(vo.pair, vo.t.opts.ValueBlockSize, vo.t.opts.StoredValues))
 	return vo, nil
 }
 
@@ -595,9 +595,10 @@ func (vo *valueOut) commit() error {
 const DefaultValueBlockSize = 16 << 10
 
 // valueOptions are the options of the value files the table writes,
-// paired with their key file by pair, cut in blocks of blockSize.
-func valueOptions(pair uint64, blockSize int) valuefile.Options {
-	return valuefile.Options{Pair: pair, NoTrain: true, BlockSize: blockSize}
+// paired with their key file by pair, cut in blocks of blockSize, stored
+// uncompressed or not.
+func valueOptions(pair uint64, blockSize int, stored bool) valuefile.Options {
+	return valuefile.Options{Pair: pair, NoTrain: true, BlockSize: blockSize, Stored: stored}
 }
 
 // abort removes the value file unless committed (and not then claimed by

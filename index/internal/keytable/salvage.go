@@ -261,7 +261,7 @@ func salvageKeyFile(disk fsys, dir string, mem *salvageFS, clean string, num uin
 	if values {
 		pair = num*2 | 1
 		vout, _ = mem.OpenFile(valuesName(clean, num), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-		vw = valuefile.NewWriter(vout, valueOptions(pair, DefaultValueBlockSize))
+		vw = valuefile.NewWriter(vout, valueOptions(pair, DefaultValueBlockSize, false))
 	}
 	fw := newFileWriter(out, uint64(len(rows)), layoutOf(span, values), vw, pair)
 	for i := range rows {

@@ -87,6 +87,10 @@ type Options struct {
 	// ingests write (the blocks a merge copies keep theirs). Default
 	// DefaultValueBlockSize.
 	ValueBlockSize int
+	// StoredValues writes those blocks uncompressed
+	// (valuefile.Options.Stored): a single read then costs a pread, not
+	// a decode. Blocks already written keep their form. Default false.
+	StoredValues bool
 	// Replay is called at Open with the opaque bytes of each logged batch
 	// not yet merged, in log order (see Batch.Opaque). Default nil.
 	Replay func(opaque []byte) error

@@ -477,12 +477,29 @@ func version1File(keys []Key) []byte {
 	return slices.Concat(h, body, bb)
 }
 
+// btoi is 1 for true.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // TestValueGarbage: values replaced stay in their value file (copied by
 // merges) until its rows refer to less than half its values; the merge
 // after that rewrites it, dropping them. The values held stay within
 // twice those referred to (and a delta's more), and every value reads back.
 func TestValueGarbage(t *testing.T) {
-	tb := openTest(t, t.TempDir(), &Options{DeltaKeys: 1000})
+	for _, stored := range []bool{false, true} {
+		t.Run(fmt.Sprint("stored=", stored), func(t *testing.T) { testValueGarbage(t, stored) })
+	}
+}
+
+// testValueGarbage is TestValueGarbage with value blocks stored
+// uncompressed (Options.StoredValues) or not; every block the table
+// writes is in that form.
+func testValueGarbage(t *testing.T, stored bool) {
+	tb := openTest(t, t.TempDir(), &Options{DeltaKeys: 1000, StoredValues: stored})
 	keys := make([]Key, 200)
 	want := map[Key]string{}
 	var b Batch
@@ -516,6 +533,9 @@ func TestValueGarbage(t *testing.T) {
 			referred += f.hdr.values
 			if f.vals != nil {
 				held += f.vals.Len()
+				if n := f.vals.StoredBlocks(); n != f.vals.Blocks()*btoi(stored) {
+					t.Fatalf("round %d: %s: %d of %d blocks stored uncompressed", round, f.name, n, f.vals.Blocks())
+				}
 			}
 		}
 		tb.mu.RUnlock()

@@ -81,3 +81,36 @@ func BenchmarkRead(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(urls)/2), "ns/value")
 }
+
+// BenchmarkReadOne reads single values from random places without a
+// cache, as a crawl frontier reads its records at scale (10M URLs: few
+// reads hit a cache), from 4 KiB blocks compressed (as the key table
+// writes them) and stored (Options.Stored). It reports ns and bytes a
+// value.
+func BenchmarkReadOne(b *testing.B) {
+	urls := benchURLs(b)
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{{"compressed", Options{NoTrain: true, BlockSize: 4 << 10}}, {"stored", Options{Stored: true, BlockSize: 4 << 10}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			m, _ := write(b, urls, tc.o)
+			c := NewCache(0)
+			defer c.Close()
+			r, err := Open(m, int64(len(m.b)), "bench.values", c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(3, 3))
+			var buf []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				i := rng.IntN(len(urls))
+				if buf, err = r.Value(uint32(i), buf[:0]); err != nil || len(buf) != len(urls[i]) {
+					b.Fatal("wrong value", err)
+				}
+			}
+			b.ReportMetric(float64(len(m.b))/float64(len(urls)), "B/value")
+		})
+	}
+}

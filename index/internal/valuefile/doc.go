@@ -12,14 +12,21 @@
 //	header       64 bytes (see header.go): magic, version, the value,
 //	             block and dictionary counts, the index's offset, a pairing
 //	             number shared with its key file, a CRC-32C
-//	blocks       each a zstd frame, then its CRC-32C seeded with the
-//	             block's number
+//	blocks       each a zstd frame (or the decoded block itself: a stored
+//	             block), then its CRC-32C seeded with the block's number
 //	index        per block: file offset (u64), frame length (u32), decoded
 //	             length (u32), values in the block (u32), its dictionary
-//	             (u32: number + 1 in the list below; 0: none)
+//	             (u32: number + 1 in the list below; 0: none; 2^32-1:
+//	             stored, not compressed, its frame length its decoded
+//	             length)
 //	dictionaries each a length (u32) and a zstd dictionary trained on
 //	             values
 //	CRC-32C      of the index and the dictionaries
+//
+// A file that holds a stored block is version 2 (Options.Stored: a read
+// of one value then costs a pread and a checksum, not a decode); any other
+// is version 1, as before stored blocks, so that readers of version 1
+// still read it.
 //
 // A decoded block is uvarint n, n uvarint value lengths, then the n values
 // one after the other. Integers are little-endian.

@@ -22,9 +22,12 @@ import (
 //	56  CRC-32C of bytes 0..56 (u32)
 //	60  end magic "UHVF"
 const (
-	magic      = "UHVALUES"
-	endMagic   = "UHVF"
-	version    = 1
+	magic    = "UHVALUES"
+	endMagic = "UHVF"
+	// version is the newest format written: 2 for a file that holds a
+	// stored (uncompressed) block, 1 otherwise, so that a file without
+	// one stays readable by readers of version 1.
+	version    = 2
 	HeaderSize = 64
 	// indexEntry is the size of a block's index entry.
 	indexEntry = 24
@@ -45,17 +48,18 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // header is the decoded header of a value file.
 type header struct {
-	values uint64
-	blocks uint64
-	dicts  uint32
-	index  uint64
-	pair   uint64
+	version byte
+	values  uint64
+	blocks  uint64
+	dicts   uint32
+	index   uint64
+	pair    uint64
 }
 
 func (h *header) appendTo(b []byte) []byte {
 	start := len(b)
 	b = append(b, magic...)
-	b = append(b, version, 0, 0, 0, 0, 0, 0, 0)
+	b = append(b, h.version, 0, 0, 0, 0, 0, 0, 0)
 	b = binary.LittleEndian.AppendUint64(b, h.values)
 	b = binary.LittleEndian.AppendUint64(b, h.blocks)
 	b = binary.LittleEndian.AppendUint32(b, h.dicts)
@@ -77,11 +81,12 @@ func decodeHeader(b []byte, size int64) (header, error) {
 		return h, fmt.Errorf("%w: not a value file (bad magic)", store.ErrCorrupt)
 	case b[8] > version:
 		return h, fmt.Errorf("%w: value file version %d, this program reads up to %d", store.ErrFormat, b[8], version)
-	case b[8] != version:
+	case b[8] == 0:
 		return h, fmt.Errorf("%w: value file version %d", store.ErrCorrupt, b[8])
 	case crc32.Checksum(b[:56], castagnoli) != binary.LittleEndian.Uint32(b[56:]):
 		return h, fmt.Errorf("%w: value file header checksum mismatch", store.ErrCorrupt)
 	}
+	h.version = b[8]
 	h.values = binary.LittleEndian.Uint64(b[16:])
 	h.blocks = binary.LittleEndian.Uint64(b[24:])
 	h.dicts = binary.LittleEndian.Uint32(b[32:])

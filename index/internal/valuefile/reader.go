@@ -29,7 +29,7 @@ type block struct {
 	off          uint64
 	clen, rawLen uint32
 	first, count uint32
-	dict         uint32 // number + 1 in Reader.dicts; 0: none
+	dict         uint32 // number + 1 in Reader.dicts; 0: none; storedBlock: not compressed
 }
 
 // Open opens the value file of size bytes that r reads: it reads and
@@ -80,7 +80,8 @@ func Open(r io.ReaderAt, size int64, name string, c *Cache) (*Reader, error) {
 			rawLen: binary.LittleEndian.Uint32(e[12:]), count: binary.LittleEndian.Uint32(e[16:]),
 			dict: binary.LittleEndian.Uint32(e[20:]), first: uint32(first)}
 		if b.off != next || b.count == 0 || b.rawLen > maxBlock || uint64(b.count) > uint64(b.rawLen) ||
-			b.off+uint64(b.clen)+4 > h.index || first+uint64(b.count) > h.values || b.dict > h.dicts {
+			b.off+uint64(b.clen)+4 > h.index || first+uint64(b.count) > h.values ||
+			b.dict > h.dicts && (b.dict != storedBlock || h.version < 2 || b.clen != b.rawLen) {
 			return nil, fmt.Errorf("%w: %s: block %d's index entry out of range", store.ErrCorrupt, name, i)
 		}
 		next = b.off + uint64(b.clen) + 4
@@ -111,6 +112,18 @@ func (r *Reader) Len() uint64 { return r.hdr.values }
 // Blocks returns the number of blocks.
 func (r *Reader) Blocks() int { return len(r.blocks) }
 
+// StoredBlocks returns the number of blocks stored uncompressed
+// (Options.Stored).
+func (r *Reader) StoredBlocks() int {
+	n := 0
+	for i := range r.blocks {
+		if r.blocks[i].dict == storedBlock {
+			n++
+		}
+	}
+	return n
+}
+
 // Pair returns the pairing number the file was written with
 // (Options.Pair).
 func (r *Reader) Pair() uint64 { return r.hdr.pair }
@@ -120,7 +133,7 @@ func (r *Reader) Pair() uint64 { return r.hdr.pair }
 // it.
 func (r *Reader) Dict() []byte {
 	for i := len(r.blocks) - 1; i >= 0; i-- {
-		if d := r.blocks[i].dict; d != 0 {
+		if d := r.blocks[i].dict; d != 0 && d != storedBlock {
 			return r.dicts[d-1]
 		}
 	}
@@ -213,10 +226,18 @@ func (r *Reader) decode(i int, d *decoded, frame *[]byte) (*decoded, error) {
 	if d == nil {
 		d = &decoded{}
 	}
-	if cap(d.buf) < int(b.rawLen) {
-		d.buf = make([]byte, 0, b.rawLen)
+	var out []byte
+	switch {
+	case b.dict == storedBlock && frame == nil:
+		out = fb[: len(fb)-4 : len(fb)-4] // read into a buffer of its own
+	case b.dict == storedBlock:
+		out = append(d.buf[:0], fb[:len(fb)-4]...)
+	default:
+		if cap(d.buf) < int(b.rawLen) {
+			d.buf = make([]byte, 0, b.rawLen)
+		}
+		out, err = r.decs[b.dict].DecodeAll(fb[:len(fb)-4], d.buf[:0])
 	}
-	out, err := r.decs[b.dict].DecodeAll(fb[:len(fb)-4], d.buf[:0])
 	if err != nil || len(out) != int(b.rawLen) {
 		return nil, fmt.Errorf("%w: %s: block %d (offset %d) does not decode to its %d bytes: %v", store.ErrCorrupt, r.name, i, b.off, b.rawLen, err)
 	}

@@ -3,9 +3,11 @@ package valuefile
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -114,6 +116,9 @@ func TestRoundTrip(t *testing.T) {
 		{"large blocks", 5000, Options{BlockSize: 64 << 10}},
 		{"a value a block", 300, Options{BlockSize: 1}},
 		{"empty", 0, Options{}},
+		{"stored", 5000, Options{Stored: true}},
+		{"stored, a value a block", 300, Options{Stored: true, BlockSize: 1}},
+		{"stored, empty", 0, Options{Stored: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vs := vs[:tc.n]
@@ -126,6 +131,14 @@ func TestRoundTrip(t *testing.T) {
 			}
 			if tc.o.Dict != nil && !bytes.Equal(r.Dict(), tc.o.Dict) || r.Len() != uint64(len(vs)) || r.Blocks() != int(info.Blocks) {
 				t.Fatalf("opened: %d values, %d blocks, dictionary %d bytes", r.Len(), r.Blocks(), len(r.Dict()))
+			}
+			// Version 2 only for a file with a stored block, so that the
+			// others stay readable by readers of version 1.
+			if want := byte(1 + btoi(tc.o.Stored && tc.n > 0)); r.hdr.version != want {
+				t.Fatalf("version %d, want %d", r.hdr.version, want)
+			}
+			if tc.o.Stored && (info.Dict != nil || r.Dict() != nil || info.Bytes < info.Raw) {
+				t.Fatalf("stored: dictionary %d bytes, %d bytes for %d of values", len(info.Dict), info.Bytes, info.Raw)
 			}
 			cur := r.NewCursor()
 			for i, v := range vs {
@@ -154,12 +167,27 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// TestDamage: every byte of a small file flipped in turn is refused by
-// Open or by the read of the block it is in, with an error wrapping
-// store.ErrCorrupt that names the file; never a wrong value.
+// btoi is 1 for true.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestDamage: every byte of a small file (compressed, or stored) flipped
+// in turn is refused by Open or by the read of the block it is in, with
+// an error wrapping store.ErrCorrupt that names the file; never a wrong
+// value.
 func TestDamage(t *testing.T) {
+	for _, stored := range []bool{false, true} {
+		t.Run(fmt.Sprint("stored=", stored), func(t *testing.T) { testDamage(t, stored) })
+	}
+}
+
+func testDamage(t *testing.T, stored bool) {
 	vs := testValues(400, 3)
-	m, _ := write(t, vs, Options{BlockSize: 512})
+	m, _ := write(t, vs, Options{BlockSize: 512, Stored: stored})
 	c := NewCache(0)
 	defer c.Close()
 	for off := range m.b {
@@ -187,6 +215,16 @@ func TestDamage(t *testing.T) {
 	// Cut short.
 	if _, err := Open(&memFile{m.b[:len(m.b)-1]}, int64(len(m.b)-1), "cut.values", c); !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("cut file: %v", err)
+	}
+	if stored {
+		// A stored block under a header of version 1 (whose readers
+		// cannot read one), its checksum mended: refused.
+		b := bytes.Clone(m.b)
+		b[8] = 1
+		binary.LittleEndian.PutUint32(b[56:], crc32.Checksum(b[:56], castagnoli))
+		if _, err := Open(&memFile{b}, int64(len(b)), "v1.values", c); !errors.Is(err, store.ErrCorrupt) {
+			t.Fatalf("a stored block in version 1: %v", err)
+		}
 	}
 }
 
@@ -224,7 +262,12 @@ func TestCache(t *testing.T) {
 func TestGolden(t *testing.T) {
 	vs := testValues(200, 5)
 	m, _ := write(t, vs, Options{BlockSize: 1024, Pair: 42})
-	name := filepath.Join("testdata", "v1.values")
+	testGolden(t, vs, m, filepath.Join("testdata", "v1.values"))
+	m, _ = write(t, vs, Options{BlockSize: 1024, Pair: 42, Stored: true})
+	testGolden(t, vs, m, filepath.Join("testdata", "v2.values"))
+}
+
+func testGolden(t *testing.T, vs [][]byte, m *memFile, name string) {
 	if *update {
 		if err := os.WriteFile(name, m.b, 0o644); err != nil {
 			t.Fatal(err)
@@ -267,9 +310,11 @@ func TestCorpusRatio(t *testing.T) {
 }
 
 func FuzzOpen(f *testing.F) {
-	if b, err := os.ReadFile(filepath.Join("testdata", "v1.values")); err == nil {
-		f.Add(b)
-		f.Add(b[:HeaderSize])
+	for _, name := range []string{"v1.values", "v2.values"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
+			f.Add(b)
+			f.Add(b[:HeaderSize])
+		}
 	}
 	m, _ := write(f, testValues(20, 6), Options{NoTrain: true, BlockSize: 64})
 	f.Add(m.b)
@@ -381,6 +426,42 @@ func TestCopyBlocks(t *testing.T) {
 					t.Fatalf("value %d = %q, %v, want %q", *p, got, err, want(*p))
 				}
 				*p++
+			}
+		}
+	}
+	// Stored blocks copied into a file that compresses, and compressed
+	// ones into a file that stores: each block keeps its form, and the
+	// file is version 2 when it holds a stored one.
+	ms, _ := write(t, vb, Options{Stored: true, BlockSize: 256})
+	s := open(ms, "s.values")
+	for _, o := range []Options{{NoTrain: true}, {Stored: true}} {
+		var mm memFile
+		w := NewWriter(&mm, o)
+		for _, src := range []*Reader{s, a} {
+			if _, err := w.CopyBlocks(src); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, v := range vc {
+			if _, err := w.Add(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r := open(&mm, "mixed.values")
+		if r.hdr.version != 2 || r.blocks[0].dict != storedBlock || (r.blocks[len(r.blocks)-1].dict == storedBlock) != o.Stored {
+			t.Fatalf("%+v: version %d, first block's dictionary %d", o, r.hdr.version, r.blocks[0].dict)
+		}
+		all := append(append(append([][]byte{}, vb...), va...), vc...)
+		cur := r.NewCursor()
+		for i, v := range all {
+			if got, err := cur.Value(uint32(i)); err != nil || !bytes.Equal(got, v) {
+				t.Fatalf("%+v: value %d = %q, %v, want %q", o, i, got, err, v)
+			}
+			if got, err := r.Value(uint32(i), nil); err != nil || !bytes.Equal(got, v) {
+				t.Fatalf("%+v: Value(%d) = %q, %v, want %q", o, i, got, err, v)
 			}
 		}
 	}
