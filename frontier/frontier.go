@@ -127,14 +127,15 @@ func Open(dir string, opts *Options) (*Frontier, error) {
 	if o.Index != nil {
 		io = *o.Index
 	} else {
-		// The value cache holds decoded blocks of records: a GetURLs
-		// reads thousands spread over as many blocks; 16 MiB held a
-		// fifth of them at 200k URLs. A record is read alone, and a
-		// block of 16 KiB (the index's default) took 28 µs to decode:
-		// half the CPU of a drain of 10M URLs over 100k queues, whose
-		// blocks no cache holds. Blocks of 4 KiB (ValueBlockSize),
-		// uncompressed (StoredValues): decoding 4 KiB still took 14 µs.
-		io = index.Options{BlockCacheSize: 64 << 20, IndexCacheSize: 16 << 20, ValueBlockSize: frontierValueBlock, StoredValues: true}
+		// A GetURLs reads the records of thousands of URLs, each alone
+		// in a block of its own: a block of 16 KiB (the index's
+		// default) took 28 µs to decode, half the CPU of a drain of 10M
+		// URLs over 100k queues, and one of 4 KiB still 14 µs. Blocks
+		// of 4 KiB (ValueBlockSize), stored uncompressed (StoredValues):
+		// a read costs a pread. Batches read stored blocks without the
+		// cache, so it is small: it serves single reads (a completion
+		// of a URL not in transit, GetURLStatus).
+		io = index.Options{BlockCacheSize: 8 << 20, IndexCacheSize: 16 << 20, ValueBlockSize: frontierValueBlock, StoredValues: true}
 	}
 	if io.Profile == "" {
 		io.Profile = "frontier:" + query.ProfileRecord(o.Profile)

@@ -312,7 +312,8 @@ func (r *Reader) NewCursor() *Cursor {
 // NewSharingCursor returns a cursor on r whose decoded blocks join the
 // cache, as Value's do: for batches of lookups (GetBatch), whose next
 // batch reads mostly the same blocks again, where a scan (NewCursor)
-// reads each block once and would only push the others out.
+// reads each block once and would only push the others out. Stored
+// blocks (Options.Stored) it reads as NewCursor's do.
 func (r *Reader) NewSharingCursor() *Cursor {
 	c := r.NewCursor()
 	c.share = r.cache.max > 0
@@ -345,8 +346,13 @@ func (c *Cursor) Value(ord uint32) ([]byte, error) {
 	s.blk, s.used = -1, c.tick
 	switch s.d = c.r.cache.get(c.r.id, uint32(i)); {
 	case s.d != nil:
-	case c.share:
-		// A block of its own, since the cache keeps it unchanged.
+	case c.share && c.r.blocks[i].dict != storedBlock:
+		// A block of its own, since the cache keeps it unchanged. A
+		// stored block is read into the cursor's own instead: reading
+		// it again costs a pread, and a new one for every block of a
+		// batch of random reads (a frontier's records at 10M, which no
+		// cache holds) cost an allocation of its size that the
+		// collector then had to find.
 		if s.d, err = c.r.decode(i, nil, &c.frame); err != nil {
 			return nil, err
 		}

@@ -256,6 +256,31 @@ func TestCache(t *testing.T) {
 	}
 }
 
+// TestSharingCursor: a sharing cursor puts the compressed blocks it
+// decodes into the cache, and reads stored ones into its own (they cost
+// a pread to read again); both read every value right.
+func TestSharingCursor(t *testing.T) {
+	vs := testValues(3000, 4)
+	for _, stored := range []bool{false, true} {
+		m, _ := write(t, vs, Options{NoTrain: true, BlockSize: 1024, Stored: stored})
+		c := NewCache(1 << 20)
+		r, err := Open(m, int64(len(m.b)), "x.values", c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur := r.NewSharingCursor()
+		for i, v := range vs {
+			if got, err := cur.Value(uint32(i)); err != nil || !bytes.Equal(got, v) {
+				t.Fatalf("stored %v: value %d = %q, %v, want %q", stored, i, got, err, v)
+			}
+		}
+		if cached := len(c.m); (cached == 0) != stored {
+			t.Fatalf("stored %v: %d blocks of %d cached", stored, cached, r.Blocks())
+		}
+		c.Close()
+	}
+}
+
 // TestGolden pins the format: the bytes written for fixed values, and
 // that the pinned file reads back. A change of format changes the version
 // and keeps reading version 1.
