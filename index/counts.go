@@ -29,7 +29,12 @@ import (
 // goes back further counts the entries expired in the folded seconds as
 // expired still.
 //
-// The DB's counts are guarded by DB.emu.
+// The DB's counts are guarded by DB.emu. The kept counts are atomic, so
+// that a write that changes no expiry adds to them without the lock; a
+// change to both (apply, dropExpired, setCounts) is made under emu, and
+// their readers (liveCounts, countsSnapshot) read both under it: the live
+// counts are a difference of the two, and a merge's report of what it
+// dropped comes at any moment.
 type expiryCounts struct {
 	buckets map[uint64][2]int64 // expiry second → full, prefix versions
 	folded  [2]int64            // versions expiring at or before through
@@ -215,13 +220,15 @@ func (t *tally) change(prefix, before bool, oldX uint64, after bool, newX uint64
 
 // apply adds t to the counts.
 func (db *DB) apply(t *tally) {
-	db.entries.Add(t.n[kindFull])
-	db.prefixEntries.Add(t.n[kindPrefix])
 	if len(t.exp) == 0 {
+		db.entries.Add(t.n[kindFull])
+		db.prefixEntries.Add(t.n[kindPrefix])
 		return
 	}
 	db.emu.Lock()
 	defer db.emu.Unlock()
+	db.entries.Add(t.n[kindFull])
+	db.prefixEntries.Add(t.n[kindPrefix])
 	for _, d := range t.exp {
 		db.exp.add(d.x, d.kind, d.d)
 	}
@@ -230,24 +237,26 @@ func (db *DB) apply(t *tally) {
 // dropExpired takes out of the counts the expired rows a key-table merge
 // dropped. They were expired, so counted both as kept and as expired:
 // the live counts do not change, whichever of this and a recount that
-// ran beside the merge comes last.
+// ran beside the merge comes last. Both counts change in one step under
+// emu: a reader between the two would count the rows as kept and not
+// expired, live.
 func (db *DB) dropExpired(c []keytable.ExpiryCount) {
-	var n int64
 	db.emu.Lock()
+	defer db.emu.Unlock()
 	for _, e := range c {
 		db.exp.add(uint64(e.Expires), kindFull, -e.Count)
-		n += e.Count
+		db.entries.Add(-e.Count)
 	}
-	db.emu.Unlock()
-	db.entries.Add(-n)
 }
 
-// setExpiry replaces the expiry counts (with those of a key-only pass or
-// of the snapshot).
-func (db *DB) setExpiry(c *expiryCounts) {
+// setCounts replaces the counts (with those of a key-only pass or of the
+// snapshot), in one step beside a merge's dropExpired.
+func (db *DB) setCounts(full, prefixes int64, c *expiryCounts) {
 	db.emu.Lock()
+	defer db.emu.Unlock()
+	db.entries.Store(full)
+	db.prefixEntries.Store(prefixes)
 	db.exp = *c
-	db.emu.Unlock()
 }
 
 // addExpiry adds the counts of c (of a load) to the index's.
@@ -260,23 +269,23 @@ func (db *DB) addExpiry(c *expiryCounts) {
 	}
 }
 
-// encodeExpiry returns the persisted form of the expiry counts, for the
-// snapshot of state.
-func (db *DB) encodeExpiry(state uint64) []byte {
+// countsSnapshot returns the kept counts and the persisted form of the
+// expiry counts, for the snapshot of state, read at one moment.
+func (db *DB) countsSnapshot(state uint64) (full, prefixes int64, exp []byte) {
 	db.emu.Lock()
 	defer db.emu.Unlock()
-	return db.exp.encode(state)
+	return db.entries.Load(), db.prefixEntries.Load(), db.exp.encode(state)
 }
 
 // liveCounts returns the live full and prefix entries and those of them
 // with an expiry, by the index's clock, from the kept counts.
 func (db *DB) liveCounts() (full, prefixes, expiring int64) {
-	full, prefixes = db.entries.Load(), db.prefixEntries.Load()
 	if !db.ttl.Load() {
-		return full, prefixes, 0
+		return db.entries.Load(), db.prefixEntries.Load(), 0
 	}
 	now := db.opts.now().Unix()
 	db.emu.Lock()
+	full, prefixes = db.entries.Load(), db.prefixEntries.Load()
 	e, tot := db.exp.expired(now)
 	db.emu.Unlock()
 	return full - e[0], prefixes - e[1], tot[0] + tot[1] - e[0] - e[1]

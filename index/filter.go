@@ -134,9 +134,7 @@ func (db *DB) readSnapshot() (*snapshot, error) {
 // (chunks in Badger) is decoded here.
 func (db *DB) loadFilter(snap *snapshot) error {
 	if snap != nil {
-		db.entries.Store(int64(snap.hdr.Entries))
-		db.prefixEntries.Store(int64(snap.hdr.PrefixEntries))
-		db.setExpiry(snap.exp)
+		db.setCounts(int64(snap.hdr.Entries), int64(snap.hdr.PrefixEntries), snap.exp)
 		db.snapState = snap.hdr.State
 		db.snapInBadger = !snap.hdr.File
 		db.loadedSnapshot.Store(true)
@@ -294,9 +292,7 @@ func (db *DB) rebuildFilter(k uint8, stop *atomic.Bool) error {
 	db.fmu.Lock()
 	db.setFilter(f)
 	db.fmu.Unlock()
-	db.entries.Store(int64(n.full))
-	db.prefixEntries.Store(int64(n.prefix))
-	db.setExpiry(n.exp)
+	db.setCounts(int64(n.full), int64(n.prefix), n.exp)
 	return nil
 }
 
@@ -401,17 +397,16 @@ func (db *DB) needGrow() bool {
 // which deletes the chunks of a version 1 snapshot. The caller excludes
 // writers.
 func (db *DB) writeSnapshot() error {
-	hdr := snapshotHeader{
-		File:          true,
-		Entries:       uint64(db.entries.Load()),
-		PrefixEntries: uint64(db.prefixEntries.Load()),
-		Bits:          db.f.Bits(),
-	}
+	hdr := snapshotHeader{File: true, Bits: db.f.Bits()}
 	// The transaction below commits at the next version; the snapshot is
 	// current exactly while no later write exists. The file records that
 	// version too: until the header is committed, the header on disk (an
 	// older one) does not match it.
 	hdr.State = db.st.bdb.MaxVersion() + 1
+	// The counts at one moment: a key-table merge may report expired
+	// rows it dropped meanwhile (see dropExpired).
+	full, prefixes, exp := db.countsSnapshot(hdr.State)
+	hdr.Entries, hdr.PrefixEntries = uint64(full), uint64(prefixes)
 	var err error
 	if hdr.CRC, hdr.FullLen, hdr.ShortLen, err = writeSnapshotFile(db.path, hdr.State, db.f.Encode); err != nil {
 		return err
@@ -441,8 +436,8 @@ func (db *DB) writeSnapshot() error {
 		// are left out: the next Open counts again, by the key-only pass
 		// that rebuilds the filter.
 		var errExp error
-		if e := db.encodeExpiry(hdr.State); len(e) <= maxExpiryRecord && !db.st.order.large(len(e)) {
-			errExp = txn.Set(metaKey(metaExpiry), e)
+		if len(exp) <= maxExpiryRecord && !db.st.order.large(len(exp)) {
+			errExp = txn.Set(metaKey(metaExpiry), exp)
 		} else {
 			errExp = txn.Delete(metaKey(metaExpiry))
 		}
