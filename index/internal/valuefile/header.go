@@ -24,11 +24,13 @@ import (
 const (
 	magic    = "UHVALUES"
 	endMagic = "UHVF"
-	// version is the newest format written: 2 for a file that holds a
-	// stored (uncompressed) block, 1 otherwise, so that a file without
-	// one stays readable by readers of version 1.
-	version    = 2
-	HeaderSize = 64
+	// A file that holds a stored (uncompressed) block is version 2, any
+	// other version 1, so that it stays readable by readers of version 1;
+	// version is the newest read.
+	versionCompressed = 1
+	versionStored     = 2
+	version           = versionStored
+	HeaderSize        = 64
 	// indexEntry is the size of a block's index entry.
 	indexEntry = 24
 	// MaxValues bounds the values of one file: the key table refers to a

@@ -81,7 +81,7 @@ func Open(r io.ReaderAt, size int64, name string, c *Cache) (*Reader, error) {
 			dict: binary.LittleEndian.Uint32(e[20:]), first: uint32(first)}
 		if b.off != next || b.count == 0 || b.rawLen > maxBlock || uint64(b.count) > uint64(b.rawLen) ||
 			b.off+uint64(b.clen)+4 > h.index || first+uint64(b.count) > h.values ||
-			b.dict > h.dicts && (b.dict != storedBlock || h.version < 2 || b.clen != b.rawLen) {
+			b.dict > h.dicts && (b.dict != storedBlock || h.version < versionStored || b.clen != b.rawLen) {
 			return nil, fmt.Errorf("%w: %s: block %d's index entry out of range", store.ErrCorrupt, name, i)
 		}
 		next = b.off + uint64(b.clen) + 4
